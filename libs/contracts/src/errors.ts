@@ -1,0 +1,135 @@
+/**
+ * Every error code the API can answer, with its HTTP status and default message. This is the one table that
+ * maps a domain error to HTTP: services raise codes, the gateway looks the status up here.
+ */
+export const ERROR_CODES = {
+  // Envelope, protocol and auth (wire-decisions §1).
+  missing_api_key: { status: 401, message: "Missing API key" },
+  invalid_api_key: { status: 401, message: "Invalid API key" },
+  ledger_suspended: { status: 403, message: "Ledger suspended" },
+  insufficient_scope: { status: 403, message: "Insufficient scope" },
+  step_up_required: { status: 403, message: "Recent re-authentication required" },
+  recent_login_required: { status: 403, message: "Login within the last few minutes required" },
+  // The spec's table spells this one with a trailing "l"; accepted as an alias so clients matching it work.
+  recent_login_requiredl: { status: 403, message: "Login within the last few minutes required" },
+  sandbox_only: { status: 403, message: "This operation is available with sandbox (test) keys only" },
+  invalid_json: { status: 400, message: "Request body is not valid JSON" },
+  validation_error: { status: 400, message: "Request validation failed" },
+  invalid_limit: { status: 400, message: "Paging parameter out of range" },
+  amount_too_large: { status: 400, message: "Amount exceeds the maximum of 100,000,000,000 cents" },
+  unsupported_version: { status: 400, message: "Unsupported Service-Version" },
+  route_not_found: { status: 404, message: "Route not found" },
+  method_not_allowed: { status: 405, message: "Method not allowed" },
+  payload_too_large: { status: 413, message: "Request body too large" },
+  unsupported_media_type: { status: 415, message: "Content-Type must be application/json" },
+  rate_limited: { status: 429, message: "Rate limit exceeded" },
+  auth_rate_limited: { status: 429, message: "Too many failed authentication attempts" },
+  internal_error: { status: 500, message: "Internal server error" },
+  not_implemented: { status: 501, message: "Operation not implemented yet" },
+  maintenance: { status: 503, message: "Service under maintenance" },
+  service_unavailable: { status: 503, message: "Service unavailable; retry with the same idempotency key" },
+  service_timeout: { status: 504, message: "Service did not answer in time; the outcome is unknown, retry with the same key" },
+
+  // Idempotency.
+  duplicate_reference_id: { status: 409, message: "A transaction with this reference_id exists" },
+  idempotency_conflict: { status: 409, message: "This idempotency key was used with a different request" },
+  duplicate_refund_reference: { status: 409, message: "A refund with this reference was already processed" },
+  duplicate_reversal_reference: { status: 409, message: "The transaction was already reversed" },
+
+  // Participants and wallets (§2).
+  participant_not_found: { status: 404, message: "Participant not found" },
+  participant_already_exists: { status: 409, message: "A participant with this id exists with different fields" },
+  wallet_not_found: { status: 404, message: "Wallet not found" },
+  creator_earnings_requires_participant: { status: 409, message: "creator_earnings wallets are created with their participant" },
+  wallet_not_topupable: { status: 400, message: "Wallet does not support top-ups" },
+  wallet_not_redeemable: { status: 400, message: "Wallet is not redeemable" },
+  wallet_withdrawal_not_supported: { status: 400, message: "Creator earnings leave through payouts" },
+  wallet_not_transferable: { status: 400, message: "Wallet does not permit transfers" },
+  wallet_not_active: { status: 422, message: "Wallet is not active" },
+  transfer_to_self: { status: 400, message: "Cannot transfer a wallet to itself" },
+  topup_requires_checkout: { status: 422, message: "Live top-ups go through hosted checkout" },
+  insufficient_balance: { status: 422, message: "Insufficient balance" },
+  wallet_session_not_found: { status: 404, message: "Wallet session not found" },
+  wallet_session_expired: { status: 410, message: "Wallet session expired" },
+
+  // Holds (§3).
+  hold_not_found: { status: 404, message: "Hold not found" },
+  hold_not_ready: { status: 409, message: "Hold is not ready for release" },
+  hold_already_released: { status: 409, message: "Hold was already released" },
+
+  // Checkout (§3).
+  checkout_session_not_found: { status: 404, message: "Checkout session not found" },
+  checkout_not_pending: { status: 409, message: "Checkout session is not pending" },
+  checkout_in_progress: { status: 409, message: "Checkout session completion is in progress" },
+  checkout_expired: { status: 409, message: "Checkout session expired" },
+  card_declined: { status: 422, message: "Card declined" },
+  rail_not_enabled: { status: 422, message: "Payment rail not enabled" },
+  provider_not_configured: { status: 422, message: "Payment provider not configured" },
+
+  // Payouts, KYC (§4).
+  payout_not_found: { status: 404, message: "Payout not found" },
+  payout_not_eligible: { status: 422, message: "Participant is not eligible for payouts" },
+  kyc_not_found: { status: 404, message: "Verification not found" },
+  kyb_not_approved: { status: 403, message: "Live keys require an approved business verification" },
+
+  // Refunds, receipts, ledger records (§5).
+  original_sale_not_found: { status: 404, message: "Original sale not found" },
+  sale_already_reversed: { status: 409, message: "Reversed sale cannot be refunded" },
+  sale_already_fully_refunded: { status: 409, message: "No further refund possible" },
+  refund_amount_exceeds_remaining: { status: 409, message: "Refund amount exceeds the remaining refundable amount" },
+  refund_request_not_found: { status: 404, message: "Refund request not found" },
+  invalid_state_transition: { status: 409, message: "Illegal state transition" },
+  receipt_not_found: { status: 404, message: "Receipt not found" },
+  transaction_not_found: { status: 404, message: "Transaction not found" },
+  account_not_found: { status: 404, message: "Account not found" },
+  bill_not_found: { status: 404, message: "Bill not found" },
+  invalid_signature: { status: 400, message: "Signature does not verify" },
+  unsupported_format: { status: 400, message: "Unsupported or unrecognised statement format" },
+  template_not_found: { status: 404, message: "Import template not found" },
+
+  // Webhooks (§6).
+  webhook_endpoint_not_found: { status: 404, message: "Webhook endpoint not found" },
+  webhook_delivery_not_found: { status: 404, message: "Webhook delivery not found" },
+  invalid_webhook_url: { status: 400, message: "Webhook URL not allowed" },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.prototype.hasOwnProperty.call(ERROR_CODES, code);
+}
+
+export function statusForCode(code: string): number {
+  return isErrorCode(code) ? ERROR_CODES[code].status : 500;
+}
+
+/** One validation problem: the path into the body or query, and what is wrong there. */
+export interface ValidationDetail {
+  path: string;
+  message: string;
+}
+
+/**
+ * A domain error: a stable code, no HTTP knowledge. Services throw it; the RPC layer turns it into a typed
+ * reply; the gateway maps the code to a status once. `extra` carries named resources for 409 answers
+ * (`existing_transaction_id`, the existing resource under its key).
+ */
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly details: ValidationDetail[] | undefined;
+  readonly extra: Record<string, unknown> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    opts: { hint?: string; details?: ValidationDetail[]; extra?: Record<string, unknown> } = {},
+  ) {
+    super(message ?? ERROR_CODES[code].message);
+    this.name = "DomainError";
+    this.code = code;
+    this.hint = opts.hint;
+    this.details = opts.details;
+    this.extra = opts.extra;
+  }
+}

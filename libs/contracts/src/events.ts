@@ -1,0 +1,64 @@
+import { z } from "zod";
+
+/** Public event types (wire-decisions §6): these, and only these, reach webhook endpoints. */
+export const PUBLIC_EVENT_TYPES = [
+  "checkout.completed",
+  "checkout.failed",
+  "hold.created",
+  "hold.released",
+  "payout.created",
+  "payout.processing",
+  "payout.executed",
+  "payout.failed",
+  "refund.created",
+  "sale.refunded",
+  "refund_request.created",
+  "refund_request.completed",
+  "refund_request.rejected",
+  "refund_request.cancelled",
+  "refund_request.failed",
+  "sandbox.test",
+] as const;
+export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
+
+/** Internal event types never reach webhooks; they live under `evt.internal.`. */
+export const INTERNAL_EVENT_TYPES = ["ledger.transaction.posted"] as const;
+export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
+export type EventType = PublicEventType | InternalEventType;
+
+export function isPublicEventType(t: string): t is PublicEventType {
+  return (PUBLIC_EVENT_TYPES as readonly string[]).includes(t);
+}
+
+export const EVENTS_STREAM = "EVENTS";
+/** Stream limits: explicit max age and de-duplication window (nats-server 2.9 has no per-message TTL). */
+export const EVENTS_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
+export const EVENTS_DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
+
+export function eventsStreamName(prefix: string): string {
+  // Stream names may not contain dots; subject prefixes end with one.
+  return `${prefix.replace(/[^A-Za-z0-9_-]/g, "_")}${EVENTS_STREAM}`;
+}
+
+/** `evt.<domain>.<event>` for public events, `evt.internal.<…>` for internal ones. */
+export function eventSubject(prefix: string, type: EventType): string {
+  return isPublicEventType(type) ? `${prefix}evt.${type}` : `${prefix}evt.internal.${type}`;
+}
+
+export function eventsSubjectFilter(prefix: string): string {
+  return `${prefix}evt.>`;
+}
+
+/** The event envelope on the wire (stream messages) and in outbox rows. */
+export const EventEnvelope = z.object({
+  id: z.string(),
+  type: z.string(),
+  org_id: z.string(),
+  livemode: z.boolean(),
+  created_at: z.string(),
+  /** Increasing per org and environment (per source service), for ordering on the receiver. */
+  sequence: z.number().int(),
+  source: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type EventEnvelope = z.infer<typeof EventEnvelope>;

@@ -1,0 +1,72 @@
+import { z } from "zod";
+import { AuthContext } from "./auth.ts";
+import type { ErrorCode, ValidationDetail } from "./errors.ts";
+
+export const SERVICES = ["gateway", "ledger", "payments", "payouts", "refunds", "receipts", "kyc", "webhooks"] as const;
+export type ServiceName = (typeof SERVICES)[number];
+/** Services that answer RPCs (the gateway only sends them). */
+export const BACKEND_SERVICES = SERVICES.filter((s) => s !== "gateway") as Exclude<ServiceName, "gateway">[];
+
+/** Default deadline of one RPC; the gateway answers 504 after it. */
+export const RPC_TIMEOUT_MS = 10_000;
+
+/** `svc.<service>.<operation>`, under the deployment's subject prefix (tests use one prefix per file). */
+export function rpcSubject(prefix: string, service: string, operation: string): string {
+  return `${prefix}svc.${service}.${operation}`;
+}
+
+export function healthSubject(prefix: string, service: string): string {
+  return `${prefix}svc.${service}._health`;
+}
+
+/** What the gateway forwards for a public operation. */
+export const RpcRequest = z.object({
+  auth: AuthContext,
+  params: z.record(z.string(), z.string()),
+  query: z.record(z.string(), z.unknown()),
+  body: z.unknown(),
+  /** Absolute deadline (ms since epoch): work not started by then is pointless, the caller has given up. */
+  deadline: z.number().optional(),
+});
+export type RpcRequest<B = unknown, Q = Record<string, unknown>> = {
+  auth: AuthContext;
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+  deadline?: number;
+};
+
+export interface RpcErrorBody {
+  code: ErrorCode;
+  message: string;
+  hint?: string;
+  details?: ValidationDetail[];
+  extra?: Record<string, unknown>;
+}
+
+/** Reply: a result (status + named-key body) or a typed error. */
+export type RpcReply =
+  | { ok: true; status: number; body: Record<string, unknown> }
+  | { ok: false; error: RpcErrorBody };
+
+export const RpcReplySchema = z.union([
+  z.object({ ok: z.literal(true), status: z.number().int(), body: z.record(z.string(), z.unknown()) }),
+  z.object({
+    ok: z.literal(false),
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      hint: z.string().optional(),
+      details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+      extra: z.record(z.string(), z.unknown()).optional(),
+    }),
+  }),
+]);
+
+/** Header names carried on NATS messages. */
+export const NATS_HEADERS = {
+  requestId: "x-request-id",
+  traceparent: "traceparent",
+  tracestate: "tracestate",
+  msgId: "Nats-Msg-Id",
+} as const;
