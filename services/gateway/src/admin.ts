@@ -1,0 +1,82 @@
+/**
+ * Operator actions on organisations and API keys (the admin CLI and the dev stack use these; they are not
+ * part of the public API). Every change NOTIFYs the gateways so their auth caches drop stale entries at once.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type postgres from "postgres";
+import { DomainError, newId, type Scope, SCOPES } from "@treasury/contracts";
+
+type Sql = postgres.Sql | postgres.TransactionSql;
+
+export const AUTH_CHANGED_CHANNEL = "gateway_auth_changed";
+const KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const KEY_RANDOM_LENGTH = 32;
+
+export function hashApiKey(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+/** `slk_test_` / `slk_live_` + 32 characters of [A-Za-z0-9] (rejection sampling keeps it unbiased). */
+export function generateApiKey(environment: "sandbox" | "live"): string {
+  let out = "";
+  while (out.length < KEY_RANDOM_LENGTH) {
+    for (const b of randomBytes(48)) {
+      if (b < 248 && out.length < KEY_RANDOM_LENGTH) out += KEY_ALPHABET[b % 62];
+    }
+  }
+  return `slk_${environment === "live" ? "live" : "test"}_${out}`;
+}
+
+export async function createOrg(sql: Sql, opts: { name: string }): Promise<{ org_id: string }> {
+  const id = newId("org");
+  await sql`insert into gateway.orgs (id, name) values (${id}, ${opts.name})`;
+  return { org_id: id };
+}
+
+export async function setOrgStatus(sql: Sql, orgId: string, status: "active" | "suspended" | "inactive" | "canceled"): Promise<void> {
+  const rows = await sql`update gateway.orgs set status = ${status}, updated_at = now() where id = ${orgId} returning id`;
+  if (rows.length === 0) throw new Error(`org not found: ${orgId}`);
+  await sql`select pg_notify(${AUTH_CHANGED_CHANNEL}, ${orgId})`;
+}
+
+/** Whether the org's business verification (KYB) is approved; the KYC service owns that record. */
+async function kybApproved(sql: Sql, orgId: string): Promise<boolean> {
+  const [t] = await sql<{ t: string | null }[]>`select to_regclass('kyc.business_verifications')::text as t`;
+  if (!t?.t) return false;
+  const rows = await sql`select 1 from kyc.business_verifications where org_id = ${orgId} and livemode = true and status = 'approved' limit 1`;
+  return rows.length > 0;
+}
+
+export function parseScopes(list: string | undefined): Scope[] | null {
+  if (list === undefined || list.trim() === "") return null;
+  const scopes = list.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const s of scopes) {
+    if (!(SCOPES as readonly string[]).includes(s)) throw new Error(`unknown scope "${s}" (valid: ${SCOPES.join(", ")})`);
+  }
+  return scopes as Scope[];
+}
+
+export async function createApiKey(
+  sql: Sql,
+  opts: { orgId: string; environment: "sandbox" | "live"; scopes: Scope[] | null; forceUnverified?: boolean; expiresAt?: Date },
+): Promise<{ api_key: string; key_id: string }> {
+  const [org] = await sql`select id from gateway.orgs where id = ${opts.orgId}`;
+  if (!org) throw new Error(`org not found: ${opts.orgId}`);
+  if (opts.environment === "live" && !opts.forceUnverified && !(await kybApproved(sql, opts.orgId))) {
+    throw new DomainError("kyb_not_approved", "A live key needs an approved business verification (KYB); use --force-unverified for development");
+  }
+  const key = generateApiKey(opts.environment);
+  const id = newId("key");
+  await sql`
+    insert into gateway.api_keys (id, org_id, livemode, key_hash, display_prefix, scopes, expires_at)
+    values (${id}, ${opts.orgId}, ${opts.environment === "live"}, ${hashApiKey(key)}, ${key.slice(0, 13)},
+            ${opts.scopes === null ? null : sql.array(opts.scopes)}, ${opts.expiresAt ?? null})`;
+  await sql`select pg_notify(${AUTH_CHANGED_CHANNEL}, ${opts.orgId})`;
+  return { api_key: key, key_id: id };
+}
+
+export async function revokeApiKey(sql: Sql, keyId: string): Promise<void> {
+  const rows = await sql`update gateway.api_keys set revoked_at = coalesce(revoked_at, now()) where id = ${keyId} returning org_id`;
+  if (rows.length === 0) throw new Error(`key not found: ${keyId}`);
+  await sql`select pg_notify(${AUTH_CHANGED_CHANNEL}, ${String(rows[0]?.org_id)})`;
+}

@@ -1,0 +1,313 @@
+/**
+ * The public HTTP surface: one Fastify instance per listener (main and alt), both built from the route table.
+ * Per request: version pin → API key → scope (fail-closed, before any service sees it) → rate limit → body and
+ * query validation → NATS request to the owning service with the caller's auth context → envelope.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import type { Histogram } from "prom-client";
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
+import type { z } from "zod";
+import {
+  API_VERSION,
+  BACKEND_SERVICES,
+  BODY_LIMIT_BYTES,
+  DomainError,
+  RATE_LIMITS,
+  ROUTES,
+  SUPPORTED_VERSIONS,
+  buildOpenApiDocument,
+  hasScope,
+  healthSubject,
+  newRequestId,
+  rpcSubject,
+  type AuthContext,
+  type RateClass,
+  type RouteDef,
+  type ValidationDetail,
+} from "@treasury/contracts";
+import { rpcCall } from "@treasury/service-kit";
+import type { Authenticator, KeyRecord } from "./auth.ts";
+import { fromRpcError, sendError } from "./envelope.ts";
+import type { BucketRule, RateLimiter, TakeResult } from "./ratelimit.ts";
+import { renderDocsPage } from "./docs.ts";
+
+export interface GatewayDeps {
+  nc: NatsConnection;
+  prefix: string;
+  log: Logger;
+  authenticator: Authenticator;
+  limiter: RateLimiter;
+  rpcTimeoutMs: number;
+  healthTimeoutMs: number;
+  authFailuresPerMin: number;
+  trustProxy: boolean;
+  dbPing: () => Promise<void>;
+  httpDuration?: Histogram<string> | undefined;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    rate?: TakeResult;
+    key?: KeyRecord;
+    otel?: { ctx: Context; span: Span };
+  }
+}
+
+const CLIENT_REQUEST_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** Anonymous requests (health, docs, unknown paths, failed auth) share a per-IP read bucket. */
+const ANON_RULE: BucketRule = RATE_LIMITS.read;
+
+function ruleFor(key: KeyRecord, cls: RateClass): BucketRule {
+  const o = key.rateOverrides[cls];
+  return o ? { capacity: o.capacity, refillPerSec: o.refill_per_sec } : RATE_LIMITS[cls];
+}
+
+function setRateHeaders(reply: FastifyReply, r: TakeResult): void {
+  reply.header("X-RateLimit-Remaining", String(r.remaining));
+  reply.header("X-RateLimit-Reset", String(r.resetAt));
+}
+
+function zodDetails(error: z.ZodError, root: string): { details: ValidationDetail[]; code: string } {
+  let code = "validation_error";
+  const details = error.issues.map((i) => {
+    const special = (i as { params?: { error_code?: string } }).params?.error_code;
+    if (special && code === "validation_error") code = special;
+    const path = [root, ...i.path.map(String)].filter(Boolean).join(".");
+    return { path, message: i.message };
+  });
+  return { details, code };
+}
+
+/** Regexes of every route path, to tell 405 (path exists, other method) from 404. */
+const ROUTE_PATTERNS = ROUTES.map((r) => ({ method: r.method, re: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/]+")}/?$`) }));
+const EXTRA_PATHS = [{ re: /^\/v1\/health-check\/?$/, methods: ["GET", "POST"] }, { re: /^\/v1\/openapi\.json$/, methods: ["GET"] }, { re: /^\/v1\/docs$/, methods: ["GET"] }];
+
+function allowedMethods(path: string): string[] {
+  const methods = new Set<string>();
+  for (const p of ROUTE_PATTERNS) if (p.re.test(path)) methods.add(p.method);
+  for (const p of EXTRA_PATHS) if (p.re.test(path)) p.methods.forEach((m) => methods.add(m));
+  return [...methods];
+}
+
+export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log.child({ listener: opts.alt ? "alt" : "main" }),
+    requestIdLogLabel: "request_id",
+    genReqId: (req) => {
+      const h = req.headers["x-request-id"];
+      return typeof h === "string" && CLIENT_REQUEST_ID_RE.test(h) ? h : newRequestId();
+    },
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: deps.trustProxy,
+    disableRequestLogging: true,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  });
+
+  // JSON only; a malformed body is a precise 400 rather than Fastify's generic message.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    if (text.trim() === "") return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new DomainError("invalid_json", "Request body is not valid JSON"), undefined);
+    }
+  });
+
+  app.addHook("onRequest", async (req, reply) => {
+    reply.header("Service-Version", API_VERSION);
+    reply.header("X-Request-Id", String(req.id));
+    const pinned = req.headers["service-version"];
+    if (pinned !== undefined && !(SUPPORTED_VERSIONS as readonly string[]).includes(String(pinned))) {
+      await anonymousRate(req, reply);
+      return sendError(req, reply, { code: "unsupported_version", message: `Unsupported Service-Version "${String(pinned)}"; supported: ${SUPPORTED_VERSIONS.join(", ")}`, hint: `Send Service-Version: ${API_VERSION} or omit the header` });
+    }
+  });
+
+  // Every response carries the rate-limit headers: unauthenticated ones from the caller's IP bucket.
+  app.addHook("onSend", async (req, reply, payload) => {
+    if (!reply.hasHeader("X-RateLimit-Remaining")) {
+      const r = req.rate ?? (await deps.limiter.take(`anon:${req.ip}`, ANON_RULE));
+      setRateHeaders(reply, r);
+    }
+    return payload;
+  });
+
+  app.addHook("onResponse", async (req, reply) => {
+    const route = req.routeOptions.url ?? "unmatched";
+    deps.httpDuration?.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    if (req.otel) {
+      req.otel.span.setAttribute("http.response.status_code", reply.statusCode);
+      if (reply.statusCode >= 500) req.otel.span.setStatus({ code: SpanStatusCode.ERROR });
+      req.otel.span.end();
+    }
+    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request completed");
+  });
+
+  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
+    if (err instanceof DomainError) return sendError(req, reply, { code: err.code, message: err.message, hint: err.hint, details: err.details, extra: err.extra });
+    switch (err.code) {
+      case "FST_ERR_CTP_BODY_TOO_LARGE":
+        return sendError(req, reply, { code: "payload_too_large", message: `Request body exceeds ${req.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES} bytes` });
+      case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      case "FST_ERR_CTP_INVALID_TYPE":
+        return sendError(req, reply, { code: "unsupported_media_type", message: "Content-Type must be application/json", hint: "Send the body as JSON with Content-Type: application/json" });
+      case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      case "FST_ERR_CTP_EMPTY_JSON_BODY":
+        return sendError(req, reply, { code: "invalid_json", message: "Request body is not valid JSON" });
+    }
+    if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+      return sendError(req, reply, { code: "validation_error", message: err.message });
+    }
+    req.log.error({ err }, "unhandled error");
+    return sendError(req, reply, { code: "internal_error" });
+  });
+
+  app.setNotFoundHandler(async (req, reply) => {
+    const path = req.url.split("?")[0] ?? "";
+    const methods = allowedMethods(path);
+    if (methods.length > 0) {
+      reply.header("Allow", methods.join(", "));
+      return sendError(req, reply, { code: "method_not_allowed", message: `${req.method} is not allowed on ${path}; allowed: ${methods.join(", ")}` });
+    }
+    return sendError(req, reply, { code: "route_not_found", message: `No route ${req.method} ${path}`, hint: "See GET /v1/openapi.json for every operation" });
+  });
+
+  async function anonymousRate(req: FastifyRequest, reply: FastifyReply): Promise<TakeResult> {
+    const r = await deps.limiter.take(`anon:${req.ip}`, ANON_RULE);
+    req.rate = r;
+    setRateHeaders(reply, r);
+    return r;
+  }
+
+  /** Auth, scope and rate limit for one route; answers the request itself on failure. */
+  async function guard(route: RouteDef, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+    const span = trace.getTracer("treasury").startSpan(`HTTP ${route.method} ${route.path}`, { kind: SpanKind.SERVER, attributes: { "http.request.method": route.method, "http.route": route.path, "treasury.operation": route.operation } }, parent);
+    req.otel = { ctx: trace.setSpan(parent, span), span };
+    req.log = req.log.child({ trace_id: span.spanContext().traceId, operation: route.operation });
+    if (route.scope === null) {
+      const r = await anonymousRate(req, reply);
+      if (!r.allowed) return void sendError(req, reply, { code: "rate_limited", retryAfterSec: r.retryAfterSec });
+      return;
+    }
+    // Failed authentications are limited per client IP to slow key guessing: once an IP has used up its
+    // failure budget, no key from it is even checked until the bucket refills.
+    const failRule = { capacity: deps.authFailuresPerMin, refillPerSec: deps.authFailuresPerMin / 60 };
+    const failBudget = await deps.limiter.take(`authfail:${req.ip}`, failRule, 0);
+    if (!failBudget.allowed) {
+      req.rate = failBudget;
+      setRateHeaders(reply, failBudget);
+      return void sendError(req, reply, { code: "auth_rate_limited", retryAfterSec: failBudget.retryAfterSec });
+    }
+    const auth = await deps.authenticator.authenticate(headerKey(req));
+    if (!auth.ok) {
+      const r = await deps.limiter.take(`authfail:${req.ip}`, failRule);
+      req.rate = r;
+      setRateHeaders(reply, r);
+      return void sendError(req, reply, { code: auth.code });
+    }
+    const key = auth.key;
+    req.key = key;
+    span.setAttribute("treasury.org_id", key.orgId);
+    if (!hasScope(key.scopes, route.scope)) {
+      await anonymousRate(req, reply);
+      return void sendError(req, reply, { code: "insufficient_scope", message: `This key lacks the "${route.scope}" scope required by ${route.operation}`, hint: `Use a key with the ${route.scope} scope (or no scope list)` });
+    }
+    const r = await deps.limiter.take(`key:${key.keyId}:${route.rateClass}`, ruleFor(key, route.rateClass));
+    req.rate = r;
+    setRateHeaders(reply, r);
+    if (!r.allowed) return void sendError(req, reply, { code: "rate_limited", message: `Rate limit exceeded for ${route.rateClass} requests`, retryAfterSec: r.retryAfterSec });
+  }
+
+  async function forward(route: RouteDef, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    let query: unknown = req.query ?? {};
+    if (route.query) {
+      const q = route.query.safeParse(query);
+      if (!q.success) {
+        const { details, code } = zodDetails(q.error, "");
+        return sendError(req, reply, { code, message: `Invalid query: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details });
+      }
+      query = q.data;
+    }
+    let body: unknown = route.method === "POST" ? (req.body ?? {}) : undefined;
+    if (route.body) {
+      if (typeof body !== "object" || body === null || Array.isArray(body)) {
+        return sendError(req, reply, { code: "validation_error", message: "Request body must be a JSON object", details: [{ path: "", message: "must be a JSON object" }] });
+      }
+      const b = route.body.safeParse(body);
+      if (!b.success) {
+        const { details, code } = zodDetails(b.error, "");
+        return sendError(req, reply, { code, message: `Invalid body: ${details.map((d) => `${d.path || "(body)"}: ${d.message}`).join("; ")}`, details });
+      }
+      body = b.data;
+    }
+    const key = req.key;
+    const auth: AuthContext = key
+      ? { org_id: key.orgId, livemode: key.livemode, key_id: key.keyId, scopes: key.scopes, request_id: String(req.id) }
+      : { org_id: "", livemode: false, key_id: "", scopes: [], request_id: String(req.id) };
+    const payload = { auth, params: (req.params ?? {}) as Record<string, string>, query, body, deadline: Date.now() + deps.rpcTimeoutMs };
+    const ctx = req.otel?.ctx ?? context.active();
+    const result = await context.with(ctx, () =>
+      rpcCall(deps.nc, rpcSubject(deps.prefix, route.service, route.operation), payload, { timeoutMs: deps.rpcTimeoutMs, requestId: String(req.id) }),
+    );
+    if (!result.ok) {
+      if (result.error.code === "internal_error") req.log.error({ service: route.service, error: result.error }, "service answered internal_error");
+      return sendError(req, reply, fromRpcError(result.error));
+    }
+    return reply.code(result.status).send({ success: true, request_id: String(req.id), ...result.body });
+  }
+
+  for (const route of ROUTES) {
+    app.route({
+      method: route.method,
+      url: route.path,
+      bodyLimit: route.bodyLimitBytes ?? BODY_LIMIT_BYTES,
+      onRequest: async (req, reply) => {
+        if (reply.sent) return;
+        await guard(route, req, reply);
+      },
+      handler: async (req, reply) => forward(route, req, reply),
+    });
+  }
+
+  const health = async (req: FastifyRequest, reply: FastifyReply) => {
+    const r = await anonymousRate(req, reply);
+    if (!r.allowed) return sendError(req, reply, { code: "rate_limited", retryAfterSec: r.retryAfterSec });
+    const services: Record<string, "ok" | "down"> = {};
+    const gatewayOk = await deps.dbPing().then(() => true, () => false);
+    services.gateway = gatewayOk ? "ok" : "down";
+    await Promise.all(
+      BACKEND_SERVICES.map(async (name) => {
+        const res = await rpcCall(deps.nc, healthSubject(deps.prefix, name), {}, { timeoutMs: deps.healthTimeoutMs, requestId: String(req.id) });
+        services[name] = res.ok ? "ok" : "down";
+      }),
+    );
+    const status = Object.values(services).every((s) => s === "ok") ? "ok" : "degraded";
+    return reply.send({ success: true, request_id: String(req.id), data: { status, services, version: API_VERSION } });
+  };
+  app.get("/v1/health-check", health);
+  app.post("/v1/health-check", health);
+
+  const openapi = buildOpenApiDocument("/");
+  app.get("/v1/openapi.json", async (req, reply) => {
+    await anonymousRate(req, reply);
+    return reply.send(openapi);
+  });
+  const docsHtml = renderDocsPage(openapi);
+  app.get("/v1/docs", async (req, reply) => {
+    await anonymousRate(req, reply);
+    return reply.type("text/html; charset=utf-8").send(docsHtml);
+  });
+
+  return app;
+}
+
+function headerKey(req: FastifyRequest): string | undefined {
+  const h = req.headers["x-api-key"];
+  return Array.isArray(h) ? h[0] : h;
+}

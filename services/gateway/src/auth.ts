@@ -1,0 +1,83 @@
+/**
+ * API-key authentication: hash the presented key, look it up (through a short-lived cache that a NOTIFY from
+ * the admin actions clears at once), and turn it into an auth context or a precise failure.
+ */
+import type postgres from "postgres";
+import { environmentOfKey, type RateClass, type Scope } from "@treasury/contracts";
+import { AUTH_CHANGED_CHANNEL, hashApiKey } from "./admin.ts";
+
+export interface KeyRecord {
+  keyId: string;
+  orgId: string;
+  livemode: boolean;
+  scopes: Scope[] | null;
+  orgStatus: string;
+  expiresAt: number | null;
+  revoked: boolean;
+  rateOverrides: Partial<Record<RateClass, { capacity: number; refill_per_sec: number }>>;
+}
+
+export type AuthResult =
+  | { ok: true; key: KeyRecord }
+  | { ok: false; code: "missing_api_key" | "invalid_api_key" | "ledger_suspended" };
+
+const CACHE_ENTRIES_MAX = 50_000;
+
+export class Authenticator {
+  private readonly cache = new Map<string, { record: KeyRecord | null; until: number }>();
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly sql: postgres.Sql,
+    private readonly cacheTtlMs: number,
+  ) {}
+
+  /** Subscribe to admin changes so revocations and suspensions apply immediately, not after the TTL. */
+  async start(): Promise<void> {
+    const sub = await this.sql.listen(AUTH_CHANGED_CHANNEL, () => this.cache.clear());
+    this.unlisten = () => sub.unlisten();
+  }
+
+  async stop(): Promise<void> {
+    await this.unlisten?.();
+  }
+
+  async authenticate(presented: string | undefined, now = Date.now()): Promise<AuthResult> {
+    if (presented === undefined || presented === "") return { ok: false, code: "missing_api_key" };
+    const environment = environmentOfKey(presented);
+    if (environment === null) return { ok: false, code: "invalid_api_key" };
+    const record = await this.lookup(hashApiKey(presented), now);
+    // A key whose prefix names another environment than the one it was issued for is invalid.
+    if (!record || record.revoked || (record.expiresAt !== null && record.expiresAt <= now) || record.livemode !== (environment === "live")) {
+      return { ok: false, code: "invalid_api_key" };
+    }
+    if (record.orgStatus !== "active") return { ok: false, code: "ledger_suspended" };
+    return { ok: true, key: record };
+  }
+
+  private async lookup(hash: string, now: number): Promise<KeyRecord | null> {
+    const hit = this.cache.get(hash);
+    if (hit && hit.until > now) return hit.record;
+    const rows = await this.sql<
+      { id: string; org_id: string; livemode: boolean; scopes: string[] | null; status: string; expires_at: Date | null; revoked_at: Date | null; rate_limits: KeyRecord["rateOverrides"] }[]
+    >`select k.id, k.org_id, k.livemode, k.scopes, o.status, k.expires_at, k.revoked_at, o.rate_limits
+        from gateway.api_keys k join gateway.orgs o on o.id = k.org_id
+       where k.key_hash = ${hash}`;
+    const row = rows[0];
+    const record: KeyRecord | null = row
+      ? {
+          keyId: row.id,
+          orgId: row.org_id,
+          livemode: row.livemode,
+          scopes: row.scopes as Scope[] | null,
+          orgStatus: row.status,
+          expiresAt: row.expires_at ? row.expires_at.getTime() : null,
+          revoked: row.revoked_at !== null,
+          rateOverrides: row.rate_limits ?? {},
+        }
+      : null;
+    if (this.cache.size >= CACHE_ENTRIES_MAX) this.cache.clear();
+    this.cache.set(hash, { record, until: now + this.cacheTtlMs });
+    return record;
+  }
+}

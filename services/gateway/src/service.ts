@@ -1,0 +1,80 @@
+/** Wires the gateway: service kit (config, logs, tracing, NATS, DB, health), auth, rate limits, listeners. */
+import { z } from "zod";
+import { Redis } from "ioredis";
+import type { FastifyInstance } from "fastify";
+import { Histogram } from "prom-client";
+import { createService, type ServiceDeps } from "@treasury/service-kit";
+import { Authenticator } from "./auth.ts";
+import { buildPublicApp } from "./app.ts";
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from "./ratelimit.ts";
+
+export const GatewayEnv = {
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  ALT_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  HOST: z.string().default("127.0.0.1"),
+  REDIS_URL: z.string().url().optional(),
+  RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  HEALTH_CHECK_TIMEOUT_MS: z.coerce.number().int().positive().default(1_000),
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
+  AUTH_FAILURES_PER_MIN: z.coerce.number().int().positive().default(60),
+  TRUST_PROXY: z.enum(["true", "false"]).default("false"),
+};
+
+export interface Gateway {
+  main: FastifyInstance;
+  alt: FastifyInstance;
+  /** Listening ports (useful when 0 asked for an ephemeral one). */
+  ports: { main: number; alt: number; health: number };
+  stop(): Promise<void>;
+}
+
+export async function buildGateway(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<Gateway> {
+  const svc = await createService({ name: "gateway", env, extraEnv: GatewayEnv, deps });
+  const cfg = svc.config;
+  const authenticator = new Authenticator(svc.sql, cfg.AUTH_CACHE_TTL_MS);
+  await authenticator.start();
+  const limiter: RateLimiter = cfg.REDIS_URL ? new RedisRateLimiter(new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true })) : new MemoryRateLimiter();
+  const httpDuration = new Histogram({
+    name: "http_request_duration_seconds",
+    help: "Gateway HTTP request duration by route and status",
+    labelNames: ["method", "route", "status"],
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [svc.metrics],
+  });
+  const appDeps = {
+    nc: svc.nc,
+    prefix: svc.prefix,
+    log: svc.log,
+    authenticator,
+    limiter,
+    rpcTimeoutMs: cfg.RPC_TIMEOUT_MS,
+    healthTimeoutMs: cfg.HEALTH_CHECK_TIMEOUT_MS,
+    authFailuresPerMin: cfg.AUTH_FAILURES_PER_MIN,
+    trustProxy: cfg.TRUST_PROXY === "true",
+    dbPing: async () => void (await svc.sql`select 1`),
+    httpDuration,
+  };
+  const main = await buildPublicApp(appDeps, { alt: false });
+  const alt = await buildPublicApp(appDeps, { alt: true });
+  const { healthPort } = await svc.start();
+  await main.listen({ host: cfg.HOST, port: cfg.PORT });
+  await alt.listen({ host: cfg.HOST, port: cfg.ALT_PORT });
+  const portOf = (app: FastifyInstance) => {
+    const a = app.server.address();
+    return typeof a === "object" && a ? a.port : 0;
+  };
+  const ports = { main: portOf(main), alt: portOf(alt), health: healthPort };
+  svc.log.info({ ports }, "gateway listening");
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      // Stop taking HTTP requests and let in-flight ones finish (they may still be waiting on a service),
+      // then stop the kit (NATS drain, pool close).
+      await Promise.all([main.close(), alt.close()]);
+      await authenticator.stop();
+      await limiter.close();
+      await svc.stop();
+    })());
+  return { main, alt, ports, stop };
+}

@@ -1,0 +1,5 @@
+import { buildReceipts } from "./service.ts";
+
+const svc = await buildReceipts(process.env);
+svc.installSignalHandlers();
+await svc.start();
