@@ -1,0 +1,68 @@
+// Proves the operator CLI: org and key lifecycle as JSON on stdout, errors on stderr with a non-zero exit, and the live-key KYB gate.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { setupTestEnv, repoRoot, type TestEnv } from "@treasury/testing";
+
+const run = promisify(execFile);
+let env: TestEnv;
+
+async function admin(...args: string[]): Promise<{ code: number; out: Record<string, unknown>; err: string }> {
+  try {
+    const { stdout, stderr } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], { cwd: repoRoot(), env: { ...process.env, DATABASE_URL: env.adminUrl } });
+    return { code: 0, out: JSON.parse(stdout) as Record<string, unknown>, err: stderr };
+  } catch (e) {
+    const x = e as { code: number; stdout: string; stderr: string };
+    return { code: x.code, out: x.stdout ? (JSON.parse(x.stdout) as Record<string, unknown>) : {}, err: x.stderr };
+  }
+}
+
+beforeAll(async () => {
+  env = await setupTestEnv();
+});
+afterAll(async () => {
+  await env?.cleanup();
+});
+
+describe("admin CLI", () => {
+  it("creates an org and scoped keys, refuses a live key without KYB unless forced, revokes keys and suspends orgs", async () => {
+    const org = await admin("org", "create", "--name", "Acme Creators");
+    expect(org.code).toBe(0);
+    expect(org.out.org_id).toMatch(/^org_/);
+    const orgId = String(org.out.org_id);
+
+    const test = await admin("key", "create", "--org", orgId, "--env", "test", "--scopes", "read,payments");
+    expect(test.code).toBe(0);
+    expect(test.out.api_key).toMatch(/^slk_test_[A-Za-z0-9]{32}$/);
+    const [row] = await env.adminSql`select scopes, livemode, key_hash from gateway.api_keys where id = ${String(test.out.key_id)}`;
+    expect(row).toMatchObject({ scopes: ["read", "payments"], livemode: false });
+    // Only the hash is stored.
+    expect(JSON.stringify(row)).not.toContain(String(test.out.api_key));
+
+    const live = await admin("key", "create", "--org", orgId, "--env", "live");
+    expect(live.code).not.toBe(0);
+    expect(JSON.parse(live.err).error).toContain("KYB");
+    const forced = await admin("key", "create", "--org", orgId, "--env", "live", "--force-unverified");
+    expect(forced.code).toBe(0);
+    expect(forced.out.api_key).toMatch(/^slk_live_/);
+
+    const revoke = await admin("key", "revoke", "--key-id", String(test.out.key_id));
+    expect(revoke.out).toEqual({ key_id: test.out.key_id, revoked: true });
+    const [revoked] = await env.adminSql`select revoked_at from gateway.api_keys where id = ${String(test.out.key_id)}`;
+    expect(revoked?.revoked_at).not.toBeNull();
+
+    expect((await admin("org", "suspend", "--org", orgId)).out).toEqual({ org_id: orgId, status: "suspended" });
+    expect((await env.adminSql`select status from gateway.orgs where id = ${orgId}`)[0]?.status).toBe("suspended");
+    expect((await admin("org", "activate", "--org", orgId)).out.status).toBe("active");
+  });
+
+  it("fails with a message on stderr for bad input", async () => {
+    const bad = await admin("key", "create", "--org", "org_missing", "--env", "test");
+    expect(bad.code).not.toBe(0);
+    expect(JSON.parse(bad.err).error).toContain("org not found");
+    const scope = await admin("key", "create", "--org", "org_missing", "--env", "test", "--scopes", "read,bogus");
+    expect(JSON.parse(scope.err).error).toContain("unknown scope");
+    const cmd = await admin("frobnicate");
+    expect(cmd.code).not.toBe(0);
+  });
+});

@@ -1,0 +1,91 @@
+// Proves the per-key token buckets: 429 with Retry-After and retry_after, the headers on every answer, per-org overrides, exactness in one process, sharing across replicas through a real Redis, and the per-IP limit on failed authentications.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { setupTestEnv, type TestEnv } from "@treasury/testing";
+import { buildGateway, type Gateway } from "../../services/gateway/src/service.ts";
+import { createApiKey, createOrg } from "../../services/gateway/src/admin.ts";
+import { buildLedger } from "../../services/ledger/src/service.ts";
+import type { Service } from "@treasury/service-kit";
+import { call } from "./stack.ts";
+
+let env: TestEnv;
+let ledger: Service;
+const gateways: Gateway[] = [];
+const url = (g: Gateway) => `http://127.0.0.1:${g.ports.main}`;
+
+async function gateway(extra: Record<string, string> = {}): Promise<Gateway> {
+  const g = await buildGateway({ ...env.env("gateway"), PORT: "0", ALT_PORT: "0", ...extra });
+  gateways.push(g);
+  return g;
+}
+
+async function orgWithLimits(limits: Record<string, { capacity: number; refill_per_sec: number }>): Promise<string> {
+  const { org_id } = await createOrg(env.adminSql, { name: "limited" });
+  await env.adminSql`update gateway.orgs set rate_limits = ${env.adminSql.json(limits)} where id = ${org_id}`;
+  return (await createApiKey(env.adminSql, { orgId: org_id, environment: "sandbox", scopes: null })).api_key;
+}
+
+beforeAll(async () => {
+  env = await setupTestEnv();
+  ledger = await buildLedger(env.env("ledger"));
+  await ledger.start();
+});
+afterAll(async () => {
+  for (const g of gateways) await g.stop();
+  await ledger?.stop();
+  await env?.cleanup();
+});
+
+describe("rate limits", () => {
+  it("allows exactly the bucket's capacity in one process, then 429 with Retry-After, retry_after and the headers", async () => {
+    const g = await gateway();
+    const key = await orgWithLimits({ read: { capacity: 5, refill_per_sec: 0.01 } });
+    const answers = await Promise.all(Array.from({ length: 12 }, () => call(url(g), "GET", "/v1/participants", { key })));
+    const limited = answers.filter((a) => a.status === 429);
+    expect(answers.length - limited.length).toBe(5);
+    expect(limited.length).toBe(7);
+    for (const a of answers) {
+      expect(a.headers.get("x-ratelimit-remaining")).toMatch(/^\d+$/);
+      expect(Number(a.headers.get("x-ratelimit-reset"))).toBeGreaterThan(Date.now() / 1000 - 1);
+    }
+    const one = limited[0]!;
+    expect(one.body).toMatchObject({ success: false, error_code: "rate_limited" });
+    expect(Number(one.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(one.body.retry_after).toBe(Number(one.headers.get("retry-after")));
+    expect(one.headers.get("x-ratelimit-remaining")).toBe("0");
+    // Other classes have their own buckets.
+    const write = await call(url(g), "POST", "/v1/participants", { key, body: {} });
+    expect(write.status).not.toBe(429);
+  });
+
+  it("counts the remaining tokens down on successive answers", async () => {
+    const g = await gateway();
+    const key = await orgWithLimits({ read: { capacity: 10, refill_per_sec: 0.01 } });
+    const seen: number[] = [];
+    for (let i = 0; i < 3; i++) seen.push(Number((await call(url(g), "GET", "/v1/participants", { key })).headers.get("x-ratelimit-remaining")));
+    expect(seen).toEqual([9, 8, 7]);
+  });
+
+  it("shares one bucket across gateway replicas through Redis", async () => {
+    const a = await gateway({ REDIS_URL: env.redisUrl });
+    const b = await gateway({ REDIS_URL: env.redisUrl });
+    const key = await orgWithLimits({ treasury_write: { capacity: 4, refill_per_sec: 0.01 } });
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => call(url(i % 2 === 0 ? a : b), "POST", `/v1/holds/hold_x${i}/release`, { key, body: {} })),
+    );
+    expect(results.filter((r) => r.status !== 429).length).toBe(4);
+    expect(results.filter((r) => r.status === 429).length).toBe(6);
+  });
+
+  it("limits failed authentications per client IP, and then refuses even a valid key from that IP", async () => {
+    const g = await gateway({ AUTH_FAILURES_PER_MIN: "5" });
+    const { org_id } = await createOrg(env.adminSql, { name: "ip" });
+    const good = (await createApiKey(env.adminSql, { orgId: org_id, environment: "sandbox", scopes: null })).api_key;
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await call(url(g), "GET", "/v1/participants", { key: `slk_test_${"Z".repeat(31)}${i}` })).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+    const blocked = await call(url(g), "GET", "/v1/participants", { key: good });
+    expect(blocked.status).toBe(429);
+    expect(blocked.body.error_code).toBe("auth_rate_limited");
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+  });
+});
