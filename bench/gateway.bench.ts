@@ -1,0 +1,62 @@
+/**
+ * npm run bench:gateway — gateway throughput and latency against a bare Fastify hello-world on the same
+ * machine in the same run. The gateway route is authenticated (API key lookup, scope, rate limit, validation)
+ * and makes a NATS request/reply to a trivial service handler. Last line: one JSON object of the figures.
+ */
+import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
+import { freePort } from "@treasury/testing";
+import { serviceDatabaseUrl } from "@treasury/service-kit";
+import { adminSql, load, startChild, startInfra, type Child } from "./lib.ts";
+
+const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+
+const infra = await startInfra();
+const children: Child[] = [];
+try {
+  const sql = adminSql(infra.adminUrl);
+  const { org_id } = await createOrg(sql, { name: "bench" });
+  // The benchmark measures capacity, not the per-key limit: lift the read bucket for this org.
+  await sql`update gateway.orgs set rate_limits = ${sql.json({ read: { capacity: 1e12, refill_per_sec: 1e12 } })} where id = ${org_id}`;
+  const { api_key } = await createApiKey(sql, { orgId: org_id, environment: "sandbox", scopes: ["read"] });
+  await sql.end();
+
+  const [gwPort, altPort, gwHealth, svcHealth] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const common = { NATS_URL: infra.natsUrl, NATS_PREFIX: "" };
+  children.push(await startChild("bench/trivial-service.ts", { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "ledger"), HEALTH_PORT: String(svcHealth) }, `http://127.0.0.1:${svcHealth}/readyz`));
+  children.push(
+    await startChild(
+      "services/gateway/src/main.ts",
+      { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "gateway"), PORT: String(gwPort), ALT_PORT: String(altPort), HEALTH_PORT: String(gwHealth) },
+      `http://127.0.0.1:${gwHealth}/readyz`,
+    ),
+  );
+  const hello = await startChild("bench/hello.ts", { PORT: "0" });
+  children.push(hello);
+
+  const gwUrl = `http://127.0.0.1:${gwPort}/v1/participants`;
+  const headers = { "x-api-key": api_key };
+  const check = await fetch(gwUrl, { headers });
+  if (check.status !== 200) throw new Error(`gateway route answered ${check.status}: ${await check.text()}`);
+
+  // Warm up both (JIT, pools), then measure at full load.
+  await load({ url: gwUrl, headers, connections: CONNECTIONS, durationSec: 3 });
+  await load({ url: `http://127.0.0.1:${hello.port}/`, connections: CONNECTIONS, durationSec: 3 });
+  const helloMax = await load({ url: `http://127.0.0.1:${hello.port}/`, connections: CONNECTIONS, durationSec: DURATION_SEC });
+  const gwMax = await load({ url: gwUrl, headers, connections: CONNECTIONS, durationSec: DURATION_SEC });
+  // Latency at half the maximum rate: what a service sees when it is not saturated.
+  const half = await load({ url: gwUrl, headers, connections: CONNECTIONS, durationSec: DURATION_SEC, overallRate: Math.max(1, Math.floor(gwMax.rps / 2)) });
+
+  const ratio = gwMax.rps / helloMax.rps;
+  console.log("profile                      req/s      p50 ms   p99 ms   errors  non2xx");
+  const row = (name: string, r: typeof gwMax) => console.log(`${name.padEnd(28)} ${r.rps.toFixed(0).padStart(8)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ${String(r.errors).padStart(8)} ${String(r.non2xx).padStart(7)}`);
+  row("fastify hello-world (max)", helloMax);
+  row("gateway+NATS+service (max)", gwMax);
+  row("gateway at 50% of max", half);
+  console.log(`ratio gateway/hello = ${ratio.toFixed(3)} (target ≥ 0.35); p99 at half rate = ${half.p99} ms (target < 20 ms)`);
+  if (gwMax.non2xx > 0 || half.non2xx > 0) console.log("warning: non-2xx answers during the gateway runs");
+  console.log(JSON.stringify({ gateway_rps: Math.round(gwMax.rps), hello_rps: Math.round(helloMax.rps), ratio: Number(ratio.toFixed(3)), p50_ms: half.p50, p99_ms: half.p99 }));
+} finally {
+  for (const c of children.reverse()) await c.stop();
+  await infra.stop();
+}

@@ -1,0 +1,100 @@
+/** Shared benchmark plumbing: real PostgreSQL + NATS (env URLs or private servers), child processes, autocannon. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import postgres from "postgres";
+import { SERVICES } from "@treasury/contracts";
+import { migrateAll } from "@treasury/service-kit";
+import { freePort, repoRoot, startNats, startPostgres } from "@treasury/testing";
+
+export interface BenchInfra {
+  adminUrl: string;
+  natsUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startInfra(): Promise<BenchInfra> {
+  const stops: (() => Promise<void>)[] = [];
+  let adminUrl = process.env.BENCH_DATABASE_URL;
+  let natsUrl = process.env.BENCH_NATS_URL;
+  const dir = mkdtempSync(join(tmpdir(), "treasury-bench-"));
+  if (!adminUrl) {
+    // fsync stays on: the benchmark measures durable commits, like pgbench does.
+    const pg = await startPostgres({ dataDir: join(dir, "pg"), port: await freePort(), maxConnections: 200, fsync: true });
+    stops.push(pg.stop);
+    adminUrl = pg.url;
+  }
+  if (!natsUrl) {
+    const nats = await startNats({ storeDir: join(dir, "nats"), port: await freePort() });
+    stops.push(nats.stop);
+    natsUrl = nats.url;
+  }
+  await migrateAll({ adminUrl, rootDir: repoRoot(), services: SERVICES });
+  return { adminUrl, natsUrl, stop: async () => { for (const s of stops.reverse()) await s(); } };
+}
+
+export function adminSql(url: string) {
+  return postgres(url, { max: 2, onnotice: () => {} });
+}
+
+export interface Child {
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Start `node --import tsx <file>`; resolves once `readyUrl` answers 200 (or the line `listening <port>`). */
+export async function startChild(file: string, env: Record<string, string>, readyUrl?: string): Promise<Child & { port?: number }> {
+  const proc = spawn(process.execPath, ["--import", "tsx", file], { cwd: repoRoot(), env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  let port: number | undefined;
+  const listening = new Promise<void>((resolve) => {
+    proc.stdout?.on("data", (d: Buffer) => {
+      const m = /listening (\d+)/.exec(d.toString());
+      if (m) {
+        port = Number(m[1]);
+        resolve();
+      }
+    });
+  });
+  const deadline = Date.now() + 60_000;
+  if (readyUrl) {
+    for (;;) {
+      if (Date.now() > deadline) throw new Error(`${file} not ready`);
+      const ok = await fetch(readyUrl).then((r) => r.ok, () => false);
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } else {
+    await Promise.race([listening, new Promise((_, rej) => setTimeout(() => rej(new Error(`${file} did not listen`)), 60_000))]);
+  }
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (proc.exitCode !== null) return resolve();
+      proc.once("exit", () => resolve());
+      proc.kill("SIGTERM");
+      setTimeout(() => proc.kill("SIGKILL"), 15_000).unref();
+    });
+  return port === undefined ? { proc, stop } : { proc, stop, port };
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export async function load(opts: { url: string; headers?: Record<string, string>; connections: number; durationSec: number; overallRate?: number; method?: "GET" | "POST"; body?: string }): Promise<LoadResult> {
+  const r = await autocannon({
+    url: opts.url,
+    connections: opts.connections,
+    duration: opts.durationSec,
+    headers: opts.headers ?? {},
+    method: opts.method ?? "GET",
+    ...(opts.body !== undefined ? { body: opts.body } : {}),
+    ...(opts.overallRate !== undefined ? { overallRate: opts.overallRate } : {}),
+  });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
+}
