@@ -145,8 +145,8 @@ describe("service failures", () => {
   it("504 service_timeout when the service does not answer in time, and a generic 500 for a broken reply", async () => {
     const nc = await connect({ servers: env.natsUrl });
     nc.subscribe(`${env.prefix}svc.ledger.listParticipants`, { callback: () => {} });
-    nc.subscribe(`${env.prefix}svc.ledger.listWallets`, { callback: (_e, m) => m.respond("this is not json") });
-    nc.subscribe(`${env.prefix}svc.ledger.getWallet`, { callback: (_e, m) => m.respond(JSON.stringify({ ok: false, error: { code: "some_unknown_code", message: "secret internals: /etc/passwd" } })) });
+    nc.subscribe(`${env.prefix}svc.ledger.listWallets`, { callback: (_e, m) => void m.respond("this is not json") });
+    nc.subscribe(`${env.prefix}svc.ledger.getWallet`, { callback: (_e, m) => void m.respond(JSON.stringify({ ok: false, error: { code: "some_unknown_code", message: "secret internals: /etc/passwd" } })) });
     await nc.flush();
     const t = await call(url(), "GET", "/v1/participants", { key });
     expect(t.status).toBe(504);

@@ -67,7 +67,9 @@ describe("graceful shutdown", () => {
     const nc = await connect({ servers: env.natsUrl });
     // A slow service: answers after 500 ms.
     nc.subscribe(`${env.prefix}svc.ledger.listParticipants`, {
-      callback: (_e, m) => setTimeout(() => m.respond(JSON.stringify({ ok: true, status: 200, body: { participants: [] } })), 500),
+      callback: (_e, m) => {
+        setTimeout(() => m.respond(JSON.stringify({ ok: true, status: 200, body: { participants: [] } })), 500);
+      },
     });
     await nc.flush();
     const base = `http://127.0.0.1:${gw.ports.main}`;

@@ -3,7 +3,7 @@
  * Per request: version pin → API key → scope (fail-closed, before any service sees it) → rate limit → body and
  * query validation → NATS request to the owning service with the caller's auth context → envelope.
  */
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { Histogram } from "prom-client";
@@ -44,6 +44,7 @@ export interface GatewayDeps {
   authFailuresPerMin: number;
   trustProxy: boolean;
   dbPing: () => Promise<void>;
+  isClosing?: () => boolean;
   httpDuration?: Histogram<string> | undefined;
 }
 
@@ -55,6 +56,8 @@ declare module "fastify" {
   }
 }
 
+/** Ids in paths: anything else cannot name a resource, and must not reach a service's SQL as text. */
+const PATH_PARAM_RE = /^[A-Za-z0-9_.:@-]{1,200}$/;
 const CLIENT_REQUEST_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 /** Anonymous requests (health, docs, unknown paths, failed auth) share a per-IP read bucket. */
 const ANON_RULE: BucketRule = RATE_LIMITS.read;
@@ -93,7 +96,7 @@ function allowedMethods(path: string): string[] {
 
 export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: deps.log.child({ listener: opts.alt ? "alt" : "main" }),
+    loggerInstance: deps.log.child({ listener: opts.alt ? "alt" : "main" }) as FastifyBaseLogger,
     requestIdLogLabel: "request_id",
     genReqId: (req) => {
       const h = req.headers["x-request-id"];
@@ -104,6 +107,15 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     disableRequestLogging: true,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // Errors raised before routing (an undecodable URL) skip the onRequest hook: set its headers here.
+    frameworkErrors: (err, req, reply) => {
+      reply.header("Service-Version", API_VERSION);
+      reply.header("X-Request-Id", String(req.id));
+      void deps.limiter.take(`anon:${req.ip}`, ANON_RULE).then((r) => {
+        setRateHeaders(reply, r);
+        void sendError(req, reply, { code: "route_not_found", message: `Malformed request path: ${err.message}` });
+      });
+    },
   });
 
   // JSON only; a malformed body is a precise 400 rather than Fastify's generic message.
@@ -130,6 +142,9 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
 
   // Every response carries the rate-limit headers: unauthenticated ones from the caller's IP bucket.
   app.addHook("onSend", async (req, reply, payload) => {
+    // While shutting down, answers close their connection so the server can finish closing (a keep-alive
+    // socket that was busy when close() began would otherwise hold it open until its idle timeout).
+    if (deps.isClosing?.()) reply.header("Connection", "close");
     if (!reply.hasHeader("X-RateLimit-Remaining")) {
       const r = req.rate ?? (await deps.limiter.take(`anon:${req.ip}`, ANON_RULE));
       setRateHeaders(reply, r);
@@ -225,6 +240,12 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
   }
 
   async function forward(route: RouteDef, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const params = (req.params ?? {}) as Record<string, string>;
+    const badParams = Object.entries(params).filter(([, v]) => !PATH_PARAM_RE.test(v));
+    if (badParams.length > 0) {
+      const details = badParams.map(([k]) => ({ path: `params.${k}`, message: "must be 1–200 characters of A-Z a-z 0-9 _ . : @ -" }));
+      return sendError(req, reply, { code: "validation_error", message: `Invalid path parameter ${badParams.map(([k]) => k).join(", ")}`, details });
+    }
     let query: unknown = req.query ?? {};
     if (route.query) {
       const q = route.query.safeParse(query);
@@ -250,7 +271,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     const auth: AuthContext = key
       ? { org_id: key.orgId, livemode: key.livemode, key_id: key.keyId, scopes: key.scopes, request_id: String(req.id) }
       : { org_id: "", livemode: false, key_id: "", scopes: [], request_id: String(req.id) };
-    const payload = { auth, params: (req.params ?? {}) as Record<string, string>, query, body, deadline: Date.now() + deps.rpcTimeoutMs };
+    const payload = { auth, params, query, body: body ?? null, deadline: Date.now() + deps.rpcTimeoutMs };
     const ctx = req.otel?.ctx ?? context.active();
     const result = await context.with(ctx, () =>
       rpcCall(deps.nc, rpcSubject(deps.prefix, route.service, route.operation), payload, { timeoutMs: deps.rpcTimeoutMs, requestId: String(req.id) }),

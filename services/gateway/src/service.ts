@@ -41,7 +41,9 @@ export async function buildGateway(env: Record<string, string | undefined>, deps
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [svc.metrics],
   });
+  let closing = false;
   const appDeps = {
+    isClosing: () => closing,
     nc: svc.nc,
     prefix: svc.prefix,
     log: svc.log,
@@ -71,6 +73,7 @@ export async function buildGateway(env: Record<string, string | undefined>, deps
     (stopping ??= (async () => {
       // Stop taking HTTP requests and let in-flight ones finish (they may still be waiting on a service),
       // then stop the kit (NATS drain, pool close).
+      closing = true;
       await Promise.all([main.close(), alt.close()]);
       await authenticator.stop();
       await limiter.close();

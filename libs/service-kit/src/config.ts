@@ -1,0 +1,42 @@
+import { z } from "zod";
+
+/** Subject prefixes isolate deployments and test files; they are dot-terminated tokens or empty. */
+const NATS_PREFIX_RE = /^(?:[A-Za-z0-9_-]+\.)*$/;
+
+/** The environment every service reads. Services add their own keys through `extraEnv`. */
+export const BaseEnv = z.object({
+  DATABASE_URL: z.string().min(1),
+  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  NATS_PREFIX: z.string().regex(NATS_PREFIX_RE, "must be empty or dot-terminated tokens, like `t1a2b.`").default(""),
+  HEALTH_HOST: z.string().min(1).default("127.0.0.1"),
+  /** 0 asks the OS for a free port; the bound port is logged in the `ready` line. */
+  HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  RPC_CONCURRENCY_MAX: z.coerce.number().int().min(1).max(100_000).default(256),
+});
+export type BaseConfig = z.infer<typeof BaseEnv>;
+
+/** Raised at startup with every configuration problem at once, so one restart fixes them all. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
+    this.name = "ConfigError";
+    this.problems = problems;
+  }
+}
+
+/**
+ * Parses the environment against a schema. Empty strings count as unset: orchestrators and shells often
+ * export `FOO=` for "no value", and a default should apply then rather than a parse error.
+ */
+export function loadConfig<T extends z.ZodObject>(schema: T, env: Record<string, string | undefined>): z.infer<T> {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const result = schema.safeParse(present);
+  if (result.success) return result.data;
+  throw new ConfigError(result.error.issues.map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`));
+}

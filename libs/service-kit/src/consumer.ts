@@ -1,0 +1,166 @@
+import { AckPolicy, DeliverPolicy, jetstream, JetStreamApiError, jetstreamManager } from "@nats-io/jetstream";
+import type { Consumer, ConsumerConfig, ConsumerMessages, JsMsg } from "@nats-io/jetstream";
+import { nanos } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { context, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import type { Span } from "@opentelemetry/api";
+import { EventEnvelope, eventsStreamName, NATS_HEADERS, newRequestId } from "@treasury/contracts";
+import type { Logger } from "pino";
+import { withTx } from "./db.ts";
+import type { Sql, Tx } from "./db.ts";
+import { claimInbox } from "./inbox.ts";
+import { requestContext } from "./logger.ts";
+import { extractTraceContext, tracer } from "./telemetry.ts";
+
+export type EventHandler = (evt: EventEnvelope, tx: Tx) => Promise<void>;
+
+export interface EventConsumerOptions {
+  nc: NatsConnection;
+  sql: Sql;
+  schema: string;
+  prefix: string;
+  durable: string;
+  filterSubject: string;
+  log: Logger;
+  handler: EventHandler;
+  maxAckPending?: number;
+}
+
+const ACK_WAIT_MS = 30_000;
+const MAX_ACK_PENDING_DEFAULT = 256;
+/** Messages pulled ahead of processing; small, because stop() hands unstarted ones back to the broker. */
+const PULL_BATCH_MAX = 16;
+const NAK_DELAY_BASE_MS = 1000;
+const NAK_DELAY_MAX_MS = 60_000;
+
+function nakDelayMs(deliveryCount: number): number {
+  return Math.min(NAK_DELAY_MAX_MS, NAK_DELAY_BASE_MS * 2 ** Math.max(0, deliveryCount - 1));
+}
+
+/**
+ * A durable pull consumer on the EVENTS stream. Each event is handled in one database transaction that also
+ * claims its id in the inbox, and acknowledged only after that commits: a crash before the ack means a
+ * redelivery, which the inbox turns into a no-op. Events are processed one at a time, in stream order.
+ */
+export class EventConsumer {
+  readonly durable: string;
+  private readonly opts: EventConsumerOptions;
+  private consumer: Consumer | undefined;
+  private messages: ConsumerMessages | undefined;
+  private loop: Promise<void> | undefined;
+  private stopping = false;
+
+  constructor(opts: EventConsumerOptions) {
+    this.opts = opts;
+    this.durable = opts.durable;
+  }
+
+  async start(): Promise<void> {
+    if (this.messages) return;
+    this.stopping = false;
+    const stream = eventsStreamName(this.opts.prefix);
+    await this.ensureDurable(stream);
+    this.consumer = await jetstream(this.opts.nc).consumers.get(stream, this.opts.durable);
+    const messages = await this.consumer.consume({ max_messages: Math.min(PULL_BATCH_MAX, this.maxAckPending()) });
+    this.messages = messages;
+    this.loop = this.run(messages);
+  }
+
+  /** Stops pulling, finishes the event in progress and hands pulled-but-unstarted ones back for redelivery. */
+  async stop(): Promise<void> {
+    if (!this.messages) return;
+    this.stopping = true;
+    void this.messages.close();
+    await this.loop;
+    this.messages = undefined;
+  }
+
+  /** Events not yet acknowledged: waiting in the stream plus delivered and unacknowledged. */
+  async pending(): Promise<number> {
+    if (!this.consumer) return 0;
+    const info = await this.consumer.info();
+    return info.num_pending + info.num_ack_pending;
+  }
+
+  private maxAckPending(): number {
+    return this.opts.maxAckPending ?? MAX_ACK_PENDING_DEFAULT;
+  }
+
+  private async ensureDurable(stream: string): Promise<void> {
+    const jsm = await jetstreamManager(this.opts.nc);
+    const updatable = {
+      ack_wait: nanos(ACK_WAIT_MS),
+      max_deliver: -1,
+      max_ack_pending: this.maxAckPending(),
+      filter_subject: this.opts.filterSubject,
+    } satisfies Partial<ConsumerConfig>;
+    try {
+      // Creating with an identical configuration is a no-op, so every replica may do it.
+      await jsm.consumers.add(stream, {
+        durable_name: this.opts.durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ...updatable,
+      });
+    } catch (e) {
+      if (!(e instanceof JetStreamApiError)) throw e;
+      await jsm.consumers.update(stream, this.opts.durable, updatable);
+    }
+  }
+
+  private async run(messages: ConsumerMessages): Promise<void> {
+    try {
+      for await (const m of messages) {
+        if (this.stopping) m.nak();
+        else await this.process(m);
+      }
+    } catch (err) {
+      this.opts.log.error({ err, durable: this.opts.durable }, "event consumer stopped unexpectedly");
+    }
+  }
+
+  private async process(m: JsMsg): Promise<void> {
+    const evt = this.decode(m);
+    if (!evt) return;
+    const requestId = m.headers?.get(NATS_HEADERS.requestId) || newRequestId();
+    await requestContext.run({ requestId }, () =>
+      context.with(extractTraceContext(m.headers), () =>
+        tracer().startActiveSpan(`consume ${evt.type}`, { kind: SpanKind.CONSUMER }, (span) => this.handle(m, evt, span)),
+      ),
+    );
+  }
+
+  private decode(m: JsMsg): EventEnvelope | undefined {
+    let raw: unknown;
+    try {
+      raw = m.json<unknown>();
+    } catch {
+      raw = undefined;
+    }
+    const parsed = EventEnvelope.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    // A malformed event can never succeed; redelivering it forever would only block the consumer.
+    this.opts.log.error({ durable: this.opts.durable, stream_seq: m.seq }, "dropping malformed event");
+    m.term("malformed event envelope");
+    return undefined;
+  }
+
+  private async handle(m: JsMsg, evt: EventEnvelope, span: Span): Promise<void> {
+    const { sql, schema, durable, handler, log } = this.opts;
+    try {
+      await withTx(sql, async (tx) => {
+        if (await claimInbox(tx, schema, durable, evt.id)) await handler(evt, tx);
+        else log.debug({ event_id: evt.id, durable }, "event already processed; skipping");
+      });
+      m.ack();
+    } catch (err) {
+      const delay = nakDelayMs(m.info.deliveryCount);
+      log.error({ err, event_id: evt.id, durable, retry_in_ms: delay }, "event handler failed; it will be redelivered");
+      span.recordException(err instanceof Error ? err : new Error(String(err)));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      m.nak(delay);
+    } finally {
+      span.end();
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import postgres from "postgres";
+
+export type Sql = postgres.Sql;
+export type Tx = postgres.TransactionSql;
+
+/**
+ * A pool for one service. int8 and numeric columns stay strings (postgres.js's default, kept on purpose):
+ * the store layer parses them into Cents once, with its safe-integer checks, instead of trusting a
+ * lossy automatic conversion.
+ */
+export function createDb(url: string, opts: { max?: number; application_name?: string } = {}): Sql {
+  return postgres(url, {
+    max: opts.max ?? 10,
+    connect_timeout: 10,
+    idle_timeout: 60,
+    connection: { application_name: opts.application_name ?? "treasury" },
+    // NOTICEs (e.g. "relation already exists, skipping") are noise in service logs.
+    onnotice: () => {},
+  });
+}
+
+export type Isolation = "read committed" | "repeatable read" | "serializable";
+
+/** SQLSTATEs that mean "run the same transaction again": nothing was committed. */
+const RETRYABLE_CODES = new Set(["40001", "40P01"]);
+const TX_RETRIES_DEFAULT = 5;
+const TX_BACKOFF_BASE_MS = 10;
+const TX_BACKOFF_MAX_MS = 500;
+
+export function isRetryableTxError(e: unknown): boolean {
+  return e instanceof postgres.PostgresError && RETRYABLE_CODES.has(e.code);
+}
+
+function backoffMs(attempt: number): number {
+  // Full jitter: concurrent losers of the same conflict must not retry in lockstep.
+  return Math.random() * Math.min(TX_BACKOFF_MAX_MS, TX_BACKOFF_BASE_MS * 2 ** attempt);
+}
+
+/**
+ * Runs `fn` in a transaction, retrying serialization failures and deadlocks a bounded number of times.
+ * `fn` may run more than once, so it must not have effects outside the transaction.
+ */
+export async function withTx<T>(
+  sql: Sql,
+  fn: (tx: Tx) => Promise<T>,
+  opts: { isolation?: Isolation; retries?: number } = {},
+): Promise<T> {
+  const retries = opts.retries ?? TX_RETRIES_DEFAULT;
+  const mode = opts.isolation ? `isolation level ${opts.isolation}` : "";
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return (await sql.begin(mode, fn)) as T;
+    } catch (e) {
+      if (!isRetryableTxError(e) || attempt >= retries) throw e;
+      await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+    }
+  }
+}
+
+/** The URL a service connects with: same cluster and database, the service's own role. */
+export function serviceDatabaseUrl(adminUrl: string, service: string): string {
+  const url = new URL(adminUrl);
+  const role = `${service}_svc`;
+  const hadPassword = url.password !== "";
+  url.username = role;
+  // Dev clusters use trust auth; where the admin URL has a password, migrateAll gives the role the
+  // conventional dev password (its own name), so both sides agree without another secret.
+  url.password = hadPassword ? role : "";
+  return url.toString();
+}

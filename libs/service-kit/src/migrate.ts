@@ -1,0 +1,135 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import postgres from "postgres";
+import type { Sql } from "./db.ts";
+
+/** Service names become schema and role names, so they are restricted to plain lower-case identifiers. */
+const SERVICE_NAME_RE = /^[a-z][a-z0-9_]{0,40}$/;
+/** Serialises migrateAll runs on one database (advisory locks are scoped to a database). */
+const MIGRATE_LOCK_KEY = "treasury.migrate";
+
+/** A concurrent CREATE ROLE on the same cluster loses with one of these; the role then exists, which is all we need. */
+const ROLE_RACE_CODES = new Set(["42710", "23505"]);
+
+function kitTablesDdl(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+    create table if not exists ${s}.schema_migrations (
+      version text primary key,
+      applied_at timestamptz not null default now()
+    );
+    create table if not exists ${s}.outbox (
+      seq bigserial primary key,
+      id text unique not null,
+      org_id text not null,
+      livemode boolean not null,
+      type text not null,
+      subject text not null,
+      payload jsonb not null,
+      headers jsonb not null default '{}',
+      created_at timestamptz not null default now(),
+      published_at timestamptz,
+      attempts int not null default 0
+    );
+    create index if not exists outbox_unpublished_idx on ${s}.outbox (seq) where published_at is null;
+    create table if not exists ${s}.event_seq (
+      org_id text not null,
+      livemode boolean not null,
+      last bigint not null,
+      primary key (org_id, livemode)
+    );
+    create table if not exists ${s}.inbox (
+      consumer text not null,
+      event_id text not null,
+      processed_at timestamptz not null default now(),
+      primary key (consumer, event_id)
+    );`;
+}
+
+function grantsDdl(schema: string, role: string): string {
+  const s = `"${schema}"`;
+  const r = `"${role}"`;
+  return `
+    grant usage on schema ${s} to ${r};
+    grant select, insert, update, delete on all tables in schema ${s} to ${r};
+    grant usage, select on all sequences in schema ${s} to ${r};
+    alter default privileges in schema ${s} grant select, insert, update, delete on tables to ${r};
+    alter default privileges in schema ${s} grant usage, select on sequences to ${r};
+    revoke all on ${s}.schema_migrations from ${r};`;
+}
+
+async function ensureRole(sql: Sql, role: string, password: string | undefined): Promise<void> {
+  const [existing] = await sql`select 1 as one from pg_roles where rolname = ${role}`;
+  if (existing) return;
+  // Names are validated identifiers, so inlining the derived dev password is safe. The password is set only
+  // at creation: altering a shared catalog row from parallel migrations would race ("tuple concurrently updated").
+  const withPassword = password === undefined ? "" : ` password '${password}'`;
+  try {
+    await sql.unsafe(`create role "${role}" login${withPassword}`);
+  } catch (e) {
+    if (!(e instanceof postgres.PostgresError && ROLE_RACE_CODES.has(e.code))) throw e;
+  }
+}
+
+async function ensureSchema(sql: Sql, schema: string): Promise<void> {
+  await sql.unsafe(`create schema if not exists "${schema}"`);
+  await sql.unsafe(`revoke all on schema "${schema}" from public`);
+  await sql.unsafe(kitTablesDdl(schema));
+}
+
+async function migrationFiles(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((f) => f.endsWith(".sql")).sort();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw e;
+  }
+}
+
+/** Applies each pending file once, in filename order, each in its own transaction with the schema on the path. */
+async function applyMigrations(sql: Sql, schema: string, dir: string, log: (m: string) => void): Promise<void> {
+  const applied = new Set(
+    (await sql.unsafe<{ version: string }[]>(`select version from "${schema}".schema_migrations`)).map((r) => r.version),
+  );
+  for (const file of await migrationFiles(dir)) {
+    if (applied.has(file)) continue;
+    const text = await readFile(join(dir, file), "utf8");
+    await sql.begin(async (tx) => {
+      await tx.unsafe(`set local search_path to "${schema}"`);
+      await tx.unsafe(text);
+      await tx.unsafe(`insert into "${schema}".schema_migrations (version) values ($1)`, [file]);
+    });
+    log(`${schema}: applied ${file}`);
+  }
+}
+
+/**
+ * Creates each service's role and schema, the kit tables, applies the service's migrations and grants the
+ * schema to that service's role only: "only the ledger writes entries" is enforced by the database.
+ */
+export async function migrateAll(opts: {
+  adminUrl: string;
+  rootDir: string;
+  services: readonly string[];
+  log?: (m: string) => void;
+}): Promise<void> {
+  const bad = opts.services.filter((s) => !SERVICE_NAME_RE.test(s));
+  if (bad.length > 0) throw new Error(`invalid service names: ${bad.join(", ")}`);
+  const log = opts.log ?? (() => {});
+  const hasPassword = new URL(opts.adminUrl).password !== "";
+  // One connection, so the session advisory lock and every statement share it.
+  const sql = postgres(opts.adminUrl, { max: 1, onnotice: () => {}, connection: { application_name: "migrate" } });
+  try {
+    await sql`select pg_advisory_lock(hashtext(${MIGRATE_LOCK_KEY}))`;
+    for (const name of opts.services) {
+      const role = `${name}_svc`;
+      await ensureRole(sql, role, hasPassword ? role : undefined);
+      await ensureSchema(sql, name);
+      await applyMigrations(sql, name, join(opts.rootDir, "services", name, "migrations"), log);
+      await sql.unsafe(grantsDdl(name, role));
+    }
+    await sql`select pg_advisory_unlock(hashtext(${MIGRATE_LOCK_KEY}))`;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}

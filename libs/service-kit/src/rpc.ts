@@ -1,0 +1,313 @@
+import {
+  ClosedConnectionError,
+  DrainingConnectionError,
+  headers,
+  RequestError,
+  TimeoutError,
+} from "@nats-io/transport-node";
+import type { Msg, MsgHdrs, NatsConnection, Subscription } from "@nats-io/transport-node";
+import { context, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import type { Span } from "@opentelemetry/api";
+import {
+  DomainError,
+  ERROR_CODES,
+  isErrorCode,
+  NATS_HEADERS,
+  newRequestId,
+  RPC_TIMEOUT_MS,
+  RpcReplySchema,
+  RpcRequest,
+  rpcSubject,
+} from "@treasury/contracts";
+import type { AuthContext, ErrorCode, RpcErrorBody, RpcReply } from "@treasury/contracts";
+import type { Logger } from "pino";
+import type { z } from "zod";
+import { requestContext } from "./logger.ts";
+import type { RpcOutcome, ServiceMetrics } from "./metrics.ts";
+import { extractTraceContext, injectTraceHeaders, tracer } from "./telemetry.ts";
+
+export interface HandlerCtx {
+  log: Logger;
+  auth: AuthContext;
+  requestId: string;
+  /** Absolute deadline (ms since epoch) after which the caller has given up. */
+  deadline: number;
+}
+
+export type RpcHandler = (req: RpcRequest, ctx: HandlerCtx) => Promise<{ status?: number; body: Record<string, unknown> }>;
+export type RawRpcHandler = (payload: unknown, ctx: { log: Logger; requestId: string }) => Promise<RpcReply>;
+
+/** What a registered subject does with one message: a reply, or null to drop it unanswered. */
+type Processor = (msg: Msg, ctx: { log: Logger; requestId: string }) => Promise<RpcReply | null>;
+
+interface Endpoint {
+  subject: string;
+  /** The metric label and the second half of the span name. */
+  operation: string;
+  process: Processor;
+}
+
+export function errorReply(code: ErrorCode, message?: string, opts: Omit<RpcErrorBody, "code" | "message"> = {}): RpcReply {
+  return { ok: false, error: { code, message: message ?? ERROR_CODES[code].message, ...opts } };
+}
+
+/** A DomainError as a typed reply; absent optional fields are left out rather than sent as undefined. */
+export function domainErrorReply(e: DomainError): RpcReply {
+  return errorReply(e.code, e.message, {
+    ...(e.hint !== undefined ? { hint: e.hint } : {}),
+    ...(e.details !== undefined ? { details: e.details } : {}),
+    ...(e.extra !== undefined ? { extra: e.extra } : {}),
+  });
+}
+
+function zodDetails(error: z.ZodError): Array<{ path: string; message: string }> {
+  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+}
+
+function parseJson(msg: Msg): unknown {
+  try {
+    return msg.json<unknown>();
+  } catch {
+    throw new DomainError("validation_error", "RPC payload is not valid JSON");
+  }
+}
+
+function decodeRequest(msg: Msg): RpcRequest {
+  const parsed = RpcRequest.safeParse(parseJson(msg));
+  if (!parsed.success) throw new DomainError("validation_error", "Malformed RPC request", { details: zodDetails(parsed.error) });
+  const { auth, params, query, body, deadline } = parsed.data;
+  return { auth, params, query, body, ...(deadline !== undefined ? { deadline } : {}) };
+}
+
+export interface RpcServerOptions {
+  nc: NatsConnection;
+  prefix: string;
+  service: string;
+  log: Logger;
+  concurrencyMax: number;
+  defaultTimeoutMs?: number;
+  /** Optional so the server can be used alone; createService always passes the service's metrics. */
+  metrics?: ServiceMetrics;
+}
+
+/**
+ * Answers RPCs for one service on NATS queue group `<service>`, so replicas share the load. Every request
+ * runs inside a request context and a SERVER span continuing the caller's trace, and always gets a typed
+ * reply: a result, a DomainError's code, or a generic internal_error (details stay in the log).
+ */
+export class RpcServer {
+  private readonly opts: RpcServerOptions;
+  private readonly endpoints = new Map<string, Endpoint>();
+  private readonly subs: Subscription[] = [];
+  private readonly running = new Set<Promise<void>>();
+  private started = false;
+  private draining = false;
+
+  constructor(opts: RpcServerOptions) {
+    this.opts = opts;
+  }
+
+  handle(operation: string, handler: RpcHandler): void {
+    const defaultTimeoutMs = this.opts.defaultTimeoutMs ?? RPC_TIMEOUT_MS;
+    this.register(rpcSubject(this.opts.prefix, this.opts.service, operation), operation, async (msg, base) => {
+      const req = decodeRequest(msg);
+      const deadline = req.deadline ?? Date.now() + defaultTimeoutMs;
+      if (Date.now() > deadline) {
+        // The caller has already answered its client with a timeout; doing the work now would only surprise it.
+        base.log.warn({ deadline }, "dropped request past its deadline");
+        return null;
+      }
+      const res = await handler(req, { log: base.log, auth: req.auth, requestId: base.requestId, deadline });
+      return { ok: true, status: res.status ?? 200, body: res.body };
+    });
+  }
+
+  /** Internal RPCs (e.g. `svc.ledger.post`) whose payload is not a gateway RpcRequest. */
+  handleRaw(subjectSuffix: string, handler: RawRpcHandler): void {
+    const subject = `${this.opts.prefix}svc.${this.opts.service}.${subjectSuffix}`;
+    this.register(subject, subjectSuffix, (msg, base) => handler(parseJson(msg), base));
+  }
+
+  /** Gives routes the service has not built a clear not_implemented answer instead of a timeout. */
+  answerUnimplemented(operations: string[]): void {
+    for (const operation of operations) {
+      if (this.endpoints.has(rpcSubject(this.opts.prefix, this.opts.service, operation))) continue;
+      this.handle(operation, async () => {
+        throw new DomainError("not_implemented", `${this.opts.service}.${operation} is not implemented yet`);
+      });
+    }
+  }
+
+  /** True when an operation has a handler (including a not_implemented one). */
+  handles(operation: string): boolean {
+    return this.endpoints.has(rpcSubject(this.opts.prefix, this.opts.service, operation));
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (const endpoint of this.endpoints.values()) this.subscribe(endpoint);
+  }
+
+  inFlight(): number {
+    return this.running.size;
+  }
+
+  /** Stops taking requests (the server routes new ones elsewhere) and waits for the ones already running. */
+  async drain(): Promise<void> {
+    this.draining = true;
+    // async wrapper: drain() on a closed connection throws synchronously, which must not skip the wait below.
+    await Promise.allSettled(this.subs.map(async (s) => (s.isClosed() ? undefined : s.drain())));
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  private register(subject: string, operation: string, process: Processor): void {
+    if (this.endpoints.has(subject)) throw new Error(`RPC subject registered twice: ${subject}`);
+    const endpoint = { subject, operation, process };
+    this.endpoints.set(subject, endpoint);
+    if (this.started && !this.draining) this.subscribe(endpoint);
+  }
+
+  private subscribe(endpoint: Endpoint): void {
+    const sub = this.opts.nc.subscribe(endpoint.subject, {
+      queue: this.opts.service,
+      callback: (err, msg) => {
+        if (err) this.opts.log.error({ err, subject: endpoint.subject }, "rpc subscription failed");
+        else this.dispatch(endpoint, msg);
+      },
+    });
+    this.subs.push(sub);
+  }
+
+  private dispatch(endpoint: Endpoint, msg: Msg): void {
+    if (this.running.size >= this.opts.concurrencyMax) {
+      // Shedding load with a retryable answer beats queueing past the caller's deadline.
+      this.respond(msg, errorReply("service_unavailable", "Service overloaded; retry with the same idempotency key"));
+      this.observe(endpoint.operation, "rejected", 0, "service_unavailable");
+      return;
+    }
+    const run = this.run(endpoint, msg).finally(() => this.running.delete(run));
+    this.running.add(run);
+  }
+
+  private run(endpoint: Endpoint, msg: Msg): Promise<void> {
+    const requestId = msg.headers?.get(NATS_HEADERS.requestId) || newRequestId();
+    const log = this.opts.log.child({ operation: endpoint.operation });
+    const spanName = `${this.opts.service}.${endpoint.operation}`;
+    return requestContext.run({ requestId }, () =>
+      context.with(extractTraceContext(msg.headers), () =>
+        tracer().startActiveSpan(spanName, { kind: SpanKind.SERVER, attributes: { "messaging.destination.name": endpoint.subject } }, (span) =>
+          this.execute(endpoint, msg, { log, requestId }, span),
+        ),
+      ),
+    );
+  }
+
+  private async execute(endpoint: Endpoint, msg: Msg, ctx: { log: Logger; requestId: string }, span: Span): Promise<void> {
+    const startedAt = performance.now();
+    let reply: RpcReply | null;
+    try {
+      reply = await endpoint.process(msg, ctx);
+    } catch (e) {
+      reply = this.failureReply(e, ctx.log, span);
+    }
+    const seconds = (performance.now() - startedAt) / 1000;
+    if (reply === null) this.observe(endpoint.operation, "rejected", seconds, undefined);
+    else if (reply.ok) this.observe(endpoint.operation, "ok", seconds, undefined);
+    else {
+      span.setAttribute("rpc.error_code", reply.error.code);
+      const outcome = reply.error.code === "internal_error" ? "internal_error" : "domain_error";
+      this.observe(endpoint.operation, outcome, seconds, reply.error.code);
+    }
+    span.end();
+    if (reply !== null) this.respond(msg, reply, ctx.log);
+  }
+
+  private failureReply(e: unknown, log: Logger, span: Span): RpcReply {
+    if (e instanceof DomainError) return domainErrorReply(e);
+    // Unknown failures are bugs: the stack goes to the log and the trace, never to the caller.
+    log.error({ err: e }, "rpc handler failed");
+    span.recordException(e instanceof Error ? e : new Error(String(e)));
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    return errorReply("internal_error");
+  }
+
+  private respond(msg: Msg, reply: RpcReply, log: Logger = this.opts.log): void {
+    try {
+      msg.respond(JSON.stringify(reply));
+    } catch (err) {
+      log.error({ err }, "could not send rpc reply");
+    }
+  }
+
+  private observe(operation: string, outcome: RpcOutcome, seconds: number, code: string | undefined): void {
+    const m = this.opts.metrics;
+    if (!m) return;
+    m.rpcDuration.observe({ operation, outcome }, seconds);
+    if (code !== undefined) m.errorsTotal.inc({ code });
+  }
+}
+
+function normaliseReply(raw: z.infer<typeof RpcReplySchema>): RpcReply {
+  if (raw.ok) return raw;
+  const { code, message, hint, details, extra } = raw.error;
+  return errorReply(isErrorCode(code) ? code : "internal_error", message, {
+    ...(hint !== undefined ? { hint } : {}),
+    ...(details !== undefined ? { details } : {}),
+    ...(extra !== undefined ? { extra } : {}),
+  });
+}
+
+function decodeReply(msg: Msg): RpcReply {
+  let data: unknown;
+  try {
+    data = msg.json<unknown>();
+  } catch {
+    return errorReply("internal_error", "Service answered with a malformed reply");
+  }
+  const parsed = RpcReplySchema.safeParse(data);
+  return parsed.success ? normaliseReply(parsed.data) : errorReply("internal_error", "Service answered with a malformed reply");
+}
+
+/** Transport failures become typed replies; anything else is a bug and is rethrown. */
+function transportFailureReply(e: unknown): RpcReply | null {
+  if (e instanceof TimeoutError) return errorReply("service_timeout");
+  if (e instanceof RequestError && e.isNoResponders()) return errorReply("service_unavailable");
+  if (e instanceof ClosedConnectionError || e instanceof DrainingConnectionError) return errorReply("service_unavailable");
+  return null;
+}
+
+function requestHeaders(requestId: string | undefined): MsgHdrs {
+  const h = headers();
+  if (requestId !== undefined) h.set(NATS_HEADERS.requestId, requestId);
+  injectTraceHeaders(h);
+  return h;
+}
+
+/**
+ * Sends one request and waits for its typed reply. A timeout means "outcome unknown" (service_timeout),
+ * never "failed"; no subscriber at all means service_unavailable.
+ */
+export async function rpcCall(
+  nc: NatsConnection,
+  subject: string,
+  payload: unknown,
+  opts: { timeoutMs: number; requestId?: string },
+): Promise<RpcReply> {
+  return tracer().startActiveSpan(`rpc ${subject}`, { kind: SpanKind.CLIENT }, async (span) => {
+    try {
+      const h = requestHeaders(opts.requestId ?? requestContext.get()?.requestId);
+      const msg = await nc.request(subject, JSON.stringify(payload ?? null), { timeout: opts.timeoutMs, headers: h });
+      const reply = decodeReply(msg);
+      if (!reply.ok) span.setAttribute("rpc.error_code", reply.error.code);
+      return reply;
+    } catch (e) {
+      const reply = transportFailureReply(e);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: reply?.ok === false ? reply.error.code : String(e) });
+      if (reply === null) throw e;
+      return reply;
+    } finally {
+      span.end();
+    }
+  });
+}

@@ -1,0 +1,143 @@
+// Proves createService end to end: health/readiness/metrics endpoints, the NATS health subject, unbuilt routes
+// answering not_implemented, outbox → consumer wiring, and a graceful stop that finishes in-flight requests
+// while refusing new ones.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { healthSubject, rpcSubject } from "@treasury/contracts";
+import type { AuthContext } from "@treasury/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serviceDatabaseUrl, withTx } from "./db.ts";
+import { migrateAll } from "./migrate.ts";
+import { connectNats } from "./nats.ts";
+import { writeOutbox } from "./outbox.ts";
+import { rpcCall } from "./rpc.ts";
+import { createService } from "./service.ts";
+import type { Service, ServiceConfig } from "./service.ts";
+import { captureLogger, createTestDatabase, deleteEventsStream, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
+import type { TestDatabase } from "./test-support.ts";
+
+const prefix = randomPrefix();
+const { log, lines } = captureLogger("payments");
+const auth: AuthContext = { org_id: "org_1", livemode: false, key_id: "key_1", scopes: null, request_id: "req_1" };
+let db: TestDatabase;
+let rootDir: string;
+let client: NatsConnection;
+let svc: Service<ServiceConfig>;
+let base: string;
+const handled: string[] = [];
+let slowCalls = 0;
+let slowStarted: () => void = () => {};
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  rootDir = await mkdtemp(join(tmpdir(), "kit-service-"));
+  await migrateAll({ adminUrl: db.url, rootDir, services: ["payments"] });
+  client = await connectNats({ url: TEST_NATS_URL, name: "service-test-client" });
+  svc = await createService({
+    name: "payments",
+    env: { DATABASE_URL: serviceDatabaseUrl(db.url, "payments"), NATS_URL: TEST_NATS_URL, NATS_PREFIX: prefix, SHUTDOWN_TIMEOUT_MS: "5000" },
+    deps: { log },
+  });
+  svc.handle("createCheckoutSession", async () => ({ status: 201, body: { id: "cs_1" } }));
+  svc.handle("createWalletSession", async () => {
+    slowCalls += 1;
+    slowStarted();
+    await sleep(400);
+    return { body: { finished: true } };
+  });
+  svc.consume({
+    durable: "payments_test",
+    filterSubject: `${prefix}evt.>`,
+    handler: async (evt, tx) => {
+      await tx`select 1`;
+      handled.push(evt.id);
+    },
+  });
+  const { healthPort } = await svc.start();
+  base = `http://127.0.0.1:${healthPort}`;
+});
+
+afterAll(async () => {
+  await svc?.stop();
+  if (client) await deleteEventsStream(client, prefix);
+  await client?.drain();
+  await db?.drop();
+  if (rootDir) await rm(rootDir, { recursive: true, force: true });
+});
+
+const call = (op: string, timeoutMs = 2000) => rpcCall(client, rpcSubject(prefix, "payments", op), { auth, params: {}, query: {}, body: {} }, { timeoutMs });
+
+describe("createService", () => {
+  it("logs one ready line with the bound health port", () => {
+    const ready = lines.filter((l) => l["msg"] === "ready");
+    expect(ready).toHaveLength(1);
+    expect(ready[0]?.["health_port"]).toBe(Number(new URL(base).port));
+    expect(ready[0]?.["service"]).toBe("payments");
+  });
+
+  it("serves /healthz and /readyz", async () => {
+    const health = await fetch(`${base}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: "ok" });
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: "ok", checks: { started: "ok", shutdown: "ok", database: "ok", nats: "ok" } });
+  });
+
+  it("answers 503 on /readyz while an added readiness check fails", async () => {
+    svc.readyChecks.push(async () => {
+      throw new Error("ledger unreachable");
+    });
+    try {
+      const ready = await fetch(`${base}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ status: "unavailable", checks: { check_0: "ledger unreachable", database: "ok" } });
+    } finally {
+      svc.readyChecks.pop();
+    }
+  });
+
+  it("answers the NATS health subject and not_implemented for unbuilt route operations", async () => {
+    expect(await rpcCall(client, healthSubject(prefix, "payments"), {}, { timeoutMs: 2000 })).toEqual({ ok: true, status: 200, body: { status: "ok" } });
+    expect(await call("spendSharedWallet")).toMatchObject({ ok: false, error: { code: "not_implemented" } });
+  });
+
+  it("exports rpc_duration_seconds on /metrics after an RPC", async () => {
+    expect(await call("createCheckoutSession")).toEqual({ ok: true, status: 201, body: { id: "cs_1" } });
+    const res = await fetch(`${base}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toMatch(/rpc_duration_seconds_count\{[^}]*operation="createCheckoutSession"[^}]*outcome="ok"[^}]*\} 1/);
+    expect(text).toMatch(/errors_total\{[^}]*code="not_implemented"/);
+    expect(text).toMatch(/outbox_lag_seconds\{service="payments"\} \d/);
+    expect(text).toMatch(/consumer_pending\{[^}]*durable="payments_test"/);
+  });
+
+  it("relays its outbox to its consumers", async () => {
+    const id = await withTx(svc.sql, (tx) => writeOutbox(tx, "payments", { type: "sandbox.test", org_id: "org_1", livemode: false, data: {} }));
+    await waitFor(() => handled.includes(id), 5000, "consumer to handle the event");
+  });
+
+  it("finishes an in-flight request on stop, refuses new ones, then reports not ready", async () => {
+    const started = new Promise<void>((resolve) => (slowStarted = resolve));
+    const inFlight = call("createWalletSession", 3000);
+    await started;
+    const stopping = svc.stop();
+    await sleep(50);
+
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ checks: { shutdown: "shutting down" } });
+    const late = await call("createWalletSession", 500);
+    expect(late.ok).toBe(false);
+    expect(late.ok ? "" : late.error.code).toBe("service_unavailable");
+
+    expect(await inFlight).toEqual({ ok: true, status: 200, body: { finished: true } });
+    await stopping;
+    expect(slowCalls).toBe(1);
+    expect(svc.nc.isClosed()).toBe(true);
+    await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  });
+});

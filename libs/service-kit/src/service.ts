@@ -1,0 +1,252 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import { routesOf } from "@treasury/contracts";
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { z } from "zod";
+import { BaseEnv, loadConfig } from "./config.ts";
+import type { BaseConfig } from "./config.ts";
+import { EventConsumer } from "./consumer.ts";
+import type { EventHandler } from "./consumer.ts";
+import { createDb } from "./db.ts";
+import type { Sql } from "./db.ts";
+import { probe, startHealthServer } from "./health.ts";
+import type { Readiness } from "./health.ts";
+import { createLogger } from "./logger.ts";
+import { createMetrics } from "./metrics.ts";
+import { connectNats, ensureEventsStream } from "./nats.ts";
+import { OutboxRelay } from "./outbox.ts";
+import { errorReply, RpcServer } from "./rpc.ts";
+import type { RpcHandler } from "./rpc.ts";
+import { initTelemetry } from "./telemetry.ts";
+
+/** Connections and logger a test (or a host process) supplies; the service then leaves closing them to it. */
+export interface ServiceDeps {
+  sql?: Sql;
+  nc?: NatsConnection;
+  log?: Logger;
+}
+
+/** No extra keys: the default for services that need only BaseEnv. */
+export type NoExtraEnv = Record<never, never>;
+
+export type ServiceConfig<E extends z.ZodRawShape = NoExtraEnv> = BaseConfig & z.infer<z.ZodObject<E>>;
+
+export interface ConsumeOptions {
+  durable: string;
+  filterSubject: string;
+  handler: EventHandler;
+  maxAckPending?: number;
+}
+
+export interface Service<C = BaseConfig> {
+  name: string;
+  config: C;
+  log: Logger;
+  sql: Sql;
+  nc: NatsConnection;
+  prefix: string;
+  rpc: RpcServer;
+  metrics: Registry;
+  /** The relay, when enabled (tests drive and inspect it). */
+  relay: OutboxRelay | undefined;
+  handle(operation: string, handler: RpcHandler): void;
+  consume(opts: ConsumeOptions): EventConsumer;
+  onShutdown(fn: () => Promise<void>): void;
+  /** Extra readiness checks: each resolves when the service can work, throws with the reason otherwise. */
+  readyChecks: Array<() => Promise<void>>;
+  start(): Promise<{ healthPort: number }>;
+  stop(): Promise<void>;
+  installSignalHandlers(): void;
+}
+
+export interface CreateServiceOptions<E extends z.ZodRawShape> {
+  name: string;
+  env: Record<string, string | undefined>;
+  extraEnv?: E;
+  deps?: ServiceDeps;
+  /** Run the outbox relay in this process (default true). */
+  relay?: boolean;
+}
+
+/**
+ * Builds a service from its environment: config, logger, telemetry, pool, NATS, RPC server, outbox relay.
+ * Nothing listens until start(); if start() fails the caller should still call stop() to release what opened.
+ */
+export async function createService<E extends z.ZodRawShape = NoExtraEnv>(opts: CreateServiceOptions<E>): Promise<Service<ServiceConfig<E>>> {
+  const config = loadConfig(BaseEnv.extend(opts.extraEnv ?? ({} as E)), opts.env) as ServiceConfig<E>;
+  const deps = opts.deps ?? {};
+  const log = deps.log ?? createLogger({ service: opts.name, level: config.LOG_LEVEL });
+  const telemetry = initTelemetry({ service: opts.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  const sql = deps.sql ?? createDb(config.DATABASE_URL, { max: config.DB_POOL_MAX, application_name: opts.name });
+  const nc = deps.nc ?? (await connectNats({ url: config.NATS_URL, name: opts.name }));
+  return new KitService(opts.name, config, { log, sql, nc, telemetry, ownsSql: !deps.sql, ownsNc: !deps.nc }, opts.relay ?? true);
+}
+
+interface Resources {
+  log: Logger;
+  sql: Sql;
+  nc: NatsConnection;
+  telemetry: { shutdown(): Promise<void> };
+  ownsSql: boolean;
+  ownsNc: boolean;
+}
+
+class KitService<C extends BaseConfig> implements Service<C> {
+  readonly name: string;
+  readonly config: C;
+  readonly log: Logger;
+  readonly sql: Sql;
+  readonly nc: NatsConnection;
+  readonly prefix: string;
+  readonly rpc: RpcServer;
+  readonly metrics: Registry;
+  readonly relay: OutboxRelay | undefined;
+  readonly readyChecks: Array<() => Promise<void>> = [];
+  private readonly res: Resources;
+  private readonly consumers: EventConsumer[] = [];
+  private readonly shutdownHooks: Array<() => Promise<void>> = [];
+  private health: { port: number; close(): Promise<void> } | undefined;
+  private started = false;
+  private stopping: Promise<void> | undefined;
+
+  constructor(name: string, config: C, res: Resources, relay: boolean) {
+    this.name = name;
+    this.config = config;
+    this.res = res;
+    this.log = res.log;
+    this.sql = res.sql;
+    this.nc = res.nc;
+    this.prefix = config.NATS_PREFIX;
+    this.relay = relay
+      ? new OutboxRelay({ sql: this.sql, nc: this.nc, schema: name, prefix: this.prefix, source: name, log: this.log })
+      : undefined;
+    const consumerPending = () => this.consumers.map((c) => ({ durable: c.durable, pending: () => c.pending() }));
+    const relayProbe = this.relay;
+    const metrics = createMetrics(name, relayProbe ? { outboxLagSeconds: () => relayProbe.lagSeconds(), consumerPending } : { consumerPending });
+    this.metrics = metrics.registry;
+    this.rpc = new RpcServer({
+      nc: this.nc,
+      prefix: this.prefix,
+      service: name,
+      log: this.log,
+      concurrencyMax: config.RPC_CONCURRENCY_MAX,
+      metrics,
+    });
+  }
+
+  handle(operation: string, handler: RpcHandler): void {
+    this.rpc.handle(operation, handler);
+  }
+
+  consume(opts: ConsumeOptions): EventConsumer {
+    const consumer = new EventConsumer({ nc: this.nc, sql: this.sql, schema: this.name, prefix: this.prefix, log: this.log, ...opts });
+    this.consumers.push(consumer);
+    if (this.started) {
+      consumer.start().catch((err: unknown) => this.log.error({ err, durable: opts.durable }, "event consumer failed to start"));
+    }
+    return consumer;
+  }
+
+  onShutdown(fn: () => Promise<void>): void {
+    this.shutdownHooks.push(fn);
+  }
+
+  async start(): Promise<{ healthPort: number }> {
+    if (this.started || this.stopping) throw new Error(`${this.name}: start() called twice or after stop()`);
+    await ensureEventsStream(this.nc, this.prefix);
+    await this.relay?.start();
+    for (const c of this.consumers) await c.start();
+    this.rpc.answerUnimplemented(routesOf(this.name).map((r) => r.operation));
+    this.rpc.handleRaw("_health", () => this.answerHealth());
+    this.rpc.start();
+    this.health = await startHealthServer({
+      host: this.config.HEALTH_HOST,
+      port: this.config.HEALTH_PORT,
+      registry: this.metrics,
+      readiness: () => this.readiness(),
+    });
+    this.started = true;
+    this.log.info({ health_port: this.health.port }, "ready");
+    return { healthPort: this.health.port };
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  installSignalHandlers(): void {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      this.log.info({ signal }, "shutting down");
+      this.stop().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          this.log.error({ err }, "shutdown failed");
+          process.exit(1);
+        },
+      );
+    };
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+  }
+
+  private async answerHealth() {
+    const db = await probe(() => this.sql`select 1`);
+    if (db !== "ok") return errorReply("service_unavailable", `database: ${db}`);
+    return { ok: true as const, status: 200, body: { status: "ok" } };
+  }
+
+  private async readiness(): Promise<Readiness> {
+    const checks: Record<string, string> = {
+      started: this.started ? "ok" : "not started",
+      shutdown: this.stopping ? "shutting down" : "ok",
+      database: await probe(() => this.sql`select 1`),
+      nats: await probe(() => this.nc.flush()),
+    };
+    for (const [i, check] of this.readyChecks.entries()) checks[`check_${i}`] = await probe(check);
+    return { ok: Object.values(checks).every((v) => v === "ok"), checks };
+  }
+
+  /** Graceful, in dependency order, bounded by SHUTDOWN_TIMEOUT_MS; past it, connections are closed hard. */
+  private async shutdown(): Promise<void> {
+    const timeoutMs = this.config.SHUTDOWN_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const finished = await Promise.race([this.shutdownSteps().then(() => true), timedOut]);
+    clearTimeout(timer);
+    if (!finished) {
+      this.log.error({ timeout_ms: timeoutMs }, "graceful shutdown timed out; closing connections");
+      await this.forceClose();
+    }
+    this.log.info("stopped");
+  }
+
+  private async shutdownSteps(): Promise<void> {
+    // Requests first: in-flight handlers may still publish to the outbox or need the pool.
+    await this.step("rpc", () => this.rpc.drain());
+    await this.step("consumers", async () => void (await Promise.all(this.consumers.map((c) => c.stop()))));
+    await this.step("relay", async () => this.relay?.stop());
+    for (const hook of [...this.shutdownHooks].reverse()) await this.step("hook", hook);
+    await this.step("health", async () => this.health?.close());
+    if (this.res.ownsNc) await this.step("nats", () => this.nc.drain());
+    if (this.res.ownsSql) await this.step("database", () => this.sql.end({ timeout: 5 }));
+    await this.step("telemetry", () => this.res.telemetry.shutdown());
+  }
+
+  /** One failing step must not keep the others from releasing their resources. */
+  private async step(name: string, fn: () => Promise<unknown>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      this.log.error({ err, step: name }, "shutdown step failed");
+    }
+  }
+
+  private async forceClose(): Promise<void> {
+    await this.step("health", async () => this.health?.close());
+    if (this.res.ownsNc) await this.step("nats", () => this.nc.close());
+    if (this.res.ownsSql) await this.step("database", () => this.sql.end({ timeout: 0 }));
+  }
+}

@@ -1,0 +1,113 @@
+import { context, ProxyTracerProvider, ROOT_CONTEXT, trace } from "@opentelemetry/api";
+import type { Context, TextMapGetter, TextMapSetter, Tracer } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { core, NodeSDK } from "@opentelemetry/sdk-node";
+import { BatchSpanProcessor, NoopSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { MsgHdrs } from "@nats-io/transport-node";
+
+/**
+ * NATS headers always carry W3C trace context (DESIGN: Messaging), whatever global propagator a process or a
+ * test has registered, so the kit uses its own propagator instance for them.
+ */
+const w3c = new core.W3CTraceContextPropagator();
+
+const natsSetter: TextMapSetter<MsgHdrs> = {
+  set: (carrier, key, value) => carrier.set(key, value),
+};
+
+const natsGetter: TextMapGetter<MsgHdrs> = {
+  // MsgHdrs.get answers "" for a missing header; the propagator expects undefined.
+  get: (carrier, key) => carrier.get(key) || undefined,
+  keys: (carrier) => carrier.keys(),
+};
+
+const recordSetter: TextMapSetter<Record<string, string>> = {
+  set: (carrier, key, value) => {
+    carrier[key] = value;
+  },
+};
+
+const recordGetter: TextMapGetter<Record<string, string>> = {
+  get: (carrier, key) => carrier[key],
+  keys: (carrier) => Object.keys(carrier),
+};
+
+interface SdkState {
+  sdk: NodeSDK;
+  users: number;
+}
+let state: SdkState | undefined;
+
+/** True when something (usually a test with an in-memory exporter) already registered a tracer provider. */
+function providerAlreadyRegistered(): boolean {
+  const provider = trace.getTracerProvider();
+  // The global proxy answers undefined while it has no delegate, i.e. nothing was registered.
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegateTracer("probe") !== undefined;
+}
+
+function otlpTracesUrl(endpoint: string): string {
+  // OTEL_EXPORTER_OTLP_ENDPOINT is the collector's base URL; the traces signal lives under /v1/traces.
+  const base = endpoint.replace(/\/+$/, "");
+  return base.endsWith("/v1/traces") ? base : `${base}/v1/traces`;
+}
+
+/**
+ * Starts the OpenTelemetry SDK once per process. Without an endpoint spans are still created (so log lines
+ * carry trace ids) and then dropped. Several services in one process share the SDK; the last shutdown ends it.
+ */
+export function initTelemetry(opts: { service: string; otlpEndpoint?: string | undefined }): { shutdown(): Promise<void> } {
+  if (!state && providerAlreadyRegistered()) return { shutdown: async () => {} };
+  if (!state) {
+    const processor = opts.otlpEndpoint
+      ? new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpTracesUrl(opts.otlpEndpoint) }))
+      : new NoopSpanProcessor();
+    const sdk = new NodeSDK({
+      serviceName: opts.service,
+      contextManager: new AsyncLocalStorageContextManager(),
+      textMapPropagator: w3c,
+      spanProcessors: [processor],
+      // Empty lists stop the SDK from defaulting to OTLP log and metric exporters: metrics go through
+      // prom-client and logs through pino.
+      logRecordProcessors: [],
+      metricReaders: [],
+      instrumentations: [],
+    });
+    sdk.start();
+    state = { sdk, users: 0 };
+  }
+  const owned = state;
+  owned.users += 1;
+  let released = false;
+  return {
+    async shutdown() {
+      if (released) return;
+      released = true;
+      owned.users -= 1;
+      if (owned.users > 0 || state !== owned) return;
+      state = undefined;
+      await owned.sdk.shutdown();
+    },
+  };
+}
+
+/** Writes traceparent/tracestate of the active context into outgoing NATS headers. */
+export function injectTraceHeaders(h: MsgHdrs): void {
+  w3c.inject(context.active(), h, natsSetter);
+}
+
+/** The remote parent carried by incoming NATS headers (the root context when there is none). */
+export function extractTraceContext(h: MsgHdrs | undefined): Context {
+  return h ? w3c.extract(ROOT_CONTEXT, h, natsGetter) : ROOT_CONTEXT;
+}
+
+/** Same as injectTraceHeaders, into a plain object (outbox rows store headers as JSON). */
+export function injectTraceRecord(carrier: Record<string, string>, ctx: Context = context.active()): void {
+  w3c.inject(ctx, carrier, recordSetter);
+}
+
+export function extractTraceRecord(carrier: Record<string, string>): Context {
+  return w3c.extract(ROOT_CONTEXT, carrier, recordGetter);
+}
+
+export const tracer = (): Tracer => trace.getTracer("treasury");
