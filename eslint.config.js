@@ -12,6 +12,13 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/no-explicit-any": "error",
+    },
+  },
+  {
+    // Services and libraries: the isolation rule. (Scripts, e2e tests and benchmarks compose services on
+    // purpose: they are the composition root, not a service.)
+    files: ["services/**/*.ts", "libs/**/*.ts"],
+    rules: {
       "no-restricted-imports": [
         "error",
         {

@@ -1,13 +1,11 @@
 /** Shared benchmark plumbing: real PostgreSQL + NATS (env URLs or private servers), child processes, autocannon. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import postgres from "postgres";
 import { SERVICES } from "@treasury/contracts";
 import { migrateAll } from "@treasury/service-kit";
-import { freePort, repoRoot, startNats, startPostgres } from "@treasury/testing";
+import { freePort, makeScratchDir, repoRoot, startNats, startPostgres } from "@treasury/testing";
 
 export interface BenchInfra {
   adminUrl: string;
@@ -19,7 +17,7 @@ export async function startInfra(): Promise<BenchInfra> {
   const stops: (() => Promise<void>)[] = [];
   let adminUrl = process.env.BENCH_DATABASE_URL;
   let natsUrl = process.env.BENCH_NATS_URL;
-  const dir = mkdtempSync(join(tmpdir(), "treasury-bench-"));
+  const dir = makeScratchDir("treasury-bench-");
   if (!adminUrl) {
     // fsync stays on: the benchmark measures durable commits, like pgbench does.
     const pg = await startPostgres({ dataDir: join(dir, "pg"), port: await freePort(), maxConnections: 200, fsync: true });

@@ -1,0 +1,28 @@
+// What the global setup hands to every test worker (vitest `provide` → `inject`).
+
+/** Servers and the migrated template database of one test run. */
+export interface TestInfra {
+  /** Superuser URL of a maintenance database (`postgres`) on the test PostgreSQL. */
+  adminUrl: string;
+  /** Migrated database that every test file's database is copied from. */
+  templateDb: string;
+  natsUrl: string;
+  redisUrl: string;
+  /** Short id of this run: per-file database names start with `t_<runId>_`. */
+  runId: string;
+}
+
+export const INFRA_KEY = "treasuryTestInfra";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    treasuryTestInfra: TestInfra;
+  }
+}
+
+/** `url` with its database name replaced. */
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${encodeURIComponent(database)}`;
+  return u.toString();
+}

@@ -1,0 +1,377 @@
+// `npm start`: the whole system on one machine.
+//   1. PostgreSQL and NATS JetStream: DATABASE_URL (admin URL) / NATS_URL when set, else private servers from the
+//      machine's binaries with their data under .data/ (kept between starts), on their own ports.
+//   2. Migrations for every service.
+//   3. A sandbox org and test key on first start (.data/dev-credentials.json), reused afterwards.
+//   4. Every service as its own child process, output prefixed with its name; waits until all are ready.
+// Ctrl-C / SIGTERM stops the services, then the servers it started. A service that dies stops everything.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import postgres from "postgres";
+import { SERVICES, type ServiceName } from "@treasury/contracts";
+import { migrateAll, serviceDatabaseUrl } from "@treasury/service-kit";
+import {
+  MissingBinaryError,
+  findBinary,
+  findPostgresBinaries,
+  firstUntraversableAncestor,
+  INSTALL_HINT,
+  isRoot,
+  lookupUser,
+  portAcceptsConnections,
+  startNats,
+  startPostgres,
+  type RunningServer,
+} from "@treasury/testing/servers";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const dataRoot = join(root, ".data");
+const credentialsFile = join(dataRoot, "dev-credentials.json");
+const pidsFile = join(dataRoot, "dev-services.json");
+
+const env = process.env;
+const pgPort = Number(env["DEV_PG_PORT"] ?? 54329);
+const natsPort = Number(env["DEV_NATS_PORT"] ?? 42229);
+const mainPort = env["PORT"] ?? "8080";
+const altPort = env["ALT_PORT"] ?? "8081";
+const host = env["HOST"] ?? "127.0.0.1";
+const dbPoolMax = Number(env["DB_POOL_MAX"] ?? 10);
+/** Every service process's pool, plus headroom for migrations, this script, psql sessions and LISTEN connections. */
+const maxConnections = SERVICES.length * dbPoolMax + 40;
+const readyTimeoutMs = Number(env["DEV_READY_TIMEOUT_MS"] ?? 120_000);
+const stopTimeoutMs = Number(env["DEV_STOP_TIMEOUT_MS"] ?? 10_000);
+const readyPollIntervalMs = 250;
+
+const HEALTH_PORTS: Record<ServiceName, number> = {
+  gateway: 9100,
+  ledger: 9101,
+  payments: 9102,
+  payouts: 9103,
+  refunds: 9104,
+  receipts: 9105,
+  kyc: 9106,
+  webhooks: 9107,
+};
+
+const tty = process.stdout.isTTY === true;
+const COLORS = [36, 33, 32, 35, 34, 96, 93, 92, 95];
+const paint = (code: number, text: string): string => (tty ? `\u001b[${code}m${text}\u001b[0m` : text);
+const bold = (text: string): string => (tty ? `\u001b[1m${text}\u001b[22m` : text);
+const say = (msg: string): void => console.log(`${paint(90, "[dev]")} ${msg}`);
+const shout = (msg: string): void => console.error(`\n${paint(41, paint(97, ` ${msg} `))}\n`);
+
+interface Child {
+  name: ServiceName;
+  proc: ChildProcess;
+  exited: Promise<void>;
+  hasExited: boolean;
+}
+
+const children: Child[] = [];
+const infra: { name: string; server: RunningServer }[] = [];
+let shuttingDown = false;
+
+// -------------------------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  mkdirSync(dataRoot, { recursive: true });
+  checkBinaries();
+  await stopLeftoverServices();
+  await checkPortsFree();
+
+  const adminUrl = env["DATABASE_URL"] !== undefined && env["DATABASE_URL"] !== "" ? env["DATABASE_URL"] : await startPrivatePostgres();
+  const natsUrl = env["NATS_URL"] !== undefined && env["NATS_URL"] !== "" ? env["NATS_URL"] : await startPrivateNats();
+  if (shuttingDown) return;
+
+  say("running migrations");
+  await migrateAll({ adminUrl, rootDir: root, services: [...SERVICES], log: (m) => say(`migrate: ${m}`) });
+  const credentials = await ensureCredentials(adminUrl);
+  if (shuttingDown) return;
+
+  for (const [i, name] of SERVICES.entries()) startService(name, i, serviceEnv(name, adminUrl, natsUrl));
+  writeFileSync(pidsFile, JSON.stringify(children.map((c) => ({ name: c.name, pid: c.proc.pid }))));
+  await waitUntilReady();
+  if (shuttingDown) return;
+
+  const base = `http://${host}:${mainPort}`;
+  const alt = env["ALT_BASE_URL"] ?? `http://${host}:${altPort}`;
+  console.log(
+    [
+      "",
+      bold(`Treasury is up (${SERVICES.length} services).`),
+      `  API base URL : ${base}`,
+      `  Alt URL      : ${alt}   (hosted checkout / wallet / receipt pages)`,
+      `  Org          : ${credentials.org_id} (sandbox)`,
+      `  Test API key : ${credentials.test_api_key}`,
+      `  Try          : curl -s ${base}/v1/health-check`,
+      `  PostgreSQL   : ${redactPassword(adminUrl)}   NATS: ${natsUrl}`,
+      `  Credentials  : ${credentialsFile}`,
+      "  Ctrl-C stops everything.",
+      "",
+    ].join("\n"),
+  );
+}
+
+function checkBinaries(): void {
+  const missing: string[] = [];
+  if ((env["DATABASE_URL"] ?? "") === "" && findPostgresBinaries() === undefined) missing.push(INSTALL_HINT.postgres);
+  if ((env["NATS_URL"] ?? "") === "" && findBinary("nats-server") === undefined) missing.push(INSTALL_HINT.nats);
+  if (missing.length > 0) throw new MissingBinaryError(missing.join("\n"));
+}
+
+async function checkPortsFree(): Promise<void> {
+  const ports: [string, number][] = [
+    ["gateway PORT", Number(mainPort)],
+    ["gateway ALT_PORT", Number(altPort)],
+    ...SERVICES.map((s): [string, number] => [`${s} health port`, HEALTH_PORTS[s]]),
+  ];
+  const busy: string[] = [];
+  for (const [what, port] of ports) if (await portAcceptsConnections(port, host)) busy.push(`${port} (${what})`);
+  if (busy.length > 0) {
+    throw new Error(`ports already in use: ${busy.join(", ")}. Is another \`npm start\` running? Stop it, or set PORT / ALT_PORT.`);
+  }
+}
+
+/**
+ * The private PostgreSQL keeps its data in .data/pg. As root it runs as the `postgres` user, which must be able
+ * to traverse every parent folder; when it cannot (a checkout under /root, say), the data goes under /var/tmp.
+ */
+async function startPrivatePostgres(): Promise<string> {
+  let dataDir = join(dataRoot, "pg");
+  let socketDir = join(dataRoot, "pg-socket");
+  if (isRoot()) {
+    const pgUser = lookupUser("postgres");
+    const blocked = pgUser === undefined ? undefined : firstUntraversableAncestor(dataDir, pgUser);
+    if (blocked !== undefined) {
+      const elsewhere = join("/var/tmp", `treasury-dev-${createHash("sha256").update(root).digest("hex").slice(0, 8)}`);
+      mkdirSync(elsewhere, { recursive: true });
+      chmodSync(elsewhere, 0o755);
+      dataDir = join(elsewhere, "pg");
+      socketDir = join(elsewhere, "pg-socket");
+      say(`the postgres user cannot traverse ${blocked}, so PostgreSQL data lives in ${dataDir} instead of .data/pg`);
+    }
+  }
+  const firstTime = !existsSync(join(dataDir, "PG_VERSION"));
+  say(`${firstTime ? "initialising" : "starting"} PostgreSQL in ${dataDir} on 127.0.0.1:${pgPort}`);
+  const pg = await startPostgres({ dataDir, socketDir, port: pgPort, maxConnections, fsync: true });
+  infra.unshift({ name: "PostgreSQL", server: pg });
+  say(`PostgreSQL ready (max_connections ${maxConnections}, log ${pg.logFile})`);
+  return pg.url;
+}
+
+async function startPrivateNats(): Promise<string> {
+  say(`starting nats-server -js on 127.0.0.1:${natsPort} (store .data/nats)`);
+  const nats = await startNats({
+    storeDir: join(dataRoot, "nats"),
+    port: natsPort,
+    logFile: join(dataRoot, "nats.log"),
+    pidFile: join(dataRoot, "nats.pid"),
+    // Own process group: a terminal Ctrl-C reaches only this script, which stops NATS after the services.
+    detached: true,
+  });
+  infra.unshift({ name: "NATS", server: nats });
+  return nats.url;
+}
+
+interface Credentials {
+  org_id: string;
+  test_api_key: string;
+}
+
+/** Reuses .data/dev-credentials.json while its org exists in this database; otherwise creates an org and key. */
+async function ensureCredentials(adminUrl: string): Promise<Credentials> {
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    if (existsSync(credentialsFile)) {
+      const saved = JSON.parse(readFileSync(credentialsFile, "utf8")) as Partial<Credentials>;
+      if (typeof saved.org_id === "string" && typeof saved.test_api_key === "string") {
+        const rows = await sql`select 1 from gateway.orgs where id = ${saved.org_id}`.catch(() => []);
+        if (rows.length > 0) {
+          say(`reusing org ${saved.org_id} and its test key from ${credentialsFile}`);
+          return { org_id: saved.org_id, test_api_key: saved.test_api_key };
+        }
+        say(`${credentialsFile} names an org this database does not have; creating a new one`);
+      }
+    }
+    // The gateway owns orgs and keys; its admin functions are the one way to create them.
+    const admin = await import("../services/gateway/src/admin.ts");
+    const { org_id } = await admin.createOrg(sql, { name: "Dev Sandbox" });
+    const { api_key } = await admin.createApiKey(sql, { orgId: org_id, environment: "sandbox", scopes: null });
+    const credentials: Credentials = { org_id, test_api_key: api_key };
+    writeFileSync(credentialsFile, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+    say(bold(`created sandbox org ${org_id} and test key ${api_key} (saved to ${credentialsFile})`));
+    return credentials;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+function serviceEnv(name: ServiceName, adminUrl: string, natsUrl: string): NodeJS.ProcessEnv {
+  const vars: NodeJS.ProcessEnv = {
+    ...env,
+    DATABASE_URL: serviceDatabaseUrl(adminUrl, name),
+    NATS_URL: natsUrl,
+    NATS_PREFIX: env["NATS_PREFIX"] ?? "",
+    HEALTH_HOST: "127.0.0.1",
+    HEALTH_PORT: String(HEALTH_PORTS[name]),
+    LOG_LEVEL: env["LOG_LEVEL"] ?? "info",
+    DB_POOL_MAX: String(dbPoolMax),
+  };
+  if (name === "gateway") {
+    vars["PORT"] = mainPort;
+    vars["ALT_PORT"] = altPort;
+    vars["HOST"] = host;
+    vars["ALT_BASE_URL"] = env["ALT_BASE_URL"] ?? `http://${host}:${altPort}`;
+  }
+  return vars;
+}
+
+function startService(name: ServiceName, index: number, vars: NodeJS.ProcessEnv): void {
+  const label = paint(COLORS[index % COLORS.length] ?? 36, `[${name}]`.padEnd(Math.max(...SERVICES.map((s) => s.length)) + 2));
+  const proc = spawn(process.execPath, ["--import", "tsx", join(root, "services", name, "src", "main.ts")], {
+    cwd: root,
+    env: vars,
+    stdio: ["ignore", "pipe", "pipe"],
+    // Own process group: Ctrl-C reaches only this script, which stops the services in order.
+    detached: true,
+  });
+  const child: Child = { name, proc, hasExited: false, exited: Promise.resolve() };
+  child.exited = new Promise((resolveExit) => {
+    proc.once("exit", (code, signal) => {
+      child.hasExited = true;
+      resolveExit();
+      if (!shuttingDown) {
+        shout(`${name} EXITED UNEXPECTEDLY (${signal ?? `exit code ${code}`}): stopping the whole stack`);
+        void shutdown(1);
+      }
+    });
+  });
+  proc.once("error", (err) => {
+    shout(`${name} could not be started: ${err.message}`);
+    void shutdown(1);
+  });
+  createInterface({ input: proc.stdout! }).on("line", (line) => process.stdout.write(`${label} ${line}\n`));
+  createInterface({ input: proc.stderr! }).on("line", (line) => process.stderr.write(`${label} ${line}\n`));
+  children.push(child);
+}
+
+async function waitUntilReady(): Promise<void> {
+  const deadline = Date.now() + readyTimeoutMs;
+  const pending = new Set<ServiceName>(SERVICES);
+  say(`waiting for ${pending.size} services to answer /readyz`);
+  while (pending.size > 0 && !shuttingDown) {
+    for (const name of [...pending]) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${HEALTH_PORTS[name]}/readyz`, { signal: AbortSignal.timeout(1_000) });
+        await res.body?.cancel();
+        if (res.status === 200) {
+          pending.delete(name);
+          say(`${name} ready`);
+        }
+      } catch {
+        // not listening yet
+      }
+    }
+    if (pending.size === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(`not ready within ${readyTimeoutMs} ms: ${[...pending].join(", ")} (GET /readyz did not answer 200)`);
+    }
+    await new Promise((r) => setTimeout(r, readyPollIntervalMs));
+  }
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// stopping
+
+let shutdownPromise: Promise<void> | undefined;
+
+async function shutdown(code: number): Promise<void> {
+  shutdownPromise ??= (async () => {
+    shuttingDown = true;
+    const live = children.filter((c) => !c.hasExited);
+    if (live.length > 0) say(`stopping ${live.length} services`);
+    for (const c of live) c.proc.kill("SIGTERM");
+    const timedOut = await Promise.race([
+      Promise.all(live.map((c) => c.exited)).then(() => false),
+      new Promise<boolean>((r) => setTimeout(() => r(true), stopTimeoutMs)),
+    ]);
+    if (timedOut) {
+      const stuck = live.filter((c) => !c.hasExited);
+      say(`${stuck.map((c) => c.name).join(", ")} did not stop within ${stopTimeoutMs} ms: SIGKILL`);
+      for (const c of stuck) c.proc.kill("SIGKILL");
+      await Promise.race([Promise.all(stuck.map((c) => c.exited)), new Promise((r) => setTimeout(r, 5_000))]);
+    }
+    rmSync(pidsFile, { force: true });
+    for (const { name, server } of infra.splice(0)) {
+      say(`stopping ${name}`);
+      await server.stop().catch((err: unknown) => console.error(`[dev] stopping ${name} failed: ${String(err)}`));
+    }
+    say(code === 0 ? "stopped" : `stopped (exit ${code})`);
+    process.exit(code);
+  })();
+  return shutdownPromise;
+}
+
+/**
+ * Services that an earlier run started and could not stop (it was killed with -9) still hold their ports.
+ * Their pids are in .data/dev-services.json; a pid is trusted only when /proc says it still runs that service.
+ */
+async function stopLeftoverServices(): Promise<void> {
+  if (!existsSync(pidsFile)) return;
+  let saved: { name: string; pid: number }[] = [];
+  try {
+    saved = JSON.parse(readFileSync(pidsFile, "utf8")) as { name: string; pid: number }[];
+  } catch {
+    saved = [];
+  }
+  const leftovers = saved.filter(({ name, pid }) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(join("services", name, "src", "main.ts"));
+    } catch {
+      return false;
+    }
+  });
+  if (leftovers.length > 0) {
+    say(`stopping ${leftovers.length} services left running by an earlier start: ${leftovers.map((l) => `${l.name} (${l.pid})`).join(", ")}`);
+    for (const { pid } of leftovers) process.kill(pid, "SIGTERM");
+    const deadline = Date.now() + stopTimeoutMs;
+    while (Date.now() < deadline && leftovers.some(({ pid }) => existsSync(`/proc/${pid}`))) await new Promise((r) => setTimeout(r, 100));
+    for (const { pid } of leftovers) if (existsSync(`/proc/${pid}`)) process.kill(pid, "SIGKILL");
+  }
+  rmSync(pidsFile, { force: true });
+}
+
+function redactPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== "") u.password = "***";
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+let interrupts = 0;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    interrupts += 1;
+    if (interrupts > 1) {
+      // A second Ctrl-C: do not wait for graceful shutdown of the services.
+      for (const c of children) if (!c.hasExited) c.proc.kill("SIGKILL");
+      return;
+    }
+    say(`${signal}: shutting down`);
+    void shutdown(0);
+  });
+}
+
+main().catch(async (err: unknown) => {
+  if (err instanceof MissingBinaryError) shout("missing system dependency");
+  console.error(`[dev] ${err instanceof Error ? err.message : String(err)}`);
+  if (!(err instanceof MissingBinaryError) && err instanceof Error && err.stack !== undefined) console.error(err.stack);
+  await shutdown(1);
+});
