@@ -7,3 +7,4 @@ export * from "./events.ts";
 export * from "./routes.ts";
 export * as schemas from "./schemas.ts";
 export * from "./openapi.ts";
+export * from "./ledger-post.ts";

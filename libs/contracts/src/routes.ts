@@ -120,6 +120,27 @@ export const ROUTES: readonly RouteDef[] = [
   post("/v1/sandbox/webhooks/test", { operation: "sandboxSendTestWebhook", service: "webhooks", scope: "webhooks", summary: "Send a sandbox test event", body: S.SandboxWebhookTestBody }),
 ];
 
+/**
+ * Hosted pages: served on the alt listener only, HTML, authorised by the session id/token in the path (never
+ * an API key). The owning service answers `svc.<service>.<operation>` with a PageRequest.
+ */
+export interface PageRouteDef {
+  operation: string;
+  method: HttpMethod;
+  path: string;
+  service: Exclude<ServiceName, "gateway">;
+  summary: string;
+}
+
+export const PAGE_ROUTES: readonly PageRouteDef[] = [
+  { method: "GET", path: "/v1/checkout/:checkout_id", service: "payments", operation: "page.checkout", summary: "Hosted checkout page" },
+  { method: "POST", path: "/v1/checkout/:checkout_id/pay", service: "payments", operation: "page.checkoutPay", summary: "Checkout page card form" },
+  { method: "POST", path: "/v1/checkout/:checkout_id/cancel", service: "payments", operation: "page.checkoutCancel", summary: "Checkout page cancel" },
+  { method: "GET", path: "/v1/wallet/:session_id", service: "payments", operation: "page.wallet", summary: "Hosted wallet page" },
+  { method: "POST", path: "/v1/wallet/:session_id/topup", service: "payments", operation: "page.walletTopup", summary: "Wallet page top-up form" },
+  { method: "GET", path: "/v1/receipts/:receipt_id/view", service: "receipts", operation: "page.receipt", summary: "Hosted receipt page" },
+];
+
 /** Routes owned by one service. */
 export function routesOf(service: string): RouteDef[] {
   return ROUTES.filter((r) => r.service === service);

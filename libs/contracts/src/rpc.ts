@@ -27,6 +27,8 @@ export const RpcRequest = z.object({
   body: z.unknown(),
   /** Absolute deadline (ms since epoch): work not started by then is pointless, the caller has given up. */
   deadline: z.number().optional(),
+  /** Public base URL of the gateway's alt listener, for browser-visible links (checkout_url, wallet_url…). */
+  alt_base_url: z.string().optional(),
 });
 export type RpcRequest<B = unknown, Q = Record<string, unknown>> = {
   auth: AuthContext;
@@ -34,7 +36,22 @@ export type RpcRequest<B = unknown, Q = Record<string, unknown>> = {
   query: Q;
   body: B;
   deadline?: number;
+  alt_base_url?: string;
 };
+
+/**
+ * What the gateway forwards for a hosted page (alt listener, no API key: the unguessable id in the URL is the
+ * authorisation). Reply body: `{ html: string }` (status from the reply) or `{ redirect: string }` (303).
+ */
+export const PageRequest = z.object({
+  params: z.record(z.string(), z.string()),
+  query: z.record(z.string(), z.unknown()),
+  form: z.record(z.string(), z.string()),
+  request_id: z.string(),
+  client_ip: z.string(),
+  alt_base_url: z.string(),
+});
+export type PageRequest = z.infer<typeof PageRequest>;
 
 export interface RpcErrorBody {
   code: ErrorCode;

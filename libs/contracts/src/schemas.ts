@@ -147,6 +147,7 @@ export const ListHoldsQuery = z.object({
   venture_id: str(255).optional(),
   ready_only: boolQuery.optional(),
   limit: pagingInt(1, 1000).optional(),
+  offset: pagingInt(0, 1_000_000_000).optional(),
 });
 export const CreateHoldBody = z
   .object({

@@ -132,9 +132,8 @@ export class RpcServer {
   answerUnimplemented(operations: string[]): void {
     for (const operation of operations) {
       if (this.endpoints.has(rpcSubject(this.opts.prefix, this.opts.service, operation))) continue;
-      this.handle(operation, async () => {
-        throw new DomainError("not_implemented", `${this.opts.service}.${operation} is not implemented yet`);
-      });
+      // Raw: the answer does not depend on the payload (pages send a PageRequest, not an RpcRequest).
+      this.handleRaw(operation, async () => errorReply("not_implemented", `${this.opts.service}.${operation} is not implemented yet`));
     }
   }
 

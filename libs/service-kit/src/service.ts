@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { routesOf } from "@treasury/contracts";
+import { PAGE_ROUTES, routesOf } from "@treasury/contracts";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { z } from "zod";
@@ -156,7 +156,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
     await ensureEventsStream(this.nc, this.prefix);
     await this.relay?.start();
     for (const c of this.consumers) await c.start();
-    this.rpc.answerUnimplemented(routesOf(this.name).map((r) => r.operation));
+    this.rpc.answerUnimplemented([...routesOf(this.name), ...PAGE_ROUTES.filter((p) => p.service === this.name)].map((r) => r.operation));
     this.rpc.handleRaw("_health", () => this.answerHealth());
     this.rpc.start();
     this.health = await startHealthServer({

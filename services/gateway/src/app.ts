@@ -14,6 +14,9 @@ import {
   BACKEND_SERVICES,
   BODY_LIMIT_BYTES,
   DomainError,
+  ERROR_CODES,
+  PAGE_ROUTES,
+  isErrorCode,
   RATE_LIMITS,
   ROUTES,
   SUPPORTED_VERSIONS,
@@ -23,6 +26,7 @@ import {
   newRequestId,
   rpcSubject,
   type AuthContext,
+  type PageRouteDef,
   type RateClass,
   type RouteDef,
   type ValidationDetail,
@@ -45,6 +49,8 @@ export interface GatewayDeps {
   trustProxy: boolean;
   dbPing: () => Promise<void>;
   isClosing?: () => boolean;
+  /** Public base URL of the alt listener (browser links); resolved after it listens when not configured. */
+  altBaseUrl: () => string;
   httpDuration?: Histogram<string> | undefined;
 }
 
@@ -271,7 +277,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     const auth: AuthContext = key
       ? { org_id: key.orgId, livemode: key.livemode, key_id: key.keyId, scopes: key.scopes, request_id: String(req.id) }
       : { org_id: "", livemode: false, key_id: "", scopes: [], request_id: String(req.id) };
-    const payload = { auth, params, query, body: body ?? null, deadline: Date.now() + deps.rpcTimeoutMs };
+    const payload = { auth, params, query, body: body ?? null, deadline: Date.now() + deps.rpcTimeoutMs, alt_base_url: deps.altBaseUrl() };
     const ctx = req.otel?.ctx ?? context.active();
     const result = await context.with(ctx, () =>
       rpcCall(deps.nc, rpcSubject(deps.prefix, route.service, route.operation), payload, { timeoutMs: deps.rpcTimeoutMs, requestId: String(req.id) }),
@@ -295,6 +301,8 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       handler: async (req, reply) => forward(route, req, reply),
     });
   }
+
+  if (opts.alt) registerPages(app, deps);
 
   const health = async (req: FastifyRequest, reply: FastifyReply) => {
     const r = await anonymousRate(req, reply);
@@ -326,6 +334,52 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
   });
 
   return app;
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function htmlError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply
+    .code(status)
+    .type("text/html; charset=utf-8")
+    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status}</title></head><body><main><h1>Something went wrong</h1><p>${escapeHtml(message)}</p></main></body></html>`);
+}
+
+/**
+ * Hosted pages on the alt listener: no API key (the unguessable id in the path authorises), form posts as
+ * application/x-www-form-urlencoded, HTML answers or 303 redirects from the owning service.
+ */
+function registerPages(app: FastifyInstance, deps: GatewayDeps): void {
+  app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 16 * 1024 }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(typeof body === "string" ? body : body.toString("utf8"))));
+  });
+  const page = (route: PageRouteDef) => async (req: FastifyRequest, reply: FastifyReply) => {
+    reply.header("Cache-Control", "no-store");
+    reply.header("X-Frame-Options", "DENY");
+    reply.header("Referrer-Policy", "no-referrer");
+    reply.header("X-Content-Type-Options", "nosniff");
+    reply.header("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'");
+    const rate = await deps.limiter.take(`anon:${req.ip}`, ANON_RULE);
+    req.rate = rate;
+    setRateHeaders(reply, rate);
+    if (!rate.allowed) return htmlError(reply.header("Retry-After", String(rate.retryAfterSec)), 429, "Too many requests; try again shortly.");
+    const params = (req.params ?? {}) as Record<string, string>;
+    if (!Object.values(params).every((v) => PATH_PARAM_RE.test(v))) return htmlError(reply, 404, "This page does not exist.");
+    const form: Record<string, string> = {};
+    if (req.body && typeof req.body === "object") for (const [k, v] of Object.entries(req.body as Record<string, unknown>)) if (typeof v === "string") form[k] = v;
+    const payload = { params, query: (req.query ?? {}) as Record<string, unknown>, form, request_id: String(req.id), client_ip: req.ip, alt_base_url: deps.altBaseUrl() };
+    const result = await rpcCall(deps.nc, rpcSubject(deps.prefix, route.service, route.operation), payload, { timeoutMs: deps.rpcTimeoutMs, requestId: String(req.id) });
+    if (!result.ok) {
+      const code = result.error.code;
+      const status = isErrorCode(code) ? ERROR_CODES[code].status : 500;
+      if (status >= 500 && code !== "not_implemented") req.log.error({ error: result.error }, "page failed");
+      return htmlError(reply, status, status >= 500 && code !== "not_implemented" ? `Something went wrong (request ${String(req.id)}).` : result.error.message);
+    }
+    const body = result.body as { html?: string; redirect?: string };
+    if (typeof body.redirect === "string") return reply.code(303).header("Location", body.redirect).send();
+    return reply.code(result.status).type("text/html; charset=utf-8").send(body.html ?? "");
+  };
+  for (const route of PAGE_ROUTES) app.route({ method: route.method, url: route.path, handler: page(route) });
 }
 
 function headerKey(req: FastifyRequest): string | undefined {

@@ -18,6 +18,8 @@ export const GatewayEnv = {
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
   AUTH_FAILURES_PER_MIN: z.coerce.number().int().positive().default(60),
   TRUST_PROXY: z.enum(["true", "false"]).default("false"),
+  /** Public base URL of the alt listener; default http://HOST:<alt port>. */
+  ALT_BASE_URL: z.string().url().optional(),
 };
 
 export interface Gateway {
@@ -42,8 +44,10 @@ export async function buildGateway(env: Record<string, string | undefined>, deps
     registers: [svc.metrics],
   });
   let closing = false;
+  let altBaseUrl = cfg.ALT_BASE_URL ?? "";
   const appDeps = {
     isClosing: () => closing,
+    altBaseUrl: () => altBaseUrl,
     nc: svc.nc,
     prefix: svc.prefix,
     log: svc.log,
@@ -66,6 +70,7 @@ export async function buildGateway(env: Record<string, string | undefined>, deps
     return typeof a === "object" && a ? a.port : 0;
   };
   const ports = { main: portOf(main), alt: portOf(alt), health: healthPort };
+  if (altBaseUrl === "") altBaseUrl = `http://${cfg.HOST}:${ports.alt}`;
   svc.log.info({ ports }, "gateway listening");
 
   let stopping: Promise<void> | undefined;

@@ -1,0 +1,102 @@
+/**
+ * Pure posting arithmetic: from resolved accounts and postings to entries with balance_after, the wallets'
+ * new states and the system accounts' deltas. No I/O; the use case feeds it locked rows.
+ */
+import { signedDelta, type Side } from "./accounts.ts";
+
+export interface AccountState {
+  id: string;
+  normal: Side;
+  isWallet: boolean;
+  /** Wallets: the exact balance. System accounts: unused (their balance lives in shards). */
+  balance: number;
+  held: number;
+}
+
+export interface ResolvedPosting {
+  debit: string;
+  credit: string;
+  amount: number;
+}
+
+export interface PlannedEntry {
+  account_id: string;
+  entry_type: Side;
+  amount: number;
+  /** Exact for wallets; null for sharded system accounts. */
+  balance_after: number | null;
+}
+
+export interface PostingPlan {
+  entries: PlannedEntry[];
+  /** New state of each wallet the postings touched. */
+  wallets: Map<string, AccountState>;
+  /** Net change of each system account, in its normal-side terms. */
+  systemDeltas: Map<string, number>;
+}
+
+/** A broken invariant: a bug in the caller, never a client error. */
+export class InvariantViolation extends Error {
+  constructor(message: string) {
+    super(`ledger invariant violated: ${message}`);
+    this.name = "InvariantViolation";
+  }
+}
+
+function safeAdd(a: number, b: number): number {
+  const r = a + b;
+  if (!Number.isSafeInteger(r)) throw new InvariantViolation(`balance overflow (${a} + ${b})`);
+  return r;
+}
+
+/**
+ * Applies postings in order. `wallets` holds the locked wallet rows (already adjusted for hold changes);
+ * every account a posting names must be in `accounts`. The input maps are not modified.
+ */
+export function planPostings(postings: readonly ResolvedPosting[], accounts: ReadonlyMap<string, AccountState>): PostingPlan {
+  const wallets = new Map<string, AccountState>();
+  const systemDeltas = new Map<string, number>();
+  const entries: PlannedEntry[] = [];
+  const apply = (accountId: string, side: Side, amount: number): void => {
+    const account = accounts.get(accountId);
+    if (account === undefined) throw new InvariantViolation(`posting names an unresolved account ${accountId}`);
+    const delta = signedDelta(account.normal, side, amount);
+    if (account.isWallet) {
+      const current = wallets.get(accountId) ?? { ...account };
+      current.balance = safeAdd(current.balance, delta);
+      wallets.set(accountId, current);
+      entries.push({ account_id: accountId, entry_type: side, amount, balance_after: current.balance });
+    } else {
+      systemDeltas.set(accountId, safeAdd(systemDeltas.get(accountId) ?? 0, delta));
+      entries.push({ account_id: accountId, entry_type: side, amount, balance_after: null });
+    }
+  };
+  for (const p of postings) {
+    if (!Number.isSafeInteger(p.amount) || p.amount <= 0) throw new InvariantViolation(`posting amount ${p.amount}`);
+    if (p.debit === p.credit) throw new InvariantViolation(`posting debits and credits the same account ${p.debit}`);
+    apply(p.debit, "debit", p.amount);
+    apply(p.credit, "credit", p.amount);
+  }
+  assertBalanced(entries);
+  return { entries, wallets, systemDeltas };
+}
+
+/** Debits equal credits: checked on the entries actually written, and a crash when not. */
+export function assertBalanced(entries: readonly { entry_type: Side; amount: number }[]): void {
+  let debits = 0;
+  let credits = 0;
+  for (const e of entries) {
+    if (e.entry_type === "debit") debits = safeAdd(debits, e.amount);
+    else credits = safeAdd(credits, e.amount);
+  }
+  if (debits !== credits) throw new InvariantViolation(`debits ${debits} != credits ${credits}`);
+}
+
+/** A wallet state that may be stored: never negative, holds within the balance. */
+export function walletStateOk(w: { balance: number; held: number }): boolean {
+  return w.balance >= 0 && w.held >= 0 && w.held <= w.balance;
+}
+
+export function available(w: { balance: number; held: number }): number {
+  return w.balance - w.held;
+}

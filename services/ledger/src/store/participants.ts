@@ -1,0 +1,88 @@
+/** Participants: the client's creators, each with its creator_earnings wallet. */
+import type { Cents } from "@treasury/contracts";
+import { money, type Json, type Q } from "./db.ts";
+import type { Scope } from "./accounts.ts";
+
+export interface ParticipantRow {
+  participant_id: string;
+  account_id: string;
+  wallet_id: string;
+  user_id: string | null;
+  display_name: string | null;
+  email: string | null;
+  default_split_bps: number | null;
+  tax_info: Record<string, unknown> | null;
+  payout_preferences: Record<string, unknown> | null;
+  metadata: Record<string, unknown>;
+  request_hash: string;
+  created_at: Date;
+}
+
+/** A participant with its wallet's balance snapshot. */
+export interface ParticipantWithBalance extends ParticipantRow {
+  balance: Cents;
+  held_amount: Cents;
+}
+
+const cols = (q: Q) => q`
+  p.participant_id, p.account_id, p.wallet_id, p.user_id, p.display_name, p.email, p.default_split_bps, p.tax_info,
+  p.payout_preferences, p.metadata, p.request_hash, p.created_at`;
+
+export interface NewParticipant {
+  participantId: string;
+  walletId: string;
+  userId: string | null;
+  displayName: string | null;
+  email: string | null;
+  defaultSplitBps: number | null;
+  taxInfo: Record<string, unknown> | null;
+  payoutPreferences: Record<string, unknown> | null;
+  metadata: Record<string, unknown>;
+  requestHash: string;
+}
+
+/** Inserts a participant; undefined when the participant id exists already. */
+export async function insertParticipant(q: Q, s: Scope, p: NewParticipant): Promise<ParticipantRow | undefined> {
+  const [row] = await q<ParticipantRow[]>`
+    insert into ledger.participants as p (org_id, livemode, participant_id, account_id, wallet_id, user_id, display_name,
+      email, default_split_bps, tax_info, payout_preferences, metadata, request_hash)
+    values (${s.orgId}, ${s.livemode}, ${p.participantId}, ${p.walletId}, ${p.walletId}, ${p.userId}, ${p.displayName},
+      ${p.email}, ${p.defaultSplitBps}, ${p.taxInfo === null ? null : q.json(p.taxInfo as Json)},
+      ${p.payoutPreferences === null ? null : q.json(p.payoutPreferences as Json)}, ${q.json(p.metadata as Json)},
+      ${p.requestHash})
+    on conflict (org_id, livemode, participant_id) do nothing
+    returning ${cols(q)}`;
+  return row;
+}
+
+type RawWithBalance = ParticipantRow & { balance: string; held_amount: string };
+
+function toWithBalance(r: RawWithBalance): ParticipantWithBalance {
+  return { ...r, balance: money(r.balance), held_amount: money(r.held_amount) };
+}
+
+export async function findParticipant(q: Q, s: Scope, participantId: string): Promise<ParticipantWithBalance | undefined> {
+  const [row] = await q<RawWithBalance[]>`
+    select ${cols(q)}, a.balance, a.held_amount
+    from ledger.participants p join ledger.accounts a on a.id = p.wallet_id
+    where p.org_id = ${s.orgId} and p.livemode = ${s.livemode} and p.participant_id = ${participantId}`;
+  return row === undefined ? undefined : toWithBalance(row);
+}
+
+export async function listParticipants(q: Q, s: Scope, limit: number, offset: number): Promise<{ rows: ParticipantWithBalance[]; total: number }> {
+  const rows = await q<RawWithBalance[]>`
+    select ${cols(q)}, a.balance, a.held_amount
+    from ledger.participants p join ledger.accounts a on a.id = p.wallet_id
+    where p.org_id = ${s.orgId} and p.livemode = ${s.livemode}
+    order by p.created_at, p.participant_id
+    limit ${limit} offset ${offset}`;
+  const [count] = await q<{ n: string }[]>`
+    select count(*) as n from ledger.participants where org_id = ${s.orgId} and livemode = ${s.livemode}`;
+  return { rows: rows.map(toWithBalance), total: Number(count?.n ?? 0) };
+}
+
+export async function participantExists(q: Q, s: Scope, participantId: string): Promise<boolean> {
+  const [row] = await q`
+    select 1 from ledger.participants where org_id = ${s.orgId} and livemode = ${s.livemode} and participant_id = ${participantId}`;
+  return row !== undefined;
+}

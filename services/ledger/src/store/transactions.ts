@@ -1,0 +1,130 @@
+/** Transactions (the idempotency rows of every posting) and their entries. */
+import { newId, type Cents } from "@treasury/contracts";
+import type { Side } from "../domain/accounts.ts";
+import { iso, money, moneyOrNull, type Json, type Q } from "./db.ts";
+import type { Scope } from "./accounts.ts";
+
+export interface NewTransaction {
+  id: string;
+  kind: string;
+  referenceId: string;
+  requestHash: string;
+  amount: number;
+  description: string | null;
+  metadata: Record<string, unknown>;
+}
+
+export type Claim =
+  | { inserted: true; createdAt: Date }
+  | { inserted: false; id: string; requestHash: string; result: Record<string, unknown> };
+
+/**
+ * Claims (org, env, kind, reference_id). A concurrent claimant of the same key waits here for the first
+ * transaction to end: if it commits, this one sees the row and answers its result; if it rolls back, this
+ * one inserts. So concurrent duplicates produce exactly one transaction.
+ */
+export async function claimTransaction(q: Q, s: Scope, t: NewTransaction): Promise<Claim> {
+  const [ins] = await q<{ created_at: Date }[]>`
+    insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, metadata)
+    values (${t.id}, ${s.orgId}, ${s.livemode}, ${t.kind}, ${t.referenceId}, ${t.requestHash}, ${t.amount},
+      ${t.description}, ${q.json(t.metadata as Json)})
+    on conflict (org_id, livemode, kind, reference_id) do nothing
+    returning created_at`;
+  if (ins !== undefined) return { inserted: true, createdAt: ins.created_at };
+  const [existing] = await q<{ id: string; request_hash: string; result: Record<string, unknown> }[]>`
+    select id, request_hash, result from ledger.transactions
+    where org_id = ${s.orgId} and livemode = ${s.livemode} and kind = ${t.kind} and reference_id = ${t.referenceId}`;
+  if (existing === undefined) throw new Error("transaction claim conflicted but no row is visible");
+  return { inserted: false, id: existing.id, requestHash: existing.request_hash, result: existing.result };
+}
+
+export async function storeResult(q: Q, s: Scope, id: string, result: Record<string, unknown>): Promise<void> {
+  await q`
+    update ledger.transactions set result = ${q.json(result as Json)}
+    where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+}
+
+export async function findTransactionByReference(
+  q: Q,
+  s: Scope,
+  kind: string,
+  referenceId: string,
+): Promise<{ id: string; result: Record<string, unknown> } | undefined> {
+  const [row] = await q<{ id: string; result: Record<string, unknown> }[]>`
+    select id, result from ledger.transactions
+    where org_id = ${s.orgId} and livemode = ${s.livemode} and kind = ${kind} and reference_id = ${referenceId}`;
+  return row;
+}
+
+export interface NewEntry {
+  account_id: string;
+  entry_type: Side;
+  amount: number;
+  balance_after: number | null;
+}
+
+export async function insertEntries(q: Q, s: Scope, transactionId: string, entries: readonly NewEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const rows = entries.map((e) => ({
+    id: newId("ent"),
+    org_id: s.orgId,
+    livemode: s.livemode,
+    transaction_id: transactionId,
+    account_id: e.account_id,
+    entry_type: e.entry_type,
+    amount: e.amount,
+    balance_after: e.balance_after,
+  }));
+  await q`insert into ledger.entries ${q(rows, "id", "org_id", "livemode", "transaction_id", "account_id", "entry_type", "amount", "balance_after")}`;
+}
+
+export interface WalletEntryRow {
+  entry_id: string;
+  entry_type: Side;
+  amount: Cents;
+  transaction_id: string;
+  reference_id: string;
+  transaction_type: string;
+  description: string | null;
+  balance_after: Cents | null;
+  created_at: string | null;
+}
+
+/** A wallet's entries, newest first. */
+export async function listWalletEntries(q: Q, s: Scope, walletId: string, limit: number, offset: number): Promise<{ rows: WalletEntryRow[]; total: number }> {
+  const rows = await q<
+    {
+      id: string;
+      entry_type: Side;
+      amount: string;
+      transaction_id: string;
+      reference_id: string;
+      kind: string;
+      description: string | null;
+      balance_after: string | null;
+      created_at: Date;
+    }[]
+  >`
+    select e.id, e.entry_type, e.amount, e.transaction_id, t.reference_id, t.kind, t.description, e.balance_after, e.created_at
+    from ledger.entries e
+    join ledger.transactions t on t.id = e.transaction_id and t.org_id = e.org_id and t.livemode = e.livemode
+    where e.account_id = ${walletId} and e.org_id = ${s.orgId} and e.livemode = ${s.livemode}
+    order by e.seq desc
+    limit ${limit} offset ${offset}`;
+  const [count] = await q<{ n: string }[]>`
+    select count(*) as n from ledger.entries where account_id = ${walletId} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+  return {
+    rows: rows.map((r) => ({
+      entry_id: r.id,
+      entry_type: r.entry_type,
+      amount: money(r.amount),
+      transaction_id: r.transaction_id,
+      reference_id: r.reference_id,
+      transaction_type: r.kind,
+      description: r.description,
+      balance_after: moneyOrNull(r.balance_after),
+      created_at: iso(r.created_at),
+    })),
+    total: Number(count?.n ?? 0),
+  };
+}

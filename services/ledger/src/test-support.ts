@@ -1,0 +1,62 @@
+/**
+ * Shared setup of the ledger's integration tests: this file's database and prefix (libs/testing), the ledger
+ * built in-process and started on NATS, and helpers to call its operations through real RPC.
+ */
+import { randomBytes } from "node:crypto";
+import { rpcSubject, type AuthContext, type RpcReply } from "@treasury/contracts";
+import { rpcCall, type Service } from "@treasury/service-kit";
+import { setupTestEnv, type TestEnv } from "@treasury/testing";
+import postgres from "postgres";
+import { buildLedger } from "./service.ts";
+import type { Sql } from "./store/db.ts";
+
+export interface LedgerHarness {
+  env: TestEnv;
+  svc: Service;
+  /** A pool as the ledger's own role (ledger_svc), for calling use cases directly. */
+  sql: Sql;
+  call(op: string, auth: AuthContext, req?: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }): Promise<RpcReply>;
+  /** Sends a raw PostRequest to `svc.ledger.post`. */
+  postRpc(payload: unknown): Promise<RpcReply>;
+  close(): Promise<void>;
+}
+
+const RPC_TIMEOUT_TEST_MS = 20_000;
+
+export function authFor(orgId: string, livemode = false): AuthContext {
+  return { org_id: orgId, livemode, key_id: "key_test", scopes: null, request_id: `req_${randomBytes(16).toString("hex")}` };
+}
+
+export function newOrg(): string {
+  return `org_${randomBytes(8).toString("hex")}`;
+}
+
+export async function startLedger(opts: { poolMax?: number } = {}): Promise<LedgerHarness> {
+  const env = await setupTestEnv();
+  const svc = await buildLedger(env.env("ledger", { DB_POOL_MAX: String(opts.poolMax ?? 10) }));
+  await svc.start();
+  const sql = postgres(env.dbUrl("ledger"), { max: opts.poolMax ?? 10, onnotice: () => {} });
+  return {
+    env,
+    svc,
+    sql,
+    call: (op, auth, req = {}) =>
+      rpcCall(svc.nc, rpcSubject(env.prefix, "ledger", op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {} }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
+    postRpc: (payload) => rpcCall(svc.nc, `${env.prefix}svc.ledger.post`, payload, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
+    close: async () => {
+      await sql.end({ timeout: 5 });
+      await svc.stop();
+      await env.cleanup();
+    },
+  };
+}
+
+/** The body of a successful reply, or a thrown error naming what came back instead. */
+export function ok(reply: RpcReply): { status: number; body: Record<string, unknown> } {
+  if (!reply.ok) throw new Error(`expected success, got ${reply.error.code}: ${reply.error.message}`);
+  return { status: reply.status, body: reply.body };
+}
+
+export function errorCode(reply: RpcReply): string | null {
+  return reply.ok ? null : reply.error.code;
+}

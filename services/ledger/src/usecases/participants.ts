@@ -1,0 +1,117 @@
+/** Participants: create (idempotent on participant_id), list and get with balance snapshots. */
+import { DomainError, newUuid, percentToBps, type schemas } from "@treasury/contracts";
+import { withTx } from "@treasury/service-kit";
+import type { z } from "zod";
+import { CREATOR_EARNINGS_FLAGS } from "../domain/accounts.ts";
+import { requestHash } from "../domain/canonical.ts";
+import { insertWallet, type Scope } from "../store/accounts.ts";
+import type { Sql } from "../store/db.ts";
+import { activeHoldsOfWallets } from "../store/holds.ts";
+import { findParticipant, insertParticipant, listParticipants as listRows } from "../store/participants.ts";
+import { presentParticipant, presentParticipantBalance } from "./present.ts";
+
+type CreateBody = z.output<typeof schemas.CreateParticipantBody>;
+
+/** Tax fields that identify nobody; everything else in tax_info (full tax ids, birth dates…) is dropped. */
+const TAX_INFO_KEPT = [
+  "tax_id_type",
+  "tax_id_last4",
+  "country",
+  "tax_classification",
+  "business_type",
+  "entity_type",
+  "certified",
+  "tax_certified",
+  "certified_at",
+  "form_type",
+  "w9_on_file",
+  "w8_on_file",
+] as const;
+
+export function sanitizeTaxInfo(taxInfo: Record<string, unknown> | undefined): Record<string, unknown> | null {
+  if (taxInfo === undefined) return null;
+  const kept: Record<string, unknown> = {};
+  for (const k of TAX_INFO_KEPT) if (taxInfo[k] !== undefined) kept[k] = taxInfo[k];
+  const full = taxInfo["tax_id"];
+  if (kept["tax_id_last4"] === undefined && typeof full === "string") {
+    const digits = full.replace(/\D/g, "");
+    if (digits.length >= 4) kept["tax_id_last4"] = digits.slice(-4);
+  }
+  return kept;
+}
+
+/**
+ * Creates a participant and its creator_earnings wallet in one transaction. A replay with the same fields
+ * answers the stored participant (created: false); other fields: participant_already_exists.
+ * Errors: participant_already_exists.
+ */
+export async function createParticipant(sql: Sql, scope: Scope, body: CreateBody): Promise<{ created: boolean; participant: Record<string, unknown> }> {
+  const fields = {
+    user_id: body.user_id ?? null,
+    display_name: body.display_name ?? null,
+    email: body.email ?? null,
+    default_split_bps: body.default_split_percent === undefined ? null : percentToBps(body.default_split_percent),
+    tax_info: sanitizeTaxInfo(body.tax_info),
+    payout_preferences: body.payout_preferences ?? null,
+    metadata: body.metadata ?? {},
+  };
+  const hash = requestHash(fields);
+  return withTx(sql, async (tx) => {
+    const walletId = newUuid();
+    // The wallet's unique key (one creator wallet per participant id) is the creation race's arbiter.
+    const wallet = await insertWallet(tx, scope, {
+      id: walletId,
+      type: "creator_earnings",
+      ownerId: body.participant_id,
+      ownerType: "participant",
+      participantId: body.participant_id,
+      name: body.display_name ?? body.participant_id,
+      flags: CREATOR_EARNINGS_FLAGS,
+      metadata: {},
+    });
+    if (wallet !== undefined) {
+      const row = await insertParticipant(tx, scope, {
+        participantId: body.participant_id,
+        walletId,
+        userId: fields.user_id,
+        displayName: fields.display_name,
+        email: fields.email,
+        defaultSplitBps: fields.default_split_bps,
+        taxInfo: fields.tax_info,
+        payoutPreferences: fields.payout_preferences,
+        metadata: fields.metadata,
+        requestHash: hash,
+      });
+      if (row === undefined) throw new Error(`participant ${body.participant_id} exists without its creator wallet`);
+      return { created: true, participant: presentParticipant(row, true) };
+    }
+    const existing = await findParticipant(tx, scope, body.participant_id);
+    if (existing === undefined) throw new Error(`creator wallet of ${body.participant_id} exists without its participant`);
+    if (existing.request_hash !== hash) {
+      throw new DomainError("participant_already_exists", `Participant ${body.participant_id} exists with different fields`, {
+        extra: { participant: presentParticipant(existing, false) },
+        hint: `GET /v1/participants/${body.participant_id} shows the existing participant; a create never changes one`,
+      });
+    }
+    return { created: false, participant: presentParticipant(existing, false) };
+  });
+}
+
+/** Errors: participant_not_found. */
+export async function getParticipant(sql: Sql, scope: Scope, participantId: string): Promise<Record<string, unknown>> {
+  const p = await findParticipant(sql, scope, participantId);
+  if (p === undefined) throw new DomainError("participant_not_found", `Participant ${participantId} not found`);
+  const holds = await activeHoldsOfWallets(sql, scope, [p.wallet_id]);
+  return presentParticipantBalance(p, holds);
+}
+
+export async function listParticipants(
+  sql: Sql,
+  scope: Scope,
+  page: { limit: number; offset: number },
+): Promise<{ participants: Record<string, unknown>[]; total: number; limit: number; offset: number }> {
+  const { rows, total } = await listRows(sql, scope, page.limit, page.offset);
+  const holds = await activeHoldsOfWallets(sql, scope, rows.map((r) => r.wallet_id));
+  const participants = rows.map((p) => presentParticipantBalance(p, holds.filter((h) => h.wallet_id === p.wallet_id)));
+  return { participants, total, limit: page.limit, offset: page.offset };
+}
