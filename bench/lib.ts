@@ -44,7 +44,9 @@ export interface Child {
 
 /** Start `node --import tsx <file>`; resolves once `readyUrl` answers 200 (or the line `listening <port>`). */
 export async function startChild(file: string, env: Record<string, string>, readyUrl?: string): Promise<Child & { port?: number }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", file], { cwd: repoRoot(), env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the child processes.
+  const extraArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const proc = spawn(process.execPath, [...extraArgs, "--import", "tsx", file], { cwd: repoRoot(), env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "inherit"] });
   let port: number | undefined;
   const listening = new Promise<void>((resolve) => {
     proc.stdout?.on("data", (d: Buffer) => {

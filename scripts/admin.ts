@@ -4,12 +4,14 @@
  *   org suspend|activate --org ID
  *   key create --org ID --env test|live [--scopes read,payments] [--force-unverified]   → {api_key, key_id}
  *   key revoke --key-id ID
+ *   ledger verify [--org ID]                       → {ok, violations}; exits 1 when any invariant is violated
  * Connects with DATABASE_URL (an admin URL), else the dev stack's database (.data/dev-stack.json).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { createApiKey, createOrg, parseScopes, revokeApiKey, setOrgStatus } from "../services/gateway/src/admin.ts";
+import { checkInvariants } from "../services/ledger/src/invariants.ts";
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
@@ -66,8 +68,13 @@ async function run(argv: string[]): Promise<unknown> {
         await revokeApiKey(sql, keyId);
         return { key_id: keyId, revoked: true };
       }
+      case "ledger verify": {
+        const report = await checkInvariants(sql, values.org ? { orgId: values.org } : {});
+        if (!report.ok) process.exitCode = 1;
+        return report;
+      }
       default:
-        throw new Error(`unknown command "${argv.slice(0, 2).join(" ")}"; commands: org create|suspend|activate, key create|revoke`);
+        throw new Error(`unknown command "${argv.slice(0, 2).join(" ")}"; commands: org create|suspend|activate, key create|revoke, ledger verify`);
     }
   } finally {
     await sql.end({ timeout: 5 });
