@@ -90,6 +90,8 @@ async function main(): Promise<void> {
   say("running migrations");
   await migrateAll({ adminUrl, rootDir: root, services: [...SERVICES], log: (m) => say(`migrate: ${m}`) });
   const credentials = await ensureCredentials(adminUrl);
+  // The admin CLI (`npm run -s admin -- …`) finds the dev database here when DATABASE_URL is not set.
+  writeFileSync(join(dataRoot, "dev-stack.json"), JSON.stringify({ database_url: adminUrl, nats_url: natsUrl }, null, 2));
   if (shuttingDown) return;
 
   for (const [i, name] of SERVICES.entries()) startService(name, i, serviceEnv(name, adminUrl, natsUrl));
