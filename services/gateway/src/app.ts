@@ -3,7 +3,7 @@
  * Per request: version pin → API key → scope (fail-closed, before any service sees it) → rate limit → body and
  * query validation → NATS request to the owning service with the caller's auth context → envelope.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { Histogram } from "prom-client";
@@ -103,14 +103,14 @@ function allowedMethods(path: string): string[] {
 export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log.child({ listener: opts.alt ? "alt" : "main" }) as FastifyBaseLogger,
-    requestIdLogLabel: "request_id",
+    // Our own onResponse hook logs each request once (with trace id and operation).
+    logController: new LogController({ requestIdLogLabel: "request_id", disableRequestLogging: true }),
     genReqId: (req) => {
       const h = req.headers["x-request-id"];
       return typeof h === "string" && CLIENT_REQUEST_ID_RE.test(h) ? h : newRequestId();
     },
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.trustProxy,
-    disableRequestLogging: true,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // Errors raised before routing (an undecodable URL) skip the onRequest hook: set its headers here.
