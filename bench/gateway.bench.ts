@@ -6,7 +6,7 @@
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
-import { adminSql, load, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, cpuMs, load, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -42,8 +42,14 @@ try {
   // Warm up both (JIT, pools), then measure at full load.
   await load({ url: gwUrl, headers, connections: CONNECTIONS, durationSec: 3 });
   await load({ url: `http://127.0.0.1:${hello.port}/`, connections: CONNECTIONS, durationSec: 3 });
+  const helloCpu0 = cpuMs(hello.proc.pid);
   const helloMax = await load({ url: `http://127.0.0.1:${hello.port}/`, connections: CONNECTIONS, durationSec: DURATION_SEC });
+  const helloCpuUs = ((cpuMs(hello.proc.pid) - helloCpu0) * 1000) / helloMax.total;
+  const [svcChild, gwChild] = children;
+  const cpu0 = [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid)];
   const gwMax = await load({ url: gwUrl, headers, connections: CONNECTIONS, durationSec: DURATION_SEC });
+  // CPU per request is robust to other load on the machine, unlike req/s: it shows where the time goes.
+  const [gwCpuUs, svcCpuUs] = [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid)].map((v, i) => ((v - (cpu0[i] ?? 0)) * 1000) / gwMax.total);
   // Latency at half the maximum rate: what a service sees when it is not saturated.
   const half = await load({ url: gwUrl, headers, connections: CONNECTIONS, durationSec: DURATION_SEC, overallRate: Math.max(1, Math.floor(gwMax.rps / 2)) });
 
@@ -53,6 +59,7 @@ try {
   row("fastify hello-world (max)", helloMax);
   row("gateway+NATS+service (max)", gwMax);
   row("gateway at 50% of max", half);
+  console.log(`CPU per request: hello ${helloCpuUs.toFixed(0)} µs; gateway ${gwCpuUs?.toFixed(0)} µs + service ${svcCpuUs?.toFixed(0)} µs (+ nats-server)`);
   console.log(`ratio gateway/hello = ${ratio.toFixed(3)} (target ≥ 0.35); p99 at half rate = ${half.p99} ms (target < 20 ms)`);
   if (gwMax.non2xx > 0 || half.non2xx > 0) console.log("warning: non-2xx answers during the gateway runs");
   console.log(JSON.stringify({ gateway_rps: Math.round(gwMax.rps), hello_rps: Math.round(helloMax.rps), ratio: Number(ratio.toFixed(3)), p50_ms: half.p50, p99_ms: half.p99 }));

@@ -1,5 +1,6 @@
 /** Shared benchmark plumbing: real PostgreSQL + NATS (env URLs or private servers), child processes, autocannon. */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import postgres from "postgres";
@@ -78,12 +79,26 @@ export async function startChild(file: string, env: Record<string, string>, read
   return port === undefined ? { proc, stop } : { proc, stop, port };
 }
 
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
+export function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 export interface LoadResult {
   rps: number;
   p50: number;
   p99: number;
   errors: number;
   non2xx: number;
+  total: number;
 }
 
 export async function load(opts: { url: string; headers?: Record<string, string>; connections: number; durationSec: number; overallRate?: number; method?: "GET" | "POST"; body?: string }): Promise<LoadResult> {
@@ -96,5 +111,5 @@ export async function load(opts: { url: string; headers?: Record<string, string>
     ...(opts.body !== undefined ? { body: opts.body } : {}),
     ...(opts.overallRate !== undefined ? { overallRate: opts.overallRate } : {}),
   });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, total: r.requests.total };
 }

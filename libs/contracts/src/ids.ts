@@ -35,9 +35,20 @@ export function newUuid(): string {
   return randomUUID();
 }
 
+// Request ids are made on every request: draw their randomness from a pool, not one syscall-backed call each.
+const REQUEST_ID_POOL_BYTES = 16 * 256;
+let requestIdPool = Buffer.alloc(0);
+let requestIdOffset = REQUEST_ID_POOL_BYTES;
+
 /** `req_` + 32 hex characters. */
 export function newRequestId(): string {
-  return `req_${randomBytes(16).toString("hex")}`;
+  if (requestIdOffset + 16 > requestIdPool.length) {
+    requestIdPool = randomBytes(REQUEST_ID_POOL_BYTES);
+    requestIdOffset = 0;
+  }
+  const id = requestIdPool.toString("hex", requestIdOffset, requestIdOffset + 16);
+  requestIdOffset += 16;
+  return `req_${id}`;
 }
 
 export const REQUEST_ID_RE = /^req_[0-9a-f]{32}$/;

@@ -16,6 +16,9 @@ export async function connectNats(opts: { url: string; name: string }): Promise<
     // A service outlives broker restarts: keep reconnecting instead of dying after the default 10 attempts.
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
+    // The client would otherwise build two Error objects (stack captures) for every request it sends, in
+    // case the request times out: a measurable share of the gateway's CPU per request.
+    noAsyncTraces: true,
   });
 }
 

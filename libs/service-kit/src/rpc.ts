@@ -178,6 +178,18 @@ export class RpcServer {
     this.subs.push(sub);
   }
 
+  private readonly logs = new Map<string, Logger>();
+
+  /** One child logger per operation (its bindings never change), not one per request. */
+  private endpointLog(operation: string): Logger {
+    let log = this.logs.get(operation);
+    if (log === undefined) {
+      log = this.opts.log.child({ operation });
+      this.logs.set(operation, log);
+    }
+    return log;
+  }
+
   private dispatch(endpoint: Endpoint, msg: Msg): void {
     if (this.running.size >= this.opts.concurrencyMax) {
       // Shedding load with a retryable answer beats queueing past the caller's deadline.
@@ -191,7 +203,7 @@ export class RpcServer {
 
   private run(endpoint: Endpoint, msg: Msg): Promise<void> {
     const requestId = msg.headers?.get(NATS_HEADERS.requestId) || newRequestId();
-    const log = this.opts.log.child({ operation: endpoint.operation });
+    const log = this.endpointLog(endpoint.operation);
     const spanName = `${this.opts.service}.${endpoint.operation}`;
     return requestContext.run({ requestId }, () =>
       context.with(extractTraceContext(msg.headers), () =>

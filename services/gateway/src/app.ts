@@ -210,7 +210,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const span = trace.getTracer("treasury").startSpan(`HTTP ${route.method} ${route.path}`, { kind: SpanKind.SERVER, attributes: { "http.request.method": route.method, "http.route": route.path, "treasury.operation": route.operation } }, parent);
     req.otel = { ctx: trace.setSpan(parent, span), span };
-    req.log = req.log.child({ trace_id: span.spanContext().traceId, operation: route.operation });
+    (req.log as Logger).setBindings({ trace_id: span.spanContext().traceId, operation: route.operation });
     if (route.scope === null) {
       const r = await anonymousRate(req, reply);
       if (!r.allowed) return void sendError(req, reply, { code: "rate_limited", retryAfterSec: r.retryAfterSec });

@@ -1,0 +1,167 @@
+/**
+ * Checkout benchmark: create + sandbox-complete flows through the gateway (gateway → payments → ledger, each
+ * its own process, on a durable PostgreSQL) at increasing concurrency, against pgbench TPC-B on the same
+ * cluster in the same run. Then the ledger invariant check, and a cross-check that every completed session
+ * moved money exactly once. Last line: one JSON object of the figures.
+ *
+ *   BENCH_DURATION_SEC (default 5) per concurrency level; BENCH_CONCURRENCY (default "1,4,16,32").
+ */
+import { spawnSync } from "node:child_process";
+import { freePort } from "@treasury/testing";
+import { serviceDatabaseUrl } from "@treasury/service-kit";
+import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
+import { checkInvariants } from "../services/ledger/src/invariants.ts";
+import { adminSql, startChild, startInfra, type Child } from "./lib.ts";
+
+const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
+const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32").split(",").map(Number).filter((n) => n > 0);
+const PARTICIPANTS = 16;
+const PGBENCH_SCALE = 4;
+
+interface LevelResult {
+  concurrency: number;
+  flows: number;
+  errors: number;
+  flowsPerSec: number;
+  p50: number;
+  p99: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** pgbench TPC-B (the default script) against its own database in the same cluster. */
+function pgbenchTps(adminUrl: string, clients: number, seconds: number): number {
+  const u = new URL(adminUrl);
+  const conn = ["-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres")];
+  const env = { ...process.env, PGPASSWORD: decodeURIComponent(u.password) };
+  const run = (args: string[]) => {
+    const r = spawnSync("pgbench", [...conn, ...args], { encoding: "utf8", env, timeout: (seconds + 120) * 1000 });
+    if (r.status !== 0) throw new Error(`pgbench ${args.join(" ")} failed: ${r.stderr}`);
+    return r.stdout + r.stderr;
+  };
+  spawnSync("psql", [...conn, "-d", "postgres", "-c", "drop database if exists pgbench", "-c", "create database pgbench"], { env, encoding: "utf8" });
+  run(["-i", "-q", "-s", String(PGBENCH_SCALE), "pgbench"]);
+  const out = run(["-c", String(clients), "-j", "2", "-T", String(seconds), "pgbench"]);
+  const m = /tps = ([\d.]+)/.exec(out);
+  if (m === null) throw new Error(`no tps in pgbench output:\n${out}`);
+  return Number(m[1]);
+}
+
+const infra = await startInfra();
+const children: Child[] = [];
+try {
+  const sql = adminSql(infra.adminUrl);
+  const { org_id } = await createOrg(sql, { name: "checkout-bench" });
+  // Capacity, not the per-key limits, is what is measured.
+  const lifted = { capacity: 1e12, refill_per_sec: 1e12 };
+  await sql`update gateway.orgs set rate_limits = ${sql.json({ read: lifted, write: lifted, treasury_write: lifted })} where id = ${org_id}`;
+  const { api_key } = await createApiKey(sql, { orgId: org_id, environment: "sandbox", scopes: null });
+
+  const common = { NATS_URL: infra.natsUrl, NATS_PREFIX: "", DB_POOL_MAX: "20", LOG_LEVEL: "warn" };
+  const start = async (name: string, extra: Record<string, string> = {}) => {
+    const health = await freePort();
+    children.push(await startChild(`services/${name}/src/main.ts`, { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra }, `http://127.0.0.1:${health}/readyz`));
+  };
+  await start("ledger");
+  await start("payments");
+  const [gwPort, altPort] = [await freePort(), await freePort()];
+  await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort) });
+  const base = `http://127.0.0.1:${gwPort}`;
+  const headers = { "x-api-key": api_key, "content-type": "application/json" };
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(base + path, { method: "POST", headers, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  const participants: string[] = [];
+  for (let i = 0; i < PARTICIPANTS; i++) {
+    const id = `bench_creator_${i}`;
+    const r = await post("/v1/participants", { participant_id: id, default_split_percent: 80 });
+    if (r.status !== 201 && r.status !== 200) throw new Error(`participant: ${r.status} ${JSON.stringify(r.body)}`);
+    participants.push(id);
+  }
+
+  let flowSeq = 0;
+  /** One flow: create a session, then complete it in sandbox. Answers its latency in ms, or throws. */
+  const flow = async (): Promise<number> => {
+    const n = flowSeq++;
+    const t0 = performance.now();
+    const created = await post("/v1/checkout-sessions", { participant_id: participants[n % participants.length], amount: 1000 + (n % 97), sales_tax: n % 13 });
+    if (created.status !== 201) throw new Error(`create ${created.status}: ${JSON.stringify(created.body)}`);
+    const id = String((created.body["checkout_session"] as Record<string, unknown>)["id"]);
+    const done = await post(`/v1/sandbox/checkouts/${id}/complete`, {});
+    if (done.status !== 200) throw new Error(`complete ${done.status}: ${JSON.stringify(done.body)}`);
+    return performance.now() - t0;
+  };
+
+  const runLevel = async (concurrency: number, seconds: number): Promise<LevelResult> => {
+    const latencies: number[] = [];
+    let errors = 0;
+    let firstError: unknown;
+    const until = performance.now() + seconds * 1000;
+    const startedAt = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < until) {
+          try {
+            latencies.push(await flow());
+          } catch (e) {
+            errors++;
+            firstError ??= e;
+          }
+        }
+      }),
+    );
+    const elapsed = (performance.now() - startedAt) / 1000;
+    if (firstError !== undefined) console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
+    latencies.sort((a, b) => a - b);
+    return { concurrency, flows: latencies.length, errors, flowsPerSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  };
+
+  await runLevel(4, 2); // warm-up: JIT, pools, system accounts
+  const results: LevelResult[] = [];
+  for (const c of LEVELS) results.push(await runLevel(c, DURATION_SEC));
+  const best = results.reduce((a, b) => (b.flowsPerSec > a.flowsPerSec ? b : a));
+  const pgTps = pgbenchTps(infra.adminUrl, best.concurrency, DURATION_SEC * 2);
+
+  console.log("concurrency   flows/s    p50 ms    p99 ms    flows  errors");
+  for (const r of results) {
+    console.log(`${String(r.concurrency).padStart(11)} ${r.flowsPerSec.toFixed(1).padStart(9)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.flows).padStart(8)} ${String(r.errors).padStart(7)}`);
+  }
+  const ratio = best.flowsPerSec / pgTps;
+  console.log(`pgbench TPC-B (scale ${PGBENCH_SCALE}, ${best.concurrency} clients): ${pgTps.toFixed(1)} tps; best flows/s ÷ pgbench tps = ${ratio.toFixed(3)}`);
+
+  // Invariants: the ledger's own checks, then money-once per completed session and the creator totals.
+  const report = await checkInvariants(sql);
+  const [once] = await sql<{ bad: string }[]>`
+    select count(*)::text as bad from payments.checkout_sessions c
+    where c.status = 'completed' and (select count(*) from ledger.transactions t
+      where t.org_id = c.org_id and t.livemode = c.livemode and t.reference_id = 'checkout:' || c.id::text) <> 1`;
+  const [totals] = await sql<{ sessions: string; wallets: string }[]>`
+    select (select coalesce(sum(creator_amount), 0)::text from payments.checkout_sessions where status = 'completed' and org_id = ${org_id}) as sessions,
+           (select coalesce(sum(balance), 0)::text from ledger.accounts where account_type = 'creator_earnings' and org_id = ${org_id}) as wallets`;
+  const stuck = await sql`select 1 from payments.checkout_sessions where status = 'completing'`;
+  const invariantsOk = report.ok && once?.bad === "0" && totals?.sessions === totals?.wallets && stuck.length === 0;
+  if (!invariantsOk) {
+    console.log(`invariant problems: ledger ${JSON.stringify(report.violations.slice(0, 5))}; sessions not moved exactly once: ${once?.bad}; ` +
+      `creator totals sessions=${totals?.sessions} wallets=${totals?.wallets}; stuck completing: ${stuck.length}`);
+  } else {
+    console.log(`invariants ok: ledger checks pass, ${results.reduce((s, r) => s + r.flows, 0)} flows each moved money once, creator totals match (${totals?.wallets} cents)`);
+  }
+  await sql.end();
+  console.log(JSON.stringify({
+    flows_per_s: Number(best.flowsPerSec.toFixed(1)),
+    pgbench_tps: Number(pgTps.toFixed(1)),
+    ratio: Number(ratio.toFixed(3)),
+    p50_ms: Number(best.p50.toFixed(1)),
+    p99_ms: Number(best.p99.toFixed(1)),
+    invariants: invariantsOk ? "ok" : "failed",
+  }));
+  if (!invariantsOk) process.exitCode = 1;
+} finally {
+  for (const c of children.reverse()) await c.stop();
+  await infra.stop();
+}

@@ -1,0 +1,191 @@
+/**
+ * Webhook delivery benchmark: the webhooks service as its own process on a private PostgreSQL + NATS, events
+ * committed to its outbox (relay → EVENTS → fan-out → delivery workers) and a local HTTP receiver that checks
+ * every signature with the standardwebhooks library.
+ *   1. latency: 5,000 events, one transaction each, paced (BENCH_RATE/s): commit → 2xx p50/p99;
+ *   2. throughput: 5,000 events committed in a burst: deliveries/s from first commit to last 2xx;
+ *   3. outage: the receiver answers 503 for 30 s while events keep coming, then recovers: drain rate of the
+ *      backlog from recovery to the last 2xx.
+ * Last line: {"p50_ms", "p99_ms", "deliveries_per_s", "drain_per_s", "lost"}.
+ */
+import { randomBytes } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { Webhook } from "standardwebhooks";
+import { newId } from "@treasury/contracts";
+import { serviceDatabaseUrl, writeOutbox } from "@treasury/service-kit";
+import { freePort } from "@treasury/testing";
+import { adminSql, startChild, startInfra, type Child } from "./lib.ts";
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000);
+const RATE_PER_S = Number(process.env.BENCH_RATE ?? 250);
+const OUTAGE_MS = Number(process.env.BENCH_OUTAGE_MS ?? 30_000);
+const OUTAGE_EVENTS = Number(process.env.BENCH_OUTAGE_EVENTS ?? 2_000);
+const BURST_TX_EVENTS = 100;
+const WAIT_MAX_MS = 120_000;
+/** Short enough that a 30 s outage ends within the attempts; the production schedule is hours long. */
+const BENCH_SCHEDULE_MS = "0,1000,2000,4000,8000,15000,15000,15000,15000,15000";
+
+const ORG = `org_bench_${randomBytes(4).toString("hex")}`;
+const SECRET = `whsec_${randomBytes(24).toString("base64")}`;
+const verifier = new Webhook(SECRET);
+
+/** First 2xx receipt time per event id, and what went wrong on the way. */
+const firstOk = new Map<string, number>();
+let receipts = 0;
+let badSignatures = 0;
+let down = false;
+
+const server = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on("data", (c: Buffer) => chunks.push(c));
+  req.on("end", () => {
+    receipts += 1;
+    if (down) return void res.writeHead(503).end();
+    const body = Buffer.concat(chunks).toString("utf8");
+    let id: string;
+    try {
+      id = (verifier.verify(body, req.headers as Record<string, string>) as { id: string }).id;
+    } catch {
+      badSignatures += 1;
+      return void res.writeHead(400).end("bad signature");
+    }
+    if (!firstOk.has(id)) firstOk.set(id, performance.now());
+    res.writeHead(204).end();
+  });
+});
+server.keepAliveTimeout = 30_000;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** BENCH_VERBOSE=1 prints each stage's progress every second while waiting (outbox → fan-out → delivered). */
+const VERBOSE = process.env.BENCH_VERBOSE === "1";
+let progress: (() => Promise<string>) | undefined;
+
+async function waitDelivered(ids: string[], deadlineMs: number): Promise<number> {
+  const until = Date.now() + deadlineMs;
+  let nextReport = Date.now() + 1000;
+  for (;;) {
+    const missing = ids.filter((id) => !firstOk.has(id)).length;
+    if (missing === 0 || Date.now() > until) return missing;
+    if (VERBOSE && progress && Date.now() > nextReport) {
+      nextReport = Date.now() + 1000;
+      console.log(`  waiting for ${missing}: ${await progress()}`);
+    }
+    await sleep(20);
+  }
+}
+
+const infra = await startInfra();
+const children: Child[] = [];
+const sql = adminSql(infra.adminUrl);
+try {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  await sql`insert into webhooks.endpoints (id, org_id, livemode, url, events, secret) values (${newId("we")}, ${ORG}, false, ${url}, ${["*"]}, ${SECRET})`;
+
+  const health = await freePort();
+  children.push(
+    await startChild(
+      "services/webhooks/src/main.ts",
+      {
+        DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "webhooks"),
+        NATS_URL: infra.natsUrl,
+        NATS_PREFIX: "",
+        HEALTH_PORT: String(health),
+        DB_POOL_MAX: "20",
+        WEBHOOK_RETRY_SCHEDULE_MS: BENCH_SCHEDULE_MS,
+        WEBHOOK_POLL_INTERVAL_MS: "250",
+      },
+      `http://127.0.0.1:${health}/readyz`,
+    ),
+  );
+
+  progress = async () => {
+    const [r] = await sql<{ unpublished: number; fanned: number; pending: number; delivered: number }[]>`
+      select (select count(*)::int from webhooks.outbox where published_at is null) as unpublished,
+             (select count(*)::int from webhooks.inbox) as fanned,
+             (select count(*)::int from webhooks.deliveries where status in ('pending', 'retrying')) as pending,
+             (select count(*)::int from webhooks.deliveries where status = 'delivered') as delivered`;
+    return JSON.stringify(r);
+  };
+  const committedAt = new Map<string, number>();
+  async function commit(n: number): Promise<string[]> {
+    const ids = Array.from({ length: n }, () => newId("evt"));
+    await sql.begin(async (tx) => {
+      for (const id of ids) await writeOutbox(tx, "webhooks", { id, type: "payout.executed", org_id: ORG, livemode: false, data: { payout_id: `po_${id.slice(4)}`, amount_cents: 1234 } });
+    });
+    const t = performance.now();
+    for (const id of ids) committedAt.set(id, t);
+    return ids;
+  }
+
+  // Warm-up: connections, JIT, keep-alive sockets.
+  const warm = await Promise.all(Array.from({ length: 20 }, () => commit(1)));
+  await waitDelivered(warm.flat(), WAIT_MAX_MS);
+
+  // 1. Latency at a steady rate.
+  const paced: string[] = [];
+  const startedPaced = performance.now();
+  const inFlight = new Set<Promise<void>>();
+  for (let i = 0; i < EVENTS; i++) {
+    const due = startedPaced + (i * 1000) / RATE_PER_S;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const p = commit(1).then((ids) => void paced.push(...ids));
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  }
+  await Promise.all(inFlight);
+  const lostPaced = await waitDelivered(paced, WAIT_MAX_MS);
+  const latencies = paced.filter((id) => firstOk.has(id)).map((id) => (firstOk.get(id) as number) - (committedAt.get(id) as number)).sort((a, b) => a - b);
+  const p50 = percentile(latencies, 50);
+  const p99 = percentile(latencies, 99);
+
+  // 2. Throughput: a burst committed as fast as possible.
+  const burst: string[] = [];
+  const burstStart = performance.now();
+  for (let i = 0; i < EVENTS; i += BURST_TX_EVENTS) burst.push(...(await commit(Math.min(BURST_TX_EVENTS, EVENTS - i))));
+  const burstCommitted = performance.now();
+  const lostBurst = await waitDelivered(burst, WAIT_MAX_MS);
+  const burstEnd = Math.max(...burst.map((id) => firstOk.get(id) ?? 0));
+  const deliveriesPerS = (burst.length - lostBurst) / ((burstEnd - burstStart) / 1000);
+
+  // 3. Outage: 503 for OUTAGE_MS while events keep coming, then recovery and drain.
+  down = true;
+  const outageStart = performance.now();
+  const outage: string[] = [];
+  const outageRate = OUTAGE_EVENTS / Math.max(1, OUTAGE_MS / 3000);
+  for (let i = 0; i < OUTAGE_EVENTS; i++) {
+    const due = outageStart + (i * 1000) / outageRate;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    outage.push(...(await commit(1)));
+  }
+  await sleep(Math.max(0, outageStart + OUTAGE_MS - performance.now()));
+  const receiptsDuringOutage = receipts;
+  down = false;
+  const recoveredAt = performance.now();
+  const lostOutage = await waitDelivered(outage, WAIT_MAX_MS);
+  const drainEnd = Math.max(...outage.map((id) => firstOk.get(id) ?? 0));
+  const drainPerS = (outage.length - lostOutage) / ((drainEnd - recoveredAt) / 1000);
+
+  const lost = lostPaced + lostBurst + lostOutage;
+  console.log(`events: ${paced.length} paced at ${RATE_PER_S}/s, ${burst.length} burst, ${outage.length} during a ${OUTAGE_MS / 1000} s outage; receiver saw ${receipts} requests (${receiptsDuringOutage} by the end of the outage)`);
+  console.log(`commit → 2xx latency at ${RATE_PER_S}/s: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (targets ≤ 25 / ≤ 250 ms)`);
+  console.log(`burst: ${EVENTS} events committed in ${((burstCommitted - burstStart) / 1000).toFixed(2)} s, delivered at ${deliveriesPerS.toFixed(0)} deliveries/s`);
+  console.log(`drain after the outage: ${outage.length - lostOutage} deliveries in ${((drainEnd - recoveredAt) / 1000).toFixed(2)} s = ${drainPerS.toFixed(0)}/s (retry schedule ${BENCH_SCHEDULE_MS} ms)`);
+  console.log(`bad signatures: ${badSignatures}; lost: ${lost}`);
+  console.log(JSON.stringify({ p50_ms: Number(p50.toFixed(1)), p99_ms: Number(p99.toFixed(1)), deliveries_per_s: Math.round(deliveriesPerS), drain_per_s: Math.round(drainPerS), lost }));
+} finally {
+  await sql.end({ timeout: 5 });
+  for (const c of children.reverse()) await c.stop();
+  server.closeAllConnections();
+  server.close();
+  await infra.stop();
+}
