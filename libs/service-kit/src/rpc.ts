@@ -288,6 +288,24 @@ function transportFailureReply(e: unknown): RpcReply | null {
   return null;
 }
 
+/**
+ * Coalesce the NATS writes of one event-loop turn into one socket write: under load many HTTP requests arrive
+ * per poll phase, and the client would otherwise make one write syscall per request. Corks the client's
+ * socket on the first send of a turn and uncorks it in setImmediate (after the client's microtask flush).
+ * Works only when the transport exposes a Node socket; otherwise it does nothing.
+ */
+const corked = new WeakSet<object>();
+function coalesceWrites(nc: NatsConnection): void {
+  const socket = (nc as unknown as { protocol?: { transport?: { socket?: { cork(): void; uncork(): void } } } }).protocol?.transport?.socket;
+  if (!socket || corked.has(socket)) return;
+  corked.add(socket);
+  socket.cork();
+  setImmediate(() => {
+    corked.delete(socket);
+    socket.uncork();
+  });
+}
+
 function requestHeaders(requestId: string | undefined): MsgHdrs {
   const h = headers();
   if (requestId !== undefined) h.set(NATS_HEADERS.requestId, requestId);
@@ -308,6 +326,7 @@ export async function rpcCall(
   return tracer().startActiveSpan(`rpc ${subject}`, { kind: SpanKind.CLIENT }, async (span) => {
     try {
       const h = requestHeaders(opts.requestId ?? requestContext.get()?.requestId);
+      coalesceWrites(nc);
       const msg = await nc.request(subject, JSON.stringify(payload ?? null), { timeout: opts.timeoutMs, headers: h });
       const reply = decodeReply(msg);
       if (!reply.ok) span.setAttribute("rpc.error_code", reply.error.code);
