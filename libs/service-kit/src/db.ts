@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import { signalCommitted } from "./outbox-signal.ts";
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
@@ -49,7 +50,13 @@ export async function withTx<T>(
   const mode = opts.isolation ? `isolation level ${opts.isolation}` : "";
   for (let attempt = 0; ; attempt++) {
     try {
-      return (await sql.begin(mode, fn)) as T;
+      let txRef: object | undefined;
+      const result = (await sql.begin(mode, (tx) => {
+        txRef = tx;
+        return fn(tx);
+      })) as T;
+      if (txRef !== undefined) signalCommitted(txRef);
+      return result;
     } catch (e) {
       if (!isRetryableTxError(e) || attempt >= retries) throw e;
       await new Promise((r) => setTimeout(r, backoffMs(attempt)));

@@ -146,12 +146,20 @@ describe("outbox relay", () => {
     expect(rb?.["n"]).toBe(0);
   });
 
-  it("is woken by NOTIFY at commit rather than waiting for the poll", async () => {
+  it("is woken right after a withTx COMMIT rather than waiting for the poll, and not by a rollback", async () => {
     const r = relay({ pollIntervalMs: 60_000 });
     await r.start();
-    await sleep(100); // let the first (empty) cycle finish, so only a NOTIFY can start the next one
+    await sleep(100); // let the first (empty) cycle finish, so only the commit signal can start the next one
     const id = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event("org_notify")));
-    await waitFor(async () => (await unpublished([id])) === 0, 3000, "NOTIFY-driven publish");
+    await waitFor(async () => (await unpublished([id])) === 0, 3000, "commit-driven publish");
+  });
+
+  it("finds rows committed outside withTx (or by another replica) with its poll", async () => {
+    const r = relay({ pollIntervalMs: 100 });
+    await r.start();
+    await sleep(150);
+    const id = await sql.begin((tx) => writeOutbox(tx, SCHEMA, event("org_poll")));
+    await waitFor(async () => (await unpublished([id])) === 0, 3000, "poll-driven publish");
   });
 
   it("runs one relay at a time and fails over when the leader stops", async () => {

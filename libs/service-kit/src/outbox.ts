@@ -9,6 +9,7 @@ import type postgres from "postgres";
 import type { Logger } from "pino";
 import type { Sql, Tx } from "./db.ts";
 import { requestContext } from "./logger.ts";
+import { markOutboxWritten, onOutboxCommitted } from "./outbox-signal.ts";
 import { extractTraceRecord, injectTraceHeaders, injectTraceRecord, tracer } from "./telemetry.ts";
 
 export interface NewEvent {
@@ -37,13 +38,10 @@ interface OutboxRow {
   created_at: Date;
 }
 
-export function outboxChannel(schema: string): string {
-  return `${schema}_outbox`;
-}
-
 /**
- * Records an event in the caller's transaction, so it exists if and only if the change commits. The NOTIFY
- * that wakes the relay is likewise delivered only at commit. The current trace context and request id are
+ * Records an event in the caller's transaction, so it exists if and only if the change commits. When the
+ * transaction was run by `withTx`, the local relay is woken right after COMMIT (outbox-signal.ts); otherwise
+ * the relay's short poll finds the row. The current trace context and request id are
  * stored with the row so the published message continues the trace of the request that caused it.
  */
 export async function writeOutbox(tx: Tx, schema: string, event: NewEvent, hdrs: Record<string, string> = {}): Promise<string> {
@@ -58,7 +56,7 @@ export async function writeOutbox(tx: Tx, schema: string, event: NewEvent, hdrs:
     insert into ${tx(`${schema}.outbox`)} (id, org_id, livemode, type, subject, payload, headers)
     values (${id}, ${event.org_id}, ${event.livemode}, ${event.type}, ${eventSubject("", event.type)},
             ${tx.json(payload)}, ${tx.json(stored)})`;
-  await tx`select pg_notify(${outboxChannel(schema)}, '')`;
+  markOutboxWritten(tx, schema);
   return id;
 }
 
@@ -75,7 +73,8 @@ export interface OutboxRelayOptions {
 }
 
 const BATCH_SIZE_MAX_DEFAULT = 100;
-const POLL_INTERVAL_MS_DEFAULT = 1000;
+// Short: the fallback for rows committed outside withTx or by another replica (no NOTIFY: see outbox-signal.ts).
+const POLL_INTERVAL_MS_DEFAULT = 100;
 const BACKOFF_MAX_MS = 30_000;
 
 /**
@@ -97,7 +96,7 @@ export class OutboxRelay {
   private readonly lockKey: string;
   private readonly js: JetStreamClient;
   private reserved: postgres.ReservedSql | undefined;
-  private listener: postgres.ListenMeta | undefined;
+  private unsubscribe: (() => void) | undefined;
   private leader = false;
   private stopped = true;
   private loop: Promise<void> | undefined;
@@ -115,7 +114,7 @@ export class OutboxRelay {
   async start(): Promise<void> {
     if (!this.stopped) return;
     this.stopped = false;
-    this.listener = await this.opts.sql.listen(outboxChannel(this.opts.schema), () => this.wake());
+    this.unsubscribe = onOutboxCommitted(this.opts.schema, () => this.wake());
     // Trying once here lets callers (and tests) see who leads right after start; failures are retried by run().
     await this.tryLead().catch((err: unknown) => this.opts.log.warn({ err }, "outbox relay could not try the lock yet"));
     this.loop = this.run();
@@ -127,7 +126,7 @@ export class OutboxRelay {
     this.stopped = true;
     this.interrupt?.();
     await this.loop;
-    await this.listener?.unlisten().catch(() => {});
+    this.unsubscribe?.();
     await this.releaseLock();
   }
 
@@ -165,7 +164,7 @@ export class OutboxRelay {
     }
   }
 
-  /** Sleeps up to `ms`; stop() always interrupts, a NOTIFY only when `wakeable`. */
+  /** Sleeps up to `ms`; stop() always interrupts, a commit signal only when `wakeable`. */
   private sleep(ms: number, wakeable: boolean): Promise<void> {
     if (this.stopped || (wakeable && this.woken)) return Promise.resolve();
     return new Promise((resolve) => {

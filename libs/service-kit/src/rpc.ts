@@ -75,8 +75,8 @@ function parseJson(msg: Msg): unknown {
 function decodeRequest(msg: Msg): RpcRequest {
   const parsed = RpcRequest.safeParse(parseJson(msg));
   if (!parsed.success) throw new DomainError("validation_error", "Malformed RPC request", { details: zodDetails(parsed.error) });
-  const { auth, params, query, body, deadline } = parsed.data;
-  return { auth, params, query, body, ...(deadline !== undefined ? { deadline } : {}) };
+  const { auth, params, query, body, deadline, alt_base_url } = parsed.data;
+  return { auth, params, query, body, ...(deadline !== undefined ? { deadline } : {}), ...(alt_base_url !== undefined ? { alt_base_url } : {}) };
 }
 
 export interface RpcServerOptions {
