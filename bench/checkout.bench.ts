@@ -122,8 +122,13 @@ try {
   };
 
   await runLevel(4, 2); // warm-up: JIT, pools, system accounts
+  const commits = async () => Number((await sql<{ n: string }[]>`select sum(xact_commit)::text as n from pg_stat_database`)[0]?.n ?? 0);
+  const commitsBefore = await commits();
   const results: LevelResult[] = [];
   for (const c of LEVELS) results.push(await runLevel(c, DURATION_SEC));
+  // Statistics are reported with a small delay; a rough figure is what is wanted here.
+  await new Promise((r) => setTimeout(r, 1000));
+  const commitsPerFlow = (await commits() - commitsBefore) / Math.max(1, results.reduce((n, r) => n + r.flows, 0));
   const best = results.reduce((a, b) => (b.flowsPerSec > a.flowsPerSec ? b : a));
   const pgTps = pgbenchTps(infra.adminUrl, best.concurrency, DURATION_SEC * 2);
 
@@ -132,6 +137,7 @@ try {
     console.log(`${String(r.concurrency).padStart(11)} ${r.flowsPerSec.toFixed(1).padStart(9)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.flows).padStart(8)} ${String(r.errors).padStart(7)}`);
   }
   const ratio = best.flowsPerSec / pgTps;
+  console.log(`database commits per flow (all services, incl. read-only statements): ${commitsPerFlow.toFixed(1)}`);
   console.log(`pgbench TPC-B (scale ${PGBENCH_SCALE}, ${best.concurrency} clients): ${pgTps.toFixed(1)} tps; best flows/s ÷ pgbench tps = ${ratio.toFixed(3)}`);
 
   // Invariants: the ledger's own checks, then money-once per completed session and the creator totals.

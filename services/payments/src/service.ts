@@ -1,9 +1,57 @@
 /**
- * The payments service. Operations it has not built yet answer 501 not_implemented through the real path
- * (gateway → NATS → this process), never a fake success.
+ * The payments service: checkout sessions (hosted + direct + wallet-funded), splits, sandbox completion and
+ * failure, the reconciler, hosted checkout and wallet pages, wallet sessions, shared-wallet spend and its
+ * reversal. It moves money only through `svc.ledger.post`.
  */
-import { createService, type Service, type ServiceDeps } from "@treasury/service-kit";
+import { createService, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { natsLedger } from "./adapters/ledger.ts";
+import { soledgicProvider, stripeProvider } from "./adapters/providers.ts";
+import { PaymentsEnv } from "./config.ts";
+import { registerHandlers } from "./handlers/index.ts";
+import type { PaymentsDeps } from "./usecases/deps.ts";
+import { Reconciler } from "./usecases/reconcile.ts";
 
-export async function buildPayments(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<Service> {
-  return createService({ name: "payments", env, deps });
+export type PaymentsService = Service<ServiceConfig<typeof PaymentsEnv>> & { reconciler: Reconciler; deps: PaymentsDeps };
+
+export async function buildPayments(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<PaymentsService> {
+  const svc = await createService({ name: "payments", env, extraEnv: PaymentsEnv, deps });
+  const cfg = svc.config;
+  const useCaseDeps: PaymentsDeps = {
+    sql: svc.sql,
+    ledger: natsLedger(svc.nc, svc.prefix, cfg.PAYMENTS_LEDGER_TIMEOUT_MS),
+    providers: { soledgic: soledgicProvider, stripe: stripeProvider({ secretKey: cfg.STRIPE_SECRET_KEY, apiBase: cfg.STRIPE_API_BASE }) },
+    log: svc.log,
+    now: () => new Date(),
+    afterLedgerPost: cfg.PAYMENTS_CRASH_AFTER_LEDGER_POST ? crashPoint(svc) : async () => {},
+  };
+  registerHandlers(svc, useCaseDeps);
+  const reconciler = new Reconciler(
+    useCaseDeps,
+    { intervalMs: cfg.PAYMENTS_RECONCILE_INTERVAL_MS, graceMs: cfg.PAYMENTS_RECONCILE_GRACE_MS, batchMax: cfg.PAYMENTS_RECONCILE_BATCH_MAX },
+    svc.log,
+  );
+  const start = svc.start.bind(svc);
+  const withReconciler = Object.assign(svc, {
+    reconciler,
+    deps: useCaseDeps,
+    start: async () => {
+      const res = await start();
+      reconciler.start();
+      return res;
+    },
+  });
+  svc.onShutdown(() => reconciler.stop());
+  return withReconciler;
+}
+
+/**
+ * Test-only: stop doing anything right after the ledger answered, before the settle step, and say so on
+ * stderr, so a test can kill -9 the process at exactly this point. Never resolves.
+ */
+function crashPoint(svc: Service): () => Promise<void> {
+  return () => {
+    svc.log.fatal("crash point reached: after ledger post, before settle");
+    process.stderr.write("PAYMENTS_CRASH_POINT_REACHED\n");
+    return new Promise<void>(() => {});
+  };
 }

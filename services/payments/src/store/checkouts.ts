@@ -1,0 +1,136 @@
+/** SQL of checkout sessions. int8 columns are parsed into numbers once, here, with safe-integer checks. */
+import { parseCents } from "@treasury/contracts";
+import type postgres from "postgres";
+import type { Scope } from "../adapters/ledger.ts";
+import type { Q } from "./db.ts";
+
+export type CheckoutStatus = "pending" | "completing" | "completed" | "failed";
+export type CheckoutMode = "session" | "direct" | "direct_funded_wallet";
+
+export interface CheckoutRow {
+  id: string;
+  org_id: string;
+  livemode: boolean;
+  mode: CheckoutMode;
+  provider: "soledgic" | "stripe";
+  payment_rail: "card" | "usdc";
+  status: CheckoutStatus;
+  participant_id: string;
+  merchant_name: string;
+  amount: number;
+  currency: string;
+  sales_tax: number;
+  creator_bps: number;
+  creator_amount: number;
+  platform_amount: number;
+  hold_funds: boolean;
+  product_id: string | null;
+  product_name: string | null;
+  customer_email: string | null;
+  customer_id: string | null;
+  buyer_user_id: string | null;
+  buyer_wallet_id: string | null;
+  payment_method_id: string | null;
+  success_url: string | null;
+  cancel_url: string | null;
+  metadata: Record<string, string>;
+  idempotency_key: string | null;
+  request_hash: string;
+  create_response: Record<string, unknown> | null;
+  checkout_url: string | null;
+  payment_id: string | null;
+  ledger_reference: string | null;
+  sale_transaction_id: string | null;
+  hold_id: string | null;
+  completion_source: string | null;
+  sandbox_idempotency_key: string | null;
+  failure_code: string | null;
+  failure_reason: string | null;
+  expires_at: Date;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+type RawRow = Omit<CheckoutRow, "amount" | "sales_tax" | "creator_amount" | "platform_amount"> & {
+  amount: string;
+  sales_tax: string;
+  creator_amount: string;
+  platform_amount: string;
+};
+
+function parse(r: RawRow): CheckoutRow {
+  return {
+    ...r,
+    amount: parseCents(r.amount),
+    sales_tax: parseCents(r.sales_tax),
+    creator_amount: parseCents(r.creator_amount),
+    platform_amount: parseCents(r.platform_amount),
+  };
+}
+
+export type NewCheckout = Omit<CheckoutRow, "updated_at" | "completed_at" | "sale_transaction_id" | "hold_id" | "failure_code" | "failure_reason" | "sandbox_idempotency_key">;
+
+/** Inserts a session; undefined when the idempotency key is taken (the caller replays the existing one). */
+export async function insertCheckout(q: Q, c: NewCheckout): Promise<CheckoutRow | undefined> {
+  const rows = await q<RawRow[]>`
+    insert into payments.checkout_sessions (id, org_id, livemode, mode, provider, payment_rail, status, participant_id, merchant_name,
+      amount, currency, sales_tax, creator_bps, creator_amount, platform_amount, hold_funds, product_id, product_name, customer_email,
+      customer_id, buyer_user_id, buyer_wallet_id, payment_method_id, success_url, cancel_url, metadata, idempotency_key, request_hash,
+      checkout_url, payment_id, ledger_reference, completion_source, expires_at, created_at, updated_at, create_response)
+    values (${c.id}, ${c.org_id}, ${c.livemode}, ${c.mode}, ${c.provider}, ${c.payment_rail}, ${c.status}, ${c.participant_id}, ${c.merchant_name},
+      ${c.amount}, ${c.currency}, ${c.sales_tax}, ${c.creator_bps}, ${c.creator_amount}, ${c.platform_amount}, ${c.hold_funds}, ${c.product_id},
+      ${c.product_name}, ${c.customer_email}, ${c.customer_id}, ${c.buyer_user_id}, ${c.buyer_wallet_id}, ${c.payment_method_id}, ${c.success_url},
+      ${c.cancel_url}, ${q.json(c.metadata)}, ${c.idempotency_key}, ${c.request_hash}, ${c.checkout_url}, ${c.payment_id}, ${c.ledger_reference},
+      ${c.completion_source}, ${c.expires_at}, ${c.created_at}, ${c.created_at},
+      ${c.create_response === null ? null : q.json(c.create_response as postgres.JSONValue)})
+    on conflict (org_id, livemode, idempotency_key) where idempotency_key is not null do nothing
+    returning *`;
+  const r = rows[0];
+  return r === undefined ? undefined : parse(r);
+}
+
+export async function findCheckout(q: Q, s: Scope, id: string): Promise<CheckoutRow | undefined> {
+  const [r] = await q<RawRow[]>`select * from payments.checkout_sessions where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+  return r === undefined ? undefined : parse(r);
+}
+
+/** Hosted pages: the unguessable id alone authorises; the row names its org and environment. */
+export async function findCheckoutForPage(q: Q, id: string): Promise<CheckoutRow | undefined> {
+  const [r] = await q<RawRow[]>`select * from payments.checkout_sessions where id = ${id}`;
+  return r === undefined ? undefined : parse(r);
+}
+
+export async function findCheckoutByKey(q: Q, s: Scope, key: string): Promise<CheckoutRow | undefined> {
+  const [r] = await q<RawRow[]>`
+    select * from payments.checkout_sessions where org_id = ${s.orgId} and livemode = ${s.livemode} and idempotency_key = ${key}`;
+  return r === undefined ? undefined : parse(r);
+}
+
+export async function lockCheckout(q: Q, s: Scope, id: string): Promise<CheckoutRow | undefined> {
+  const [r] = await q<RawRow[]>`
+    select * from payments.checkout_sessions where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} for update`;
+  return r === undefined ? undefined : parse(r);
+}
+
+export async function updateCheckout(q: Q, id: string, fields: Partial<Record<keyof CheckoutRow, string | number | boolean | Date | null>>, onlyIfStatus?: CheckoutStatus): Promise<CheckoutRow | undefined> {
+  const set = { ...fields, updated_at: new Date() } as Record<string, unknown>;
+  const rows = onlyIfStatus === undefined
+    ? await q<RawRow[]>`update payments.checkout_sessions set ${q(set as never)} where id = ${id} returning *`
+    : await q<RawRow[]>`update payments.checkout_sessions set ${q(set as never)} where id = ${id} and status = ${onlyIfStatus} returning *`;
+  const r = rows[0];
+  return r === undefined ? undefined : parse(r);
+}
+
+export async function storeCreateResponse(q: Q, id: string, response: Record<string, unknown>): Promise<void> {
+  await q`update payments.checkout_sessions set create_response = ${q.json(response as postgres.JSONValue)} where id = ${id} and create_response is null`;
+}
+
+/** Sessions stuck in `completing` for longer than the grace period, oldest first. */
+export async function stuckCompleting(q: Q, graceMs: number, limit: number): Promise<CheckoutRow[]> {
+  const rows = await q<RawRow[]>`
+    select * from payments.checkout_sessions
+    where status = 'completing' and updated_at < now() - make_interval(secs => ${graceMs / 1000})
+    order by updated_at limit ${limit}`;
+  return rows.map(parse);
+}

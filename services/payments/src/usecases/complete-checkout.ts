@@ -1,0 +1,184 @@
+/**
+ * Completing a checkout, per DESIGN.md "Money across services":
+ *   1. record the intent: the session becomes `completing` with ledger reference `checkout:<id>`;
+ *   2. one svc.ledger.post records the sale (creator share, platform share, sales tax; the hold on the creator
+ *      share when hold_funds) — idempotent on the reference, so any number of drivers move money once;
+ *   3. one payments transaction marks the session completed and writes `checkout.completed` to the outbox.
+ * The reconciler re-drives sessions stuck between 1 and 3. Sandbox completion, the hosted page's card form and
+ * direct payments all come through here.
+ *
+ * Errors: checkout_session_not_found, checkout_not_pending (failed), checkout_expired, insufficient_balance /
+ * participant_not_found / wallet_not_found / wallet_not_active (the ledger refused: the session is failed),
+ * service_timeout (the ledger did not answer: outcome unknown, the reconciler finishes it).
+ */
+import { DomainError, type PostRequestInput } from "@treasury/contracts";
+import { withTx, writeOutbox } from "@treasury/service-kit";
+import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
+import { findCheckout, lockCheckout, updateCheckout, type CheckoutRow } from "../store/checkouts.ts";
+import { CURRENCY, type PaymentsDeps } from "./deps.ts";
+import { presentCheckout, publicStatus, saleReferenceOf } from "./present.ts";
+
+export const SALE_KIND = "checkout_sale";
+
+/** Ledger refusals that are final: nothing moved, and retrying the same request cannot succeed. */
+const DEFINITIVE = new Set(["insufficient_balance", "participant_not_found", "wallet_not_found", "wallet_not_active"]);
+
+export interface CompletionInput {
+  source: "sandbox_api" | "hosted_page" | "direct";
+  sandboxIdempotencyKey?: string | undefined;
+}
+
+export function paymentIdOf(row: { id: string; mode: string }): string {
+  return `${row.mode === "direct_funded_wallet" ? "wpay" : "pay"}_${row.id.replace(/-/g, "")}`;
+}
+
+/** Step 1, in one transaction: pending → completing (or nothing to do). Returns the row to drive. */
+async function recordIntent(deps: PaymentsDeps, scope: Scope, id: string, input: CompletionInput): Promise<CheckoutRow> {
+  return withTx(deps.sql, async (tx) => {
+    const row = await lockCheckout(tx, scope, id);
+    if (row === undefined) throw new DomainError("checkout_session_not_found", `Checkout session ${id} not found`);
+    if (row.status === "completed" || row.status === "completing") return row;
+    const now = deps.now();
+    if (row.status === "failed") {
+      throw new DomainError("checkout_not_pending", `Checkout session ${id} failed and cannot be completed`, { extra: { checkout_session: presentCheckout(row, now) } });
+    }
+    if (publicStatus(row, now) === "expired") {
+      throw new DomainError("checkout_expired", `Checkout session ${id} expired at ${row.expires_at.toISOString()}`, {
+        hint: "POST /v1/checkout-sessions creates a new session",
+        extra: { checkout_session: presentCheckout(row, now) },
+      });
+    }
+    const updated = await updateCheckout(tx, id, {
+      status: "completing",
+      ledger_reference: saleReferenceOf(row),
+      payment_id: row.payment_id ?? paymentIdOf(row),
+      completion_source: input.source,
+      sandbox_idempotency_key: input.sandboxIdempotencyKey ?? null,
+    });
+    if (updated === undefined) throw new Error(`checkout ${id} vanished under its lock`);
+    return updated;
+  });
+}
+
+/** The ledger request of a session's sale: built only from the stored row, so every driver sends the same one. */
+export function saleRequest(row: CheckoutRow): PostRequestInput {
+  const reference = row.ledger_reference ?? saleReferenceOf(row);
+  const creator = { participant_id: row.participant_id };
+  if (row.mode === "direct_funded_wallet" && row.buyer_wallet_id === null) throw new Error(`wallet checkout ${row.id} has no buyer wallet`);
+  const buyerWallet = row.mode === "direct_funded_wallet" && row.buyer_wallet_id !== null ? { wallet_id: row.buyer_wallet_id } : undefined;
+  const source = buyerWallet ?? { system: "platform_cash" as const };
+  const postings: NonNullable<PostRequestInput["postings"]> = [];
+  if (row.creator_amount > 0) postings.push({ debit: source, credit: creator, amount: row.creator_amount });
+  if (row.platform_amount > 0) postings.push({ debit: source, credit: { system: "platform_revenue" }, amount: row.platform_amount });
+  if (row.sales_tax > 0) postings.push({ debit: source, credit: { system: "sales_tax_payable" }, amount: row.sales_tax });
+  const hold = row.hold_funds && row.creator_amount > 0;
+  return {
+    org_id: row.org_id,
+    livemode: row.livemode,
+    kind: SALE_KIND,
+    reference_id: reference,
+    amount: row.amount,
+    description: `Checkout ${row.id}${row.product_name !== null ? `: ${row.product_name}` : ""}`,
+    metadata: { checkout_session_id: row.id, product_id: row.product_id, mode: row.mode },
+    postings,
+    holds_create: hold
+      ? [{ wallet: creator, amount: row.creator_amount, reference_id: `checkout_hold:${row.id}`, reason_code: "checkout_hold", description: `Creator share of checkout ${row.id}` }]
+      : [],
+    preconditions: buyerWallet !== undefined ? [{ wallet: buyerWallet, available_gte: row.amount }] : [],
+    sale: {
+      sale_reference: reference,
+      participant_id: row.participant_id,
+      gross: row.amount,
+      creator_amount: row.creator_amount,
+      platform_amount: row.platform_amount,
+      sales_tax: row.sales_tax,
+      ...(hold ? { hold_index: 0 } : {}),
+    },
+    result_extra: { checkout_session_id: row.id },
+  };
+}
+
+function completedEventData(row: CheckoutRow): Record<string, unknown> {
+  return {
+    checkout_session_id: row.id,
+    payment_id: row.payment_id,
+    sale_transaction_id: row.sale_transaction_id,
+    sale_reference: saleReferenceOf(row),
+    participant_id: row.participant_id,
+    product_id: row.product_id,
+    product_name: row.product_name,
+    amount_cents: row.amount,
+    currency: CURRENCY,
+    sales_tax_amount_cents: row.sales_tax,
+    creator_amount_cents: row.creator_amount,
+    platform_amount_cents: row.platform_amount,
+    hold_id: row.hold_id,
+    mode: row.mode,
+    metadata: row.metadata,
+    sandbox: !row.livemode,
+    ...(!row.livemode ? { sandbox_idempotency_key: row.sandbox_idempotency_key } : {}),
+  };
+}
+
+/** Step 3: completing → completed plus the outbox event, in one transaction; only the first settler writes. */
+async function settle(deps: PaymentsDeps, row: CheckoutRow, saleTransactionId: string, holdId: string | null): Promise<CheckoutRow> {
+  return withTx(deps.sql, async (tx) => {
+    const done = await updateCheckout(tx, row.id, { status: "completed", sale_transaction_id: saleTransactionId, hold_id: holdId, completed_at: deps.now() }, "completing");
+    if (done === undefined) {
+      const current = await findCheckout(tx, { orgId: row.org_id, livemode: row.livemode }, row.id);
+      if (current === undefined) throw new Error(`checkout ${row.id} vanished`);
+      return current;
+    }
+    await writeOutbox(tx, "payments", { type: "checkout.completed", org_id: done.org_id, livemode: done.livemode, data: completedEventData(done) });
+    return done;
+  });
+}
+
+/** The ledger refused for good: completing → failed plus `checkout.failed`. */
+export async function failCompleting(deps: PaymentsDeps, row: CheckoutRow, code: string, reason: string): Promise<void> {
+  await withTx(deps.sql, async (tx) => {
+    const failed = await updateCheckout(tx, row.id, { status: "failed", failure_code: code, failure_reason: reason }, "completing");
+    if (failed === undefined) return;
+    await writeOutbox(tx, "payments", { type: "checkout.failed", org_id: failed.org_id, livemode: failed.livemode, data: failedEventData(failed) });
+  });
+}
+
+export function failedEventData(row: CheckoutRow): Record<string, unknown> {
+  return {
+    checkout_session_id: row.id,
+    participant_id: row.participant_id,
+    product_id: row.product_id,
+    amount_cents: row.amount,
+    currency: CURRENCY,
+    failure_code: row.failure_code,
+    failure_reason: row.failure_reason,
+    metadata: row.metadata,
+    sandbox: !row.livemode,
+  };
+}
+
+/** Steps 2 and 3 for a session already `completing`. Used by completion and by the reconciler. */
+export async function driveCompletion(deps: PaymentsDeps, row: CheckoutRow): Promise<CheckoutRow> {
+  let result;
+  try {
+    result = await deps.ledger.post(saleRequest(row));
+  } catch (e) {
+    if (e instanceof DomainError && DEFINITIVE.has(e.code)) {
+      await failCompleting(deps, row, e.code, e.message);
+      throw e;
+    }
+    if (e instanceof LedgerOutcomeUnknown) {
+      throw new DomainError("service_timeout", "The ledger did not answer in time; the checkout completes shortly, retry with the same request to read it");
+    }
+    throw e;
+  }
+  await deps.afterLedgerPost();
+  return settle(deps, row, result.transaction_id, result.holds_created[0]?.hold_id ?? null);
+}
+
+/** Completes a session (idempotent: a completed session is answered as it is). */
+export async function completeCheckout(deps: PaymentsDeps, scope: Scope, id: string, input: CompletionInput): Promise<CheckoutRow> {
+  const row = await recordIntent(deps, scope, id, input);
+  if (row.status === "completed") return row;
+  return driveCompletion(deps, row);
+}

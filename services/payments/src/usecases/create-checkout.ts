@@ -1,0 +1,189 @@
+/**
+ * createCheckoutSession: hosted (`session`), direct card (`payment_method_id`) or wallet-funded
+ * (`purchase_mode: direct_funded_wallet`). Direct modes record the sale at once through the completion use
+ * case. A repeated idempotency_key answers the original body with `idempotent: true`.
+ *
+ * Errors: validation_error, participant_not_found, wallet_not_found (no consumer wallet for the buyer),
+ * rail_not_enabled (usdc in live), provider_not_configured, card_declined, insufficient_balance,
+ * idempotency_conflict, service_timeout.
+ */
+import { cents, DomainError, isErrorCode, newUuid, schemas } from "@treasury/contracts";
+import type { z } from "zod";
+import type { Scope } from "../adapters/ledger.ts";
+import { requestHash } from "../domain/canonical.ts";
+import { computeSplit, creatorBpsFor } from "../domain/split.ts";
+import { findCheckoutByKey, insertCheckout, storeCreateResponse, type CheckoutMode, type CheckoutRow, type NewCheckout } from "../store/checkouts.ts";
+import { driveCompletion, paymentIdOf } from "./complete-checkout.ts";
+import { CHECKOUT_TTL_MS, CURRENCY, type PaymentsDeps } from "./deps.ts";
+import { presentCheckout, saleReferenceOf } from "./present.ts";
+
+export type CreateCheckoutBody = z.output<typeof schemas.CreateCheckoutBody>;
+
+/** Sandbox test payment methods (wire-decisions §3). */
+export const TEST_PAYMENT_METHODS = { pm_card_visa: "succeeds", pm_card_chargeDeclined: "declines" } as const;
+
+function invalid(path: string, message: string, hint?: string): DomainError {
+  return new DomainError("validation_error", `Invalid body: ${path}: ${message}`, { details: [{ path, message }], ...(hint !== undefined ? { hint } : {}) });
+}
+
+/** success_url receives checkout_session_id as a query parameter (spec). */
+export function withSessionId(url: string, id: string): string {
+  const u = new URL(url);
+  u.searchParams.set("checkout_session_id", id);
+  return u.toString();
+}
+
+function modeOf(body: CreateCheckoutBody): CheckoutMode {
+  if (body.purchase_mode === "direct_funded_wallet") return "direct_funded_wallet";
+  return body.payment_method_id !== undefined ? "direct" : "session";
+}
+
+/** Cross-field rules the body schema cannot express, checked before anything is read or written. */
+function checkBody(body: CreateCheckoutBody, scope: Scope): void {
+  if ((body.sales_tax ?? 0) > body.amount) throw invalid("sales_tax", "must not exceed amount");
+  if (body.purchase_mode === "direct_funded_wallet") {
+    if (body.payment_method_id !== undefined) throw invalid("payment_method_id", "not allowed with purchase_mode direct_funded_wallet (the buyer's wallet pays)");
+    if (body.customer_id === undefined && body.buyer_user_id === undefined) {
+      throw invalid("customer_id", "customer_id or buyer_user_id (the owner of the buyer's consumer_credit wallet) is required with purchase_mode direct_funded_wallet", "POST /v1/wallets with owner_id creates the buyer's consumer_credit wallet");
+    }
+    if (body.customer_id !== undefined && body.buyer_user_id !== undefined && body.customer_id !== body.buyer_user_id) {
+      throw invalid("buyer_user_id", "must equal customer_id when both are given");
+    }
+  }
+  if (scope.livemode && body.payment_rail === "usdc") {
+    throw new DomainError("rail_not_enabled", "The usdc payment rail is not enabled for live payments", { hint: "POST /v1/checkout-sessions with payment_rail: \"card\"" });
+  }
+  if (body.payment_method_id !== undefined) {
+    if (scope.livemode) {
+      throw new DomainError("provider_not_configured", "Live direct card payments need a configured card processor", {
+        hint: "POST /v1/checkout-sessions without payment_method_id returns a hosted checkout_url",
+      });
+    }
+    const outcome = (TEST_PAYMENT_METHODS as Record<string, string>)[body.payment_method_id];
+    if (outcome === undefined) throw invalid("payment_method_id", "unknown sandbox payment method", "Sandbox test payment methods: pm_card_visa (succeeds), pm_card_chargeDeclined (declines)");
+    if (outcome === "declines") throw new DomainError("card_declined", "The card was declined", { hint: "Use payment_method_id pm_card_visa for a successful sandbox payment" });
+  }
+}
+
+async function replay(deps: PaymentsDeps, existing: CheckoutRow, hash: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const now = deps.now();
+  if (existing.request_hash !== hash) {
+    throw new DomainError("idempotency_conflict", `idempotency_key ${existing.idempotency_key ?? ""} was used with a different request`, {
+      extra: { checkout_session: presentCheckout(existing, now) },
+    });
+  }
+  let row = existing;
+  if (row.mode !== "session") {
+    // A direct payment's first outcome is its answer: a refusal is refused again, one still running is finished.
+    if (row.status === "failed" && row.failure_code !== null) {
+      const code = isErrorCode(row.failure_code) ? row.failure_code : "checkout_not_pending";
+      throw new DomainError(code, row.failure_reason ?? "The payment failed", { extra: { checkout_session: presentCheckout(row, now) } });
+    }
+    if (row.status === "completing") row = await driveCompletion(deps, row);
+  }
+  const original = row.create_response ?? presentCheckout(row, now);
+  return { status: 200, body: { checkout_session: original, idempotent: true } };
+}
+
+export async function createCheckoutSession(deps: PaymentsDeps, scope: Scope, body: CreateCheckoutBody, altBaseUrl: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const hash = requestHash(body);
+  if (body.idempotency_key !== undefined) {
+    const existing = await findCheckoutByKey(deps.sql, scope, body.idempotency_key);
+    if (existing !== undefined) return replay(deps, existing, hash);
+  }
+  checkBody(body, scope);
+  const providerName = body.sandbox_checkout_provider ?? "soledgic";
+  const provider = deps.providers[providerName];
+  const mode = modeOf(body);
+  if (mode !== "direct_funded_wallet") provider.assertConfigured();
+  if (mode === "direct" && providerName !== "soledgic") {
+    throw new DomainError("provider_not_configured", `Direct payments with payment_method_id are simulated by the soledgic provider only`, {
+      hint: "POST /v1/checkout-sessions with sandbox_checkout_provider: \"soledgic\", or without payment_method_id for a hosted stripe checkout_url",
+    });
+  }
+
+  const participant = await deps.ledger.participantInfo(scope, body.participant_id);
+  const split = computeSplit(cents(body.amount), cents(body.sales_tax ?? 0), creatorBpsFor(body.creator_percent, participant.default_split_percent));
+  const buyerOwner = body.customer_id ?? body.buyer_user_id;
+  let buyerWalletId: string | null = null;
+  if (mode === "direct_funded_wallet" && buyerOwner !== undefined) {
+    const wallet = await deps.ledger.findWallet(scope, buyerOwner, "consumer_credit");
+    if (wallet === undefined) {
+      throw new DomainError("wallet_not_found", `No consumer_credit wallet for ${buyerOwner}`, { hint: "POST /v1/wallets with owner_id creates it; top it up with POST /v1/wallets/{wallet_id}/topups" });
+    }
+    buyerWalletId = wallet.id;
+  }
+
+  const id = newUuid();
+  const now = deps.now();
+  const hostedUrl = `${altBaseUrl}/v1/checkout/${id}`;
+  let checkoutUrl: string | null = null;
+  let paymentId: string | null = null;
+  if (mode === "session") {
+    const hosted = await provider.createHostedSession({
+      sessionId: id,
+      amount: body.amount,
+      currency: CURRENCY,
+      productName: body.product_name ?? body.product_id ?? "Purchase",
+      successUrl: body.success_url === undefined ? hostedUrl : withSessionId(body.success_url, id),
+      cancelUrl: body.cancel_url ?? `${hostedUrl}`,
+      hostedUrl,
+      livemode: scope.livemode,
+    });
+    checkoutUrl = hosted.checkoutUrl;
+    paymentId = hosted.paymentId;
+  }
+  const direct = mode !== "session";
+  const row: NewCheckout = {
+    id,
+    org_id: scope.orgId,
+    livemode: scope.livemode,
+    mode,
+    provider: providerName,
+    payment_rail: body.payment_rail ?? "card",
+    // Direct payments record their completion intent with the session itself.
+    status: direct ? "completing" : "pending",
+    participant_id: body.participant_id,
+    merchant_name: participant.display_name ?? body.participant_id,
+    amount: body.amount,
+    currency: CURRENCY,
+    sales_tax: split.salesTax,
+    creator_bps: split.creatorBps,
+    creator_amount: split.creator,
+    platform_amount: split.platform,
+    hold_funds: body.hold_funds ?? false,
+    product_id: body.product_id ?? null,
+    product_name: body.product_name ?? null,
+    customer_email: body.customer_email ?? null,
+    customer_id: body.customer_id ?? null,
+    buyer_user_id: body.buyer_user_id ?? null,
+    buyer_wallet_id: buyerWalletId,
+    payment_method_id: body.payment_method_id ?? null,
+    success_url: body.success_url ?? null,
+    cancel_url: body.cancel_url ?? null,
+    metadata: body.metadata ?? {},
+    idempotency_key: body.idempotency_key ?? null,
+    request_hash: hash,
+    checkout_url: checkoutUrl,
+    payment_id: direct ? paymentIdOf({ id, mode }) : paymentId,
+    ledger_reference: direct ? saleReferenceOf({ id }) : null,
+    completion_source: direct ? "direct" : null,
+    expires_at: new Date(now.getTime() + CHECKOUT_TTL_MS),
+    created_at: now,
+    create_response: null,
+  };
+  // A hosted session's answer is known before the insert: store it with the row (one commit, not two).
+  const hostedAnswer = direct ? null : presentCheckout({ ...row, updated_at: now, completed_at: null, sale_transaction_id: null, hold_id: null, failure_code: null, failure_reason: null, sandbox_idempotency_key: null }, now);
+  const inserted = await insertCheckout(deps.sql, { ...row, create_response: hostedAnswer });
+  if (inserted === undefined) {
+    // A concurrent request with the same key won the insert: answer as its replay.
+    const existing = body.idempotency_key === undefined ? undefined : await findCheckoutByKey(deps.sql, scope, body.idempotency_key);
+    if (existing === undefined) throw new Error("checkout insert conflicted without an idempotency key");
+    return replay(deps, existing, hash);
+  }
+  if (hostedAnswer !== null) return { status: 201, body: { checkout_session: hostedAnswer } };
+  const final = await driveCompletion(deps, inserted);
+  const presented = presentCheckout(final, deps.now());
+  await storeCreateResponse(deps.sql, final.id, presented);
+  return { status: 201, body: { checkout_session: presented } };
+}

@@ -1,0 +1,36 @@
+/**
+ * sandboxFailCheckout: a pending (or expired) session becomes failed and `checkout.failed` is written in the
+ * same transaction. A session whose completion is in flight or done is refused: failing it could contradict
+ * money that has moved. Failing a failed session answers it again.
+ *
+ * Errors: checkout_session_not_found, checkout_in_progress (completing), checkout_not_pending (completed).
+ */
+import { DomainError } from "@treasury/contracts";
+import { withTx, writeOutbox } from "@treasury/service-kit";
+import type { Scope } from "../adapters/ledger.ts";
+import { lockCheckout, updateCheckout, type CheckoutRow } from "../store/checkouts.ts";
+import { failedEventData } from "./complete-checkout.ts";
+import type { PaymentsDeps } from "./deps.ts";
+import { presentCheckout } from "./present.ts";
+
+export async function failCheckout(deps: PaymentsDeps, scope: Scope, id: string, reason: string | undefined): Promise<CheckoutRow> {
+  return withTx(deps.sql, async (tx) => {
+    const row = await lockCheckout(tx, scope, id);
+    if (row === undefined) throw new DomainError("checkout_session_not_found", `Checkout session ${id} not found`);
+    const now = deps.now();
+    if (row.status === "failed") return row;
+    if (row.status === "completing") {
+      throw new DomainError("checkout_in_progress", `Checkout session ${id} is completing and cannot be failed`, { extra: { checkout_session: presentCheckout(row, now) } });
+    }
+    if (row.status === "completed") {
+      throw new DomainError("checkout_not_pending", `Checkout session ${id} is completed and cannot be failed`, {
+        hint: "Refund the sale with POST /v1/refunds and its sale_reference",
+        extra: { checkout_session: presentCheckout(row, now) },
+      });
+    }
+    const failed = await updateCheckout(tx, id, { status: "failed", failure_code: "sandbox_failed", failure_reason: reason ?? "Failed in sandbox" });
+    if (failed === undefined) throw new Error(`checkout ${id} vanished under its lock`);
+    await writeOutbox(tx, "payments", { type: "checkout.failed", org_id: failed.org_id, livemode: failed.livemode, data: failedEventData(failed) });
+    return failed;
+  });
+}

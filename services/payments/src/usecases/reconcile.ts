@@ -1,0 +1,68 @@
+/**
+ * The reconciler: an interval loop, started with the service and stopped on shutdown, that re-drives intents
+ * stuck between the ledger post and the settle step (a crash, a ledger timeout). Safe with any number of
+ * replicas and alongside live requests: the ledger post is idempotent on the intent's reference and the settle
+ * step is conditional on the intent's state.
+ */
+import type { Logger } from "pino";
+import { stuckCompleting } from "../store/checkouts.ts";
+import { driveCompletion } from "./complete-checkout.ts";
+import type { PaymentsDeps } from "./deps.ts";
+import { driveStuckReversals } from "./shared-spend.ts";
+
+export interface ReconcilerOptions {
+  intervalMs: number;
+  graceMs: number;
+  batchMax: number;
+}
+
+export class Reconciler {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(
+    private readonly deps: PaymentsDeps,
+    private readonly opts: ReconcilerOptions,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One pass; answers how many intents it settled or failed. Tests call it directly. */
+  async runOnce(): Promise<number> {
+    let n = 0;
+    for (const row of await stuckCompleting(this.deps.sql, this.opts.graceMs, this.opts.batchMax)) {
+      try {
+        const done = await driveCompletion(this.deps, row);
+        this.log.info({ checkout_session_id: row.id, status: done.status }, "reconciler settled a checkout");
+        n++;
+      } catch (err) {
+        this.log.warn({ err, checkout_session_id: row.id }, "reconciler could not settle a checkout yet");
+      }
+    }
+    n += await driveStuckReversals(this.deps, this.opts.graceMs, this.opts.batchMax, this.log);
+    return n;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.runOnce()
+        .then(() => undefined)
+        .catch((err: unknown) => this.log.error({ err }, "reconciler pass failed"))
+        .finally(() => this.schedule());
+    }, this.opts.intervalMs);
+    this.timer.unref();
+  }
+}
