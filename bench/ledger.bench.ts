@@ -5,6 +5,11 @@
  * Profiles: "uniform" transfers between random pairs of 10,000 pre-funded wallets; "hot" does the same and
  * also credits platform_revenue in every posting (the system account every sale touches). Then pgbench
  * (`-i -s 10`, `-c 8 -j 2 -T 15`) and the invariant checker. Last line: one JSON object of the figures.
+ *
+ * Knobs (environment): BENCH_CLIENTS (256 closed-loop clients), BENCH_DURATION_SEC (12 per profile),
+ * BENCH_WARMUP_SEC (2), BENCH_PGBENCH_SEC (15), BENCH_WALLETS (10,000), BENCH_DB_POOL_MAX (20),
+ * BENCH_BATCH_SLOTS (the ledger's POST_BATCH_SLOTS), BENCH_DATABASE_URL / BENCH_NATS_URL (see lib.ts).
+ * Results and the engine decisions they led to: docs/adr/0004-hot-accounts.md.
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -15,7 +20,7 @@ import { checkInvariants } from "../services/ledger/src/invariants.ts";
 import { adminSql, startChild, startInfra, type Child } from "./lib.ts";
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
-const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 64);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 256);
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 12);
 const WARMUP_SEC = Number(process.env.BENCH_WARMUP_SEC ?? 2);
 const PGBENCH_SEC = Number(process.env.BENCH_PGBENCH_SEC ?? 15);
@@ -57,8 +62,8 @@ function transferRequest(orgId: string, walletIds: readonly string[], hot: boole
   const from = walletIds[a] as string;
   const to = walletIds[b] as string;
   const amount = 1 + Math.floor(Math.random() * 100);
-  const postings = [{ debit: { wallet_id: from }, credit: { wallet_id: to }, amount }];
-  if (hot) postings.push({ debit: { wallet_id: from }, credit: { system: "platform_revenue" } as never, amount: 1 });
+  const postings: { debit: Record<string, string>; credit: Record<string, string>; amount: number }[] = [{ debit: { wallet_id: from }, credit: { wallet_id: to }, amount }];
+  if (hot) postings.push({ debit: { wallet_id: from }, credit: { system: "platform_revenue" }, amount: 1 });
   return { org_id: orgId, livemode: false, kind: hot ? "bench_hot" : "bench_uniform", reference_id: `b-${runId}-${++refSeq}`, postings };
 }
 
@@ -131,16 +136,9 @@ try {
     HEALTH_PORT: String(healthPort),
     DB_POOL_MAX: process.env.BENCH_DB_POOL_MAX ?? "20",
     RPC_CONCURRENCY_MAX: "4096",
+    ...(process.env.BENCH_BATCH_SLOTS ? { POST_BATCH_SLOTS: process.env.BENCH_BATCH_SLOTS } : {}),
   };
   children.push(await startChild("services/ledger/src/main.ts", env, `http://127.0.0.1:${healthPort}/readyz`));
-  const ledgerChild = children[0];
-  let childOut = 0;
-  let sample = "";
-  ledgerChild?.proc.stdout?.on("data", (d: Buffer) => {
-    childOut += d.length;
-    if (sample.length < 2000) sample += d.toString();
-  });
-  process.on("exit", () => { if (process.env.BENCH_DEBUG) console.error(`child stdout bytes ${childOut}\n${sample}`); });
   nc = await connect({ servers: infra.natsUrl, name: "ledger-bench" });
   const conn = nc;
 

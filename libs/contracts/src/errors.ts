@@ -77,6 +77,8 @@ export const ERROR_CODES = {
   sale_already_reversed: { status: 409, message: "Reversed sale cannot be refunded" },
   sale_already_fully_refunded: { status: 409, message: "No further refund possible" },
   refund_amount_exceeds_remaining: { status: 409, message: "Refund amount exceeds the remaining refundable amount" },
+  reversal_amount_exceeds_remaining: { status: 409, message: "Reversal amount exceeds the transaction's unreversed amount" },
+  bill_amount_exceeds_unpaid: { status: 409, message: "Payment exceeds the bill's unpaid amount" },
   refund_request_not_found: { status: 404, message: "Refund request not found" },
   invalid_state_transition: { status: 409, message: "Illegal state transition" },
   receipt_not_found: { status: 404, message: "Receipt not found" },

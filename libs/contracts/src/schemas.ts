@@ -328,7 +328,7 @@ export const RecordAdjustmentBody = z.object({
 export const RecordOpeningBalanceBody = z.object({
   reference_id: ReferenceId.optional(),
   as_of_date: isoDate,
-  balances: z.array(z.object({ account_type: str(64).min(1), entity_id: str(100).optional(), balance: SignedCents })).min(1).max(200),
+  balances: z.array(z.object({ account_type: str(64).min(1), entity_id: str(100).optional(), balance: SignedCents })).min(1).max(50),
   metadata: Metadata.optional(),
 });
 export const RecordTransferBody = z.object({

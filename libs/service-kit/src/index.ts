@@ -10,6 +10,7 @@ export type { NatsConnection } from "./nats.ts";
 export { domainErrorReply, errorReply, RpcServer, rpcCall } from "./rpc.ts";
 export type { HandlerCtx, RawRpcHandler, RpcHandler, RpcServerOptions } from "./rpc.ts";
 export { OutboxRelay, writeOutbox } from "./outbox.ts";
+export { markOutboxWritten } from "./outbox-signal.ts";
 export type { NewEvent, OutboxRelayOptions } from "./outbox.ts";
 export { claimInbox } from "./inbox.ts";
 export { EventConsumer } from "./consumer.ts";

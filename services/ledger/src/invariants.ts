@@ -92,6 +92,28 @@ export async function checkInvariants(sql: Q, opts: { orgId?: string } = {}): Pr
         where a.is_wallet and ${onOrg("a")} and last.balance_after is distinct from a.balance`,
     ],
     [
+      "creator_receivable_not_negative",
+      sql<Row[]>`
+        select a.org_id, a.livemode, a.id as account_id, a.entity_id, sum(sh.balance)::text as balance
+        from ledger.accounts a join ledger.account_balance_shards sh on sh.account_id = a.id
+        where a.account_type = 'creator_receivable' and ${onOrg("a")}
+        group by a.org_id, a.livemode, a.id, a.entity_id
+        having sum(sh.balance) < 0`,
+    ],
+    [
+      "reversals_within_the_original",
+      sql<Row[]>`
+        select t.org_id, t.livemode, t.id as transaction_id, t.amount::text as amount, t.reversed_amount::text as reversed_amount,
+          coalesce(r.total, 0)::text as reversal_total
+        from ledger.transactions t
+        left join (select reversal_of, sum(amount) as total from ledger.transactions where reversal_of is not null group by reversal_of) r
+          on r.reversal_of = t.id
+        left join ledger.sales sale on sale.transaction_id = t.id
+        where ${onOrg("t")} and (t.reversed_amount <> coalesce(r.total, 0)
+          or (sale.transaction_id is null and (t.reversed_amount > t.amount or (t.status = 'reversed') <> (t.amount > 0 and t.reversed_amount = t.amount)))
+          or (sale.transaction_id is not null and t.status = 'reversed' and sale.refunded_amount <> sale.gross))`,
+    ],
+    [
       "rows_stay_in_their_org_and_environment",
       sql<Row[]>`
         select e.org_id, e.livemode, e.id as entry_id, a.org_id as account_org, t.org_id as transaction_org

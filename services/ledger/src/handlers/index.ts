@@ -3,17 +3,23 @@ import { DomainError, schemas } from "@treasury/contracts";
 import type { RawRpcHandler, RpcHandler, Service } from "@treasury/service-kit";
 import { domainErrorReply } from "@treasury/service-kit";
 import { z } from "zod";
-import { post, type PostDeps } from "../usecases/post.ts";
+import { PostBatcher } from "../usecases/batch.ts";
+import type { PostDeps } from "../usecases/post.ts";
 import { createParticipant, getParticipant, listParticipants } from "../usecases/participants.ts";
 import { createWallet, getWallet, listWalletEntries, listWallets, WALLET_PAGE_DEFAULT } from "../usecases/wallets.ts";
 import { depositToWallet, transferBetweenWallets, withdrawFromWallet } from "../usecases/movements.ts";
 import { createHold, getHoldsSummary, listHolds, releaseHold } from "../usecases/holds.ts";
+import { generateReport } from "../usecases/reports.ts";
+import { payBill, recordAdjustment, recordBill, recordExpense, recordIncome, recordOpeningBalance, recordTransfer } from "../usecases/records.ts";
+import { reverseTransaction } from "../usecases/reverse.ts";
+import { recordSale } from "../usecases/sale.ts";
+import { getTransactions } from "../usecases/transactions.ts";
 import { decode, param, scopeOf } from "./decode.ts";
 
 /** Holds lists accept an offset too (the shared query schema names only limit). */
 const HoldsOffset = z.object({ offset: schemas.pagingInt(0, 1_000_000_000).optional() });
 
-export function registerHandlers(svc: Pick<Service, "sql" | "handle" | "rpc">, deps: PostDeps = {}): void {
+export function registerHandlers(svc: Pick<Service, "sql" | "handle" | "rpc" | "log">, deps: PostDeps = {}, opts: { batchSlots?: number } = {}): void {
   const sql = svc.sql;
   const ops: Record<string, RpcHandler> = {
     createParticipant: async (req, ctx) => {
@@ -62,16 +68,30 @@ export function registerHandlers(svc: Pick<Service, "sql" | "handle" | "rpc">, d
     releaseHold: async (req, ctx) => ({
       body: await releaseHold(sql, scopeOf(ctx.auth), param(req.params, "hold_id"), decode(schemas.ReleaseHoldBody, req.body, "body"), deps),
     }),
+    recordSale: async (req, ctx) => ({ status: 201, body: await recordSale(sql, scopeOf(ctx.auth), decode(schemas.RecordSaleBody, req.body, "body"), deps) }),
+    recordIncome: async (req, ctx) => ({ status: 201, body: await recordIncome(sql, scopeOf(ctx.auth), decode(schemas.RecordIncomeBody, req.body, "body"), deps) }),
+    recordExpense: async (req, ctx) => ({ status: 201, body: await recordExpense(sql, scopeOf(ctx.auth), decode(schemas.RecordExpenseBody, req.body, "body"), deps) }),
+    recordBill: async (req, ctx) => ({ status: 201, body: await recordBill(sql, scopeOf(ctx.auth), decode(schemas.RecordBillBody, req.body, "body"), deps) }),
+    payBill: async (req, ctx) => ({ status: 201, body: await payBill(sql, scopeOf(ctx.auth), decode(schemas.PayBillBody, req.body, "body"), deps) }),
+    recordAdjustment: async (req, ctx) => ({ status: 201, body: await recordAdjustment(sql, scopeOf(ctx.auth), decode(schemas.RecordAdjustmentBody, req.body, "body"), deps) }),
+    recordOpeningBalance: async (req, ctx) => ({ status: 201, body: await recordOpeningBalance(sql, scopeOf(ctx.auth), decode(schemas.RecordOpeningBalanceBody, req.body, "body"), deps) }),
+    recordTransfer: async (req, ctx) => ({ status: 201, body: await recordTransfer(sql, scopeOf(ctx.auth), decode(schemas.RecordTransferBody, req.body, "body"), deps) }),
+    reverseTransaction: async (req, ctx) => ({ status: 201, body: await reverseTransaction(sql, scopeOf(ctx.auth), decode(schemas.ReverseTransactionBody, req.body, "body"), deps) }),
+    getTransactions: async (req, ctx) => ({ body: await getTransactions(sql, scopeOf(ctx.auth), decode(schemas.GetTransactionsQuery, req.query, "query")) }),
+    generateReport: async (req, ctx) => ({ body: await generateReport(sql, scopeOf(ctx.auth), decode(schemas.GenerateReportBody, req.body, "body")) }),
   };
   for (const [operation, handler] of Object.entries(ops)) svc.handle(operation, handler);
-  svc.rpc.handleRaw("post", postHandler(sql, deps));
+  svc.rpc.handleRaw("post", postHandler(new PostBatcher(sql, deps, svc.log, opts.batchSlots === undefined ? {} : { slots: opts.batchSlots })));
 }
 
-/** `svc.ledger.post`: the payload is a PostRequest; the reply body is the PostResult plus `duplicate`. */
-export function postHandler(sql: Service["sql"], deps: PostDeps = {}): RawRpcHandler {
+/**
+ * `svc.ledger.post`: the payload is a PostRequest; the reply body is the PostResult plus `duplicate`. Plain
+ * posting requests are group-committed (usecases/batch.ts); the reply is sent only after their COMMIT.
+ */
+export function postHandler(batcher: PostBatcher): RawRpcHandler {
   return async (payload) => {
     try {
-      const outcome = await post(sql, payload, deps);
+      const outcome = await batcher.submit(payload);
       return { ok: true, status: 200, body: { duplicate: outcome.duplicate, ...outcome.result } };
     } catch (e) {
       if (e instanceof DomainError) return domainErrorReply(e);

@@ -206,3 +206,25 @@ export async function systemBalance(q: Q, s: Scope, accountId: string): Promise<
 export function isWalletAccountType(t: AccountType): t is WalletType {
   return t === "creator_earnings" || t === "consumer_credit";
 }
+
+/** Kinds of accounts named by id (posting hooks name accounts by id), scoped to org+env. */
+export async function accountKinds(q: Q, s: Scope, ids: readonly string[]): Promise<{ id: string; normal_side: Side; is_wallet: boolean; account_type: AccountType }[]> {
+  if (ids.length === 0) return [];
+  return q<{ id: string; normal_side: Side; is_wallet: boolean; account_type: AccountType }[]>`
+    select id, normal_side, is_wallet, account_type from ledger.accounts
+    where id = any(${[...ids]}::uuid[]) and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+}
+
+/**
+ * A creator's receivable (what the platform advanced when a reversal took back more than the creator had) and
+ * what is outstanding. Exact when the caller holds the creator's wallet lock: every change to it does.
+ */
+export async function creatorReceivable(q: Q, s: Scope, participantId: string): Promise<{ id: string; outstanding: number } | undefined> {
+  const [row] = await q<{ id: string; outstanding: string }[]>`
+    select a.id, coalesce(sum(sh.balance), 0)::bigint as outstanding
+    from ledger.accounts a join ledger.account_balance_shards sh on sh.account_id = a.id
+    where a.org_id = ${s.orgId} and a.livemode = ${s.livemode} and a.account_type = 'creator_receivable'
+      and a.entity_id = ${participantId} and not a.is_wallet
+    group by a.id`;
+  return row === undefined ? undefined : { id: row.id, outstanding: money(row.outstanding) };
+}

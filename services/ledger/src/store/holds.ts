@@ -164,3 +164,11 @@ export async function activeHoldsOfWallets(q: Q, s: Scope, walletIds: readonly s
     order by created_at, id`;
   return rows.map(toHold);
 }
+
+/** Takes part of a held hold's amount back (a reversal using the sale's hold); the rest stays held. */
+export async function reduceHold(q: Q, s: Scope, holdId: string, by: number): Promise<void> {
+  const res = await q`
+    update ledger.holds set amount = amount - ${by}
+    where id = ${holdId} and org_id = ${s.orgId} and livemode = ${s.livemode} and status = 'held' and amount > ${by}`;
+  if (res.count !== 1) throw new Error(`hold ${holdId} not reduced by ${by}`);
+}

@@ -1,5 +1,6 @@
 /** Sales and their refundable remainders. */
-import type { Q } from "./db.ts";
+import type { Cents } from "@treasury/contracts";
+import { money, type Q } from "./db.ts";
 import type { Scope } from "./accounts.ts";
 
 export interface NewSale {
@@ -23,4 +24,34 @@ export async function insertSale(q: Q, s: Scope, sale: NewSale): Promise<boolean
       ${sale.creatorAmount}, ${sale.platformAmount}, ${sale.salesTax}, ${sale.processingFee}, ${sale.holdId})
     on conflict (org_id, livemode, sale_reference) do nothing`;
   return res.count === 1;
+}
+
+export interface SaleRow {
+  sale_reference: string;
+  transaction_id: string;
+  participant_id: string | null;
+  gross: Cents;
+  creator_amount: Cents;
+  refunded_amount: Cents;
+  reversed: boolean;
+  hold_id: string | null;
+}
+
+/**
+ * The sale a transaction recorded, locked FOR UPDATE: refunds and reversals both change its remainder under
+ * this lock (taken before any wallet lock).
+ */
+export async function lockSaleByTransaction(q: Q, s: Scope, transactionId: string): Promise<SaleRow | undefined> {
+  const [row] = await q<(Omit<SaleRow, "gross" | "creator_amount" | "refunded_amount"> & { gross: string; creator_amount: string; refunded_amount: string })[]>`
+    select sale_reference, transaction_id, participant_id, gross, creator_amount, refunded_amount, reversed, hold_id
+    from ledger.sales where transaction_id = ${transactionId} and org_id = ${s.orgId} and livemode = ${s.livemode}
+    for update`;
+  return row === undefined ? undefined : { ...row, gross: money(row.gross), creator_amount: money(row.creator_amount), refunded_amount: money(row.refunded_amount) };
+}
+
+export async function updateSaleRemainder(q: Q, s: Scope, saleReference: string, refundedAmount: number, reversed: boolean): Promise<void> {
+  const res = await q`
+    update ledger.sales set refunded_amount = ${refundedAmount}, reversed = ${reversed}
+    where sale_reference = ${saleReference} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+  if (res.count !== 1) throw new Error(`sale ${saleReference} not updated`);
 }

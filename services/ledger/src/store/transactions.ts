@@ -128,3 +128,71 @@ export async function listWalletEntries(q: Q, s: Scope, walletId: string, limit:
     total: Number(count?.n ?? 0),
   };
 }
+
+export async function setTransactionAmount(q: Q, s: Scope, id: string, amount: number): Promise<void> {
+  await q`update ledger.transactions set amount = ${amount} where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+}
+
+export interface TransactionRow {
+  id: string;
+  kind: string;
+  reference_id: string;
+  status: "posted" | "reversed";
+  amount: Cents;
+  reversed_amount: Cents;
+  reversal_of: string | null;
+  description: string | null;
+  metadata: Record<string, unknown>;
+  result: Record<string, unknown>;
+  created_at: Date;
+}
+
+type RawTransaction = Omit<TransactionRow, "amount" | "reversed_amount"> & { amount: string; reversed_amount: string };
+
+function toTransaction(r: RawTransaction): TransactionRow {
+  return { ...r, amount: money(r.amount), reversed_amount: money(r.reversed_amount) };
+}
+
+const txCols = (q: Q) => q`id, kind, reference_id, status, amount, reversed_amount, reversal_of, description, metadata, result, created_at`;
+
+export async function findTransaction(q: Q, s: Scope, id: string, opts: { forUpdate?: boolean } = {}): Promise<TransactionRow | undefined> {
+  const [row] = await q<RawTransaction[]>`
+    select ${txCols(q)} from ledger.transactions
+    where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}
+    ${opts.forUpdate === true ? q`for update` : q``}`;
+  return row === undefined ? undefined : toTransaction(row);
+}
+
+/** The latest reversal of a transaction (answered with duplicate_reversal_reference). */
+export async function latestReversal(q: Q, s: Scope, id: string): Promise<TransactionRow | undefined> {
+  const [row] = await q<RawTransaction[]>`
+    select ${txCols(q)} from ledger.transactions
+    where reversal_of = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}
+    order by created_at desc, id desc limit 1`;
+  return row === undefined ? undefined : toTransaction(row);
+}
+
+export async function markReversal(q: Q, s: Scope, reversalId: string, originalId: string, reversedAmount: number, fully: boolean): Promise<void> {
+  await q`update ledger.transactions set reversal_of = ${originalId}
+    where id = ${reversalId} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+  await q`update ledger.transactions set reversed_amount = ${reversedAmount}, status = ${fully ? "reversed" : "posted"}
+    where id = ${originalId} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+}
+
+export interface EntryRow {
+  seq: number;
+  id: string;
+  transaction_id: string;
+  account_id: string;
+  entry_type: Side;
+  amount: Cents;
+}
+
+/** A transaction's entries in the order they were written (each posting wrote its debit, then its credit). */
+export async function transactionEntries(q: Q, s: Scope, transactionId: string): Promise<EntryRow[]> {
+  const rows = await q<(Omit<EntryRow, "amount" | "seq"> & { amount: string; seq: string })[]>`
+    select seq, id, transaction_id, account_id, entry_type, amount from ledger.entries
+    where transaction_id = ${transactionId} and org_id = ${s.orgId} and livemode = ${s.livemode}
+    order by seq`;
+  return rows.map((r) => ({ ...r, seq: Number(r.seq), amount: money(r.amount) }));
+}

@@ -20,13 +20,13 @@ import postgres from "postgres";
 import { PostRequest, type AccountRef, type PostOutcome, type PostResult, type WalletAfter, type WalletRef } from "@treasury/contracts";
 import { BALANCE_SHARDS } from "../domain/accounts.ts";
 import { requestHash } from "../domain/canonical.ts";
-import { available, InvariantViolation, planPostings, walletStateOk, type AccountState } from "../domain/posting.ts";
-import { addToShards, ensureSystemAccount, findCreatorWallet, findWalletById, lockWallets, updateWalletBalance, type Scope, type WalletRow } from "../store/accounts.ts";
+import { available, InvariantViolation, planPostings, walletStateOk, type AccountState, type ResolvedPosting } from "../domain/posting.ts";
+import { accountKinds, addToShards, creatorReceivable, ensureSystemAccount, findCreatorWallet, findWalletById, lockWallets, updateWalletBalance, type Scope, type WalletRow } from "../store/accounts.ts";
 import type { Sql, Tx } from "../store/db.ts";
 import { findHoldsByIds, insertHold, lockHolds, markReleased, type HoldRow } from "../store/holds.ts";
 import { participantExists } from "../store/participants.ts";
 import { insertSale } from "../store/sales.ts";
-import { claimTransaction, insertEntries, storeResult } from "../store/transactions.ts";
+import { claimTransaction, insertEntries, setTransactionAmount, storeResult } from "../store/transactions.ts";
 
 /** Serialization failures and deadlocks are retried this many times before the error surfaces. */
 const POST_TX_RETRIES = 5;
@@ -37,17 +37,38 @@ export interface PostDeps {
   pickShard?: () => number;
 }
 
+/** Postings computed inside the transaction (under row locks the caller takes), by account id. */
+export interface Derived {
+  postings: ResolvedPosting[];
+  /** Changes to wallets' held_amount from hold rows the hook changed itself (wallet id → delta). */
+  heldDeltas?: Map<string, number>;
+  /** The transaction's headline amount, when only the hook knows it. */
+  amount?: number;
+  extra?: Record<string, unknown>;
+}
+
+/**
+ * In-process extensions of a post (never reachable over RPC). `derive` runs inside the transaction right after
+ * the idempotency claim, so it can lock rows (a sale, a bill) and compute postings from what it read; it may
+ * lock the wallets it moves (ascending id order) before the engine locks them again. `hashInput` replaces the
+ * request as the idempotency hash (what the client asked for, when the postings depend on state).
+ */
+export interface PostHooks {
+  derive?: (tx: Tx, ctx: { transactionId: string; scope: Scope }) => Promise<Derived>;
+  hashInput?: unknown;
+}
+
 function zodDetails(error: { issues: { path: PropertyKey[]; message: string }[] }): { path: string; message: string }[] {
   return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
 }
 
-export function parsePostRequest(input: unknown): PostRequest {
+export function parsePostRequest(input: unknown, derived = false): PostRequest {
   const parsed = PostRequest.safeParse(input);
   if (!parsed.success) {
     throw new DomainError("validation_error", "Invalid posting request", { details: zodDetails(parsed.error) });
   }
   const req = parsed.data;
-  if (req.postings.length === 0 && req.holds_create.length === 0 && req.holds_release.length === 0) {
+  if (!derived && req.postings.length === 0 && req.holds_create.length === 0 && req.holds_release.length === 0) {
     throw new DomainError("validation_error", "A posting request must post, create or release something");
   }
   const releaseIds = req.holds_release.map((h) => h.hold_id);
@@ -65,9 +86,9 @@ function refKey(ref: AccountRef): string {
 }
 
 /** Posts a request. Returns the stored result; `duplicate` is true when the key was already posted with the same request. */
-export async function post(sql: Sql, input: unknown, deps: PostDeps = {}): Promise<PostOutcome> {
-  const req = parsePostRequest(input);
-  const hash = requestHash(req);
+export async function post(sql: Sql, input: unknown, deps: PostDeps = {}, hooks: PostHooks = {}): Promise<PostOutcome> {
+  const req = parsePostRequest(input, hooks.derive !== undefined);
+  const hash = requestHash(hooks.hashInput ?? req);
   const scope: Scope = { orgId: req.org_id, livemode: req.livemode };
   const pickShard = deps.pickShard ?? (() => Math.floor(Math.random() * BALANCE_SHARDS));
 
@@ -82,7 +103,7 @@ export async function post(sql: Sql, input: unknown, deps: PostDeps = {}): Promi
   }
 
   try {
-    return await withTx(sql, (tx) => postInTx(tx, req, hash, scope, new Map(refIds), new Map(accounts), pickShard), { retries: POST_TX_RETRIES });
+    return await withTx(sql, (tx) => postInTx(tx, req, hash, scope, new Map(refIds), new Map(accounts), pickShard, hooks), { retries: POST_TX_RETRIES });
   } catch (e) {
     if (e instanceof postgres.PostgresError && e.code === "23505" && e.constraint_name === "holds_reference_uq") {
       throw new DomainError("duplicate_reference_id", "A hold with this reference_id exists");
@@ -118,6 +139,7 @@ async function postInTx(
   refIds: Map<string, string>,
   accounts: Map<string, AccountState>,
   pickShard: () => number,
+  hooks: PostHooks,
 ): Promise<PostOutcome> {
   const transactionId = newId("txn");
   const headline =
@@ -163,6 +185,19 @@ async function postInTx(
     }
   }
 
+  // In-transaction postings of a hook (reversals, bill payments): their accounts are named by id.
+  const derived = hooks.derive === undefined ? undefined : await hooks.derive(tx, { transactionId, scope });
+  const derivedWallets = new Set<string>();
+  if (derived !== undefined) {
+    const ids = [...new Set(derived.postings.flatMap((p) => [p.debit, p.credit]))].filter((id) => !accounts.has(id));
+    for (const a of await accountKinds(tx, scope, ids)) {
+      if (a.is_wallet) derivedWallets.add(a.id);
+      else accounts.set(a.id, { id: a.id, normal: a.normal_side, isWallet: false, balance: 0, held: 0 });
+    }
+    for (const id of ids) if (!accounts.has(id) && !derivedWallets.has(id)) throw new InvariantViolation(`derived posting names unknown account ${id}`);
+    for (const id of derived.heldDeltas?.keys() ?? []) derivedWallets.add(id);
+  }
+
   const releaseIds = req.holds_release.map((h) => h.hold_id);
   const holdsSeen = await findHoldsByIds(tx, scope, releaseIds);
   for (const id of releaseIds) {
@@ -173,6 +208,7 @@ async function postInTx(
   const walletIds = new Set<string>();
   for (const ref of allRefs(req)) if (!("system" in ref)) walletIds.add(idOf(ref));
   for (const h of holdsSeen) walletIds.add(h.wallet_id);
+  for (const id of derivedWallets) walletIds.add(id);
   const locked = await lockWallets(tx, scope, [...walletIds].sort());
   if (locked.length !== walletIds.size) throw new InvariantViolation("a resolved wallet vanished before it was locked");
   const wallets = new Map(locked.map((w) => [w.id, w]));
@@ -202,18 +238,25 @@ async function postInTx(
   };
   for (const h of holds) holdDelta(h.wallet_id, -h.amount);
   for (const h of req.holds_create) holdDelta(idOf(h.wallet), h.amount);
+  for (const [id, delta] of derived?.heldDeltas ?? []) holdDelta(id, delta);
 
   // Money may only move through active wallets.
   const moving = new Set([...req.postings.flatMap((p) => [p.debit, p.credit]), ...req.holds_create.map((h) => h.wallet)].filter((r) => !("system" in r)).map(idOf));
+  for (const p of derived?.postings ?? []) for (const id of [p.debit, p.credit]) if (derivedWallets.has(id)) moving.add(id);
   for (const id of moving) {
     const w = wallets.get(id);
     if (w !== undefined && w.status !== "active") throw new DomainError("wallet_not_active", `Wallet ${id} is ${w.status}`, { extra: { wallet_id: id } });
   }
 
-  const plan = planPostings(
-    req.postings.map((p) => ({ debit: idOf(p.debit), credit: idOf(p.credit), amount: p.amount })),
-    accounts,
-  );
+  const postings: ResolvedPosting[] = [
+    ...req.postings.map((p) => ({ debit: idOf(p.debit), credit: idOf(p.credit), amount: p.amount })),
+    ...(derived?.postings ?? []),
+  ];
+  let plan = planPostings(postings, accounts);
+  // A creator who owes the platform (creator_receivable, after a reversal it funded) repays from new earnings
+  // before they become available: in this same transaction, up to what the credit made available.
+  const recovered = await recoverReceivables(tx, scope, locked, plan.wallets, accounts);
+  if (recovered.length > 0) plan = planPostings([...postings, ...recovered], accounts);
   const finalWallets = new Map<string, AccountState>();
   for (const id of walletIds) {
     const state = plan.wallets.get(id) ?? accounts.get(id);
@@ -297,11 +340,45 @@ async function postInTx(
       amount: h.amount,
       transfer_executed: h.release_transfer_executed === true,
     })),
-    extra: req.result_extra ?? {},
+    extra: {
+      ...(req.result_extra ?? {}),
+      ...(derived?.extra ?? {}),
+      ...(recovered.length > 0 ? { receivable_recovered: recovered.reduce((s, p) => s + p.amount, 0) } : {}),
+    },
   };
+  if (derived?.amount !== undefined) {
+    result.amount = derived.amount;
+    await setTransactionAmount(tx, scope, transactionId, derived.amount);
+  }
   await storeResult(tx, scope, transactionId, result as unknown as Record<string, unknown>);
   await writeEvents(tx, scope, result, plan.entries, created, released);
   return { duplicate: false, result };
+}
+
+/** Recovery postings (creator wallet → its creator_receivable) for creator wallets this plan credits. */
+async function recoverReceivables(
+  tx: Tx,
+  scope: Scope,
+  locked: readonly WalletRow[],
+  planned: ReadonlyMap<string, AccountState>,
+  accounts: Map<string, AccountState>,
+): Promise<ResolvedPosting[]> {
+  const out: ResolvedPosting[] = [];
+  for (const w of locked) {
+    if (w.account_type !== "creator_earnings" || w.participant_id === null) continue;
+    const after = planned.get(w.id);
+    const before = accounts.get(w.id);
+    if (after === undefined || before === undefined) continue;
+    const credited = after.balance - before.balance;
+    if (credited <= 0) continue;
+    const receivable = await creatorReceivable(tx, scope, w.participant_id);
+    if (receivable === undefined || receivable.outstanding <= 0) continue;
+    const amount = Math.min(receivable.outstanding, credited, available(after));
+    if (amount <= 0) continue;
+    accounts.set(receivable.id, { id: receivable.id, normal: "debit", isWallet: false, balance: 0, held: 0 });
+    out.push({ debit: w.id, credit: receivable.id, amount });
+  }
+  return out;
 }
 
 async function writeEvents(
