@@ -1,9 +1,78 @@
 /**
- * The webhooks service. Operations it has not built yet answer 501 not_implemented through the real path
- * (gateway → NATS → this process), never a fake success.
+ * The webhooks service: endpoint management (`POST /v1/webhooks {action}`), the sandbox test event, a durable
+ * consumer that fans public events out into delivery rows, and the delivery workers that sign and send them
+ * with retries on a schedule kept in PostgreSQL.
  */
-import { createService, type Service, type ServiceDeps } from "@treasury/service-kit";
+import postgres from "postgres";
+import { eventsSubjectFilter } from "@treasury/contracts";
+import { createService, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { WebhooksEnv, type WebhooksConfig } from "./config.ts";
+import { destroyAgents } from "./delivery/http.ts";
+import { Dispatcher } from "./delivery/dispatcher.ts";
+import { manageWebhooks, sandboxSendTestWebhook } from "./handlers/index.ts";
+import { fanOut } from "./usecases/fanout.ts";
 
-export async function buildWebhooks(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<Service> {
-  return createService({ name: "webhooks", env, deps });
+/** The durable consumer's name on the EVENTS stream (its inbox rows carry it too). */
+export const FANOUT_DURABLE = "webhooks-fanout";
+/** Connections of the delivery workers' own pool (one claim loop, one settle batch at a time, a spare). */
+const DISPATCHER_POOL_MAX = 3;
+
+export interface WebhooksService extends Service<ServiceConfig<typeof WebhooksEnv>> {
+  dispatcher: Dispatcher;
+  webhooks: WebhooksConfig;
+}
+
+function webhooksConfig(c: ServiceConfig<typeof WebhooksEnv>): WebhooksConfig {
+  return {
+    retryScheduleMs: c.WEBHOOK_RETRY_SCHEDULE_MS,
+    timeoutMs: c.WEBHOOK_TIMEOUT_MS,
+    pollIntervalMs: c.WEBHOOK_POLL_INTERVAL_MS,
+    concurrencyMax: c.WEBHOOK_CONCURRENCY_MAX,
+    endpointConcurrencyMax: c.WEBHOOK_ENDPOINT_CONCURRENCY_MAX,
+    rotationOverlapMs: c.WEBHOOK_ROTATION_OVERLAP_MS,
+    fanoutConsumers: c.WEBHOOK_FANOUT_CONSUMERS,
+  };
+}
+
+export async function buildWebhooks(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<WebhooksService> {
+  const svc = await createService({ name: "webhooks", env, extraEnv: WebhooksEnv, deps });
+  const config = webhooksConfig(svc.config);
+  const useCaseDeps = { sql: svc.sql, config, log: svc.log };
+  svc.handle("manageWebhooks", manageWebhooks(useCaseDeps));
+  svc.handle("sandboxSendTestWebhook", sandboxSendTestWebhook(useCaseDeps));
+
+  // The workers' pool commits without waiting for the WAL flush; see store/deliveries.ts for why that is safe.
+  const dispatcherSql = postgres(svc.config.DATABASE_URL, {
+    max: DISPATCHER_POOL_MAX,
+    connect_timeout: 10,
+    idle_timeout: 60,
+    connection: { application_name: "webhooks-dispatcher", synchronous_commit: "off" },
+    onnotice: () => {},
+  });
+  const dispatcher = new Dispatcher({ sql: dispatcherSql, log: svc.log, config });
+  const maxAttempts = config.retryScheduleMs.length;
+  for (let i = 0; i < config.fanoutConsumers; i++) {
+    svc.consume({
+      durable: FANOUT_DURABLE,
+      filterSubject: eventsSubjectFilter(svc.prefix),
+      handler: async (evt, tx) => void (await fanOut(tx, evt, maxAttempts, () => dispatcher.hint())),
+    });
+  }
+  svc.readyChecks.push(async () => {
+    if (!dispatcher.isRunning()) throw new Error("delivery workers not running");
+  });
+  // Shutdown hooks run after the consumers stop; attempts in flight get a moment to record their outcome.
+  svc.onShutdown(async () => {
+    await dispatcher.stop();
+    destroyAgents();
+    await dispatcherSql.end({ timeout: 5 });
+  });
+  // The kit has no start hook: the workers start once everything else listens.
+  const kitStart = svc.start.bind(svc);
+  svc.start = async () => {
+    const started = await kitStart();
+    await dispatcher.start();
+    return started;
+  };
+  return Object.assign(svc, { dispatcher, webhooks: config });
 }

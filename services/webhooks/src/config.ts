@@ -1,0 +1,44 @@
+/** The webhooks service's own environment keys (the kit adds BaseEnv); the one place they are read. */
+import { z } from "zod";
+import { DEFAULT_RETRY_SCHEDULE_MS, parseSchedule } from "./domain/schedule.ts";
+
+export const WebhooksEnv = {
+  /** Delays before attempts 1…n, comma-separated milliseconds; its length is the number of attempts. */
+  WEBHOOK_RETRY_SCHEDULE_MS: z
+    .string()
+    .default(DEFAULT_RETRY_SCHEDULE_MS.join(","))
+    .transform((s, ctx) => {
+      try {
+        return parseSchedule(s);
+      } catch (e) {
+        ctx.addIssue({ code: "custom", message: (e as Error).message });
+        return z.NEVER;
+      }
+    }),
+  /** Whole-attempt timeout (connect + response headers + first KiB of body). */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
+  /** Poll for due deliveries this often even without a NOTIFY (retries come due without one). */
+  WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /** Attempts in flight in this process, over all endpoints. */
+  WEBHOOK_CONCURRENCY_MAX: z.coerce.number().int().min(1).max(1_000).default(64),
+  /** Attempts in flight in this process to one endpoint: a slow endpoint holds at most this many slots. */
+  WEBHOOK_ENDPOINT_CONCURRENCY_MAX: z.coerce.number().int().min(1).max(100).default(4),
+  /**
+   * Pullers on the one durable fan-out consumer in this process. The kit's consumer handles one event per
+   * transaction at a time; several pullers on the same durable (the JetStream way to scale a consumer, as
+   * replicas would) let PostgreSQL group their commits. Fan-out does not depend on order.
+   */
+  WEBHOOK_FANOUT_CONSUMERS: z.coerce.number().int().min(1).max(32).default(4),
+  /** How long the previous secret keeps signing after rotate_secret. */
+  WEBHOOK_ROTATION_OVERLAP_MS: z.coerce.number().int().min(0).max(30 * 24 * 3600 * 1000).default(24 * 3600 * 1000),
+};
+
+export interface WebhooksConfig {
+  retryScheduleMs: number[];
+  timeoutMs: number;
+  pollIntervalMs: number;
+  concurrencyMax: number;
+  endpointConcurrencyMax: number;
+  rotationOverlapMs: number;
+  fanoutConsumers: number;
+}

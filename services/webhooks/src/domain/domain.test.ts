@@ -1,0 +1,121 @@
+// Proves the pure webhook rules: signatures a Standard Webhooks receiver accepts, address classification,
+// URL rules per environment, the retry schedule and event filters.
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { Webhook } from "standardwebhooks";
+import { DomainError } from "@treasury/contracts";
+import { eventFilterProblems, matchesFilter, webhookBody } from "./events.ts";
+import { isBlockedAddress } from "./ip.ts";
+import { DEFAULT_RETRY_SCHEDULE_MS, nextDelayMs, parseSchedule } from "./schedule.ts";
+import { SECRET_BYTES, secretFromBytes, signatureHeader } from "./signing.ts";
+import { checkUrlShape } from "./url.ts";
+
+const newSecret = (): string => secretFromBytes(randomBytes(SECRET_BYTES));
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+    return undefined;
+  } catch (e) {
+    return e instanceof DomainError ? e.code : "not a DomainError";
+  }
+}
+
+describe("signing", () => {
+  it("secrets are whsec_ + base64 of 24 bytes", () => {
+    // Proves the secret format of wire-decisions §6.
+    const s = newSecret();
+    expect(s).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(Buffer.from(s.slice(6), "base64")).toHaveLength(24);
+  });
+
+  it("the standardwebhooks library verifies our signature, and rejects a tampered body", () => {
+    // Proves a receiver using the reference library accepts what we send, and only that.
+    const secret = newSecret();
+    const body = webhookBody({ id: "evt_1", type: "payout.failed", created_at: new Date().toISOString(), livemode: false, sequence: 3, data: { a: 1 } });
+    const ts = Math.floor(Date.now() / 1000);
+    const headers = { "webhook-id": "whd_abc", "webhook-timestamp": String(ts), "webhook-signature": signatureHeader([secret], "whd_abc", ts, body) };
+    expect(new Webhook(secret).verify(body, headers)).toMatchObject({ id: "evt_1", mode: "sandbox", sequence: 3 });
+    expect(() => new Webhook(secret).verify(body.replace('"a":1', '"a":2'), headers)).toThrow();
+    expect(() => new Webhook(newSecret()).verify(body, headers)).toThrow();
+  });
+
+  it("two secrets give two space-separated signatures and either one verifies", () => {
+    // Proves rotation: receivers on the old or the new secret both accept the message.
+    const [oldS, newS] = [newSecret(), newSecret()];
+    const ts = Math.floor(Date.now() / 1000);
+    const sig = signatureHeader([newS, oldS], "whd_x", ts, "{}");
+    expect(sig.split(" ")).toHaveLength(2);
+    expect(sig.split(" ").every((p) => p.startsWith("v1,"))).toBe(true);
+    const headers = { "webhook-id": "whd_x", "webhook-timestamp": String(ts), "webhook-signature": sig };
+    expect(new Webhook(oldS).verify("{}", headers)).toEqual({});
+    expect(new Webhook(newS).verify("{}", headers)).toEqual({});
+  });
+});
+
+describe("addresses", () => {
+  it("private, loopback, link-local and special ranges are blocked; public ones are not", () => {
+    // Proves the SSRF guard's classification, including IPv4 embedded in IPv6.
+    for (const a of ["127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255",
+      "::1", "::", "fe80::1", "fc00::1", "fd12:3456::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:169.254.169.254", "64:ff9b::10.0.0.1", "[::1]", "not-an-ip"]) {
+      expect(isBlockedAddress(a), a).toBe(true);
+    }
+    for (const a of ["1.1.1.1", "8.8.8.8", "172.32.0.1", "2606:4700:4700::1111", "::ffff:1.1.1.1"]) expect(isBlockedAddress(a), a).toBe(false);
+  });
+});
+
+describe("URL rules", () => {
+  it("live needs https and a public host; sandbox also allows http to localhost only", () => {
+    // Proves the per-environment URL policy that runs before any DNS lookup.
+    expect(codeOf(() => checkUrlShape("http://example.com/h", true))).toBe("invalid_webhook_url");
+    expect(codeOf(() => checkUrlShape("https://127.0.0.1/h", true))).toBe("invalid_webhook_url");
+    expect(codeOf(() => checkUrlShape("https://[::1]/h", true))).toBe("invalid_webhook_url");
+    expect(codeOf(() => checkUrlShape("https://169.254.169.254/latest", true))).toBe("invalid_webhook_url");
+    expect(codeOf(() => checkUrlShape("https://localhost/h", true))).toBe("invalid_webhook_url");
+    expect(codeOf(() => checkUrlShape("https://user:pw@example.com/h", true))).toBe("invalid_webhook_url");
+    expect(codeOf(() => checkUrlShape("ftp://example.com/h", false))).toBe("invalid_webhook_url");
+    expect(codeOf(() => checkUrlShape("not a url", false))).toBe("invalid_webhook_url");
+    expect(codeOf(() => checkUrlShape("http://example.com/h", false))).toBe("invalid_webhook_url");
+    expect(codeOf(() => checkUrlShape("http://10.0.0.1/h", false))).toBe("invalid_webhook_url");
+    expect(checkUrlShape("https://1.1.1.1/h", true).resolveHost).toBeUndefined();
+    expect(checkUrlShape("https://hooks.example.com/h", true).resolveHost).toBe("hooks.example.com");
+    expect(checkUrlShape("http://localhost:8080/h", false).url.port).toBe("8080");
+    expect(checkUrlShape("http://127.0.0.1:9/h", false).resolveHost).toBeUndefined();
+    expect(checkUrlShape("https://hooks.example.com/h", false).resolveHost).toBeUndefined();
+  });
+});
+
+describe("schedule", () => {
+  it("follows now, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h within ±10 % and then stops", () => {
+    // Proves the default schedule, its jitter bounds and the end of retries.
+    const s = DEFAULT_RETRY_SCHEDULE_MS;
+    expect(s).toHaveLength(8);
+    for (let made = 1; made < 8; made++) {
+      const base = s[made] as number;
+      expect(nextDelayMs(s, made, 8, 0)).toBe(Math.round(base * 0.9));
+      expect(nextDelayMs(s, made, 8, 0.5)).toBe(base);
+      expect(nextDelayMs(s, made, 8, 0.999999)).toBeLessThanOrEqual(Math.round(base * 1.1));
+    }
+    expect(nextDelayMs(s, 8, 8, 0.5)).toBeNull();
+    expect(nextDelayMs(s, 3, 3, 0.5)).toBeNull();
+  });
+
+  it("parses a configured schedule and refuses a malformed one", () => {
+    // Proves WEBHOOK_RETRY_SCHEDULE_MS parsing fails loudly on bad input.
+    expect(parseSchedule("0,50, 100")).toEqual([0, 50, 100]);
+    for (const bad of ["", "a", "1,,2", "-1", "1.5", "0,99999999999"]) expect(() => parseSchedule(bad), bad).toThrow();
+  });
+});
+
+describe("event filters", () => {
+  it("accept * and public types only; match * and exact types", () => {
+    // Proves endpoint filters cannot name internal or unknown event types.
+    expect(eventFilterProblems(["*"])).toEqual([]);
+    expect(eventFilterProblems(["payout.failed", "checkout.completed"])).toEqual([]);
+    expect(eventFilterProblems(["ledger.transaction.posted", "nope"]).map((p) => p.path)).toEqual(["events.0", "events.1"]);
+    expect(eventFilterProblems([])).toHaveLength(1);
+    expect(matchesFilter(["*"], "payout.failed")).toBe(true);
+    expect(matchesFilter(["payout.failed"], "payout.failed")).toBe(true);
+    expect(matchesFilter(["payout.created"], "payout.failed")).toBe(false);
+  });
+});

@@ -1,0 +1,130 @@
+/** Endpoint management: list, create, update, delete, rotate_secret, test. */
+import { randomBytes } from "node:crypto";
+import { DomainError, newId } from "@treasury/contracts";
+import { withTx } from "@treasury/service-kit";
+import { eventFilterProblems } from "../domain/events.ts";
+import { presentEndpoint, type EndpointView } from "../domain/present.ts";
+import { SECRET_BYTES, secretFromBytes } from "../domain/signing.ts";
+import { checkUrlShape } from "../domain/url.ts";
+import { BlockedAddressError, checkResolvedHost, postOnce } from "../delivery/http.ts";
+import { attemptHeaders } from "../delivery/dispatcher.ts";
+import * as store from "../store/endpoints.ts";
+import type { Deps, Scope } from "./deps.ts";
+
+/** Endpoints per org and environment. */
+export const ENDPOINTS_MAX = 100;
+/** Time kept back from the caller's deadline so the test answer reaches it. */
+const TEST_REPLY_MARGIN_MS = 500;
+
+export function notFound(id: string): DomainError {
+  return new DomainError("webhook_endpoint_not_found", `Webhook endpoint ${id} not found`, {
+    hint: "POST /v1/webhooks {action: 'list'} shows this environment's endpoints",
+  });
+}
+
+/** Checks a URL for this environment; live hosts must also resolve to public addresses only. */
+export async function checkUrl(raw: string, livemode: boolean): Promise<string> {
+  const checked = checkUrlShape(raw, livemode);
+  if (checked.resolveHost !== undefined) {
+    try {
+      await checkResolvedHost(checked.resolveHost);
+    } catch (e) {
+      const message = e instanceof BlockedAddressError ? "live webhook URLs must not resolve to private, loopback or link-local addresses" : `host ${checked.resolveHost} does not resolve`;
+      throw new DomainError("invalid_webhook_url", message);
+    }
+  }
+  return checked.url.toString();
+}
+
+function checkEvents(events: readonly string[]): string[] {
+  const problems = eventFilterProblems(events);
+  if (problems.length > 0) {
+    throw new DomainError("validation_error", `Invalid body: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`, { details: problems });
+  }
+  return [...new Set(events)];
+}
+
+/** Lists this environment's endpoints, newest first. Codes: none. */
+export async function listEndpoints(deps: Deps, s: Scope): Promise<EndpointView[]> {
+  return (await store.listEndpoints(deps.sql, s, ENDPOINTS_MAX)).map(presentEndpoint);
+}
+
+/**
+ * Creates an endpoint and returns it with its secret, shown this once.
+ * Codes: invalid_webhook_url, validation_error (events, too many endpoints).
+ */
+export async function createEndpoint(deps: Deps, s: Scope, body: { url: string; description?: string | undefined; events?: string[] | undefined }): Promise<EndpointView & { secret: string }> {
+  const events = checkEvents(body.events ?? ["*"]);
+  const url = await checkUrl(body.url, s.livemode);
+  const secret = secretFromBytes(randomBytes(SECRET_BYTES));
+  const row = await withTx(deps.sql, async (tx) => {
+    // Serialises creates of one org and environment, so the count check cannot be raced past.
+    await tx`select pg_advisory_xact_lock(hashtext(${`webhooks.endpoints:${s.orgId}:${s.livemode}`}))`;
+    const [count] = await tx<{ n: number }[]>`
+      select count(*)::int as n from webhooks.endpoints where org_id = ${s.orgId} and livemode = ${s.livemode} and deleted_at is null`;
+    if ((count?.n ?? 0) >= ENDPOINTS_MAX) {
+      throw new DomainError("validation_error", `At most ${ENDPOINTS_MAX} webhook endpoints per environment`, { hint: "POST /v1/webhooks {action: 'delete', endpoint_id} removes one" });
+    }
+    return store.insertEndpoint(tx, s, { id: newId("we"), url, description: body.description ?? null, events, secret });
+  });
+  return { ...presentEndpoint(row), secret };
+}
+
+/** Changes url, description, events or is_active. Codes: webhook_endpoint_not_found, invalid_webhook_url, validation_error. */
+export async function updateEndpoint(
+  deps: Deps,
+  s: Scope,
+  body: { endpoint_id: string; url?: string | undefined; description?: string | undefined; events?: string[] | undefined; is_active?: boolean | undefined },
+): Promise<EndpointView> {
+  const patch: { url?: string; description?: string | null; events?: string[]; is_active?: boolean } = {};
+  if (body.events !== undefined) patch.events = checkEvents(body.events);
+  if (body.url !== undefined) patch.url = await checkUrl(body.url, s.livemode);
+  if (body.description !== undefined) patch.description = body.description;
+  if (body.is_active !== undefined) patch.is_active = body.is_active;
+  const row = await store.updateEndpoint(deps.sql, s, body.endpoint_id, patch);
+  if (!row) throw notFound(body.endpoint_id);
+  return presentEndpoint(row);
+}
+
+/** Deletes an endpoint; its queued deliveries are failed when they come due. Codes: webhook_endpoint_not_found. */
+export async function deleteEndpoint(deps: Deps, s: Scope, id: string): Promise<{ id: string; deleted: true }> {
+  if (!(await store.softDeleteEndpoint(deps.sql, s, id))) throw notFound(id);
+  return { id, deleted: true };
+}
+
+/**
+ * A new secret; the previous one keeps signing beside it for the overlap (24 h), so receivers can switch
+ * without losing a message. Codes: webhook_endpoint_not_found.
+ */
+export async function rotateSecret(deps: Deps, s: Scope, id: string): Promise<EndpointView & { secret: string; previous_secret_expires_at: string | null }> {
+  const secret = secretFromBytes(randomBytes(SECRET_BYTES));
+  const row = await store.rotateSecret(deps.sql, s, id, secret, deps.config.rotationOverlapMs);
+  if (!row) throw notFound(id);
+  return { ...presentEndpoint(row), secret, previous_secret_expires_at: row.previous_secret_expires_at?.toISOString() ?? null };
+}
+
+/**
+ * Sends one real signed `sandbox.test` POST now and reports what the endpoint answered; nothing is stored or
+ * retried. Codes: webhook_endpoint_not_found.
+ */
+export async function testEndpoint(deps: Deps, s: Scope, id: string, deadline: number): Promise<{ delivered: boolean; status: number | null; response_time_ms: number; error?: string }> {
+  const e = await store.findEndpoint(deps.sql, s, id);
+  if (!e) throw notFound(id);
+  const now = new Date();
+  const msgId = newId("whd");
+  const body = JSON.stringify({
+    id: newId("evt"),
+    type: "sandbox.test",
+    created_at: now.toISOString(),
+    livemode: s.livemode,
+    mode: s.livemode ? "live" : "sandbox",
+    sequence: 0,
+    data: { endpoint_id: e.id, message: "Test webhook" },
+  });
+  const ts = Math.floor(now.getTime() / 1000);
+  const headers = attemptHeaders({ id: msgId, event_type: "sandbox.test", attempts: 1, body }, store.signingSecrets(e, now), ts);
+  const timeoutMs = Math.max(100, Math.min(deps.config.timeoutMs, deadline - Date.now() - TEST_REPLY_MARGIN_MS));
+  const r = await postOnce({ url: e.url, livemode: s.livemode }, headers, body, timeoutMs);
+  const delivered = r.status !== null && r.status >= 200 && r.status < 300;
+  return { delivered, status: r.status, response_time_ms: r.timeMs, ...(r.error !== null ? { error: r.error } : {}) };
+}
