@@ -209,7 +209,7 @@ try {
     select percentile_cont(0.5) within group (order by response_time_ms)::float8 as p50,
            percentile_cont(0.99) within group (order by response_time_ms)::float8 as p99
     from webhooks.deliveries where status = 'delivered'`;
-  console.log(`HTTP attempt time as the sender measured it: p50 ${attempts?.p50} ms, p99 ${attempts?.p99} ms`);
+  console.log(`HTTP attempt time as the sender measured it: p50 ${attempts?.p50.toFixed(1)} ms, p99 ${attempts?.p99.toFixed(1)} ms`);
   console.log(`events: ${paced.length} paced at ${RATE_PER_S}/s, ${burst.length} burst, ${outage.length} during a ${OUTAGE_MS / 1000} s outage; receiver saw ${receipts} requests (${receiptsDuringOutage} by the end of the outage)`);
   console.log(`commit → 2xx latency at ${RATE_PER_S}/s: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (targets ≤ 25 / ≤ 250 ms)`);
   console.log(`burst: ${EVENTS} events committed in ${((burstCommitted - burstStart) / 1000).toFixed(2)} s, delivered at ${deliveriesPerS.toFixed(0)} deliveries/s`);
