@@ -92,6 +92,17 @@ describe("envelope statuses", () => {
     expect(notObject.body.error_code).toBe("validation_error");
   });
 
+  it("400 validation_error for U+0000 in a body or query string (PostgreSQL text cannot hold it), nothing forwarded", async () => {
+    const body = await call(stack.baseUrl, "POST", "/v1/participants", { key: stack.testKey, body: { participant_id: "p_nul", display_name: "a\u0000b" } });
+    expect(body.status).toBe(400);
+    expect(body.body.error_code).toBe("validation_error");
+    const query = await call(stack.baseUrl, "GET", "/v1/wallets?owner_id=a%00b", { key: stack.testKey });
+    expect(query.status).toBe(400);
+    expect(query.body.error_code).toBe("validation_error");
+    const read = await call(stack.baseUrl, "GET", "/v1/participants/p_nul", { key: stack.testKey });
+    expect(read.body.error_code).toBe("participant_not_found");
+  });
+
   it("400 unsupported_version for an unknown pinned Service-Version; the known one is accepted", async () => {
     const bad = await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey, headers: { "service-version": "1999-01-01" } });
     expect(bad.status).toBe(400);

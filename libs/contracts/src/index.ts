@@ -8,3 +8,4 @@ export * from "./routes.ts";
 export * as schemas from "./schemas.ts";
 export * from "./openapi.ts";
 export * from "./ledger-post.ts";
+export * from "./validation.ts";

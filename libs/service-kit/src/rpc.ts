@@ -18,6 +18,7 @@ import {
   RpcReplySchema,
   RpcRequest,
   rpcSubject,
+  validationProblem,
 } from "@treasury/contracts";
 import type { AuthContext, ErrorCode, RpcErrorBody, RpcReply } from "@treasury/contracts";
 import type { Logger } from "pino";
@@ -60,10 +61,6 @@ export function domainErrorReply(e: DomainError): RpcReply {
   });
 }
 
-function zodDetails(error: z.ZodError): Array<{ path: string; message: string }> {
-  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
-}
-
 function parseJson(msg: Msg): unknown {
   try {
     return msg.json<unknown>();
@@ -74,7 +71,7 @@ function parseJson(msg: Msg): unknown {
 
 function decodeRequest(msg: Msg): RpcRequest {
   const parsed = RpcRequest.safeParse(parseJson(msg));
-  if (!parsed.success) throw new DomainError("validation_error", "Malformed RPC request", { details: zodDetails(parsed.error) });
+  if (!parsed.success) throw new DomainError("validation_error", "Malformed RPC request", { details: validationProblem(parsed.error).details });
   const { auth, params, query, body, deadline, alt_base_url } = parsed.data;
   return { auth, params, query, body, ...(deadline !== undefined ? { deadline } : {}), ...(alt_base_url !== undefined ? { alt_base_url } : {}) };
 }

@@ -8,7 +8,6 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { Histogram } from "prom-client";
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
-import type { z } from "zod";
 import {
   API_VERSION,
   BACKEND_SERVICES,
@@ -21,15 +20,16 @@ import {
   ROUTES,
   SUPPORTED_VERSIONS,
   buildOpenApiDocument,
+  containsNul,
   hasScope,
   healthSubject,
   newRequestId,
   rpcSubject,
+  validationProblem,
   type AuthContext,
   type PageRouteDef,
   type RateClass,
   type RouteDef,
-  type ValidationDetail,
 } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
 import type { Authenticator, KeyRecord } from "./auth.ts";
@@ -78,17 +78,6 @@ function setRateHeaders(reply: FastifyReply, r: TakeResult): void {
   reply.header("X-RateLimit-Reset", String(r.resetAt));
 }
 
-function zodDetails(error: z.ZodError, root: string): { details: ValidationDetail[]; code: string } {
-  let code = "validation_error";
-  const details = error.issues.map((i) => {
-    const special = (i as { params?: { error_code?: string } }).params?.error_code;
-    if (special && code === "validation_error") code = special;
-    const path = [root, ...i.path.map(String)].filter(Boolean).join(".");
-    return { path, message: i.message };
-  });
-  return { details, code };
-}
-
 /** Regexes of every route path, to tell 405 (path exists, other method) from 404. */
 const ROUTE_PATTERNS = ROUTES.map((r) => ({ method: r.method, re: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/]+")}/?$`) }));
 const EXTRA_PATHS = [{ re: /^\/v1\/health-check\/?$/, methods: ["GET", "POST"] }, { re: /^\/v1\/openapi\.json$/, methods: ["GET"] }, { re: /^\/v1\/docs$/, methods: ["GET"] }];
@@ -129,11 +118,15 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text.trim() === "") return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch {
-      done(new DomainError("invalid_json", "Request body is not valid JSON"), undefined);
+      return done(new DomainError("invalid_json", "Request body is not valid JSON"), undefined);
     }
+    // PostgreSQL text cannot hold U+0000: refuse it here, once, instead of failing deep in a service.
+    if (containsNul(parsed)) return done(new DomainError("validation_error", "Strings must not contain U+0000", { details: [{ path: "", message: "must not contain U+0000" }] }), undefined);
+    done(null, parsed);
   });
 
   app.addHook("onRequest", async (req, reply) => {
@@ -253,10 +246,11 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       return sendError(req, reply, { code: "validation_error", message: `Invalid path parameter ${badParams.map(([k]) => k).join(", ")}`, details });
     }
     let query: unknown = req.query ?? {};
+    if (containsNul(query)) return sendError(req, reply, { code: "validation_error", message: "Query strings must not contain U+0000", details: [{ path: "", message: "must not contain U+0000" }] });
     if (route.query) {
       const q = route.query.safeParse(query);
       if (!q.success) {
-        const { details, code } = zodDetails(q.error, "");
+        const { details, code } = validationProblem(q.error);
         return sendError(req, reply, { code, message: `Invalid query: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details });
       }
       query = q.data;
@@ -268,7 +262,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       }
       const b = route.body.safeParse(body);
       if (!b.success) {
-        const { details, code } = zodDetails(b.error, "");
+        const { details, code } = validationProblem(b.error);
         return sendError(req, reply, { code, message: `Invalid body: ${details.map((d) => `${d.path || "(body)"}: ${d.message}`).join("; ")}`, details });
       }
       body = b.data;

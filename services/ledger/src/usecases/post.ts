@@ -14,7 +14,7 @@
  * (a hold or sale reference already used by another transaction). A broken invariant throws
  * InvariantViolation (a bug: the RPC layer answers internal_error and logs it).
  */
-import { DomainError, newId } from "@treasury/contracts";
+import { DomainError, newId, validationProblem } from "@treasury/contracts";
 import { withTx, writeOutbox } from "@treasury/service-kit";
 import postgres from "postgres";
 import { PostRequest, type AccountRef, type PostOutcome, type PostResult, type WalletAfter, type WalletRef } from "@treasury/contracts";
@@ -58,14 +58,10 @@ export interface PostHooks {
   hashInput?: unknown;
 }
 
-function zodDetails(error: { issues: { path: PropertyKey[]; message: string }[] }): { path: string; message: string }[] {
-  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
-}
-
 export function parsePostRequest(input: unknown, derived = false): PostRequest {
   const parsed = PostRequest.safeParse(input);
   if (!parsed.success) {
-    throw new DomainError("validation_error", "Invalid posting request", { details: zodDetails(parsed.error) });
+    throw new DomainError("validation_error", "Invalid posting request", { details: validationProblem(parsed.error).details });
   }
   const req = parsed.data;
   if (!derived && req.postings.length === 0 && req.holds_create.length === 0 && req.holds_release.length === 0) {

@@ -1,5 +1,5 @@
 /** RPC handlers of payments: decode with the shared contracts → use case → named-key body. */
-import { DomainError, isErrorCode, RpcRequest, schemas, type RpcReply } from "@treasury/contracts";
+import { DomainError, parseOrThrow, RpcRequest, schemas, type RpcReply } from "@treasury/contracts";
 import type { Service } from "@treasury/service-kit";
 import type { z } from "zod";
 import { checkoutCancelHandler, checkoutPageHandler, checkoutPayHandler } from "../pages/checkout-page.ts";
@@ -16,15 +16,7 @@ type Req = z.infer<typeof RpcRequest>;
 type Handler = (req: Req) => Promise<{ status?: number; body: Record<string, unknown> }>;
 
 function decode<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
-  const parsed = schema.safeParse(value ?? {});
-  if (parsed.success) return parsed.data;
-  const details = parsed.error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
-  let code: "validation_error" | "amount_too_large" = "validation_error";
-  for (const issue of parsed.error.issues) {
-    const named = (issue as { params?: { error_code?: unknown } }).params?.error_code;
-    if (named === "amount_too_large" && isErrorCode(named)) code = named;
-  }
-  throw new DomainError(code, `Invalid body: ${details.map((d) => `${d.path || "(body)"}: ${d.message}`).join("; ")}`, { details });
+  return parseOrThrow(schema, value);
 }
 
 function param(params: Record<string, string>, name: string): string {
