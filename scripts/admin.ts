@@ -4,13 +4,14 @@
  *   org suspend|activate --org ID
  *   key create --org ID --env test|live [--scopes read,payments] [--force-unverified]   → {api_key, key_id}
  *   key revoke --key-id ID
+ *   maintenance on [--retry-after SECONDS] [--message TEXT] | maintenance off
  *   ledger verify [--org ID]                       → {ok, violations}; exits 1 when any invariant is violated
  * Connects with DATABASE_URL (an admin URL), else the dev stack's database (.data/dev-stack.json).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { createApiKey, createOrg, parseScopes, revokeApiKey, setOrgStatus } from "../services/gateway/src/admin.ts";
+import { createApiKey, createOrg, parseScopes, revokeApiKey, setMaintenance, setOrgStatus } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
 
 function databaseUrl(): string {
@@ -39,6 +40,8 @@ async function run(argv: string[]): Promise<unknown> {
       scopes: { type: "string" },
       "key-id": { type: "string" },
       "force-unverified": { type: "boolean" },
+      "retry-after": { type: "string" },
+      message: { type: "string" },
     },
     strict: true,
   });
@@ -68,13 +71,21 @@ async function run(argv: string[]): Promise<unknown> {
         await revokeApiKey(sql, keyId);
         return { key_id: keyId, revoked: true };
       }
+      case "maintenance on":
+      case "maintenance off": {
+        const retryAfter = Number(values["retry-after"] ?? 60);
+        if (!Number.isInteger(retryAfter) || retryAfter < 1 || retryAfter > 86_400) throw new Error("--retry-after must be 1–86400 seconds");
+        const setting = { enabled: action === "on", retry_after_s: retryAfter, message: values.message ?? "" };
+        await setMaintenance(sql, setting);
+        return { maintenance: setting };
+      }
       case "ledger verify": {
         const report = await checkInvariants(sql, values.org ? { orgId: values.org } : {});
         if (!report.ok) process.exitCode = 1;
         return report;
       }
       default:
-        throw new Error(`unknown command "${argv.slice(0, 2).join(" ")}"; commands: org create|suspend|activate, key create|revoke, ledger verify`);
+        throw new Error(`unknown command "${argv.slice(0, 2).join(" ")}"; commands: org create|suspend|activate, key create|revoke, maintenance on|off, ledger verify`);
     }
   } finally {
     await sql.end({ timeout: 5 });

@@ -72,6 +72,14 @@ describe("admin CLI", () => {
     expect((await admin("ledger", "verify", "--org", "org_other")).code).toBe(0);
   });
 
+  it("switches maintenance mode on and off", async () => {
+    const on = await admin("maintenance", "on", "--retry-after", "90", "--message", "Upgrading");
+    expect(on.out).toEqual({ maintenance: { enabled: true, retry_after_s: 90, message: "Upgrading" } });
+    expect((await env.adminSql`select value from gateway.settings where key = 'maintenance'`)[0]?.value).toMatchObject({ enabled: true });
+    expect((await admin("maintenance", "off")).out).toMatchObject({ maintenance: { enabled: false } });
+    expect((await admin("maintenance", "on", "--retry-after", "0")).code).not.toBe(0);
+  });
+
   it("fails with a message on stderr for bad input", async () => {
     const bad = await admin("key", "create", "--org", "org_missing", "--env", "test");
     expect(bad.code).not.toBe(0);

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { connect } from "@nats-io/transport-node";
 import { ROUTES, buildOpenApiDocument } from "@treasury/contracts";
-import { setupTestEnv, type TestEnv } from "@treasury/testing";
+import { setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
 import { buildGateway, type Gateway } from "../../services/gateway/src/service.ts";
-import { createApiKey, createOrg } from "../../services/gateway/src/admin.ts";
+import { createApiKey, createOrg, setMaintenance } from "../../services/gateway/src/admin.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
 let stack: Stack;
@@ -110,6 +110,20 @@ describe("envelope statuses", () => {
     expectEnvelope(bad);
     const good = await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey, headers: { "service-version": "2026-03-01" } });
     expect(good.body.error_code).not.toBe("unsupported_version");
+  });
+
+  it("503 maintenance with Retry-After and retry_after while the operator switch is on; health-check still answers", async () => {
+    await setMaintenance(stack.env.adminSql, { enabled: true, retry_after_s: 120, message: "Scheduled maintenance" });
+    const down = await waitFor(async () => {
+      const r = await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey });
+      return r.status === 503 ? r : false;
+    }, { timeoutMs: 2_000, intervalMs: 20 });
+    expect(down.body).toMatchObject({ success: false, error_code: "maintenance", error: "Scheduled maintenance", retry_after: 120 });
+    expect(down.headers.get("retry-after")).toBe("120");
+    expectEnvelope(down);
+    expect((await call(stack.baseUrl, "GET", "/v1/health-check")).status).toBe(200);
+    await setMaintenance(stack.env.adminSql, { enabled: false, retry_after_s: 60, message: "" });
+    await waitFor(async () => (await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey })).status === 200, { timeoutMs: 2_000, intervalMs: 20 });
   });
 
   it("501 not_implemented through the real path for operations not built yet", async () => {

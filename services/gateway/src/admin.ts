@@ -80,3 +80,22 @@ export async function revokeApiKey(sql: Sql, keyId: string): Promise<void> {
   if (rows.length === 0) throw new Error(`key not found: ${keyId}`);
   await sql`select pg_notify(${AUTH_CHANGED_CHANNEL}, ${String(rows[0]?.org_id)})`;
 }
+
+export interface MaintenanceSetting {
+  enabled: boolean;
+  retry_after_s: number;
+  message: string;
+}
+
+/** Maintenance mode: every API operation answers 503 `maintenance` with `retry_after` until it is turned off. */
+export async function setMaintenance(sql: Sql, setting: MaintenanceSetting): Promise<void> {
+  await sql`
+    insert into gateway.settings (key, value) values ('maintenance', ${sql.json(setting as unknown as postgres.JSONValue)})
+    on conflict (key) do update set value = excluded.value, updated_at = now()`;
+  await sql`select pg_notify(${AUTH_CHANGED_CHANNEL}, 'maintenance')`;
+}
+
+export async function getMaintenance(sql: Sql): Promise<MaintenanceSetting> {
+  const [row] = await sql<{ value: MaintenanceSetting }[]>`select value from gateway.settings where key = 'maintenance'`;
+  return row?.value ?? { enabled: false, retry_after_s: 0, message: "" };
+}

@@ -200,6 +200,11 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
 
   /** Auth, scope and rate limit for one route; answers the request itself on failure. */
   async function guard(route: RouteDef, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const maintenance = deps.authenticator.maintenance();
+    if (maintenance.enabled) {
+      await anonymousRate(req, reply);
+      return void sendError(req, reply, { code: "maintenance", message: maintenance.message || "Service under maintenance", retryAfterSec: maintenance.retry_after_s });
+    }
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const span = trace.getTracer("treasury").startSpan(`HTTP ${route.method} ${route.path}`, { kind: SpanKind.SERVER, attributes: { "http.request.method": route.method, "http.route": route.path, "treasury.operation": route.operation } }, parent);
     req.otel = { ctx: trace.setSpan(parent, span), span };

@@ -4,7 +4,7 @@
  */
 import type postgres from "postgres";
 import { environmentOfKey, type RateClass, type Scope } from "@treasury/contracts";
-import { AUTH_CHANGED_CHANNEL, hashApiKey } from "./admin.ts";
+import { AUTH_CHANGED_CHANNEL, getMaintenance, hashApiKey, type MaintenanceSetting } from "./admin.ts";
 
 export interface KeyRecord {
   keyId: string;
@@ -32,10 +32,29 @@ export class Authenticator {
     private readonly cacheTtlMs: number,
   ) {}
 
-  /** Subscribe to admin changes so revocations and suspensions apply immediately, not after the TTL. */
+  private maintenanceSetting: MaintenanceSetting = { enabled: false, retry_after_s: 0, message: "" };
+
+  /** Subscribe to admin changes so revocations, suspensions and maintenance apply immediately, not after the TTL. */
   async start(): Promise<void> {
-    const sub = await this.sql.listen(AUTH_CHANGED_CHANNEL, () => this.cache.clear());
+    const sub = await this.sql.listen(AUTH_CHANGED_CHANNEL, () => {
+      this.cache.clear();
+      void this.loadMaintenance();
+    }, () => void this.loadMaintenance());
     this.unlisten = () => sub.unlisten();
+    await this.loadMaintenance();
+  }
+
+  /** The operator's maintenance switch, as last read (reloaded on every admin NOTIFY and on reconnect). */
+  maintenance(): MaintenanceSetting {
+    return this.maintenanceSetting;
+  }
+
+  private async loadMaintenance(): Promise<void> {
+    try {
+      this.maintenanceSetting = await getMaintenance(this.sql);
+    } catch {
+      // Keep the last known setting: a failed read must not flip the gateway in or out of maintenance.
+    }
   }
 
   async stop(): Promise<void> {
