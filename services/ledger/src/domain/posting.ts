@@ -100,3 +100,18 @@ export function walletStateOk(w: { balance: number; held: number }): boolean {
 export function available(w: { balance: number; held: number }): number {
   return w.balance - w.held;
 }
+
+/** Data of the internal `ledger.transaction.posted` event: the same for a single post and a group-committed one. */
+export function transactionPostedData(
+  result: { transaction_id: string; kind: string; reference_id: string; amount: number; wallets: unknown },
+  entries: readonly { account_id: string; entry_type: string; amount: number }[],
+): Record<string, unknown> {
+  return {
+    transaction_id: result.transaction_id,
+    kind: result.kind,
+    reference_id: result.reference_id,
+    amount: result.amount,
+    entries: entries.map((e) => ({ account_id: e.account_id, entry_type: e.entry_type, amount: e.amount })),
+    wallets: result.wallets,
+  };
+}

@@ -6,6 +6,7 @@ import { eventSubject, type EventType } from "@treasury/contracts";
 import { markOutboxWritten } from "@treasury/service-kit";
 import type { Side, WalletType } from "../domain/accounts.ts";
 import { money, type Q } from "./db.ts";
+import type { NewTransaction } from "./transactions.ts";
 
 /**
  * postgres.js sends a JS array of booleans or numbers as one scalar parameter; as text[] (cast in SQL) every
@@ -15,16 +16,10 @@ function txt(values: readonly (string | number | boolean | null)[]): (string | n
   return values.map((v) => (v === null ? null : typeof v === "boolean" ? (v ? "t" : "f") : String(v)));
 }
 
-export interface ClaimRow {
-  id: string;
+/** A transaction to claim in a batch: a NewTransaction with its scope (batches span orgs). */
+export interface ClaimRow extends NewTransaction {
   orgId: string;
   livemode: boolean;
-  kind: string;
-  referenceId: string;
-  requestHash: string;
-  amount: number;
-  description: string | null;
-  metadata: Record<string, unknown>;
 }
 
 

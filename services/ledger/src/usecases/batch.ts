@@ -17,7 +17,7 @@ import type { Logger } from "pino";
 import { BALANCE_SHARDS, NORMAL_SIDE } from "../domain/accounts.ts";
 import { requestHash } from "../domain/canonical.ts";
 import { sortableIds } from "../domain/ids.ts";
-import { available, InvariantViolation, planPostings, walletStateOk, type AccountState, type PlannedEntry, type ResolvedPosting } from "../domain/posting.ts";
+import { available, InvariantViolation, planPostings, transactionPostedData, walletStateOk, type AccountState, type PlannedEntry, type ResolvedPosting } from "../domain/posting.ts";
 import { ensureSystemAccount } from "../store/accounts.ts";
 import {
   claimsAndLocks,
@@ -443,13 +443,6 @@ function postedEvent(req: PostRequest, result: PostResult, entries: readonly Pla
     livemode: req.livemode,
     type: "ledger.transaction.posted",
     headers: {},
-    data: {
-      transaction_id: result.transaction_id,
-      kind: result.kind,
-      reference_id: result.reference_id,
-      amount: result.amount,
-      entries: entries.map((e) => ({ account_id: e.account_id, entry_type: e.entry_type, amount: e.amount })),
-      wallets: result.wallets,
-    },
+    data: transactionPostedData(result, entries),
   };
 }

@@ -20,7 +20,7 @@ import postgres from "postgres";
 import { PostRequest, type AccountRef, type PostOutcome, type PostResult, type WalletAfter, type WalletRef } from "@treasury/contracts";
 import { BALANCE_SHARDS } from "../domain/accounts.ts";
 import { requestHash } from "../domain/canonical.ts";
-import { available, InvariantViolation, planPostings, walletStateOk, type AccountState, type ResolvedPosting } from "../domain/posting.ts";
+import { available, InvariantViolation, planPostings, transactionPostedData, walletStateOk, type AccountState, type ResolvedPosting } from "../domain/posting.ts";
 import { accountKinds, addToShards, creatorReceivable, ensureSystemAccount, findCreatorWallet, findWalletById, lockWallets, updateWalletBalance, type Scope, type WalletRow } from "../store/accounts.ts";
 import type { Sql, Tx } from "../store/db.ts";
 import { findHoldsByIds, insertHold, lockHolds, markReleased, type HoldRow } from "../store/holds.ts";
@@ -389,14 +389,7 @@ async function writeEvents(
   await writeOutbox(tx, "ledger", {
     ...base,
     type: "ledger.transaction.posted",
-    data: {
-      transaction_id: result.transaction_id,
-      kind: result.kind,
-      reference_id: result.reference_id,
-      amount: result.amount,
-      entries: entries.map((e) => ({ account_id: e.account_id, entry_type: e.entry_type, amount: e.amount })),
-      wallets: result.wallets,
-    },
+    data: transactionPostedData(result, entries),
   });
   for (const h of created) {
     await writeOutbox(tx, "ledger", {
