@@ -60,3 +60,9 @@ export function ok(reply: RpcReply): { status: number; body: Record<string, unkn
 export function errorCode(reply: RpcReply): string | null {
   return reply.ok ? null : reply.error.code;
 }
+
+/** The typed error of a reply that must have failed. */
+export function err(reply: RpcReply): { code: string; hint?: string; extra?: Record<string, unknown> } {
+  if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
+  return reply.error;
+}

@@ -2,8 +2,7 @@
 // named keys, replays and every error code wire-decisions §2/§3 assign them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkInvariants } from "../invariants.ts";
-import { authFor, errorCode, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
-import type { RpcReply } from "@treasury/contracts";
+import { authFor, err, errorCode, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
 
 let h: LedgerHarness;
 
@@ -13,11 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
-
-function err(reply: RpcReply): { code: string; hint?: string; extra?: Record<string, unknown> } {
-  if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
-  return reply.error;
-}
 
 async function expectInvariants(): Promise<void> {
   const report = await checkInvariants(h.env.adminSql);

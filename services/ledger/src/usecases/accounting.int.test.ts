@@ -1,9 +1,9 @@
 // Proves ledger part 2 through real RPC: record-sale, reversals (full, partial, hold first, creator_receivable
 // and its recovery), accounting records, get-transactions and reports; every file ends on the invariants.
-import type { AuthContext, RpcReply } from "@treasury/contracts";
+import type { AuthContext } from "@treasury/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyLedger } from "../verify.ts";
-import { authFor, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
+import { authFor, err, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
 
 let h: LedgerHarness;
 
@@ -13,11 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
-
-function err(reply: RpcReply): { code: string; hint?: string; extra?: Record<string, unknown> } {
-  if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
-  return reply.error;
-}
 
 async function creator(auth: AuthContext, id: string, split?: number): Promise<void> {
   ok(await h.call("createParticipant", auth, { body: { participant_id: id, ...(split !== undefined ? { default_split_percent: split } : {}) } }));

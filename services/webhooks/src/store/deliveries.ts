@@ -133,15 +133,7 @@ export interface ClaimedDelivery {
   endpoint: Pick<EndpointRow, "url" | "secret" | "previous_secret" | "previous_secret_expires_at">;
 }
 
-interface ClaimedRow {
-  id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  livemode: boolean;
-  body: string;
-  attempts: number;
-  max_attempts: number;
+interface ClaimedRow extends Omit<ClaimedDelivery, "endpoint"> {
   url: string;
   secret: string;
   previous_secret: string | null;
