@@ -2,14 +2,14 @@ import { AckPolicy, DeliverPolicy, jetstream, JetStreamApiError, jetstreamManage
 import type { Consumer, ConsumerConfig, ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { context, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Span } from "@opentelemetry/api";
 import { EventEnvelope, eventsStreamName, NATS_HEADERS, newRequestId } from "@treasury/contracts";
 import type { Logger } from "pino";
 import { withTx } from "./db.ts";
 import type { Sql, Tx } from "./db.ts";
 import { claimInbox } from "./inbox.ts";
-import { requestContext } from "./logger.ts";
+import { runInRequestContext } from "./context.ts";
 import { extractTraceContext, tracer } from "./telemetry.ts";
 
 export type EventHandler = (evt: EventEnvelope, tx: Tx) => Promise<void>;
@@ -123,11 +123,9 @@ export class EventConsumer {
     const evt = this.decode(m);
     if (!evt) return;
     const requestId = m.headers?.get(NATS_HEADERS.requestId) || newRequestId();
-    await requestContext.run({ requestId }, () =>
-      context.with(extractTraceContext(m.headers), () =>
-        tracer().startActiveSpan(`consume ${evt.type}`, { kind: SpanKind.CONSUMER }, (span) => this.handle(m, evt, span)),
-      ),
-    );
+    const parent = extractTraceContext(m.headers);
+    const span = tracer().startSpan(`consume ${evt.type}`, { kind: SpanKind.CONSUMER }, parent);
+    await runInRequestContext(requestId, trace.setSpan(parent, span), () => this.handle(m, evt, span));
   }
 
   private decode(m: JsMsg): EventEnvelope | undefined {

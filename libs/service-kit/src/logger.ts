@@ -1,28 +1,15 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { isSpanContextValid, trace } from "@opentelemetry/api";
 import { pino } from "pino";
 import type { DestinationStream, Logger, LoggerOptions } from "pino";
 
-interface RequestCtx {
-  requestId: string;
-}
+import { requestContext } from "./context.ts";
 
-const requestStore = new AsyncLocalStorage<RequestCtx>();
-
-/** The request id of the work in progress, carried across awaits so every log line can name it. */
-export const requestContext = {
-  run<T>(ctx: RequestCtx, fn: () => T): T {
-    return requestStore.run(ctx, fn);
-  },
-  get(): RequestCtx | undefined {
-    return requestStore.getStore();
-  },
-};
+export { requestContext };
 
 /** Correlation fields computed per line, so code never has to thread them into log calls by hand. */
 function correlationFields(): Record<string, string> {
   const fields: Record<string, string> = {};
-  const ctx = requestStore.getStore();
+  const ctx = requestContext.get();
   if (ctx) fields["request_id"] = ctx.requestId;
   const span = trace.getActiveSpan()?.spanContext();
   if (span && isSpanContextValid(span)) {

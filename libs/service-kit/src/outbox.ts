@@ -2,15 +2,16 @@ import { jetstream } from "@nats-io/jetstream";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { headers } from "@nats-io/transport-node";
 import type { MsgHdrs, NatsConnection } from "@nats-io/transport-node";
-import { SpanKind } from "@opentelemetry/api";
+import { SpanKind, trace } from "@opentelemetry/api";
+import type { Context } from "@opentelemetry/api";
 import { eventSubject, NATS_HEADERS, newId } from "@treasury/contracts";
 import type { EventEnvelope, EventType } from "@treasury/contracts";
 import type postgres from "postgres";
 import type { Logger } from "pino";
 import type { Sql, Tx } from "./db.ts";
-import { requestContext } from "./logger.ts";
+import { requestContext } from "./context.ts";
 import { markOutboxWritten, onOutboxCommitted } from "./outbox-signal.ts";
-import { extractTraceRecord, injectTraceHeaders, injectTraceRecord, tracer } from "./telemetry.ts";
+import { extractTraceRecord, injectTraceHeadersFrom, injectTraceRecord, tracer } from "./telemetry.ts";
 
 export interface NewEvent {
   type: EventType;
@@ -238,8 +239,11 @@ export class OutboxRelay {
           order by seq limit ${this.batchSizeMax} for update skip locked`;
         if (rows.length === 0) return 0;
         ids = rows.map((r) => r.id);
-        // One at a time: a failure stops the batch, so nothing after it reaches the stream ahead of it.
-        for (const row of rows) await this.publish(row);
+        // Pipelined: all of the batch's publishes go out on the one connection before the first ack comes
+        // back, so the broker stores them in this order. If one fails the batch is not marked and is
+        // republished whole (same ids: the broker drops the copies); only then can a later event of the
+        // batch reach the stream before the failed one, and consumers order by `sequence`.
+        await Promise.all(rows.map((row) => this.publish(row)));
         await this.opts.hooks?.afterPublishBeforeMark?.(ids);
         await tx`update ${outbox} set published_at = now(), attempts = attempts + 1 where id in ${tx(ids)}`;
         return rows.length;
@@ -269,30 +273,29 @@ export class OutboxRelay {
     };
   }
 
-  private messageHeaders(row: OutboxRow): MsgHdrs {
+  private messageHeaders(row: OutboxRow, traceCtx: Context): MsgHdrs {
     const h = headers();
     for (const [k, v] of Object.entries(row.headers)) {
       if (k !== NATS_HEADERS.traceparent && k !== NATS_HEADERS.tracestate) h.set(k, v);
     }
     // The publish span (child of the stored request context) becomes the consumer's parent.
-    injectTraceHeaders(h);
+    injectTraceHeadersFrom(traceCtx, h);
     return h;
   }
 
   private async publish(row: OutboxRow): Promise<void> {
     const subject = eventSubject(this.opts.prefix, row.type as EventType);
     const parent = extractTraceRecord(row.headers);
-    await tracer().startActiveSpan(`publish ${row.type}`, { kind: SpanKind.PRODUCER }, parent, async (span) => {
-      try {
-        const ack = await this.js.publish(subject, JSON.stringify(this.envelope(row)), {
-          msgID: row.id,
-          headers: this.messageHeaders(row),
-        });
-        if (ack.duplicate) this.opts.log.info({ event_id: row.id }, "event already in stream; broker de-duplicated the republish");
-      } finally {
-        span.end();
-      }
-    });
+    const span = tracer().startSpan(`publish ${row.type}`, { kind: SpanKind.PRODUCER }, parent);
+    try {
+      const ack = await this.js.publish(subject, JSON.stringify(this.envelope(row)), {
+        msgID: row.id,
+        headers: this.messageHeaders(row, trace.setSpan(parent, span)),
+      });
+      if (ack.duplicate) this.opts.log.info({ event_id: row.id }, "event already in stream; broker de-duplicated the republish");
+    } finally {
+      span.end();
+    }
   }
 
   private async tryLead(): Promise<void> {

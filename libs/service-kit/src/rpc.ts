@@ -1,13 +1,7 @@
-import {
-  ClosedConnectionError,
-  DrainingConnectionError,
-  headers,
-  RequestError,
-  TimeoutError,
-} from "@nats-io/transport-node";
+import { ClosedConnectionError, createInbox, DrainingConnectionError, headers } from "@nats-io/transport-node";
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from "@nats-io/transport-node";
-import { context, SpanKind, SpanStatusCode } from "@opentelemetry/api";
-import type { Span } from "@opentelemetry/api";
+import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { Context, Span } from "@opentelemetry/api";
 import {
   DomainError,
   ERROR_CODES,
@@ -23,9 +17,9 @@ import {
 import type { AuthContext, ErrorCode, RpcErrorBody, RpcReply } from "@treasury/contracts";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import { requestContext } from "./logger.ts";
+import { requestContext, runInRequestContext } from "./context.ts";
 import type { RpcOutcome, ServiceMetrics } from "./metrics.ts";
-import { extractTraceContext, injectTraceHeaders, tracer } from "./telemetry.ts";
+import { extractTraceContext, injectTraceHeadersFrom, tracer } from "./telemetry.ts";
 
 export interface HandlerCtx {
   log: Logger;
@@ -45,6 +39,7 @@ interface Endpoint {
   subject: string;
   /** The metric label and the second half of the span name. */
   operation: string;
+  spanName: string;
   process: Processor;
 }
 
@@ -159,7 +154,7 @@ export class RpcServer {
 
   private register(subject: string, operation: string, process: Processor): void {
     if (this.endpoints.has(subject)) throw new Error(`RPC subject registered twice: ${subject}`);
-    const endpoint = { subject, operation, process };
+    const endpoint = { subject, operation, spanName: `${this.opts.service}.${operation}`, process };
     this.endpoints.set(subject, endpoint);
     if (this.started && !this.draining) this.subscribe(endpoint);
   }
@@ -199,16 +194,12 @@ export class RpcServer {
   }
 
   private run(endpoint: Endpoint, msg: Msg): Promise<void> {
-    const requestId = msg.headers?.get(NATS_HEADERS.requestId) || newRequestId();
+    const h = msg.headers;
+    const requestId = h?.get(NATS_HEADERS.requestId) || newRequestId();
     const log = this.endpointLog(endpoint.operation);
-    const spanName = `${this.opts.service}.${endpoint.operation}`;
-    return requestContext.run({ requestId }, () =>
-      context.with(extractTraceContext(msg.headers), () =>
-        tracer().startActiveSpan(spanName, { kind: SpanKind.SERVER, attributes: { "messaging.destination.name": endpoint.subject } }, (span) =>
-          this.execute(endpoint, msg, { log, requestId }, span),
-        ),
-      ),
-    );
+    const parent = extractTraceContext(h);
+    const span = tracer().startSpan(endpoint.spanName, { kind: SpanKind.SERVER, attributes: { "messaging.destination.name": endpoint.subject } }, parent);
+    return runInRequestContext(requestId, trace.setSpan(parent, span), () => this.execute(endpoint, msg, { log, requestId }, span));
   }
 
   private async execute(endpoint: Endpoint, msg: Msg, ctx: { log: Logger; requestId: string }, span: Span): Promise<void> {
@@ -242,16 +233,26 @@ export class RpcServer {
 
   private respond(msg: Msg, reply: RpcReply, log: Logger = this.opts.log): void {
     try {
+      coalesceWrites(this.opts.nc);
       msg.respond(JSON.stringify(reply));
     } catch (err) {
       log.error({ err }, "could not send rpc reply");
     }
   }
 
+  private readonly durations = new Map<string, { observe(v: number): void }>();
+
   private observe(operation: string, outcome: RpcOutcome, seconds: number, code: string | undefined): void {
     const m = this.opts.metrics;
     if (!m) return;
-    m.rpcDuration.observe({ operation, outcome }, seconds);
+    // One labelled child per (operation, outcome): prom-client would otherwise hash the labels every time.
+    const k = `${operation}\u0000${outcome}`;
+    let child = this.durations.get(k);
+    if (child === undefined) {
+      child = m.rpcDuration.labels({ operation, outcome });
+      this.durations.set(k, child);
+    }
+    child.observe(seconds);
     if (code !== undefined) m.errorsTotal.inc({ code });
   }
 }
@@ -266,30 +267,39 @@ function normaliseReply(raw: z.infer<typeof RpcReplySchema>): RpcReply {
   });
 }
 
+const MALFORMED_REPLY = "Service answered with a malformed reply";
+
+/** A reply's JSON as a typed reply. Successes are checked by hand (the hot path); errors by the schema. */
+export function decodeReplyData(data: unknown): RpcReply {
+  if (typeof data === "object" && data !== null) {
+    const r = data as { ok?: unknown; status?: unknown; body?: unknown };
+    if (r.ok === true) {
+      const { status, body } = r;
+      if (Number.isInteger(status) && typeof body === "object" && body !== null && !Array.isArray(body)) {
+        return { ok: true, status: status as number, body: body as Record<string, unknown> };
+      }
+      return errorReply("internal_error", MALFORMED_REPLY);
+    }
+  }
+  const parsed = RpcReplySchema.safeParse(data);
+  return parsed.success ? normaliseReply(parsed.data) : errorReply("internal_error", MALFORMED_REPLY);
+}
+
 function decodeReply(msg: Msg): RpcReply {
   let data: unknown;
   try {
     data = msg.json<unknown>();
   } catch {
-    return errorReply("internal_error", "Service answered with a malformed reply");
+    return errorReply("internal_error", MALFORMED_REPLY);
   }
-  const parsed = RpcReplySchema.safeParse(data);
-  return parsed.success ? normaliseReply(parsed.data) : errorReply("internal_error", "Service answered with a malformed reply");
-}
-
-/** Transport failures become typed replies; anything else is a bug and is rethrown. */
-function transportFailureReply(e: unknown): RpcReply | null {
-  if (e instanceof TimeoutError) return errorReply("service_timeout");
-  if (e instanceof RequestError && e.isNoResponders()) return errorReply("service_unavailable");
-  if (e instanceof ClosedConnectionError || e instanceof DrainingConnectionError) return errorReply("service_unavailable");
-  return null;
+  return decodeReplyData(data);
 }
 
 /**
- * Coalesce the NATS writes of one event-loop turn into one socket write: under load many HTTP requests arrive
- * per poll phase, and the client would otherwise make one write syscall per request. Corks the client's
- * socket on the first send of a turn and uncorks it in setImmediate (after the client's microtask flush).
- * Works only when the transport exposes a Node socket; otherwise it does nothing.
+ * Coalesce the NATS writes of one event-loop turn into one socket write: under load many requests (or
+ * replies) are sent per poll phase, and the client would otherwise make one write syscall per message. Corks
+ * the client's socket on the first send of a turn and uncorks it in setImmediate (after the client's
+ * microtask flush). Works only when the transport exposes a Node socket; otherwise it does nothing.
  */
 const corked = new WeakSet<object>();
 function coalesceWrites(nc: NatsConnection): void {
@@ -303,38 +313,120 @@ function coalesceWrites(nc: NatsConnection): void {
   });
 }
 
-function requestHeaders(requestId: string | undefined): MsgHdrs {
-  const h = headers();
-  if (requestId !== undefined) h.set(NATS_HEADERS.requestId, requestId);
-  injectTraceHeaders(h);
-  return h;
+type Outcome = { kind: "reply"; msg: Msg } | { kind: "timeout" } | { kind: "unavailable" };
+
+interface Pending {
+  resolve(o: Outcome): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+const TIMEOUT: Outcome = { kind: "timeout" };
+const UNAVAILABLE: Outcome = { kind: "unavailable" };
+
+/**
+ * Request/reply over one wildcard inbox subscription per connection. The client library's own request()
+ * does the same multiplexing but allocates two Error objects (stack captures) per request, whatever the
+ * outcome; this one allocates a promise, a timer and a map entry, and reports outcomes as values.
+ */
+class RpcClient {
+  private readonly inbox: string;
+  private readonly pending = new Map<string, Pending>();
+  private seq = 0;
+
+  constructor(private readonly nc: NatsConnection) {
+    this.inbox = `${createInbox((nc as unknown as { options?: { inboxPrefix?: string } }).options?.inboxPrefix ?? "")}.`;
+    nc.subscribe(`${this.inbox}*`, {
+      callback: (err, msg) => {
+        if (err) {
+          // The inbox subscription itself failed (e.g. a permission error): nothing can be answered.
+          this.failAll();
+          return;
+        }
+        const p = this.pending.get(msg.subject.slice(this.inbox.length));
+        if (p === undefined) return; // late reply after a timeout
+        this.settle(msg.subject.slice(this.inbox.length), p);
+        // The server answers a request nobody subscribes to with an empty 503 status message.
+        p.resolve(msg.data.length === 0 && msg.headers?.code === 503 ? UNAVAILABLE : { kind: "reply", msg });
+      },
+    });
+    void nc.closed().then(() => this.failAll());
+  }
+
+  request(subject: string, data: string, h: MsgHdrs, timeoutMs: number): Promise<Outcome> {
+    const token = (this.seq++).toString(36);
+    return new Promise<Outcome>((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(token);
+        resolve(TIMEOUT);
+      }, timeoutMs);
+      this.pending.set(token, { resolve, timer });
+      try {
+        this.nc.publish(subject, data, { reply: this.inbox + token, headers: h });
+      } catch (e) {
+        this.settle(token, { resolve, timer });
+        if (e instanceof ClosedConnectionError || e instanceof DrainingConnectionError) resolve(UNAVAILABLE);
+        else throw e;
+      }
+    });
+  }
+
+  private settle(token: string, p: Pending): void {
+    clearTimeout(p.timer);
+    this.pending.delete(token);
+  }
+
+  private failAll(): void {
+    for (const [token, p] of this.pending) {
+      this.settle(token, p);
+      p.resolve(UNAVAILABLE);
+    }
+  }
+}
+
+const clients = new WeakMap<NatsConnection, RpcClient>();
+
+function clientFor(nc: NatsConnection): RpcClient {
+  let c = clients.get(nc);
+  if (c === undefined) {
+    c = new RpcClient(nc);
+    clients.set(nc, c);
+  }
+  return c;
 }
 
 /**
  * Sends one request and waits for its typed reply. A timeout means "outcome unknown" (service_timeout),
- * never "failed"; no subscriber at all means service_unavailable.
+ * never "failed"; no subscriber at all, or a closed connection, means service_unavailable.
+ * The CLIENT span is a child of `opts.parent` (default: the active context); its context goes out in the
+ * NATS headers with the request id (default: the request context's).
  */
 export async function rpcCall(
   nc: NatsConnection,
   subject: string,
   payload: unknown,
-  opts: { timeoutMs: number; requestId?: string },
+  opts: { timeoutMs: number; requestId?: string; parent?: Context },
 ): Promise<RpcReply> {
-  return tracer().startActiveSpan(`rpc ${subject}`, { kind: SpanKind.CLIENT }, async (span) => {
-    try {
-      const h = requestHeaders(opts.requestId ?? requestContext.get()?.requestId);
-      coalesceWrites(nc);
-      const msg = await nc.request(subject, JSON.stringify(payload ?? null), { timeout: opts.timeoutMs, headers: h });
-      const reply = decodeReply(msg);
-      if (!reply.ok) span.setAttribute("rpc.error_code", reply.error.code);
-      return reply;
-    } catch (e) {
-      const reply = transportFailureReply(e);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: reply?.ok === false ? reply.error.code : String(e) });
-      if (reply === null) throw e;
-      return reply;
-    } finally {
-      span.end();
+  const parent = opts.parent ?? context.active();
+  const span = tracer().startSpan(`rpc ${subject}`, { kind: SpanKind.CLIENT }, parent);
+  try {
+    const h = headers();
+    const requestId = opts.requestId ?? requestContext.get()?.requestId;
+    if (requestId !== undefined) h.set(NATS_HEADERS.requestId, requestId);
+    injectTraceHeadersFrom(trace.setSpan(parent, span), h);
+    coalesceWrites(nc);
+    const outcome = await clientFor(nc).request(subject, JSON.stringify(payload ?? null), h, opts.timeoutMs);
+    let reply: RpcReply;
+    if (outcome.kind === "reply") reply = decodeReply(outcome.msg);
+    else reply = errorReply(outcome.kind === "timeout" ? "service_timeout" : "service_unavailable");
+    if (!reply.ok) {
+      span.setAttribute("rpc.error_code", reply.error.code);
+      if (outcome.kind !== "reply") span.setStatus({ code: SpanStatusCode.ERROR, message: reply.error.code });
     }
-  });
+    return reply;
+  } catch (e) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: String(e) });
+    throw e;
+  } finally {
+    span.end();
+  }
 }

@@ -2,11 +2,13 @@
 // NATS headers) and shuts it down only when its last user does.
 import { headers } from "@nats-io/transport-node";
 import { trace } from "@opentelemetry/api";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { extractTraceContext, initTelemetry, injectTraceHeaders, tracer } from "./telemetry.ts";
 
 describe("initTelemetry", () => {
   it("registers a provider, propagates through NATS headers, and is shared by several services", async () => {
+    // Recorded spans without an exporter only when asked for (see the sampling test for the default).
+    vi.stubEnv("OTEL_TRACES_SAMPLER", "always_on");
     const a = initTelemetry({ service: "ledger" });
     const b = initTelemetry({ service: "payments" });
     const h = headers();
@@ -28,5 +30,6 @@ describe("initTelemetry", () => {
     expect(stillOn.isRecording()).toBe(true);
     stillOn.end();
     await b.shutdown();
+    vi.unstubAllEnvs();
   });
 });

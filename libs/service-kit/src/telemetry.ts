@@ -1,10 +1,10 @@
 import { context, ProxyTracerProvider, ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import type { Context, TextMapGetter, TextMapSetter, Tracer } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { core, NodeSDK } from "@opentelemetry/sdk-node";
-import { BatchSpanProcessor, NoopSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { AlwaysOffSampler, BatchSpanProcessor, NoopSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { MsgHdrs } from "@nats-io/transport-node";
+import { KitContextManager, noteContextManagerRegistered } from "./context.ts";
 
 /**
  * NATS headers always carry W3C trace context (DESIGN: Messaging), whatever global propagator a process or a
@@ -53,8 +53,13 @@ function otlpTracesUrl(endpoint: string): string {
 }
 
 /**
- * Starts the OpenTelemetry SDK once per process. Without an endpoint spans are still created (so log lines
- * carry trace ids) and then dropped. Several services in one process share the SDK; the last shutdown ends it.
+ * Starts the OpenTelemetry SDK once per process. Several services in one process share the SDK; the last
+ * shutdown ends it.
+ *
+ * Sampling: with an OTLP endpoint, the SDK's default or OTEL_TRACES_SAMPLER (e.g. parentbased_traceidratio)
+ * decides. Without an endpoint nothing would receive a recorded span, so spans are not recorded unless
+ * OTEL_TRACES_SAMPLER asks for it; they still get real trace and span ids, which log lines carry and NATS
+ * headers propagate (flag 00), so one request is still one trace id across services.
  */
 export function initTelemetry(opts: { service: string; otlpEndpoint?: string | undefined }): { shutdown(): Promise<void> } {
   if (!state && providerAlreadyRegistered()) return { shutdown: async () => {} };
@@ -62,9 +67,12 @@ export function initTelemetry(opts: { service: string; otlpEndpoint?: string | u
     const processor = opts.otlpEndpoint
       ? new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpTracesUrl(opts.otlpEndpoint) }))
       : new NoopSpanProcessor();
+    const samplerFromEnv = process.env.OTEL_TRACES_SAMPLER;
+    const contextManager = new KitContextManager();
     const sdk = new NodeSDK({
       serviceName: opts.service,
-      contextManager: new AsyncLocalStorageContextManager(),
+      contextManager,
+      ...(opts.otlpEndpoint || samplerFromEnv ? {} : { sampler: new AlwaysOffSampler() }),
       textMapPropagator: w3c,
       spanProcessors: [processor],
       // Empty lists stop the SDK from defaulting to OTLP log and metric exporters: metrics go through
@@ -74,6 +82,7 @@ export function initTelemetry(opts: { service: string; otlpEndpoint?: string | u
       instrumentations: [],
     });
     sdk.start();
+    noteContextManagerRegistered(contextManager);
     state = { sdk, users: 0 };
   }
   const owned = state;
@@ -94,6 +103,11 @@ export function initTelemetry(opts: { service: string; otlpEndpoint?: string | u
 /** Writes traceparent/tracestate of the active context into outgoing NATS headers. */
 export function injectTraceHeaders(h: MsgHdrs): void {
   w3c.inject(context.active(), h, natsSetter);
+}
+
+/** Same, from a given context (no need to make it active first). */
+export function injectTraceHeadersFrom(ctx: Context, h: MsgHdrs): void {
+  w3c.inject(ctx, h, natsSetter);
 }
 
 /** The remote parent carried by incoming NATS headers (the root context when there is none). */

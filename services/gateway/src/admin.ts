@@ -2,7 +2,7 @@
  * Operator actions on organisations and API keys (the admin CLI and the dev stack use these; they are not
  * part of the public API). Every change NOTIFYs the gateways so their auth caches drop stale entries at once.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import type postgres from "postgres";
 import { DomainError, newId, type Scope, SCOPES } from "@treasury/contracts";
 
@@ -13,7 +13,7 @@ const KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 const KEY_RANDOM_LENGTH = 32;
 
 export function hashApiKey(key: string): string {
-  return createHash("sha256").update(key).digest("hex");
+  return hash("sha256", key, "hex");
 }
 
 /** `slk_test_` / `slk_live_` + 32 characters of [A-Za-z0-9] (rejection sampling keeps it unbiased). */

@@ -7,7 +7,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { Histogram } from "prom-client";
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
+import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
 import {
   API_VERSION,
   BACKEND_SERVICES,
@@ -36,6 +36,7 @@ import type { Authenticator, KeyRecord } from "./auth.ts";
 import { fromRpcError, sendError } from "./envelope.ts";
 import type { BucketRule, RateLimiter, TakeResult } from "./ratelimit.ts";
 import { renderDocsPage } from "./docs.ts";
+import { LazyChildLogger } from "./lazy-logger.ts";
 
 export interface GatewayDeps {
   nc: NatsConnection;
@@ -68,6 +69,11 @@ const CLIENT_REQUEST_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 /** Anonymous requests (health, docs, unknown paths, failed auth) share a per-IP read bucket. */
 const ANON_RULE: BucketRule = RATE_LIMITS.read;
 
+/** `f(v)` now when `v` is a value, after it resolves when it is a promise: no promise on the hot path. */
+function after<T, R>(v: T | Promise<T>, f: (t: T) => R): R | Promise<Awaited<R>> {
+  return v instanceof Promise ? (v.then(f) as Promise<Awaited<R>>) : f(v);
+}
+
 function ruleFor(key: KeyRecord, cls: RateClass): BucketRule {
   const o = key.rateOverrides[cls];
   return o ? { capacity: o.capacity, refillPerSec: o.refill_per_sec } : RATE_LIMITS[cls];
@@ -94,6 +100,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     loggerInstance: deps.log.child({ listener: opts.alt ? "alt" : "main" }) as FastifyBaseLogger,
     // Our own onResponse hook logs each request once (with trace id and operation).
     logController: new LogController({ requestIdLogLabel: "request_id", disableRequestLogging: true }),
+    childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger as unknown as Logger, bindings, options) as unknown as FastifyBaseLogger,
     genReqId: (req) => {
       const h = req.headers["x-request-id"];
       return typeof h === "string" && CLIENT_REQUEST_ID_RE.test(h) ? h : newRequestId();
@@ -106,7 +113,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     frameworkErrors: (err, req, reply) => {
       reply.header("Service-Version", API_VERSION);
       reply.header("X-Request-Id", String(req.id));
-      void deps.limiter.take(`anon:${req.ip}`, ANON_RULE).then((r) => {
+      void after(deps.limiter.take(`anon:${req.ip}`, ANON_RULE), (r) => {
         setRateHeaders(reply, r);
         void sendError(req, reply, { code: "route_not_found", message: `Malformed request path: ${err.message}` });
       });
@@ -129,37 +136,52 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     done(null, parsed);
   });
 
-  app.addHook("onRequest", async (req, reply) => {
+  // The per-request hooks are callback-style and synchronous when they can be: an async hook costs promises
+  // on every request.
+  app.addHook("onRequest", (req, reply, done) => {
     reply.header("Service-Version", API_VERSION);
     reply.header("X-Request-Id", String(req.id));
     const pinned = req.headers["service-version"];
-    if (pinned !== undefined && !(SUPPORTED_VERSIONS as readonly string[]).includes(String(pinned))) {
-      await anonymousRate(req, reply);
-      return sendError(req, reply, { code: "unsupported_version", message: `Unsupported Service-Version "${String(pinned)}"; supported: ${SUPPORTED_VERSIONS.join(", ")}`, hint: `Send Service-Version: ${API_VERSION} or omit the header` });
-    }
+    if (pinned === undefined || (SUPPORTED_VERSIONS as readonly string[]).includes(String(pinned))) return done();
+    // Answered here: not calling done() ends the hook chain.
+    void after(anonymousRate(req, reply), () =>
+      sendError(req, reply, { code: "unsupported_version", message: `Unsupported Service-Version "${String(pinned)}"; supported: ${SUPPORTED_VERSIONS.join(", ")}`, hint: `Send Service-Version: ${API_VERSION} or omit the header` }),
+    );
   });
 
   // Every response carries the rate-limit headers: unauthenticated ones from the caller's IP bucket.
-  app.addHook("onSend", async (req, reply, payload) => {
+  app.addHook("onSend", (req, reply, payload, done) => {
     // While shutting down, answers close their connection so the server can finish closing (a keep-alive
     // socket that was busy when close() began would otherwise hold it open until its idle timeout).
     if (deps.isClosing?.()) reply.header("Connection", "close");
-    if (!reply.hasHeader("X-RateLimit-Remaining")) {
-      const r = req.rate ?? (await deps.limiter.take(`anon:${req.ip}`, ANON_RULE));
-      setRateHeaders(reply, r);
-    }
-    return payload;
+    if (reply.hasHeader("X-RateLimit-Remaining")) return done(null, payload);
+    const r = req.rate ?? deps.limiter.take(`anon:${req.ip}`, ANON_RULE);
+    void after(r, (taken) => {
+      setRateHeaders(reply, taken);
+      done(null, payload);
+    });
   });
 
-  app.addHook("onResponse", async (req, reply) => {
-    const route = req.routeOptions.url ?? "unmatched";
-    deps.httpDuration?.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  // One labelled histogram child per (method, route, status): prom-client would hash the labels every time.
+  const durations = new Map<string, { observe(v: number): void }>();
+  app.addHook("onResponse", (req, reply, done) => {
+    if (deps.httpDuration) {
+      const route = req.routeOptions.url ?? "unmatched";
+      const k = `${req.method} ${route} ${reply.statusCode}`;
+      let child = durations.get(k);
+      if (child === undefined) {
+        child = deps.httpDuration.labels({ method: req.method, route, status: String(reply.statusCode) });
+        durations.set(k, child);
+      }
+      child.observe(reply.elapsedTime / 1000);
+    }
     if (req.otel) {
       req.otel.span.setAttribute("http.response.status_code", reply.statusCode);
       if (reply.statusCode >= 500) req.otel.span.setStatus({ code: SpanStatusCode.ERROR });
       req.otel.span.end();
     }
-    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request completed");
+    if ((req.log as Logger).isLevelEnabled("info")) req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request completed");
+    done();
   });
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
@@ -191,59 +213,67 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     return sendError(req, reply, { code: "route_not_found", message: `No route ${req.method} ${path}`, hint: "See GET /v1/openapi.json for every operation" });
   });
 
-  async function anonymousRate(req: FastifyRequest, reply: FastifyReply): Promise<TakeResult> {
-    const r = await deps.limiter.take(`anon:${req.ip}`, ANON_RULE);
-    req.rate = r;
-    setRateHeaders(reply, r);
-    return r;
+  function anonymousRate(req: FastifyRequest, reply: FastifyReply): TakeResult | Promise<TakeResult> {
+    return after(deps.limiter.take(`anon:${req.ip}`, ANON_RULE), (r) => {
+      req.rate = r;
+      setRateHeaders(reply, r);
+      return r;
+    });
   }
 
-  /** Auth, scope and rate limit for one route; answers the request itself on failure. */
-  async function guard(route: RouteDef, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /**
+   * Auth, scope and rate limit for one route; answers the request itself on failure. Synchronous when the
+   * key is cached and the buckets are in memory (the common case); a promise otherwise.
+   */
+  function guard(route: RouteDef & { spanName: string }, req: FastifyRequest, reply: FastifyReply): void | Promise<void> {
     const maintenance = deps.authenticator.maintenance();
     if (maintenance.enabled) {
-      await anonymousRate(req, reply);
-      return void sendError(req, reply, { code: "maintenance", message: maintenance.message || "Service under maintenance", retryAfterSec: maintenance.retry_after_s });
+      return after(anonymousRate(req, reply), () => void sendError(req, reply, { code: "maintenance", message: maintenance.message || "Service under maintenance", retryAfterSec: maintenance.retry_after_s }));
     }
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-    const span = trace.getTracer("treasury").startSpan(`HTTP ${route.method} ${route.path}`, { kind: SpanKind.SERVER, attributes: { "http.request.method": route.method, "http.route": route.path, "treasury.operation": route.operation } }, parent);
+    const span = tracer.startSpan(route.spanName, { kind: SpanKind.SERVER, attributes: { "http.request.method": route.method, "http.route": route.path, "treasury.operation": route.operation } }, parent);
     req.otel = { ctx: trace.setSpan(parent, span), span };
     (req.log as Logger).setBindings({ trace_id: span.spanContext().traceId, operation: route.operation });
     if (route.scope === null) {
-      const r = await anonymousRate(req, reply);
-      if (!r.allowed) return void sendError(req, reply, { code: "rate_limited", retryAfterSec: r.retryAfterSec });
-      return;
+      return after(anonymousRate(req, reply), (r) => {
+        if (!r.allowed) sendError(req, reply, { code: "rate_limited", retryAfterSec: r.retryAfterSec });
+      });
     }
     // Failed authentications are limited per client IP to slow key guessing: once an IP has used up its
     // failure budget, no key from it is even checked until the bucket refills.
     const failRule = { capacity: deps.authFailuresPerMin, refillPerSec: deps.authFailuresPerMin / 60 };
-    const failBudget = await deps.limiter.take(`authfail:${req.ip}`, failRule, 0);
-    if (!failBudget.allowed) {
-      req.rate = failBudget;
-      setRateHeaders(reply, failBudget);
-      return void sendError(req, reply, { code: "auth_rate_limited", retryAfterSec: failBudget.retryAfterSec });
-    }
-    const auth = await deps.authenticator.authenticate(headerKey(req));
-    if (!auth.ok) {
-      const r = await deps.limiter.take(`authfail:${req.ip}`, failRule);
-      req.rate = r;
-      setRateHeaders(reply, r);
-      return void sendError(req, reply, { code: auth.code });
-    }
-    const key = auth.key;
-    req.key = key;
-    span.setAttribute("treasury.org_id", key.orgId);
-    if (!hasScope(key.scopes, route.scope)) {
-      await anonymousRate(req, reply);
-      return void sendError(req, reply, { code: "insufficient_scope", message: `This key lacks the "${route.scope}" scope required by ${route.operation}`, hint: `Use a key with the ${route.scope} scope (or no scope list)` });
-    }
-    const r = await deps.limiter.take(`key:${key.keyId}:${route.rateClass}`, ruleFor(key, route.rateClass));
-    req.rate = r;
-    setRateHeaders(reply, r);
-    if (!r.allowed) return void sendError(req, reply, { code: "rate_limited", message: `Rate limit exceeded for ${route.rateClass} requests`, retryAfterSec: r.retryAfterSec });
+    return after(deps.limiter.take(`authfail:${req.ip}`, failRule, 0), (failBudget) => {
+      if (!failBudget.allowed) {
+        req.rate = failBudget;
+        setRateHeaders(reply, failBudget);
+        return void sendError(req, reply, { code: "auth_rate_limited", retryAfterSec: failBudget.retryAfterSec });
+      }
+      return after(deps.authenticator.authenticate(headerKey(req)), (auth) => {
+        if (!auth.ok) {
+          return after(deps.limiter.take(`authfail:${req.ip}`, failRule), (r) => {
+            req.rate = r;
+            setRateHeaders(reply, r);
+            sendError(req, reply, { code: auth.code });
+          });
+        }
+        const key = auth.key;
+        req.key = key;
+        span.setAttribute("treasury.org_id", key.orgId);
+        if (!hasScope(key.scopes, route.scope!)) {
+          return after(anonymousRate(req, reply), () => {
+            sendError(req, reply, { code: "insufficient_scope", message: `This key lacks the "${route.scope}" scope required by ${route.operation}`, hint: `Use a key with the ${route.scope} scope (or no scope list)` });
+          });
+        }
+        return after(deps.limiter.take(`key:${key.keyId}:${route.rateClass}`, ruleFor(key, route.rateClass)), (r) => {
+          req.rate = r;
+          setRateHeaders(reply, r);
+          if (!r.allowed) sendError(req, reply, { code: "rate_limited", message: `Rate limit exceeded for ${route.rateClass} requests`, retryAfterSec: r.retryAfterSec });
+        });
+      });
+    });
   }
 
-  async function forward(route: RouteDef, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  async function forward(route: RouteDef & { subject: string }, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const params = (req.params ?? {}) as Record<string, string>;
     const badParams = Object.entries(params).filter(([, v]) => !PATH_PARAM_RE.test(v));
     if (badParams.length > 0) {
@@ -277,10 +307,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       ? { org_id: key.orgId, livemode: key.livemode, key_id: key.keyId, scopes: key.scopes, request_id: String(req.id) }
       : { org_id: "", livemode: false, key_id: "", scopes: [], request_id: String(req.id) };
     const payload = { auth, params, query, body: body ?? null, deadline: Date.now() + deps.rpcTimeoutMs, alt_base_url: deps.altBaseUrl() };
-    const ctx = req.otel?.ctx ?? context.active();
-    const result = await context.with(ctx, () =>
-      rpcCall(deps.nc, rpcSubject(deps.prefix, route.service, route.operation), payload, { timeoutMs: deps.rpcTimeoutMs, requestId: String(req.id) }),
-    );
+    const result = await rpcCall(deps.nc, route.subject, payload, { timeoutMs: deps.rpcTimeoutMs, requestId: String(req.id), ...(req.otel ? { parent: req.otel.ctx } : {}) });
     if (!result.ok) {
       if (result.error.code === "internal_error") req.log.error({ service: route.service, error: result.error }, "service answered internal_error");
       return sendError(req, reply, fromRpcError(result.error));
@@ -288,16 +315,24 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     return reply.code(result.status).send({ success: true, request_id: String(req.id), ...result.body });
   }
 
-  for (const route of ROUTES) {
+  const tracer = trace.getTracer("treasury");
+  for (const def of ROUTES) {
+    const route = { ...def, subject: rpcSubject(deps.prefix, def.service, def.operation), spanName: `HTTP ${def.method} ${def.path}` };
     app.route({
       method: route.method,
       url: route.path,
       bodyLimit: route.bodyLimitBytes ?? BODY_LIMIT_BYTES,
-      onRequest: async (req, reply) => {
+      onRequest: (req, reply, done) => {
         if (reply.sent) return;
-        await guard(route, req, reply);
+        const pending = guard(route, req, reply);
+        // A guard that answered the request ends the chain by not calling done().
+        if (pending === undefined) {
+          if (!reply.sent) done();
+        } else {
+          pending.then(() => (reply.sent ? undefined : done()), done);
+        }
       },
-      handler: async (req, reply) => forward(route, req, reply),
+      handler: (req, reply) => forward(route, req, reply),
     });
   }
 

@@ -3,7 +3,7 @@
  * the admin actions clears at once), and turn it into an auth context or a precise failure.
  */
 import type postgres from "postgres";
-import { environmentOfKey, type RateClass, type Scope } from "@treasury/contracts";
+import { environmentOfKey, type Environment, type RateClass, type Scope } from "@treasury/contracts";
 import { AUTH_CHANGED_CHANNEL, getMaintenance, hashApiKey, type MaintenanceSetting } from "./admin.ts";
 
 export interface KeyRecord {
@@ -22,6 +22,15 @@ export type AuthResult =
   | { ok: false; code: "missing_api_key" | "invalid_api_key" | "ledger_suspended" };
 
 const CACHE_ENTRIES_MAX = 50_000;
+
+function verdict(record: KeyRecord | null, environment: Environment, now: number): AuthResult {
+  // A key whose prefix names another environment than the one it was issued for is invalid.
+  if (!record || record.revoked || (record.expiresAt !== null && record.expiresAt <= now) || record.livemode !== (environment === "live")) {
+    return { ok: false, code: "invalid_api_key" };
+  }
+  if (record.orgStatus !== "active") return { ok: false, code: "ledger_suspended" };
+  return { ok: true, key: record };
+}
 
 export class Authenticator {
   private readonly cache = new Map<string, { record: KeyRecord | null; until: number }>();
@@ -61,22 +70,18 @@ export class Authenticator {
     await this.unlisten?.();
   }
 
-  async authenticate(presented: string | undefined, now = Date.now()): Promise<AuthResult> {
+  /** Answers synchronously when the key is cached (the hot path), with a promise when it must be read. */
+  authenticate(presented: string | undefined, now = Date.now()): AuthResult | Promise<AuthResult> {
     if (presented === undefined || presented === "") return { ok: false, code: "missing_api_key" };
     const environment = environmentOfKey(presented);
     if (environment === null) return { ok: false, code: "invalid_api_key" };
-    const record = await this.lookup(hashApiKey(presented), now);
-    // A key whose prefix names another environment than the one it was issued for is invalid.
-    if (!record || record.revoked || (record.expiresAt !== null && record.expiresAt <= now) || record.livemode !== (environment === "live")) {
-      return { ok: false, code: "invalid_api_key" };
-    }
-    if (record.orgStatus !== "active") return { ok: false, code: "ledger_suspended" };
-    return { ok: true, key: record };
+    const hash = hashApiKey(presented);
+    const hit = this.cache.get(hash);
+    if (hit && hit.until > now) return verdict(hit.record, environment, now);
+    return this.lookup(hash, now).then((record) => verdict(record, environment, now));
   }
 
   private async lookup(hash: string, now: number): Promise<KeyRecord | null> {
-    const hit = this.cache.get(hash);
-    if (hit && hit.until > now) return hit.record;
     const rows = await this.sql<
       { id: string; org_id: string; livemode: boolean; scopes: string[] | null; status: string; expires_at: Date | null; revoked_at: Date | null; rate_limits: KeyRecord["rateOverrides"] }[]
     >`select k.id, k.org_id, k.livemode, k.scopes, o.status, k.expires_at, k.revoked_at, o.rate_limits

@@ -19,8 +19,11 @@ export interface TakeResult {
 }
 
 export interface RateLimiter {
-  /** Take `cost` tokens (default 1; 0 peeks: allowed means a token is available). */
-  take(key: string, rule: BucketRule, cost?: number, nowMs?: number): Promise<TakeResult>;
+  /**
+   * Take `cost` tokens (default 1; 0 peeks: allowed means a token is available). In-memory buckets answer
+   * synchronously (no promise per request on the gateway's hot path); shared ones answer with a promise.
+   */
+  take(key: string, rule: BucketRule, cost?: number, nowMs?: number): TakeResult | Promise<TakeResult>;
   close(): Promise<void>;
 }
 
@@ -39,7 +42,7 @@ const MEMORY_BUCKETS_MAX = 100_000;
 export class MemoryRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; atMs: number }>();
 
-  async take(key: string, rule: BucketRule, cost = 1, nowMs = Date.now()): Promise<TakeResult> {
+  take(key: string, rule: BucketRule, cost = 1, nowMs = Date.now()): TakeResult {
     const b = this.buckets.get(key) ?? { tokens: rule.capacity, atMs: nowMs };
     const tokens = Math.min(rule.capacity, b.tokens + ((nowMs - b.atMs) / 1000) * rule.refillPerSec);
     const allowed = tokens >= 1;

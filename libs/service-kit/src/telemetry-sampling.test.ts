@@ -1,0 +1,40 @@
+// Proves the default without a collector: spans are not recorded (nothing would receive them), yet every span
+// has real ids, the request id and trace id reach log lines, and W3C context still crosses NATS headers.
+import { headers } from "@nats-io/transport-node";
+import { trace } from "@opentelemetry/api";
+import { describe, expect, it } from "vitest";
+import { runInRequestContext } from "./context.ts";
+import { requestContext } from "./logger.ts";
+import { extractTraceContext, initTelemetry, injectTraceHeadersFrom, tracer } from "./telemetry.ts";
+import { captureLogger } from "./test-support.ts";
+
+describe("initTelemetry without an exporter", () => {
+  it("creates non-recording spans with real ids that propagate and reach the logs", async () => {
+    delete process.env.OTEL_TRACES_SAMPLER;
+    const t = initTelemetry({ service: "ledger" });
+    const root = tracer().startSpan("root");
+    expect(root.isRecording()).toBe(false);
+    const sc = root.spanContext();
+    expect(sc.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(sc.traceId).not.toBe("0".repeat(32));
+
+    const h = headers();
+    injectTraceHeadersFrom(trace.setSpan(extractTraceContext(undefined), root), h);
+    expect(h.get("traceparent")).toBe(`00-${sc.traceId}-${sc.spanId}-00`);
+
+    // The receiving side continues the same trace id in a child span, inside one request context.
+    const parent = extractTraceContext(h);
+    const child = tracer().startSpan("child", {}, parent);
+    expect(child.spanContext().traceId).toBe(sc.traceId);
+    const { log, lines } = captureLogger("ledger");
+    await runInRequestContext("req_1", trace.setSpan(parent, child), async () => {
+      await new Promise((r) => setTimeout(r, 1));
+      expect(requestContext.get()?.requestId).toBe("req_1");
+      log.info("inside");
+    });
+    expect(lines[0]).toMatchObject({ request_id: "req_1", trace_id: sc.traceId, span_id: child.spanContext().spanId });
+    child.end();
+    root.end();
+    await t.shutdown();
+  });
+});
