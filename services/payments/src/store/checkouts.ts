@@ -122,6 +122,27 @@ export async function updateCheckout(q: Q, id: string, fields: Partial<Record<ke
   return r === undefined ? undefined : parse(r);
 }
 
+/**
+ * pending → completing in one statement (its own commit): only a pending, unexpired session of the scope
+ * moves. Undefined when it did not move; the caller reads the row to say why.
+ */
+export async function markCompleting(
+  q: Q,
+  s: Scope,
+  id: string,
+  now: Date,
+  fields: { ledger_reference: string; payment_id_by_mode: { wallet: string; other: string }; completion_source: string; sandbox_idempotency_key: string | null },
+): Promise<CheckoutRow | undefined> {
+  const [r] = await q<RawRow[]>`
+    update payments.checkout_sessions
+       set status = 'completing', ledger_reference = ${fields.ledger_reference},
+           payment_id = coalesce(payment_id, case when mode = 'direct_funded_wallet' then ${fields.payment_id_by_mode.wallet} else ${fields.payment_id_by_mode.other} end),
+           completion_source = ${fields.completion_source}, sandbox_idempotency_key = ${fields.sandbox_idempotency_key}, updated_at = ${now}
+     where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} and status = 'pending' and expires_at > ${now}
+     returning *`;
+  return r === undefined ? undefined : parse(r);
+}
+
 export async function storeCreateResponse(q: Q, id: string, response: Record<string, unknown>): Promise<void> {
   await q`update payments.checkout_sessions set create_response = ${q.json(response as postgres.JSONValue)} where id = ${id} and create_response is null`;
 }

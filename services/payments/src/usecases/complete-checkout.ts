@@ -14,7 +14,7 @@
 import { DomainError, type PostRequestInput } from "@treasury/contracts";
 import { withTx, writeOutbox } from "@treasury/service-kit";
 import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
-import { findCheckout, lockCheckout, updateCheckout, type CheckoutRow } from "../store/checkouts.ts";
+import { findCheckout, lockCheckout, markCompleting, updateCheckout, type CheckoutRow } from "../store/checkouts.ts";
 import { CURRENCY, type PaymentsDeps } from "./deps.ts";
 import { presentCheckout, publicStatus, saleReferenceOf } from "./present.ts";
 
@@ -32,8 +32,19 @@ export function paymentIdOf(row: { id: string; mode: string }): string {
   return `${row.mode === "direct_funded_wallet" ? "wpay" : "pay"}_${row.id.replace(/-/g, "")}`;
 }
 
-/** Step 1, in one transaction: pending → completing (or nothing to do). Returns the row to drive. */
+/**
+ * Step 1: pending → completing (or nothing to do). Returns the row to drive. The common case is one UPDATE;
+ * only when it moves nothing is the row read (under its lock) to tell why.
+ */
 async function recordIntent(deps: PaymentsDeps, scope: Scope, id: string, input: CompletionInput): Promise<CheckoutRow> {
+  const intent = {
+    ledger_reference: saleReferenceOf({ id }),
+    payment_id_by_mode: { wallet: paymentIdOf({ id, mode: "direct_funded_wallet" }), other: paymentIdOf({ id, mode: "session" }) },
+    completion_source: input.source,
+    sandbox_idempotency_key: input.sandboxIdempotencyKey ?? null,
+  };
+  const moved = await markCompleting(deps.sql, scope, id, deps.now(), intent);
+  if (moved !== undefined) return moved;
   return withTx(deps.sql, async (tx) => {
     const row = await lockCheckout(tx, scope, id);
     if (row === undefined) throw new DomainError("checkout_session_not_found", `Checkout session ${id} not found`);
@@ -48,14 +59,8 @@ async function recordIntent(deps: PaymentsDeps, scope: Scope, id: string, input:
         extra: { checkout_session: presentCheckout(row, now) },
       });
     }
-    const updated = await updateCheckout(tx, id, {
-      status: "completing",
-      ledger_reference: saleReferenceOf(row),
-      payment_id: row.payment_id ?? paymentIdOf(row),
-      completion_source: input.source,
-      sandbox_idempotency_key: input.sandboxIdempotencyKey ?? null,
-    });
-    if (updated === undefined) throw new Error(`checkout ${id} vanished under its lock`);
+    const updated = await markCompleting(tx, scope, id, now, intent);
+    if (updated === undefined) throw new Error(`checkout ${id} did not move to completing under its lock`);
     return updated;
   });
 }
