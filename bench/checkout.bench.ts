@@ -4,6 +4,10 @@
  * cluster in the same run. Then the ledger invariant check, and a cross-check that every completed session
  * moved money exactly once. Last line: one JSON object of the figures.
  *
+ * Closed loop first (each of N clients runs flows back to back) to find the maximum rate, then open loop: flows
+ * start at a fixed 70 % of that rate whatever the answers do, and p50/p99 are measured there (the target's
+ * "p99 at 70 % of the maximum rate").
+ *
  *   BENCH_DURATION_SEC (default 5) per concurrency level; BENCH_CONCURRENCY (default "1,4,16,32").
  */
 import { spawnSync } from "node:child_process";
@@ -121,6 +125,28 @@ try {
     return { concurrency, flows: latencies.length, errors, flowsPerSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
   };
 
+  /** Open loop: a flow starts every 1/rate s (late starts catch up at once); latency from each flow's start. */
+  const runPaced = async (rate: number, seconds: number): Promise<LevelResult & { rate: number }> => {
+    const latencies: number[] = [];
+    let errors = 0;
+    const inflight = new Set<Promise<void>>();
+    const startedAt = performance.now();
+    const intervalMs = 1000 / rate;
+    for (let n = 0; performance.now() - startedAt < seconds * 1000; n++) {
+      const wait = startedAt + n * intervalMs - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const p: Promise<void> = flow().then(
+        (ms) => void latencies.push(ms),
+        () => void (errors += 1),
+      ).finally(() => inflight.delete(p));
+      inflight.add(p);
+    }
+    await Promise.all([...inflight]);
+    const elapsed = (performance.now() - startedAt) / 1000;
+    latencies.sort((a, b) => a - b);
+    return { rate, concurrency: 0, flows: latencies.length, errors, flowsPerSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  };
+
   await runLevel(4, 2); // warm-up: JIT, pools, system accounts
   const commits = async () => Number((await sql<{ n: string }[]>`select sum(xact_commit)::text as n from pg_stat_database`)[0]?.n ?? 0);
   const commitsBefore = await commits();
@@ -130,12 +156,14 @@ try {
   await new Promise((r) => setTimeout(r, 1000));
   const commitsPerFlow = (await commits() - commitsBefore) / Math.max(1, results.reduce((n, r) => n + r.flows, 0));
   const best = results.reduce((a, b) => (b.flowsPerSec > a.flowsPerSec ? b : a));
+  const paced = await runPaced(Math.max(1, best.flowsPerSec * 0.7), DURATION_SEC);
   const pgTps = pgbenchTps(infra.adminUrl, best.concurrency, DURATION_SEC * 2);
 
   console.log("concurrency   flows/s    p50 ms    p99 ms    flows  errors");
   for (const r of results) {
     console.log(`${String(r.concurrency).padStart(11)} ${r.flowsPerSec.toFixed(1).padStart(9)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.flows).padStart(8)} ${String(r.errors).padStart(7)}`);
   }
+  console.log(`open loop at 70 % of max (${paced.rate.toFixed(1)} flows/s offered): ${paced.flowsPerSec.toFixed(1)} flows/s, p50 ${paced.p50.toFixed(1)} ms, p99 ${paced.p99.toFixed(1)} ms (target < 100 ms), ${paced.errors} errors`);
   const ratio = best.flowsPerSec / pgTps;
   console.log(`database commits per flow (all services, incl. read-only statements): ${commitsPerFlow.toFixed(1)}`);
   console.log(`pgbench TPC-B (scale ${PGBENCH_SCALE}, ${best.concurrency} clients): ${pgTps.toFixed(1)} tps; best flows/s ÷ pgbench tps = ${ratio.toFixed(3)}`);
@@ -150,20 +178,22 @@ try {
     select (select coalesce(sum(creator_amount), 0)::text from payments.checkout_sessions where status = 'completed' and org_id = ${org_id}) as sessions,
            (select coalesce(sum(balance), 0)::text from ledger.accounts where account_type = 'creator_earnings' and org_id = ${org_id}) as wallets`;
   const stuck = await sql`select 1 from payments.checkout_sessions where status = 'completing'`;
-  const invariantsOk = report.ok && once?.bad === "0" && totals?.sessions === totals?.wallets && stuck.length === 0;
+  const invariantsOk = paced.errors === 0 && report.ok && once?.bad === "0" && totals?.sessions === totals?.wallets && stuck.length === 0;
   if (!invariantsOk) {
     console.log(`invariant problems: ledger ${JSON.stringify(report.violations.slice(0, 5))}; sessions not moved exactly once: ${once?.bad}; ` +
       `creator totals sessions=${totals?.sessions} wallets=${totals?.wallets}; stuck completing: ${stuck.length}`);
   } else {
-    console.log(`invariants ok: ledger checks pass, ${results.reduce((s, r) => s + r.flows, 0)} flows each moved money once, creator totals match (${totals?.wallets} cents)`);
+    console.log(`invariants ok: ledger checks pass, ${results.reduce((s, r) => s + r.flows, paced.flows)} flows each moved money once, creator totals match (${totals?.wallets} cents)`);
   }
   await sql.end();
   console.log(JSON.stringify({
     flows_per_s: Number(best.flowsPerSec.toFixed(1)),
     pgbench_tps: Number(pgTps.toFixed(1)),
     ratio: Number(ratio.toFixed(3)),
-    p50_ms: Number(best.p50.toFixed(1)),
-    p99_ms: Number(best.p99.toFixed(1)),
+    // Latency at 70 % of the maximum rate (open loop), as the target states it; at the maximum, max_p99_ms.
+    p50_ms: Number(paced.p50.toFixed(1)),
+    p99_ms: Number(paced.p99.toFixed(1)),
+    max_p99_ms: Number(best.p99.toFixed(1)),
     invariants: invariantsOk ? "ok" : "failed",
   }));
   if (!invariantsOk) process.exitCode = 1;
