@@ -5,6 +5,9 @@
  * Profiles: "uniform" transfers between random pairs of 10,000 pre-funded wallets; "hot" does the same and
  * also credits platform_revenue in every posting (the system account every sale touches). Then pgbench
  * (`-i -s 10`, `-c 8 -j 2 -T 15`) and the invariant checker. Last line: one JSON object of the figures.
+ * Where the machine runs them, it also prints the CPU time each committed posting cost the ledger process,
+ * PostgreSQL (all its processes), this client, and everything else (busy time minus those three): on a
+ * shared machine these are steadier than the throughput figures.
  *
  * Knobs (environment): BENCH_CLIENTS (256 closed-loop clients), BENCH_DURATION_SEC (12 per profile),
  * BENCH_WARMUP_SEC (2), BENCH_PGBENCH_SEC (15), BENCH_WALLETS (10,000), BENCH_DB_POOL_MAX (20),
@@ -13,11 +16,12 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { readdirSync, readFileSync } from "node:fs";
+import { connect, createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, cpuMs, startChild, startInfra, type Child } from "./lib.ts";
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 256);
@@ -34,9 +38,71 @@ interface Reply {
   error?: { code: string; message: string };
 }
 
+/**
+ * A lean request/reply client, so the load generator stays a small share of the machine it shares with the
+ * ledger (pgbench's client is C): one subscription for all replies, one timer sweep for timeouts, and a
+ * successful reply recognised by its first bytes instead of being decoded. nc.request would, on top of the
+ * same messages, allocate a stack-captured error per request (nats.js rejects each finished request's
+ * deferred with a new RequestError) and parse every reply body.
+ */
+class Requester {
+  private readonly nc: NatsConnection;
+  private readonly prefix = `${createInbox()}.`;
+  private readonly pending = new Map<string, { resolve: (r: Reply) => void; reject: (e: Error) => void; at: number }>();
+  private seq = 0;
+  private readonly sweep: NodeJS.Timeout;
+
+  constructor(nc: NatsConnection) {
+    this.nc = nc;
+    nc.subscribe(`${this.prefix}*`, {
+      callback: (err, msg) => {
+        if (err !== null) return;
+        const id = msg.subject.slice(this.prefix.length);
+        const p = this.pending.get(id);
+        if (p === undefined) return;
+        this.pending.delete(id);
+        if (msg.data.length === 0) p.reject(new Error("no responders"));
+        else p.resolve(startsWith(msg.data, OK_PREFIX) ? OK_REPLY : msg.json<Reply>());
+      },
+    });
+    this.sweep = setInterval(() => {
+      const limit = performance.now() - RPC_TIMEOUT_MS;
+      for (const [id, p] of this.pending) {
+        if (p.at > limit) continue;
+        this.pending.delete(id);
+        p.reject(new Error("timeout"));
+      }
+    }, 1000);
+  }
+
+  request(subject: string, payload: unknown): Promise<Reply> {
+    const id = (++this.seq).toString(36);
+    return new Promise<Reply>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, at: performance.now() });
+      this.nc.publish(subject, JSON.stringify(payload), { reply: this.prefix + id });
+    });
+  }
+
+  close(): void {
+    clearInterval(this.sweep);
+  }
+}
+
+/** What the kit's RpcServer sends for a success (JSON.stringify of `{ ok: true, status, body }`). */
+const OK_PREFIX = new TextEncoder().encode('{"ok":true,');
+const OK_REPLY: Reply = { ok: true };
+
+function startsWith(data: Uint8Array, prefix: Uint8Array): boolean {
+  if (data.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (data[i] !== prefix[i]) return false;
+  return true;
+}
+
+let requester: Requester | undefined;
+
 async function request(nc: NatsConnection, payload: unknown): Promise<Reply> {
-  const msg = await nc.request("svc.ledger.post", JSON.stringify(payload), { timeout: RPC_TIMEOUT_MS });
-  return msg.json<Reply>();
+  requester ??= new Requester(nc);
+  return requester.request("svc.ledger.post", payload);
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -50,7 +116,80 @@ interface ProfileResult {
   p99_ms: number;
   errors: number;
   error_codes: Record<string, number>;
+  /** CPU time per committed posting (µs) by process group, when this machine runs them (Linux /proc). */
+  cpu_us: CpuPerPosting | undefined;
 }
+
+interface CpuPerPosting {
+  ledger: number;
+  postgres: number;
+  client: number;
+  /** Everything else the machine ran meanwhile (NATS, other agents' work): busy time minus the three above. */
+  other: number;
+  machine_busy_pct: number;
+}
+
+/** Busy CPU time of the whole machine so far (ms), from /proc/stat; 0 where unavailable. */
+function machineBusyMs(): number {
+  try {
+    const f = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
+    const total = f.reduce((a, b) => a + b, 0);
+    return ((total - (f[3] ?? 0) - (f[4] ?? 0)) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU time (ms) of every process whose parent is `ppid` (PostgreSQL's backends and auxiliary processes). */
+function childrenCpuMs(ppid: number | undefined): number {
+  if (ppid === undefined) return 0;
+  let ms = 0;
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[1]) === ppid) ms += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return ms;
+}
+
+interface CpuSnapshot {
+  ledger: number;
+  postgres: number;
+  client: number;
+  machine: number;
+  at: number;
+}
+
+let ledgerPid: number | undefined;
+let postmasterPid: number | undefined;
+
+function cpuSnapshot(): CpuSnapshot {
+  const c = process.cpuUsage();
+  return { ledger: cpuMs(ledgerPid), postgres: childrenCpuMs(postmasterPid), client: (c.user + c.system) / 1000, machine: machineBusyMs(), at: performance.now() };
+}
+
+function cpuPerPosting(a: CpuSnapshot, b: CpuSnapshot, postings: number): CpuPerPosting | undefined {
+  if (postings === 0 || b.machine === 0) return undefined;
+  const us = (ms: number): number => Math.round((ms * 1000) / postings);
+  const ledger = b.ledger - a.ledger;
+  const postgres = b.postgres - a.postgres;
+  const client = b.client - a.client;
+  const machine = b.machine - a.machine;
+  return { ledger: us(ledger), postgres: us(postgres), client: us(client), other: us(Math.max(0, machine - ledger - postgres - client)), machine_busy_pct: Math.round((100 * machine) / ((b.at - a.at) * CORES)) };
+}
+
+const CORES = (() => {
+  try {
+    return readFileSync("/proc/cpuinfo", "utf8").split("\n").filter((l) => l.startsWith("processor")).length || 1;
+  } catch {
+    return 1;
+  }
+})();
 
 let refSeq = 0;
 const runId = randomBytes(4).toString("hex");
@@ -90,9 +229,11 @@ async function runProfile(nc: NatsConnection, make: () => unknown, seconds: numb
       }
     }
   };
+  const before = cpuSnapshot();
   const started = performance.now();
   await Promise.all(Array.from({ length: CLIENTS }, client));
   const elapsed = (performance.now() - started) / 1000;
+  const cpu = cpuPerPosting(before, cpuSnapshot(), latencies.length);
   latencies.sort((x, y) => x - y);
   return {
     postings_per_s: latencies.length / elapsed,
@@ -100,6 +241,7 @@ async function runProfile(nc: NatsConnection, make: () => unknown, seconds: numb
     p99_ms: Number(percentile(latencies, 99).toFixed(1)),
     errors,
     error_codes: codes,
+    cpu_us: cpu,
   };
 }
 
@@ -139,7 +281,18 @@ try {
     ...(process.env.BENCH_BATCH_SLOTS ? { POST_BATCH_SLOTS: process.env.BENCH_BATCH_SLOTS } : {}),
   };
   children.push(await startChild("services/ledger/src/main.ts", env, `http://127.0.0.1:${healthPort}/readyz`));
-  nc = await connect({ servers: infra.natsUrl, name: "ledger-bench" });
+  ledgerPid = children[0]?.proc.pid;
+  // PostgreSQL's backends are children of the postmaster: found from our own backend when it runs here.
+  const [backend] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  try {
+    const stat = readFileSync(`/proc/${backend?.pid ?? 0}/stat`, "utf8");
+    postmasterPid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    postmasterPid = undefined;
+  }
+  // As the services connect (libs/service-kit nats.ts): no stack-capturing error object per request, which
+  // would make this client, not the ledger, a large share of the machine's work.
+  nc = await connect({ servers: infra.natsUrl, name: "ledger-bench", noAsyncTraces: true });
   const conn = nc;
 
   // Fund every wallet through the engine itself (sandbox funding, as a sandbox top-up does).
@@ -179,6 +332,10 @@ try {
   for (const [name, r] of [["uniform", uniform], ["hot", hot]] as const) {
     console.log(`${name.padEnd(14)} ${r.postings_per_s.toFixed(0).padStart(10)} ${String(r.p50_ms).padStart(8)} ${String(r.p99_ms).padStart(8)} ${String(r.errors).padStart(8)}${r.errors > 0 ? ` ${JSON.stringify(r.error_codes)}` : ""}`);
   }
+  for (const [name, r] of [["uniform", uniform], ["hot", hot]] as const) {
+    const c = r.cpu_us;
+    if (c !== undefined) console.log(`${name} CPU per posting (µs): ledger ${c.ledger}, postgres ${c.postgres}, client ${c.client}, other ${c.other}; machine ${c.machine_busy_pct} % busy`);
+  }
   console.log(`pgbench TPC-B -s 10 -c 8 -j 2 -T ${PGBENCH_SEC}: ${tps.toFixed(0)} tps`);
   console.log(`ratio uniform/pgbench = ${ratio.toFixed(2)} (target ≥ 2.0); hot/uniform = ${hotOverUniform.toFixed(2)} (target ≥ 0.8)`);
   console.log(`invariants: ${report.ok ? "ok" : JSON.stringify(report.violations.slice(0, 5))}; total ${((Date.now() - t0) / 1000).toFixed(0)} s`);
@@ -191,10 +348,12 @@ try {
       hot_over_uniform: Number(hotOverUniform.toFixed(2)),
       p99_ms: Math.max(uniform.p99_ms, hot.p99_ms),
       invariants: report.ok ? "ok" : "violated",
+      cpu_us_per_posting: { uniform: uniform.cpu_us, hot: hot.cpu_us },
     }),
   );
   if (!report.ok) process.exitCode = 1;
 } finally {
+  requester?.close();
   await nc?.close();
   await sql.end({ timeout: 5 });
   for (const c of children.reverse()) await c.stop();

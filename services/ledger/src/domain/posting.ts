@@ -101,9 +101,14 @@ export function available(w: { balance: number; held: number }): number {
   return w.balance - w.held;
 }
 
-/** Data of the internal `ledger.transaction.posted` event: the same for a single post and a group-committed one. */
+/**
+ * One transaction in the internal `ledger.transaction.posted` event, the same for a single post and a
+ * group-committed one: what was posted (its entries). Wallet balances after it are not repeated here: they
+ * are in the transaction's stored result and behind the wallet API, and every byte of the event is parsed,
+ * stored and rewritten by the outbox relay once per posting.
+ */
 export function transactionPostedData(
-  result: { transaction_id: string; kind: string; reference_id: string; amount: number; wallets: unknown },
+  result: { transaction_id: string; kind: string; reference_id: string; amount: number },
   entries: readonly { account_id: string; entry_type: string; amount: number }[],
 ): Record<string, unknown> {
   return {
@@ -112,6 +117,14 @@ export function transactionPostedData(
     reference_id: result.reference_id,
     amount: result.amount,
     entries: entries.map((e) => ({ account_id: e.account_id, entry_type: e.entry_type, amount: e.amount })),
-    wallets: result.wallets,
   };
+}
+
+/**
+ * Data of the internal `ledger.transaction.posted` event: `{ transactions: [...] }`, one item per committed
+ * transaction (transactionPostedData). A group-committed batch writes one event per org and environment
+ * listing all of its transactions (ADR 0004); a single post writes one event listing its one transaction.
+ */
+export function transactionsPostedData(items: readonly Record<string, unknown>[]): Record<string, unknown> {
+  return { transactions: items };
 }

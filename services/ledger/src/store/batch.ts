@@ -3,9 +3,9 @@
  * of postings, whatever its size, instead of one per posting.
  */
 import { eventSubject, type EventType } from "@treasury/contracts";
-import { markOutboxWritten } from "@treasury/service-kit";
 import type { Side, WalletType } from "../domain/accounts.ts";
 import { money, type Q } from "./db.ts";
+import type { JSONValue } from "postgres";
 import type { NewTransaction } from "./transactions.ts";
 
 /**
@@ -16,6 +16,50 @@ function txt(values: readonly (string | number | boolean | null)[]): (string | n
   return values.map((v) => (v === null ? null : typeof v === "boolean" ? (v ? "t" : "f") : String(v)));
 }
 
+/*
+ * Array literals built here rather than by postgres.js (which escapes every element with two regular
+ * expressions): the batch write sends about twenty array elements per posting. A string passes through
+ * postgres.js's array serializer unchanged and PostgreSQL parses it as the array type the SQL casts it to.
+ */
+
+/** `{a,b}`: only for values that never need quoting (ids and uuids this service made or read, numbers). */
+function plain(values: readonly (string | number)[]): string {
+  return `{${values.join(",")}}`;
+}
+
+/** `{t,f}` for booleans. */
+function bools(values: readonly boolean[]): string {
+  let out = "{";
+  for (let i = 0; i < values.length; i++) out += i === 0 ? (values[i] ? "t" : "f") : values[i] ? ",t" : ",f";
+  return `${out}}`;
+}
+
+/** `{NULL,5}` for nullable integers. */
+function ints(values: readonly (number | null)[]): string {
+  let out = "{";
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) out += ",";
+    const v = values[i];
+    out += v === null || v === undefined ? "NULL" : String(v);
+  }
+  return `${out}}`;
+}
+
+const NEEDS_ESCAPE = /[\\"]/;
+const ESCAPE = /[\\"]/g;
+
+/** Any text (client-supplied too): every element quoted, backslashes and quotes escaped; null is NULL. */
+function quoted(values: readonly (string | null)[]): string {
+  let out = "{";
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) out += ",";
+    const v = values[i];
+    if (v === null || v === undefined) out += "NULL";
+    else out += NEEDS_ESCAPE.test(v) ? `"${v.replace(ESCAPE, "\\$&")}"` : `"${v}"`;
+  }
+  return `${out}}`;
+}
+
 /** A transaction to claim in a batch: a NewTransaction with its scope (batches span orgs). */
 export interface ClaimRow extends NewTransaction {
   orgId: string;
@@ -24,26 +68,22 @@ export interface ClaimRow extends NewTransaction {
 
 
 /**
- * Transactions already holding these keys. One query per (org, env, kind), typically one per batch, each an
- * index probe per reference on transactions_reference_uq (a join against unnest() was planned as a scan).
+ * Transactions already holding these keys: one probe of transactions_reference_uq per key. A lateral subquery
+ * per key, because `reference_id = any(...)` and joins against unnest() were planned (with the statistics of
+ * a young table, and then kept as the cached generic plan) as a scan of every transaction of the kind, which
+ * grew with the table and cost more than the rest of the batch. The batch path runs this only after a
+ * reference was found already claimed (see usecases/batch.ts); otherwise the unique index decides.
  */
-export async function existingClaims(q: Q, keys: readonly { orgId: string; livemode: boolean; kind: string; referenceId: string }[]) {
-  const groups = new Map<string, { orgId: string; livemode: boolean; kind: string; refs: string[] }>();
-  for (const k of keys) {
-    const g = `${k.orgId}\u0000${k.livemode}\u0000${k.kind}`;
-    const group = groups.get(g) ?? { orgId: k.orgId, livemode: k.livemode, kind: k.kind, refs: [] };
-    group.refs.push(k.referenceId);
-    groups.set(g, group);
-  }
-  const out: { id: string; org_id: string; livemode: boolean; kind: string; reference_id: string; request_hash: string; result: Record<string, unknown> }[] = [];
-  for (const g of groups.values()) {
-    out.push(
-      ...(await q<typeof out>`
-        select id, org_id, livemode, kind, reference_id, request_hash, result from ledger.transactions
-        where org_id = ${g.orgId} and livemode = ${g.livemode} and kind = ${g.kind} and reference_id = any(${g.refs}::text[])`),
-    );
-  }
-  return out;
+export async function claimsByKey(q: Q, keys: readonly { orgId: string; livemode: boolean; kind: string; referenceId: string }[]): Promise<ExistingClaim[]> {
+  if (keys.length === 0) return [];
+  return q<ExistingClaim[]>`
+    select t.id, t.org_id, t.livemode, t.kind, t.reference_id, t.request_hash, t.result
+    from unnest(${keys.map((k) => k.orgId)}::text[], ${txt(keys.map((k) => k.livemode))}::text[]::boolean[], ${keys.map((k) => k.kind)}::text[],
+      ${keys.map((k) => k.referenceId)}::text[]) as k(org_id, livemode, kind, reference_id)
+    cross join lateral (
+      select id, org_id, livemode, kind, reference_id, request_hash, result from ledger.transactions x
+      where x.org_id = k.org_id and x.livemode = k.livemode and x.kind = k.kind and x.reference_id = k.reference_id
+      limit 1) t`.execute();
 }
 
 export async function participantWallets(q: Q, keys: readonly { orgId: string; livemode: boolean; participantId: string }[]) {
@@ -53,7 +93,7 @@ export async function participantWallets(q: Q, keys: readonly { orgId: string; l
     from ledger.participants p
     join unnest(${keys.map((k) => k.orgId)}::text[], ${txt(keys.map((k) => k.livemode))}::text[]::boolean[], ${keys.map((k) => k.participantId)}::text[])
       as v(org_id, livemode, participant_id)
-      on p.org_id = v.org_id and p.livemode = v.livemode and p.participant_id = v.participant_id`;
+      on p.org_id = v.org_id and p.livemode = v.livemode and p.participant_id = v.participant_id`.execute();
 }
 
 export interface LockedWallet {
@@ -66,42 +106,18 @@ export interface LockedWallet {
   status: string;
   balance: number;
   held_amount: number;
+  /** The row version (its xmin): the batch write only applies if the row is still this version. */
+  xmin: string;
 }
 
 export type ExistingClaim = { id: string; org_id: string; livemode: boolean; kind: string; reference_id: string; request_hash: string; result: Record<string, unknown> };
-
-/**
- * One round trip for the two reads that open a batch: the transactions already holding the batch's keys
- * (one (org, env, kind) group, the common case; other batches call existingClaims) and the batch's wallets,
- * locked in ascending id order.
- */
-export async function claimsAndLocks(
-  q: Q,
-  group: { orgId: string; livemode: boolean; kind: string; refs: readonly string[] },
-  walletIds: readonly string[],
-): Promise<{ existing: ExistingClaim[]; wallets: LockedWallet[] }> {
-  const [row] = await q<{ t: ExistingClaim[] | null; w: (Omit<LockedWallet, "balance" | "held_amount"> & { balance: number | string; held_amount: number | string })[] | null }[]>`
-    with w as (
-      select id, org_id, livemode, account_type, normal_side, participant_id, status, balance::text as balance, held_amount::text as held_amount
-      from ledger.accounts where id = any(${[...walletIds]}::uuid[]) and is_wallet
-      order by id for update
-    ), t as (
-      select id, org_id, livemode, kind, reference_id, request_hash, result from ledger.transactions
-      where org_id = ${group.orgId} and livemode = ${group.livemode} and kind = ${group.kind} and reference_id = any(${[...group.refs]}::text[])
-    )
-    select (select json_agg(t) from t) as t, (select json_agg(w order by w.id) from w) as w`;
-  return {
-    existing: row?.t ?? [],
-    wallets: (row?.w ?? []).map((r) => ({ ...r, balance: money(String(r.balance)), held_amount: money(String(r.held_amount)) })),
-  };
-}
 
 /** Locks every wallet of the batch in one statement, in ascending id order (the lock order everywhere). */
 export async function lockWalletsAnyScope(q: Q, ids: readonly string[]): Promise<LockedWallet[]> {
   if (ids.length === 0) return [];
   const rows = await q<(Omit<LockedWallet, "balance" | "held_amount"> & { balance: string; held_amount: string })[]>`
-    select id, org_id, livemode, account_type, normal_side, participant_id, status, balance, held_amount
-    from ledger.accounts where id = any(${[...ids]}::uuid[]) and is_wallet
+    select id, org_id, livemode, account_type, normal_side, participant_id, status, balance, held_amount, xmin::text as xmin
+    from ledger.accounts where id = any(${quoted(ids)}::uuid[]) and is_wallet
     order by id for update`;
   return rows.map((r) => ({ ...r, balance: money(r.balance), held_amount: money(r.held_amount) }));
 }
@@ -131,11 +147,6 @@ export interface BatchEntry {
   balanceAfter: number | null;
 }
 
-
-
-
-
-
 export interface BatchEvent {
   id: string;
   orgId: string;
@@ -145,11 +156,14 @@ export interface BatchEvent {
   headers: Record<string, string>;
 }
 
-
 export interface BatchWrite {
   transactions: readonly (ClaimRow & { result: Record<string, unknown> })[];
   entries: readonly BatchEntry[];
-  wallets: readonly { id: string; balance: number; held: number }[];
+  /**
+   * Wallet rows to write, each guarded by the row version the batch computed from (`xmin`): a row that changed
+   * meanwhile is not written, and the statement then fails (see usecases/batch.ts, cached wallets).
+   */
+  wallets: readonly { id: string; balance: number; held: number; xmin: string }[];
   /** (account, shard, delta): a batch's shards never overlap another in-flight batch's (see batch.ts). */
   shards: readonly { accountId: string; shard: number; delta: number }[];
   events: readonly BatchEvent[];
@@ -158,54 +172,59 @@ export interface BatchWrite {
 /**
  * Every write of a batch in ONE statement (data-modifying CTEs): the transactions with their results, the
  * entries, the wallets' new balances, the shard deltas and the outbox rows (no NOTIFY: notifying commits
- * serialise under one lock; withTx wakes the local relay after COMMIT, ADR 0003). A reference
- * claimed meanwhile by another transaction fails the statement (unique violation) and the batch is re-run.
+ * serialise under one lock; the relay's short poll finds the rows, ADR 0003). A reference already claimed,
+ * committed or by a concurrent transaction, fails the statement (unique violation on transactions_reference_uq)
+ * and the batch is re-run after reading the claims. The statement is sent at once (`execute`), so the caller
+ * can pipeline COMMIT right behind it. Answers the row version (xmin) the written wallets now have.
  */
-export async function writeBatch(q: Q, w: BatchWrite): Promise<void> {
+export function writeBatch(q: Q, w: BatchWrite): Promise<string | null> {
   const t = w.transactions;
   const e = w.entries;
   const ev = w.events;
-  await q`
+  const wa = w.wallets;
+  const sh = w.shards;
+  return q`
     with tx as (
       insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, metadata, result)
-      select id, org_id, livemode, kind, reference_id, request_hash, amount, description, metadata::jsonb, result::jsonb
-      from unnest(${t.map((r) => r.id)}::text[], ${t.map((r) => r.orgId)}::text[], ${txt(t.map((r) => r.livemode))}::text[]::boolean[],
-        ${t.map((r) => r.kind)}::text[], ${t.map((r) => r.referenceId)}::text[], ${t.map((r) => r.requestHash)}::text[],
-        ${txt(t.map((r) => r.amount))}::text[]::bigint[], ${t.map((r) => r.description)}::text[], ${t.map((r) => JSON.stringify(r.metadata))}::text[],
-        ${t.map((r) => JSON.stringify(r.result))}::text[])
-        as v(id, org_id, livemode, kind, reference_id, request_hash, amount, description, metadata, result)
+      select v.id, v.org_id, v.livemode, v.kind, v.reference_id, v.request_hash, v.amount, v.description, j.doc -> 0, j.doc -> 1
+      from unnest(${plain(t.map((r) => r.id))}::text[], ${quoted(t.map((r) => r.orgId))}::text[], ${bools(t.map((r) => r.livemode))}::boolean[],
+        ${quoted(t.map((r) => r.kind))}::text[], ${quoted(t.map((r) => r.referenceId))}::text[], ${plain(t.map((r) => r.requestHash))}::text[],
+        ${plain(t.map((r) => r.amount))}::bigint[], ${quoted(t.map((r) => r.description))}::text[])
+        with ordinality as v(id, org_id, livemode, kind, reference_id, request_hash, amount, description, n)
+      join jsonb_array_elements(${q.json(t.map((r) => [r.metadata, r.result]) as JSONValue)}::jsonb) with ordinality as j(doc, n) on j.n = v.n
       returning 1
     ), en as (
       insert into ledger.entries (id, org_id, livemode, transaction_id, account_id, entry_type, amount, balance_after)
-      select * from unnest(${e.map((r) => r.id)}::text[], ${e.map((r) => r.orgId)}::text[], ${txt(e.map((r) => r.livemode))}::text[]::boolean[],
-        ${e.map((r) => r.transactionId)}::text[], ${e.map((r) => r.accountId)}::uuid[], ${e.map((r) => r.entryType)}::text[],
-        ${txt(e.map((r) => r.amount))}::text[]::bigint[], ${txt(e.map((r) => r.balanceAfter))}::text[]::bigint[])
+      select * from unnest(${plain(e.map((r) => r.id))}::text[], ${quoted(e.map((r) => r.orgId))}::text[], ${bools(e.map((r) => r.livemode))}::boolean[],
+        ${plain(e.map((r) => r.transactionId))}::text[], ${plain(e.map((r) => r.accountId))}::uuid[], ${plain(e.map((r) => r.entryType))}::text[],
+        ${plain(e.map((r) => r.amount))}::bigint[], ${ints(e.map((r) => r.balanceAfter))}::bigint[])
       returning 1
     ), wa as (
       update ledger.accounts a set balance = v.balance, held_amount = v.held
-      from unnest(${w.wallets.map((r) => r.id)}::uuid[], ${txt(w.wallets.map((r) => r.balance))}::text[]::bigint[], ${txt(w.wallets.map((r) => r.held))}::text[]::bigint[]) as v(id, balance, held)
-      where a.id = v.id and a.is_wallet
-      returning 1
+      from unnest(${plain(wa.map((r) => r.id))}::uuid[], ${plain(wa.map((r) => r.balance))}::bigint[], ${plain(wa.map((r) => r.held))}::bigint[],
+        ${plain(wa.map((r) => r.xmin))}::xid[]) as v(id, balance, held, xmin)
+      where a.id = v.id and a.is_wallet and a.xmin = v.xmin
+      returning a.xmin::text as xmin
     ), sh as (
       update ledger.account_balance_shards s set balance = s.balance + v.delta
-      from unnest(${w.shards.map((r) => r.accountId)}::uuid[], ${txt(w.shards.map((r) => r.shard))}::text[]::int2[], ${txt(w.shards.map((r) => r.delta))}::text[]::bigint[]) as v(account_id, shard, delta)
+      from unnest(${plain(sh.map((r) => r.accountId))}::uuid[], ${plain(sh.map((r) => r.shard))}::int2[], ${plain(sh.map((r) => r.delta))}::bigint[]) as v(account_id, shard, delta)
       where s.account_id = v.account_id and s.shard = v.shard
       returning 1
     ), ob as (
       insert into ledger.outbox (id, org_id, livemode, type, subject, payload, headers)
       select id, org_id, livemode, type, subject, payload::jsonb, headers::jsonb
-      from unnest(${ev.map((r) => r.id)}::text[], ${ev.map((r) => r.orgId)}::text[], ${txt(ev.map((r) => r.livemode))}::text[]::boolean[],
+      from unnest(${txt(ev.map((r) => r.id))}::text[], ${txt(ev.map((r) => r.orgId))}::text[], ${txt(ev.map((r) => r.livemode))}::text[]::boolean[],
         ${ev.map((r) => r.type)}::text[], ${ev.map((r) => eventSubject("", r.type))}::text[],
         ${ev.map((r) => JSON.stringify({ data: r.data }))}::text[], ${ev.map((r) => JSON.stringify(r.headers))}::text[])
         as v(id, org_id, livemode, type, subject, payload, headers)
       returning 1
     )
-    select (select count(*) from tx) as transactions, (select count(*) from en) as entries, (select count(*) from wa) as wallets,
-      (select count(*) from sh) as shards, (select count(*) from ob) as events`.then((rows) => {
-    const r = rows[0] as Record<string, string> | undefined;
-    const counts = [Number(r?.["transactions"]), Number(r?.["entries"]), Number(r?.["wallets"]), Number(r?.["shards"]), Number(r?.["events"])];
-    const want = [t.length, e.length, w.wallets.length, w.shards.length, ev.length];
-    if (counts.some((c, i) => c !== want[i])) throw new Error(`batch write counts ${counts.join("/")} != ${want.join("/")}`);
-  });
-  if (ev.length > 0) markOutboxWritten(q, "ledger");
+    -- Inside the statement, so a mismatch fails it (and the COMMIT pipelined behind it then rolls back).
+    select ledger.batch_write_check(
+      (select count(*) from tx) = ${t.length} and (select count(*) from en) = ${e.length} and (select count(*) from wa) = ${wa.length}
+        and (select count(*) from sh) = ${sh.length} and (select count(*) from ob) = ${ev.length},
+      ${`${t.length} transactions, ${e.length} entries, ${wa.length} wallets, ${sh.length} shards, ${ev.length} events`}) as ok,
+      (select xmin from wa limit 1) as xmin`
+    .execute()
+    .then((rows) => ((rows[0] as { xmin: string | null } | undefined)?.xmin ?? null));
 }

@@ -60,4 +60,34 @@ describe("database permissions", () => {
     const report = await checkInvariants(h.env.adminSql);
     expect(report.ok).toBe(true);
   });
+
+  it("entries must name an existing transaction and account; transactions and accounts are never deleted", async () => {
+    // Proves the statement-level reference check (migration 0003) keeps what the foreign keys guaranteed.
+    const auth = authFor(newOrg());
+    const w = ok(await h.call("createWallet", auth, { body: { owner_id: "refs" } })).body["wallet"] as Record<string, unknown>;
+    ok(await h.call("depositToWallet", auth, { params: { wallet_id: String(w["id"]) }, body: { amount: 100, reference_id: "refs-1" } }));
+    const [entry] = await h.env.adminSql<{ transaction_id: string; account_id: string }[]>`
+      select transaction_id, account_id from ledger.entries where org_id = ${auth.org_id} limit 1`;
+    const noTxn = await pgError(h.sql`
+      insert into ledger.entries (id, org_id, livemode, transaction_id, account_id, entry_type, amount)
+      values ('ent_no_txn', ${auth.org_id}, false, 'txn_missing', ${entry?.account_id ?? ""}, 'credit', 1)`);
+    expect(noTxn.code).toBe("23503");
+    const noAccount = await pgError(h.sql`
+      insert into ledger.entries (id, org_id, livemode, transaction_id, account_id, entry_type, amount)
+      values ('ent_no_acct', ${auth.org_id}, false, ${entry?.transaction_id ?? ""}, '00000000-0000-4000-8000-000000000000', 'credit', 1)`);
+    expect(noAccount.code).toBe("23503");
+    for (const stmt of [
+      h.sql`delete from ledger.transactions where id = ${entry?.transaction_id ?? ""}`,
+      h.sql`delete from ledger.accounts where id = ${String(w["id"])}`,
+      h.sql`update ledger.transactions set id = 'txn_renamed' where id = ${entry?.transaction_id ?? ""}`,
+      h.sql`update ledger.accounts set id = '00000000-0000-4000-8000-000000000001' where id = ${String(w["id"])}`,
+    ]) {
+      expect((await pgError(stmt)).code).toBe("42501");
+    }
+    const bad = await pgError(h.sql`select ledger.batch_write_check(false, 'test')`);
+    expect(bad.message).toMatch(/other row counts/);
+    const report = await checkInvariants(h.env.adminSql);
+    expect(report.ok).toBe(true);
+  });
 });
+

@@ -10,18 +10,17 @@
  * Only plain posting requests (postings and preconditions) are batched; requests that create or release
  * holds or record a sale go through `post` unchanged.
  */
-import { DomainError, newId, type AccountRef, type PostOutcome, type PostRequest, type PostResult, type WalletAfter } from "@treasury/contracts";
-import { isRetryableTxError, withTx } from "@treasury/service-kit";
-import postgres from "postgres";
+import { DomainError, type AccountRef, type PostOutcome, type PostRequest, type PostResult, type WalletAfter } from "@treasury/contracts";
+import { isRetryableTxError } from "@treasury/service-kit";
+import postgres, { type ReservedSql } from "postgres";
 import type { Logger } from "pino";
 import { BALANCE_SHARDS, NORMAL_SIDE } from "../domain/accounts.ts";
-import { requestHash } from "../domain/canonical.ts";
-import { sortableIds } from "../domain/ids.ts";
-import { available, InvariantViolation, planPostings, transactionPostedData, walletStateOk, type AccountState, type PlannedEntry, type ResolvedPosting } from "../domain/posting.ts";
+import { postRequestHash } from "../domain/canonical.ts";
+import { sortableId } from "../domain/ids.ts";
+import { available, InvariantViolation, planPostings, transactionPostedData, transactionsPostedData, walletStateOk, type AccountState, type ResolvedPosting } from "../domain/posting.ts";
 import { ensureSystemAccount } from "../store/accounts.ts";
 import {
-  claimsAndLocks,
-  existingClaims,
+  claimsByKey,
   lockWalletsAnyScope,
   participantWallets,
   receivables,
@@ -32,7 +31,7 @@ import {
   type ExistingClaim,
   type LockedWallet,
 } from "../store/batch.ts";
-import type { Sql, Tx } from "../store/db.ts";
+import type { Sql } from "../store/db.ts";
 import { parsePostRequest, post, type PostDeps } from "./post.ts";
 
 /** Postings per database transaction: bounds the statement sizes and the time one COMMIT keeps callers waiting. */
@@ -42,11 +41,17 @@ export const QUEUE_LENGTH_MAX = 10_000;
 /** Queued requests looked at when forming one batch (those touching in-flight wallets are skipped). */
 const BATCH_SCAN_MAX = 4 * 256;
 const BATCH_TX_RETRIES = 3;
+/** Wallet rows remembered between batches (see `cache`); beyond it the cache starts over. */
+const WALLET_CACHE_MAX = 100_000;
+/** After a batch met a reference already taken, this many following batches read their claims first. */
+const CLAIM_READ_BATCHES = 64;
 /** Batches in flight at once; each owns BALANCE_SHARDS / slots shards of every system account. */
 export const BATCH_SLOTS_DEFAULT = 4;
 const BATCH_SLOTS_MAX = 4;
 
 interface Pending {
+  /** Every account the request names (postings' sides and preconditions' wallets). */
+  refs: AccountRef[];
   /** The wallets it names (`w:<id>` or `p:<org>/<env>/<participant>`): batches in flight never share one. */
   wallets: string[];
   input: unknown;
@@ -81,6 +86,18 @@ export class PostBatcher {
   private readonly sql: Sql;
   private readonly deps: PostDeps;
   private readonly log: Logger | undefined;
+  /**
+   * The last committed state of wallets this batcher wrote or locked, with the row version (xmin) it had. A
+   * batch whose wallets are all here does not lock them: it computes from these rows and its write applies
+   * only to rows still at these versions (the UPDATE takes the row locks and re-checks the version after any
+   * concurrent writer commits). If any row moved (another path or replica wrote it), the write fails, the
+   * rows are forgotten and the batch runs again with its wallets locked and read. Checks stay exact: every
+   * wallet a batch reads is written (guarded) or locked in the same transaction.
+   */
+  private readonly cache = new Map<string, LockedWallet>();
+  /** Batches that still read their claims before writing (see CLAIM_READ_BATCHES). */
+  private claimReads = 0;
+  private pumpScheduled = false;
 
   constructor(sql: Sql, deps: PostDeps = {}, log?: Logger, opts: { slots?: number } = {}) {
     this.sql = sql;
@@ -109,7 +126,21 @@ export class PostBatcher {
     if (!batchable(req)) return post(this.sql, input, this.deps);
     if (this.queue.length >= QUEUE_LENGTH_MAX) return Promise.reject(new DomainError("service_unavailable", "Posting queue full; retry with the same reference_id"));
     return new Promise<PostOutcome>((resolve, reject) => {
-      this.queue.push({ wallets: walletKeys(req), input, req, hash: requestHash(req), key: keyOf(req), resolve, reject });
+      const refs = refsOf(req);
+      this.queue.push({ refs, wallets: walletKeys(req, refs), input, req, hash: postRequestHash(req), key: keyOf(req), resolve, reject });
+      this.schedulePump();
+    });
+  }
+
+  /**
+   * Forms batches once the event loop has delivered everything that arrived together: requests that came in
+   * one read from the socket go into one batch instead of the first one starting a batch on its own.
+   */
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
       this.pump();
     });
   }
@@ -167,13 +198,30 @@ export class PostBatcher {
     let verdicts: Map<Pending, Verdict> | undefined;
     try {
       const systemIds = await this.systemAccounts(list);
+      let readClaims = this.claimReads > 0;
+      if (readClaims) this.claimReads--;
+      let useCache = true;
       for (let attempt = 0; verdicts === undefined; attempt++) {
+        const used = { cache: false };
         try {
-          verdicts = await withTx(this.sql, (tx) => this.batchTx(tx, list, systemIds, slot), { retries: BATCH_TX_RETRIES });
+          verdicts = await this.batchTx(list, systemIds, slot, readClaims, useCache, used);
         } catch (e) {
-          // Another transaction claimed one of these references meanwhile: re-run, it is now a duplicate.
-          const raced = e instanceof postgres.PostgresError && e.code === "23505" && e.constraint_name === "transactions_reference_uq";
-          if (!raced || attempt >= BATCH_TX_RETRIES) throw e;
+          if (used.cache && !isReferenceClaimed(e)) {
+            // A remembered wallet row moved (or the optimistic write failed otherwise): lock and read them.
+            useCache = false;
+            attempt--;
+            continue;
+          }
+          if (attempt >= BATCH_TX_RETRIES) throw e;
+          if (isReferenceClaimed(e)) {
+            // A reference was already posted (a replay) or is being claimed by another transaction: run the
+            // batch again, reading the claims first (it then answers the duplicate), and keep reading them
+            // for a while, since replays tend to come in runs.
+            readClaims = true;
+            this.claimReads = CLAIM_READ_BATCHES;
+          } else if (isRetryableTxError(e)) {
+            await new Promise((r) => setTimeout(r, Math.random() * 10 * 2 ** attempt));
+          } else throw e;
         }
       }
     } catch (e) {
@@ -196,6 +244,7 @@ export class PostBatcher {
         f.reject(new DomainError("idempotency_conflict", `reference_id ${f.req.reference_id} was used with a different request`, { extra: { existing_transaction_id: v.outcome.result.transaction_id } }));
       } else f.resolve({ duplicate: true, result: v.outcome.result });
     }
+    if (followers.length > 0) this.pump();
   }
 
   /** System accounts exist before the transaction (created in statements of their own, then cached). */
@@ -215,19 +264,87 @@ export class PostBatcher {
     return ids;
   }
 
-  private async batchTx(tx: Tx, list: readonly Pending[], systemIds: ReadonlyMap<string, string>, slot: number): Promise<Map<Pending, Verdict>> {
+  /**
+   * The remembered rows of all these wallets, or undefined when one is missing or is a creator wallet (a
+   * creator's receivable is read under its wallet's lock, so those batches lock).
+   */
+  private remembered(ids: readonly string[]): LockedWallet[] | undefined {
+    const rows: LockedWallet[] = [];
+    for (const id of ids) {
+      const w = this.cache.get(id);
+      if (w === undefined || (w.account_type === "creator_earnings" && w.participant_id !== null)) return undefined;
+      rows.push(w);
+    }
+    return rows;
+  }
+
+  /**
+   * One database transaction for the batch on a reserved connection, with its statements pipelined: BEGIN
+   * goes out with the statement that locks the wallets, and COMMIT with the statement that writes everything,
+   * so a batch costs two round trips (plus one for participant references and one for creator receivables,
+   * only when the batch has them); a batch of remembered wallets sends BEGIN, the write and COMMIT together,
+   * one round trip. If the write fails, the COMMIT behind it ends the aborted transaction (PostgreSQL answers
+   * ROLLBACK) and the write's error is thrown.
+   */
+  private async batchTx(
+    list: readonly Pending[],
+    systemIds: ReadonlyMap<string, string>,
+    slot: number,
+    readClaims: boolean,
+    useCache: boolean,
+    used: { cache: boolean },
+  ): Promise<Map<Pending, Verdict>> {
+    const conn = await this.sql.reserve();
+    let open = false;
+    try {
+      open = true;
+      // Sent with the first statement that needs it: the lock read, or (remembered wallets) the write itself.
+      let sent: Promise<unknown> | undefined;
+      const begin = (): Promise<unknown> => {
+        if (sent === undefined) {
+          sent = conn`begin`.execute();
+          // Observed later (settled); this keeps a failed BEGIN from being an unhandled rejection meanwhile.
+          sent.catch(() => undefined);
+        }
+        return sent;
+      };
+      const verdicts = await this.batchInTx(conn, begin, list, systemIds, slot, readClaims, useCache, used);
+      open = false;
+      return verdicts;
+    } catch (e) {
+      if (open) await conn`rollback`.catch(() => undefined);
+      throw e;
+    } finally {
+      conn.release();
+    }
+  }
+
+  private async batchInTx(
+    tx: ReservedSql,
+    begin: () => Promise<unknown>,
+    list: readonly Pending[],
+    systemIds: ReadonlyMap<string, string>,
+    slot: number,
+    readClaims: boolean,
+    useCache: boolean,
+    used: { cache: boolean },
+  ): Promise<Map<Pending, Verdict>> {
     const verdicts = new Map<Pending, Verdict>();
     // Resolve participant references (identity only: wallets are locked below).
     const partKeys = new Map<string, { orgId: string; livemode: boolean; participantId: string }>();
     for (const p of list) {
-      for (const ref of refsOf(p.req)) {
+      for (const ref of p.refs) {
         if ("participant_id" in ref) partKeys.set(scopeKey(p.req.org_id, p.req.livemode, ref.participant_id), { orgId: p.req.org_id, livemode: p.req.livemode, participantId: ref.participant_id });
       }
     }
-    const participants = new Map((await participantWallets(tx, [...partKeys.values()])).map((r) => [scopeKey(r.org_id, r.livemode, r.participant_id), r.wallet_id]));
+    let participants = new Map<string, string>();
+    if (partKeys.size > 0) {
+      const [, rows] = await settled([begin(), participantWallets(tx, [...partKeys.values()])]);
+      participants = new Map(rows.map((r) => [scopeKey(r.org_id, r.livemode, r.participant_id), r.wallet_id]));
+    }
     const walletIds = new Set<string>();
     for (const p of list) {
-      for (const ref of refsOf(p.req)) {
+      for (const ref of p.refs) {
         if ("wallet_id" in ref) walletIds.add(ref.wallet_id.toLowerCase());
         else if ("participant_id" in ref) {
           const id = participants.get(scopeKey(p.req.org_id, p.req.livemode, ref.participant_id));
@@ -236,17 +353,24 @@ export class PostBatcher {
       }
     }
 
-    // Keys already posted (committed) and the wallets, locked: one round trip when the batch is one
-    // (org, env, kind), as it nearly always is.
-    const groups = new Set(list.map((p) => `${p.req.org_id}\u0000${p.req.livemode}\u0000${p.req.kind}`));
-    const first = list[0];
-    let existing: ExistingClaim[];
+    // The wallets: remembered rows when every one is remembered (no lock; the write is guarded by their row
+    // versions), else locked in id order and read. The keys already posted are read only after a reference was
+    // found taken; otherwise a key already taken shows up as a unique violation of the write. Both reads go out
+    // pipelined behind BEGIN.
+    const ids = [...walletIds].sort();
+    const remembered = useCache && !readClaims && partKeys.size === 0 ? this.remembered(ids) : undefined;
+    used.cache = remembered !== undefined;
     let lockedRows: LockedWallet[];
-    if (groups.size === 1 && first !== undefined) {
-      ({ existing, wallets: lockedRows } = await claimsAndLocks(tx, { orgId: first.req.org_id, livemode: first.req.livemode, kind: first.req.kind, refs: list.map((p) => p.req.reference_id) }, [...walletIds].sort()));
+    let existing: ExistingClaim[];
+    if (remembered !== undefined) {
+      lockedRows = remembered;
+      existing = [];
     } else {
-      existing = await existingClaims(tx, list.map((p) => ({ orgId: p.req.org_id, livemode: p.req.livemode, kind: p.req.kind, referenceId: p.req.reference_id })));
-      lockedRows = await lockWalletsAnyScope(tx, [...walletIds].sort());
+      [, lockedRows, existing] = await settled([
+        begin(),
+        lockWalletsAnyScope(tx, ids),
+        readClaims ? claimsByKey(tx, list.map((p) => ({ orgId: p.req.org_id, livemode: p.req.livemode, kind: p.req.kind, referenceId: p.req.reference_id }))) : Promise.resolve([] as ExistingClaim[]),
+      ]);
     }
     const locked = new Map(lockedRows.map((w) => [w.id, w]));
     const byKey = new Map(existing.map((e) => [`${e.org_id}\u0000${e.livemode}\u0000${e.kind}\u0000${e.reference_id}`, e]));
@@ -268,7 +392,8 @@ export class PostBatcher {
     const entries: BatchEntry[] = [];
     const shardDeltas = new Map<string, number>();
     const transactions: BatchWrite["transactions"][number][] = [];
-    const events: BatchEvent[] = [];
+    // One ledger.transaction.posted event per (org, environment) of the batch, listing its transactions.
+    const posted = new Map<string, { orgId: string; livemode: boolean; items: Record<string, unknown>[] }>();
     const createdAt = new Date().toISOString();
     for (const p of fresh) {
       const applied = applyOne(p.req, { systemIds, participants, locked, state, owed });
@@ -276,11 +401,10 @@ export class PostBatcher {
         verdicts.set(p, applied);
         continue;
       }
-      const txnId = sortableIds("txn", 1)[0] ?? newId("txn");
+      const txnId = sortableId("txn");
       for (const [id, st] of applied.wallets) state.set(id, st);
       for (const [id, d] of applied.plan.systemDeltas) shardDeltas.set(id, (shardDeltas.get(id) ?? 0) + d);
-      const entryIds = sortableIds("ent", applied.plan.entries.length);
-      for (const [k, e] of applied.plan.entries.entries()) entries.push({ id: entryIds[k] ?? newId("ent"), orgId: p.req.org_id, livemode: p.req.livemode, transactionId: txnId, accountId: e.account_id, entryType: e.entry_type, amount: e.amount, balanceAfter: e.balance_after });
+      for (const e of applied.plan.entries) entries.push({ id: sortableId("ent"), orgId: p.req.org_id, livemode: p.req.livemode, transactionId: txnId, accountId: e.account_id, entryType: e.entry_type, amount: e.amount, balanceAfter: e.balance_after });
       const walletsAfter: Record<string, WalletAfter> = {};
       for (const id of applied.touched) {
         const st = state.get(id);
@@ -310,27 +434,63 @@ export class PostBatcher {
         metadata: p.req.metadata ?? {},
         result: result as unknown as Record<string, unknown>,
       });
-      events.push(postedEvent(p.req, result, applied.plan.entries));
+      const scope = `${p.req.org_id}\u0000${p.req.livemode}`;
+      let group = posted.get(scope);
+      if (group === undefined) {
+        group = { orgId: p.req.org_id, livemode: p.req.livemode, items: [] };
+        posted.set(scope, group);
+      }
+      group.items.push(transactionPostedData(result, applied.plan.entries));
       verdicts.set(p, { ok: true, outcome: { duplicate: false, result } });
     }
 
-    const wallets = [...state.entries()]
-      .filter(([id, st]) => {
-        const w = locked.get(id);
-        return w !== undefined && (w.balance !== st.balance || w.held_amount !== st.held);
-      })
-      .map(([id, st]) => ({ id, balance: st.balance, held: st.held }));
+    // Locked rows are written when they changed; remembered rows always (the guarded write is what makes
+    // reading them exact, for the postings that failed on them too).
+    const wallets: BatchWrite["wallets"][number][] = [];
+    for (const w of lockedRows) {
+      const st = state.get(w.id) ?? { balance: w.balance, held: w.held_amount };
+      if (remembered !== undefined || w.balance !== st.balance || w.held_amount !== st.held) wallets.push({ id: w.id, balance: st.balance, held: st.held, xmin: w.xmin });
+    }
     // Each in-flight batch slot owns its own shards of every account, so concurrent batches never wait on
     // (or deadlock over) each other's shard rows.
     const shards = [...shardDeltas.entries()].filter(([, d]) => d !== 0).map(([accountId, delta]) => ({ accountId, shard: this.shardFor(slot), delta }));
-    await writeBatch(tx, { transactions, entries, wallets, shards, events });
+    const events: BatchEvent[] = [...posted.values()].map((g) => ({
+      id: sortableId("evt"),
+      orgId: g.orgId,
+      livemode: g.livemode,
+      type: "ledger.transaction.posted",
+      headers: {},
+      data: transactionsPostedData(g.items),
+    }));
+    let xmin: string | null = null;
+    try {
+      if (transactions.length === 0 && wallets.length === 0) {
+        await settled([begin(), tx`commit`.execute()]);
+      } else {
+        const [, written, commit] = await settled([begin(), writeBatch(tx, { transactions, entries, wallets, shards, events }), tx`commit`.execute()]);
+        if (commit.command !== "COMMIT") throw new Error(`posting batch ended with ${commit.command}, not COMMIT`);
+        xmin = written;
+      }
+    } catch (e) {
+      for (const w of lockedRows) this.cache.delete(w.id);
+      throw e;
+    }
+    // Committed: remember each wallet as it now is.
+    if (this.cache.size + lockedRows.length > WALLET_CACHE_MAX) this.cache.clear();
+    const writtenIds = new Set(wallets.map((w) => w.id));
+    for (const w of lockedRows) {
+      const st = state.get(w.id);
+      if (writtenIds.has(w.id) && xmin !== null && st !== undefined) this.cache.set(w.id, { ...w, balance: st.balance, held_amount: st.held, xmin });
+      else if (!writtenIds.has(w.id)) this.cache.set(w.id, w);
+      else this.cache.delete(w.id);
+    }
     return verdicts;
   }
 }
 
-function walletKeys(req: PostRequest): string[] {
+function walletKeys(req: PostRequest, refs: readonly AccountRef[]): string[] {
   const keys: string[] = [];
-  for (const ref of refsOf(req)) {
+  for (const ref of refs) {
     if ("wallet_id" in ref) keys.push(`w:${ref.wallet_id.toLowerCase()}`);
     else if ("participant_id" in ref) keys.push(`p:${scopeKey(req.org_id, req.livemode, ref.participant_id)}`);
   }
@@ -436,13 +596,19 @@ function applyOne(req: PostRequest, c: ApplyCtx): Applied {
   return { ok: true, plan, wallets, touched, recovered };
 }
 
-function postedEvent(req: PostRequest, result: PostResult, entries: readonly PlannedEntry[]): BatchEvent {
-  return {
-    id: sortableIds("evt", 1)[0] ?? newId("evt"),
-    orgId: req.org_id,
-    livemode: req.livemode,
-    type: "ledger.transaction.posted",
-    headers: {},
-    data: transactionPostedData(result, entries),
-  };
+/** A reference (org, env, kind, reference_id) already taken: committed, or claimed by a concurrent transaction. */
+function isReferenceClaimed(e: unknown): boolean {
+  return e instanceof postgres.PostgresError && e.code === "23505" && e.constraint_name === "transactions_reference_uq";
+}
+
+type Settled<T extends readonly unknown[]> = { -readonly [K in keyof T]: Awaited<T[K]> };
+
+/**
+ * Awaits pipelined statements of one connection: all of them settle (no rejection is left unobserved when an
+ * earlier one fails), then the first error in sending order is thrown.
+ */
+async function settled<T extends readonly unknown[]>(promises: T): Promise<Settled<T>> {
+  const results = await Promise.allSettled(promises);
+  for (const r of results) if (r.status === "rejected") throw r.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as Settled<T>;
 }

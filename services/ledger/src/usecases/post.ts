@@ -19,8 +19,8 @@ import { withTx, writeOutbox } from "@treasury/service-kit";
 import postgres from "postgres";
 import { PostRequest, type AccountRef, type PostOutcome, type PostResult, type WalletAfter, type WalletRef } from "@treasury/contracts";
 import { BALANCE_SHARDS } from "../domain/accounts.ts";
-import { requestHash } from "../domain/canonical.ts";
-import { available, InvariantViolation, planPostings, transactionPostedData, walletStateOk, type AccountState, type ResolvedPosting } from "../domain/posting.ts";
+import { postRequestHash, requestHash } from "../domain/canonical.ts";
+import { available, InvariantViolation, planPostings, transactionPostedData, transactionsPostedData, walletStateOk, type AccountState, type ResolvedPosting } from "../domain/posting.ts";
 import { accountKinds, addToShards, creatorReceivable, ensureSystemAccount, findCreatorWallet, findWalletById, lockWallets, updateWalletBalance, type Scope, type WalletRow } from "../store/accounts.ts";
 import type { Sql, Tx } from "../store/db.ts";
 import { findHoldsByIds, insertHold, lockHolds, markReleased, type HoldRow } from "../store/holds.ts";
@@ -84,7 +84,7 @@ function refKey(ref: AccountRef): string {
 /** Posts a request. Returns the stored result; `duplicate` is true when the key was already posted with the same request. */
 export async function post(sql: Sql, input: unknown, deps: PostDeps = {}, hooks: PostHooks = {}): Promise<PostOutcome> {
   const req = parsePostRequest(input, hooks.derive !== undefined);
-  const hash = requestHash(hooks.hashInput ?? req);
+  const hash = hooks.hashInput === undefined ? postRequestHash(req) : requestHash(hooks.hashInput);
   const scope: Scope = { orgId: req.org_id, livemode: req.livemode };
   const pickShard = deps.pickShard ?? (() => Math.floor(Math.random() * BALANCE_SHARDS));
 
@@ -389,7 +389,7 @@ async function writeEvents(
   await writeOutbox(tx, "ledger", {
     ...base,
     type: "ledger.transaction.posted",
-    data: transactionPostedData(result, entries),
+    data: transactionsPostedData([transactionPostedData(result, entries)]),
   });
   for (const h of created) {
     await writeOutbox(tx, "ledger", {
