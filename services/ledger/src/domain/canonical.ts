@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 import type { AccountRef, PostRequest } from "@treasury/contracts";
 
 /**
@@ -47,8 +47,11 @@ export function canonicalJson(value: unknown): string {
   return `${out}}`;
 }
 
+/** One-shot `crypto.hash` where the runtime has it (Node ≥ 20.12): about half the cost of a Hash object. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: "hex") => string }).hash;
+
 export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  return oneShot !== undefined ? oneShot("sha256", text, "hex") : crypto.createHash("sha256").update(text).digest("hex");
 }
 
 export function requestHash(value: unknown): string {

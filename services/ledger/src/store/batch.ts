@@ -212,11 +212,11 @@ export function writeBatch(q: Q, w: BatchWrite): Promise<string | null> {
       returning 1
     ), ob as (
       insert into ledger.outbox (id, org_id, livemode, type, subject, payload, headers)
-      select id, org_id, livemode, type, subject, payload::jsonb, headers::jsonb
-      from unnest(${txt(ev.map((r) => r.id))}::text[], ${txt(ev.map((r) => r.orgId))}::text[], ${txt(ev.map((r) => r.livemode))}::text[]::boolean[],
-        ${ev.map((r) => r.type)}::text[], ${ev.map((r) => eventSubject("", r.type))}::text[],
-        ${ev.map((r) => JSON.stringify({ data: r.data }))}::text[], ${ev.map((r) => JSON.stringify(r.headers))}::text[])
-        as v(id, org_id, livemode, type, subject, payload, headers)
+      select v.id, v.org_id, v.livemode, v.type, v.subject, j.doc -> 0, j.doc -> 1
+      from unnest(${plain(ev.map((r) => r.id))}::text[], ${quoted(ev.map((r) => r.orgId))}::text[], ${bools(ev.map((r) => r.livemode))}::boolean[],
+        ${quoted(ev.map((r) => r.type))}::text[], ${quoted(ev.map((r) => eventSubject("", r.type)))}::text[])
+        with ordinality as v(id, org_id, livemode, type, subject, n)
+      join jsonb_array_elements(${q.json(ev.map((r) => [{ data: r.data }, r.headers]) as JSONValue)}::jsonb) with ordinality as j(doc, n) on j.n = v.n
       returning 1
     )
     -- Inside the statement, so a mismatch fails it (and the COMMIT pipelined behind it then rolls back).

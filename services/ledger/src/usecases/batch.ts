@@ -405,7 +405,8 @@ export class PostBatcher {
       for (const [id, st] of applied.wallets) state.set(id, st);
       for (const [id, d] of applied.plan.systemDeltas) shardDeltas.set(id, (shardDeltas.get(id) ?? 0) + d);
       for (const e of applied.plan.entries) entries.push({ id: sortableId("ent"), orgId: p.req.org_id, livemode: p.req.livemode, transactionId: txnId, accountId: e.account_id, entryType: e.entry_type, amount: e.amount, balanceAfter: e.balance_after });
-      const walletsAfter: Record<string, WalletAfter> = {};
+      // Keyed by wallet id: a dictionary from the start (a plain literal would give V8 a new hidden class per id).
+      const walletsAfter = Object.create(null) as Record<string, WalletAfter>;
       for (const id of applied.touched) {
         const st = state.get(id);
         if (st !== undefined) walletsAfter[id] = { balance: st.balance, held_amount: st.held, available_balance: st.balance - st.held };
@@ -480,8 +481,15 @@ export class PostBatcher {
     const writtenIds = new Set(wallets.map((w) => w.id));
     for (const w of lockedRows) {
       const st = state.get(w.id);
-      if (writtenIds.has(w.id) && xmin !== null && st !== undefined) this.cache.set(w.id, { ...w, balance: st.balance, held_amount: st.held, xmin });
-      else if (!writtenIds.has(w.id)) this.cache.set(w.id, w);
+      if (writtenIds.has(w.id) && xmin !== null && st !== undefined) {
+        // Updated in place: the object is this batch's own (read for it, or remembered and used by no other
+        // batch in flight, since remembered rows are used only for wallets named by id, which batches in
+        // flight never share).
+        w.balance = st.balance;
+        w.held_amount = st.held;
+        w.xmin = xmin;
+        this.cache.set(w.id, w);
+      } else if (!writtenIds.has(w.id)) this.cache.set(w.id, w);
       else this.cache.delete(w.id);
     }
     return verdicts;
