@@ -33,7 +33,7 @@ function randomChars(n: number): string {
 }
 
 /** One time-ordered id. */
-export function sortableId(prefix: "txn" | "ent" | "evt", now: number = Date.now()): string {
+export function sortableId(prefix: "txn" | "ent" | "evt" | "hold", now: number = Date.now()): string {
   counter = (counter + 1) % COUNTER_MOD;
   if (now !== lastNow) {
     lastNow = now;
@@ -42,7 +42,7 @@ export function sortableId(prefix: "txn" | "ent" | "evt", now: number = Date.now
   return `${prefix}_${timePart}${counter.toString(36).padStart(COUNTER_CHARS, "0")}${randomChars(RANDOM_CHARS)}`;
 }
 
-export function sortableIds(prefix: "txn" | "ent" | "evt", n: number, now: number = Date.now()): string[] {
+export function sortableIds(prefix: "txn" | "ent" | "evt" | "hold", n: number, now: number = Date.now()): string[] {
   const out: string[] = [];
   for (let i = 0; i < n; i++) out.push(sortableId(prefix, now));
   return out;

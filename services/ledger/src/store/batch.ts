@@ -167,11 +167,45 @@ export interface BatchWrite {
   /** (account, shard, delta): a batch's shards never overlap another in-flight batch's (see batch.ts). */
   shards: readonly { accountId: string; shard: number; delta: number }[];
   events: readonly BatchEvent[];
+  /** Holds the batch's requests create (their wallets' held_amount is in `wallets`). */
+  holds: readonly BatchHold[];
+  /** Sales the batch's requests record (a sale reference already taken fails the statement: sales_pkey). */
+  sales: readonly BatchSale[];
+}
+
+export interface BatchHold {
+  id: string;
+  orgId: string;
+  livemode: boolean;
+  walletId: string;
+  participantId: string | null;
+  amount: number;
+  referenceId: string;
+  reasonCode: string;
+  description: string | null;
+  /** ISO 8601, or null: ready for release at once. */
+  holdUntil: string | null;
+  transactionId: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface BatchSale {
+  orgId: string;
+  livemode: boolean;
+  saleReference: string;
+  transactionId: string;
+  participantId: string | null;
+  gross: number;
+  creatorAmount: number;
+  platformAmount: number;
+  salesTax: number;
+  processingFee: number;
+  holdId: string | null;
 }
 
 /**
  * Every write of a batch in ONE statement (data-modifying CTEs): the transactions with their results, the
- * entries, the wallets' new balances, the shard deltas and the outbox rows (no NOTIFY: notifying commits
+ * entries, the wallets' new balances, the shard deltas, the holds and sales created, and the outbox rows (no NOTIFY: notifying commits
  * serialise under one lock; the relay's short poll finds the rows, ADR 0003). A reference already claimed,
  * committed or by a concurrent transaction, fails the statement (unique violation on transactions_reference_uq)
  * and the batch is re-run after reading the claims. The statement is sent at once (`execute`), so the caller
@@ -183,6 +217,8 @@ export function writeBatch(q: Q, w: BatchWrite): Promise<string | null> {
   const ev = w.events;
   const wa = w.wallets;
   const sh = w.shards;
+  const ho = w.holds;
+  const sa = w.sales;
   return q`
     with tx as (
       insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, metadata, result)
@@ -218,12 +254,33 @@ export function writeBatch(q: Q, w: BatchWrite): Promise<string | null> {
         with ordinality as v(id, org_id, livemode, type, subject, n)
       join jsonb_array_elements(${q.json(ev.map((r) => [{ data: r.data }, r.headers]) as JSONValue)}::jsonb) with ordinality as j(doc, n) on j.n = v.n
       returning 1
+    ), ho as (
+      insert into ledger.holds (id, org_id, livemode, wallet_id, participant_id, amount, reference_id, hold_reason_code,
+        hold_reason_description, hold_until, status, transaction_id, metadata)
+      select v.id, v.org_id, v.livemode, v.wallet_id, v.participant_id, v.amount, v.reference_id, v.reason_code, v.description,
+        v.hold_until, 'held', v.transaction_id, j.doc
+      from unnest(${plain(ho.map((r) => r.id))}::text[], ${quoted(ho.map((r) => r.orgId))}::text[], ${bools(ho.map((r) => r.livemode))}::boolean[],
+        ${plain(ho.map((r) => r.walletId))}::uuid[], ${quoted(ho.map((r) => r.participantId))}::text[], ${plain(ho.map((r) => r.amount))}::bigint[],
+        ${quoted(ho.map((r) => r.referenceId))}::text[], ${quoted(ho.map((r) => r.reasonCode))}::text[], ${quoted(ho.map((r) => r.description))}::text[],
+        ${quoted(ho.map((r) => r.holdUntil))}::timestamptz[], ${plain(ho.map((r) => r.transactionId))}::text[])
+        with ordinality as v(id, org_id, livemode, wallet_id, participant_id, amount, reference_id, reason_code, description, hold_until, transaction_id, n)
+      join jsonb_array_elements(${q.json(ho.map((r) => r.metadata) as JSONValue)}::jsonb) with ordinality as j(doc, n) on j.n = v.n
+      returning 1
+    ), sa as (
+      insert into ledger.sales (org_id, livemode, sale_reference, transaction_id, participant_id, gross, creator_amount,
+        platform_amount, sales_tax, processing_fee, hold_id)
+      select * from unnest(${quoted(sa.map((r) => r.orgId))}::text[], ${bools(sa.map((r) => r.livemode))}::boolean[],
+        ${quoted(sa.map((r) => r.saleReference))}::text[], ${plain(sa.map((r) => r.transactionId))}::text[], ${quoted(sa.map((r) => r.participantId))}::text[],
+        ${plain(sa.map((r) => r.gross))}::bigint[], ${plain(sa.map((r) => r.creatorAmount))}::bigint[], ${plain(sa.map((r) => r.platformAmount))}::bigint[],
+        ${plain(sa.map((r) => r.salesTax))}::bigint[], ${plain(sa.map((r) => r.processingFee))}::bigint[], ${quoted(sa.map((r) => r.holdId))}::text[])
+      returning 1
     )
     -- Inside the statement, so a mismatch fails it (and the COMMIT pipelined behind it then rolls back).
     select ledger.batch_write_check(
       (select count(*) from tx) = ${t.length} and (select count(*) from en) = ${e.length} and (select count(*) from wa) = ${wa.length}
-        and (select count(*) from sh) = ${sh.length} and (select count(*) from ob) = ${ev.length},
-      ${`${t.length} transactions, ${e.length} entries, ${wa.length} wallets, ${sh.length} shards, ${ev.length} events`}) as ok,
+        and (select count(*) from sh) = ${sh.length} and (select count(*) from ob) = ${ev.length}
+        and (select count(*) from ho) = ${ho.length} and (select count(*) from sa) = ${sa.length},
+      ${`${t.length} transactions, ${e.length} entries, ${wa.length} wallets, ${sh.length} shards, ${ev.length} events, ${ho.length} holds, ${sa.length} sales`}) as ok,
       (select xmin from wa limit 1) as xmin`
     .execute()
     .then((rows) => ((rows[0] as { xmin: string | null } | undefined)?.xmin ?? null));

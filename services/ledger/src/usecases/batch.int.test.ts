@@ -4,7 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkInvariants } from "../invariants.ts";
 import { errorCode, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
-import { post } from "./post.ts";
+import { batchable } from "./batch.ts";
+import { createParticipant } from "./participants.ts";
+import { parsePostRequest, post } from "./post.ts";
 import { createWallet } from "./wallets.ts";
 
 let h: LedgerHarness;
@@ -158,5 +160,78 @@ describe("group commit", () => {
     const report = await checkInvariants(h.env.adminSql, { orgId: org });
     expect(report.violations).toEqual([]);
   });
-});
 
+  it("sales with holds in shared batches: each sale, hold, held amount and event exactly once; conflicts answered alone", async () => {
+    // Proves the batch path for checkout sales (postings + holds_create + sale): the same rows and answers as
+    // `post`, duplicates move money once, a reused sale or hold reference fails alone with duplicate_reference_id.
+    const org = newOrg();
+    const scope = { orgId: org, livemode: false };
+    const creators = ["c0", "c1", "c2"];
+    for (const id of creators) await createParticipant(h.sql, scope, { participant_id: id });
+    const sale = (i: number, hold: boolean, extra: Record<string, unknown> = {}) => {
+      const creator = { participant_id: creators[i % 3] ?? "c0" };
+      const [gross, share, tax] = [1000 + i, 800, 7];
+      return {
+        org_id: org,
+        livemode: false,
+        kind: "checkout_sale",
+        reference_id: `checkout:s${i}`,
+        amount: gross,
+        postings: [
+          { debit: { system: "platform_cash" }, credit: creator, amount: share },
+          { debit: { system: "platform_cash" }, credit: { system: "platform_revenue" }, amount: gross - share - tax },
+          { debit: { system: "platform_cash" }, credit: { system: "sales_tax_payable" }, amount: tax },
+        ],
+        holds_create: hold ? [{ wallet: creator, amount: share, reference_id: `checkout_hold:s${i}`, reason_code: "checkout_hold" }] : [],
+        sale: { sale_reference: `checkout:s${i}`, participant_id: creator.participant_id, gross, creator_amount: share, platform_amount: gross - share - tax, sales_tax: tax, ...(hold ? { hold_index: 0 } : {}) },
+        ...extra,
+      };
+    };
+    expect(batchable(parsePostRequest(sale(0, true)))).toBe(true);
+    // A clean burst: the group-commit path itself (its hold ids are time-ordered, unlike `post`'s random ones).
+    const timePrefix = `hold_${Date.now().toString(36).padStart(9, "0").slice(0, 5)}`;
+    const clean = await Promise.all(Array.from({ length: 30 }, (_, i) => h.postRpc(sale(i, i % 2 === 0))));
+    const cleanHolds = clean.flatMap((r) => ok(r).body["holds_created"] as { hold_id: string }[]);
+    expect(cleanHolds).toHaveLength(15);
+    for (const hold of cleanHolds) expect(hold.hold_id.startsWith(timePrefix)).toBe(true);
+    // Then replays and conflicts, mixed in one burst.
+    const requests = [
+      ...Array.from({ length: 30 }, (_, i) => sale(i, i % 2 === 0)),
+      sale(3, false), // s3 once more: the same answer, nothing moves twice
+      sale(3, false),
+      { ...sale(40, false), reference_id: "checkout:other", sale: { ...sale(40, false).sale, sale_reference: "checkout:s5" } }, // s5's sale reference again
+      { ...sale(41, true), holds_create: [{ wallet: { participant_id: "c1" }, amount: 800, reference_id: "checkout_hold:s4", reason_code: "checkout_hold" }] }, // s4's hold reference again
+      { ...sale(42, true), holds_create: [{ wallet: { participant_id: "ghost" }, amount: 800, reason_code: "checkout_hold" }] },
+    ];
+    const replies = await Promise.all(requests.map((r) => h.postRpc(r)));
+    for (const [i, r] of replies.slice(0, 30).entries()) expect(ok(r).body["transaction_id"]).toBe(ok(clean[i] ?? r).body["transaction_id"]);
+    const firstS3 = ok(replies[3] ?? { ok: true, status: 200, body: {} }).body;
+    for (const r of replies.slice(30, 32)) expect(ok(r).body["transaction_id"]).toBe(firstS3["transaction_id"]);
+    expect(errorCode(replies[32] ?? { ok: true, status: 200, body: {} })).toBe("duplicate_reference_id");
+    expect(errorCode(replies[33] ?? { ok: true, status: 200, body: {} })).toBe("duplicate_reference_id");
+    expect(errorCode(replies[34] ?? { ok: true, status: 200, body: {} })).toBe("participant_not_found");
+
+    // Every held sale answers its hold, and the sale row names it.
+    for (let i = 0; i < 30; i += 2) {
+      const body = ok(replies[i] ?? { ok: true, status: 200, body: {} }).body;
+      const created = body["holds_created"] as { hold_id: string; amount: number; reference_id: string; participant_id: string }[];
+      expect(created).toHaveLength(1);
+      expect(created[0]).toMatchObject({ amount: 800, reference_id: `checkout_hold:s${i}`, participant_id: creators[i % 3] });
+      const [row] = await h.env.adminSql`select hold_id from ledger.sales where org_id = ${org} and sale_reference = ${`checkout:s${i}`}`;
+      expect(row?.["hold_id"]).toBe(created[0]?.hold_id);
+    }
+    const [counts] = await h.env.adminSql`
+      select (select count(*)::int from ledger.sales where org_id = ${org}) as sales,
+             (select count(*)::int from ledger.holds where org_id = ${org} and status = 'held') as holds,
+             (select count(*)::int from ledger.outbox where org_id = ${org} and type = 'hold.created') as hold_events,
+             (select count(*)::int from ledger.transactions where org_id = ${org} and kind = 'checkout_sale') as txns`;
+    expect(counts).toEqual({ sales: 30, holds: 15, hold_events: 15, txns: 30 });
+    // Each creator: balance = its 10 shares; held = its held shares (sales 0, 2, 4, … are held).
+    const rows = await h.env.adminSql<{ participant_id: string; balance: string; held_amount: string }[]>`
+      select participant_id, balance::text, held_amount::text from ledger.accounts where org_id = ${org} and is_wallet order by participant_id`;
+    const heldOf = (c: number) => Array.from({ length: 30 }, (_, i) => i).filter((i) => i % 3 === c && i % 2 === 0).length * 800;
+    expect(rows.map((r) => [r.participant_id, Number(r.balance), Number(r.held_amount)])).toEqual(creators.map((c, k) => [c, 8000, heldOf(k)]));
+    const report = await checkInvariants(h.env.adminSql, { orgId: org });
+    expect(report.violations).toEqual([]);
+  });
+});

@@ -7,8 +7,11 @@
  * claim is deleted before COMMIT. Nobody is answered before COMMIT. If a batch fails as a whole (a bug or a
  * constraint), each of its postings is retried alone through `post`, so the failure stays with its owner.
  *
- * Only plain posting requests (postings and preconditions) are batched; requests that create or release
- * holds or record a sale go through `post` unchanged.
+ * Posting requests with postings are batched, with their preconditions, the holds they create and the sale
+ * they record (a checkout's sale holding the creator's share is one such request); requests that release
+ * holds, create a hold whose release transfers to a participant, or post nothing go through `post` unchanged.
+ * A hold or sale reference already taken fails the batch's write, and its requests are then posted one by one
+ * through `post`, which answers that request's duplicate_reference_id.
  */
 import { DomainError, type AccountRef, type PostOutcome, type PostRequest, type PostResult, type WalletAfter } from "@treasury/contracts";
 import { isRetryableTxError } from "@treasury/service-kit";
@@ -19,6 +22,7 @@ import { postRequestHash } from "../domain/canonical.ts";
 import { sortableId } from "../domain/ids.ts";
 import { available, InvariantViolation, planPostings, transactionPostedData, transactionsPostedData, walletStateOk, type AccountState, type ResolvedPosting } from "../domain/posting.ts";
 import { ensureSystemAccount } from "../store/accounts.ts";
+import { CURRENCY } from "./present.ts";
 import {
   claimsByKey,
   lockWalletsAnyScope,
@@ -27,6 +31,8 @@ import {
   writeBatch,
   type BatchEntry,
   type BatchEvent,
+  type BatchHold,
+  type BatchSale,
   type BatchWrite,
   type ExistingClaim,
   type LockedWallet,
@@ -65,7 +71,7 @@ interface Pending {
 type Verdict = { ok: true; outcome: PostOutcome } | { ok: false; error: DomainError };
 
 export function batchable(req: PostRequest): boolean {
-  return req.postings.length > 0 && req.holds_create.length === 0 && req.holds_release.length === 0 && req.sale === undefined;
+  return req.postings.length > 0 && req.holds_release.length === 0 && req.holds_create.every((h) => h.release_transfer_to_participant_id === undefined);
 }
 
 function keyOf(req: PostRequest): string {
@@ -392,6 +398,9 @@ export class PostBatcher {
     const entries: BatchEntry[] = [];
     const shardDeltas = new Map<string, number>();
     const transactions: BatchWrite["transactions"][number][] = [];
+    const holds: BatchHold[] = [];
+    const sales: BatchSale[] = [];
+    const holdEvents: BatchEvent[] = [];
     // One ledger.transaction.posted event per (org, environment) of the batch, listing its transactions.
     const posted = new Map<string, { orgId: string; livemode: boolean; items: Record<string, unknown>[] }>();
     const createdAt = new Date().toISOString();
@@ -411,6 +420,61 @@ export class PostBatcher {
         const st = state.get(id);
         if (st !== undefined) walletsAfter[id] = { balance: st.balance, held_amount: st.held, available_balance: st.balance - st.held };
       }
+      const created: PostResult["holds_created"] = [];
+      for (const [i, h] of applied.holds.entries()) {
+        const spec = p.req.holds_create[i];
+        if (spec === undefined) throw new InvariantViolation("hold without its request");
+        const hold: BatchHold = {
+          id: sortableId("hold"),
+          orgId: p.req.org_id,
+          livemode: p.req.livemode,
+          walletId: h.walletId,
+          participantId: h.participantId,
+          amount: spec.amount,
+          referenceId: spec.reference_id ?? `${p.req.kind}:${p.req.reference_id}${i > 0 ? `:${i}` : ""}`,
+          reasonCode: spec.reason_code,
+          description: spec.description ?? null,
+          holdUntil: spec.hold_until === undefined ? null : new Date(spec.hold_until).toISOString(),
+          transactionId: txnId,
+          metadata: (spec.metadata ?? {}) as Record<string, unknown>,
+        };
+        holds.push(hold);
+        created.push({ hold_id: hold.id, wallet_id: hold.walletId, participant_id: hold.participantId, amount: hold.amount, reference_id: hold.referenceId });
+        holdEvents.push({
+          id: sortableId("evt"),
+          orgId: hold.orgId,
+          livemode: hold.livemode,
+          type: "hold.created",
+          headers: {},
+          data: {
+            hold_id: hold.id,
+            participant_id: hold.participantId,
+            wallet_id: hold.walletId,
+            amount: hold.amount,
+            currency: CURRENCY,
+            hold_reason_code: hold.reasonCode,
+            hold_until: hold.holdUntil,
+            reference_id: hold.referenceId,
+            transaction_id: txnId,
+          },
+        });
+      }
+      if (p.req.sale !== undefined) {
+        const s = p.req.sale;
+        sales.push({
+          orgId: p.req.org_id,
+          livemode: p.req.livemode,
+          saleReference: s.sale_reference,
+          transactionId: txnId,
+          participantId: s.participant_id ?? null,
+          gross: s.gross,
+          creatorAmount: s.creator_amount,
+          platformAmount: s.platform_amount,
+          salesTax: s.sales_tax,
+          processingFee: s.processing_fee,
+          holdId: s.hold_index === undefined ? null : (created[s.hold_index]?.hold_id ?? null),
+        });
+      }
       const amount = p.req.amount ?? p.req.postings.reduce((sum, x) => sum + x.amount, 0);
       const result: PostResult = {
         transaction_id: txnId,
@@ -419,7 +483,7 @@ export class PostBatcher {
         amount: Number.isSafeInteger(amount) ? amount : 0,
         created_at: createdAt,
         wallets: walletsAfter,
-        holds_created: [],
+        holds_created: created,
         holds_released: [],
         extra: { ...(p.req.result_extra ?? {}), ...(applied.recovered > 0 ? { receivable_recovered: applied.recovered } : {}) },
       };
@@ -463,12 +527,13 @@ export class PostBatcher {
       headers: {},
       data: transactionsPostedData(g.items),
     }));
+    events.push(...holdEvents);
     let xmin: string | null = null;
     try {
       if (transactions.length === 0 && wallets.length === 0) {
         await settled([begin(), tx`commit`.execute()]);
       } else {
-        const [, written, commit] = await settled([begin(), writeBatch(tx, { transactions, entries, wallets, shards, events }), tx`commit`.execute()]);
+        const [, written, commit] = await settled([begin(), writeBatch(tx, { transactions, entries, wallets, shards, events, holds, sales }), tx`commit`.execute()]);
         if (commit.command !== "COMMIT") throw new Error(`posting batch ended with ${commit.command}, not COMMIT`);
         xmin = written;
       }
@@ -506,7 +571,7 @@ function walletKeys(req: PostRequest, refs: readonly AccountRef[]): string[] {
 }
 
 function refsOf(req: PostRequest): AccountRef[] {
-  return [...req.postings.flatMap((p) => [p.debit, p.credit]), ...req.preconditions.map((p) => p.wallet)];
+  return [...req.postings.flatMap((p) => [p.debit, p.credit]), ...req.preconditions.map((p) => p.wallet), ...req.holds_create.map((h) => h.wallet)];
 }
 
 interface ApplyCtx {
@@ -518,7 +583,15 @@ interface ApplyCtx {
 }
 
 type Applied =
-  | { ok: true; plan: ReturnType<typeof planPostings>; wallets: Map<string, { balance: number; held: number }>; touched: Set<string>; recovered: number }
+  | {
+      ok: true;
+      plan: ReturnType<typeof planPostings>;
+      wallets: Map<string, { balance: number; held: number }>;
+      touched: Set<string>;
+      recovered: number;
+      /** The holds of holds_create, in order: the wallet each holds on. */
+      holds: { walletId: string; participantId: string | null }[];
+    }
   | { ok: false; error: DomainError };
 
 /** One request against the batch's current state; nothing changes unless it is accepted. */
@@ -555,6 +628,12 @@ function applyOne(req: PostRequest, c: ApplyCtx): Applied {
     }
     postings.push({ debit, credit, amount: p.amount });
   }
+  const holds: { walletId: string; participantId: string | null; amount: number }[] = [];
+  for (const h of req.holds_create) {
+    const id = resolve(h.wallet);
+    if (id instanceof DomainError) return { ok: false, error: id };
+    holds.push({ walletId: id, participantId: c.locked.get(id)?.participant_id ?? null, amount: h.amount });
+  }
   for (const id of touched) {
     const w = c.locked.get(id);
     if (w !== undefined && w.status !== "active") return { ok: false, error: new DomainError("wallet_not_active", `Wallet ${id} is ${w.status}`, { extra: { wallet_id: id } }) };
@@ -566,6 +645,12 @@ function applyOne(req: PostRequest, c: ApplyCtx): Applied {
     if (a === undefined || available(a) < pre.available_gte) {
       return { ok: false, error: new DomainError("insufficient_balance", "Insufficient available balance", { extra: { wallet_id: id, available_balance: a === undefined ? 0 : available(a), required: pre.available_gte } }) };
     }
+  }
+  // Holds created move held_amount before the postings apply (as in `post`).
+  for (const h of holds) {
+    const a = accounts.get(h.walletId);
+    if (a === undefined) throw new InvariantViolation(`hold wallet ${h.walletId} not resolved`);
+    accounts.set(h.walletId, { ...a, held: a.held + h.amount });
   }
   let plan = planPostings(postings, accounts);
   let recovered = 0;
@@ -601,7 +686,7 @@ function applyOne(req: PostRequest, c: ApplyCtx): Applied {
     if (debt !== undefined) debt.outstanding -= r.amount;
     recovered += r.amount;
   }
-  return { ok: true, plan, wallets, touched, recovered };
+  return { ok: true, plan, wallets, touched, recovered, holds };
 }
 
 /** A reference (org, env, kind, reference_id) already taken: committed, or claimed by a concurrent transaction. */
