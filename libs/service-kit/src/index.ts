@@ -11,6 +11,8 @@ export { domainErrorReply, errorReply, RpcServer, rpcCall } from "./rpc.ts";
 export type { HandlerCtx, RawRpcHandler, RpcHandler, RpcServerOptions } from "./rpc.ts";
 export { OutboxRelay, writeOutbox } from "./outbox.ts";
 export { markOutboxWritten } from "./outbox-signal.ts";
+export { outboxRowValues, wakeOutboxRelay } from "./outbox-row.ts";
+export type { OutboxRowValues } from "./outbox-row.ts";
 export type { NewEvent, OutboxRelayOptions } from "./outbox.ts";
 export { claimInbox } from "./inbox.ts";
 export { EventConsumer } from "./consumer.ts";

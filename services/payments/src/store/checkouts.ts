@@ -1,5 +1,6 @@
 /** SQL of checkout sessions. int8 columns are parsed into numbers once, here, with safe-integer checks. */
 import { parseCents } from "@treasury/contracts";
+import type { OutboxRowValues } from "@treasury/service-kit";
 import type postgres from "postgres";
 import type { Scope } from "../adapters/ledger.ts";
 import type { Q } from "./db.ts";
@@ -119,6 +120,33 @@ export async function updateCheckout(q: Q, id: string, fields: Partial<Record<ke
     ? await q<RawRow[]>`update payments.checkout_sessions set ${q(set as never)} where id = ${id} returning *`
     : await q<RawRow[]>`update payments.checkout_sessions set ${q(set as never)} where id = ${id} and status = ${onlyIfStatus} returning *`;
   const r = rows[0];
+  return r === undefined ? undefined : parse(r);
+}
+
+/**
+ * completing → completed and its outbox event in ONE statement (one round trip, its own commit): the event
+ * row is inserted only when the session moved. Undefined when it was not `completing` (another settler won).
+ */
+export async function settleCompleted(
+  q: Q,
+  id: string,
+  fields: { sale_transaction_id: string; hold_id: string | null; completed_at: Date },
+  event: OutboxRowValues,
+): Promise<CheckoutRow | undefined> {
+  const [r] = await q<RawRow[]>`
+    with done as (
+      update payments.checkout_sessions
+         set status = 'completed', sale_transaction_id = ${fields.sale_transaction_id}, hold_id = ${fields.hold_id},
+             completed_at = ${fields.completed_at}, updated_at = ${new Date()}
+       where id = ${id} and status = 'completing'
+       returning *
+    ), ev as (
+      insert into payments.outbox (id, org_id, livemode, type, subject, payload, headers)
+      select ${event.id}, ${event.org_id}, ${event.livemode}, ${event.type}, ${event.subject}, ${q.json(event.payload as never)}, ${q.json(event.headers)}
+      from done
+      returning 1
+    )
+    select done.* from done`;
   return r === undefined ? undefined : parse(r);
 }
 

@@ -12,9 +12,9 @@
  * service_timeout (the ledger did not answer: outcome unknown, the reconciler finishes it).
  */
 import { DomainError, type PostRequestInput } from "@treasury/contracts";
-import { withTx, writeOutbox } from "@treasury/service-kit";
+import { outboxRowValues, wakeOutboxRelay, withTx, writeOutbox } from "@treasury/service-kit";
 import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
-import { findCheckout, lockCheckout, markCompleting, updateCheckout, type CheckoutRow } from "../store/checkouts.ts";
+import { findCheckout, lockCheckout, markCompleting, settleCompleted, updateCheckout, type CheckoutRow } from "../store/checkouts.ts";
 import { CURRENCY, type PaymentsDeps } from "./deps.ts";
 import { presentCheckout, publicStatus, saleReferenceOf } from "./present.ts";
 
@@ -125,18 +125,21 @@ function completedEventData(row: CheckoutRow): Record<string, unknown> {
   };
 }
 
-/** Step 3: completing → completed plus the outbox event, in one transaction; only the first settler writes. */
+/**
+ * Step 3: completing → completed plus the outbox event, in one statement; only the first settler writes. The
+ * event is built from the completing row and what settling sets (nothing else changes a completing session).
+ */
 async function settle(deps: PaymentsDeps, row: CheckoutRow, saleTransactionId: string, holdId: string | null): Promise<CheckoutRow> {
-  return withTx(deps.sql, async (tx) => {
-    const done = await updateCheckout(tx, row.id, { status: "completed", sale_transaction_id: saleTransactionId, hold_id: holdId, completed_at: deps.now() }, "completing");
-    if (done === undefined) {
-      const current = await findCheckout(tx, { orgId: row.org_id, livemode: row.livemode }, row.id);
-      if (current === undefined) throw new Error(`checkout ${row.id} vanished`);
-      return current;
-    }
-    await writeOutbox(tx, "payments", { type: "checkout.completed", org_id: done.org_id, livemode: done.livemode, data: completedEventData(done) });
+  const fields = { sale_transaction_id: saleTransactionId, hold_id: holdId, completed_at: deps.now() };
+  const event = outboxRowValues({ type: "checkout.completed", org_id: row.org_id, livemode: row.livemode, data: completedEventData({ ...row, ...fields, status: "completed" }) });
+  const done = await settleCompleted(deps.sql, row.id, fields, event);
+  if (done !== undefined) {
+    wakeOutboxRelay("payments");
     return done;
-  });
+  }
+  const current = await findCheckout(deps.sql, { orgId: row.org_id, livemode: row.livemode }, row.id);
+  if (current === undefined) throw new Error(`checkout ${row.id} vanished`);
+  return current;
 }
 
 /** The ledger refused for good: completing → failed plus `checkout.failed`. */
