@@ -112,12 +112,27 @@ export interface LockedWallet {
 
 export type ExistingClaim = { id: string; org_id: string; livemode: boolean; kind: string; reference_id: string; request_hash: string; result: Record<string, unknown> };
 
-/** Locks every wallet of the batch in one statement, in ascending id order (the lock order everywhere). */
-export async function lockWalletsAnyScope(q: Q, ids: readonly string[]): Promise<LockedWallet[]> {
-  if (ids.length === 0) return [];
+/**
+ * Locks every wallet of the batch in one statement, in ascending id order (the lock order everywhere): the
+ * wallets named by id and the creator wallets of the participants named, so one statement (pipelined with
+ * the participant lookup) does what a lookup round trip and then a lock round trip did.
+ */
+export async function lockWalletsAnyScope(
+  q: Q,
+  ids: readonly string[],
+  participants: readonly { orgId: string; livemode: boolean; participantId: string }[] = [],
+): Promise<LockedWallet[]> {
+  if (ids.length === 0 && participants.length === 0) return [];
+  const byParticipant = participants.length === 0
+    ? q``
+    : q`or id in (
+        select p.wallet_id from ledger.participants p
+        join unnest(${quoted(participants.map((k) => k.orgId))}::text[], ${bools(participants.map((k) => k.livemode))}::boolean[], ${quoted(participants.map((k) => k.participantId))}::text[])
+          as v(org_id, livemode, participant_id)
+          on p.org_id = v.org_id and p.livemode = v.livemode and p.participant_id = v.participant_id)`;
   const rows = await q<(Omit<LockedWallet, "balance" | "held_amount"> & { balance: string; held_amount: string })[]>`
     select id, org_id, livemode, account_type, normal_side, participant_id, status, balance, held_amount, xmin::text as xmin
-    from ledger.accounts where id = any(${quoted(ids)}::uuid[]) and is_wallet
+    from ledger.accounts where (id = any(${quoted(ids)}::uuid[]) ${byParticipant}) and is_wallet
     order by id for update`;
   return rows.map((r) => ({ ...r, balance: money(r.balance), held_amount: money(r.held_amount) }));
 }

@@ -234,4 +234,24 @@ describe("group commit", () => {
     const report = await checkInvariants(h.env.adminSql, { orgId: org });
     expect(report.violations).toEqual([]);
   });
+
+  it("a creator owing the platform repays from batched earnings, once across a batch", async () => {
+    // Proves receivable recovery on the group-commit path (receivables read under the wallet lock, in the
+    // same round trip): the debt is repaid from the first credits only, and balances stay exact.
+    const org = newOrg();
+    await createParticipant(h.sql, { orgId: org, livemode: false }, { participant_id: "owes" });
+    await post(h.sql, { org_id: org, livemode: false, kind: "adjust", reference_id: "debt", postings: [{ debit: { system: "creator_receivable", entity_id: "owes" }, credit: { system: "platform_cash" }, amount: 500 }] });
+    const earn = (i: number) => ({ org_id: org, livemode: false, kind: "checkout_sale", reference_id: `e${i}`, postings: [{ debit: { system: "platform_cash" }, credit: { participant_id: "owes" }, amount: 300 }] });
+    const replies = await Promise.all([0, 1, 2, 3].map((i) => h.postRpc(earn(i))));
+    const recovered = replies.map((r) => Number(ok(r).body["extra"] === undefined ? 0 : ((ok(r).body["extra"] as Record<string, unknown>)["receivable_recovered"] ?? 0)));
+    expect(recovered.reduce((a, b) => a + b, 0)).toBe(500);
+    const [w] = await h.env.adminSql`select balance::int as balance from ledger.accounts where org_id = ${org} and participant_id = 'owes' and is_wallet`;
+    expect(w?.["balance"]).toBe(4 * 300 - 500);
+    const [debt] = await h.env.adminSql`
+      select coalesce(sum(sh.balance), 0)::int as outstanding from ledger.accounts a join ledger.account_balance_shards sh on sh.account_id = a.id
+      where a.org_id = ${org} and a.account_type = 'creator_receivable' and a.entity_id = 'owes'`;
+    expect(debt?.["outstanding"]).toBe(0);
+    const report = await checkInvariants(h.env.adminSql, { orgId: org });
+    expect(report.violations).toEqual([]);
+  });
 });

@@ -343,41 +343,35 @@ export class PostBatcher {
         if ("participant_id" in ref) partKeys.set(scopeKey(p.req.org_id, p.req.livemode, ref.participant_id), { orgId: p.req.org_id, livemode: p.req.livemode, participantId: ref.participant_id });
       }
     }
-    let participants = new Map<string, string>();
-    if (partKeys.size > 0) {
-      const [, rows] = await settled([begin(), participantWallets(tx, [...partKeys.values()])]);
-      participants = new Map(rows.map((r) => [scopeKey(r.org_id, r.livemode, r.participant_id), r.wallet_id]));
-    }
-    const walletIds = new Set<string>();
-    for (const p of list) {
-      for (const ref of p.refs) {
-        if ("wallet_id" in ref) walletIds.add(ref.wallet_id.toLowerCase());
-        else if ("participant_id" in ref) {
-          const id = participants.get(scopeKey(p.req.org_id, p.req.livemode, ref.participant_id));
-          if (id !== undefined) walletIds.add(id);
-        }
-      }
-    }
+    const partList = [...partKeys.values()];
+    const directIds = new Set<string>();
+    for (const p of list) for (const ref of p.refs) if ("wallet_id" in ref) directIds.add(ref.wallet_id.toLowerCase());
 
     // The wallets: remembered rows when every one is remembered (no lock; the write is guarded by their row
     // versions), else locked in id order and read. The keys already posted are read only after a reference was
-    // found taken; otherwise a key already taken shows up as a unique violation of the write. Both reads go out
-    // pipelined behind BEGIN.
-    const ids = [...walletIds].sort();
+    // found taken; otherwise a key already taken shows up as a unique violation of the write. Everything the
+    // batch reads goes out pipelined behind BEGIN, in one round trip: the participants' wallet ids, the lock of
+    // every wallet (named by id or by participant), the claims when needed, and the participants' receivables.
+    const ids = [...directIds].sort();
     const remembered = useCache && !readClaims && partKeys.size === 0 ? this.remembered(ids) : undefined;
     used.cache = remembered !== undefined;
     let lockedRows: LockedWallet[];
     let existing: ExistingClaim[];
+    let participantRows: Awaited<ReturnType<typeof participantWallets>> = [];
+    let receivableRows: Awaited<ReturnType<typeof receivables>> = [];
     if (remembered !== undefined) {
       lockedRows = remembered;
       existing = [];
     } else {
-      [, lockedRows, existing] = await settled([
+      [, participantRows, lockedRows, existing, receivableRows] = await settled([
         begin(),
-        lockWalletsAnyScope(tx, ids),
+        participantWallets(tx, partList),
+        lockWalletsAnyScope(tx, ids, partList),
         readClaims ? claimsByKey(tx, list.map((p) => ({ orgId: p.req.org_id, livemode: p.req.livemode, kind: p.req.kind, referenceId: p.req.reference_id }))) : Promise.resolve([] as ExistingClaim[]),
+        receivables(tx, partList),
       ]);
     }
+    const participants = new Map(participantRows.map((r) => [scopeKey(r.org_id, r.livemode, r.participant_id), r.wallet_id]));
     const locked = new Map(lockedRows.map((w) => [w.id, w]));
     const byKey = new Map(existing.map((e) => [`${e.org_id}\u0000${e.livemode}\u0000${e.kind}\u0000${e.reference_id}`, e]));
     const fresh: Pending[] = [];
@@ -388,9 +382,14 @@ export class PostBatcher {
       else verdicts.set(p, { ok: false, error: new DomainError("idempotency_conflict", `reference_id ${p.req.reference_id} was used with a different request`, { extra: { existing_transaction_id: e.id } }) });
     }
 
-    // Creators with an outstanding receivable repay it from credits (as in `post`).
-    const creatorKeys = [...locked.values()].filter((w) => w.account_type === "creator_earnings" && w.participant_id !== null).map((w) => ({ orgId: w.org_id, livemode: w.livemode, participantId: w.participant_id ?? "" }));
-    const owed = new Map((await receivables(tx, creatorKeys)).filter((r) => r.outstanding > 0).map((r) => [scopeKey(r.org_id, r.livemode, r.entity_id), { id: r.id, outstanding: r.outstanding }]));
+    // Creators with an outstanding receivable repay it from credits (as in `post`). Those named by participant
+    // were read above; creator wallets named by wallet id are read now (after their lock), if any.
+    const asked = new Set(partList.map((k) => scopeKey(k.orgId, k.livemode, k.participantId)));
+    const missing = [...locked.values()]
+      .filter((w) => w.account_type === "creator_earnings" && w.participant_id !== null && !asked.has(scopeKey(w.org_id, w.livemode, w.participant_id)))
+      .map((w) => ({ orgId: w.org_id, livemode: w.livemode, participantId: w.participant_id ?? "" }));
+    if (missing.length > 0) receivableRows = [...receivableRows, ...(await receivables(tx, missing))];
+    const owed = new Map(receivableRows.filter((r) => r.outstanding > 0).map((r) => [scopeKey(r.org_id, r.livemode, r.entity_id), { id: r.id, outstanding: r.outstanding }]));
 
     // Apply in arrival order against the in-memory state of the locked rows.
     const state = new Map<string, { balance: number; held: number }>();
