@@ -16,7 +16,7 @@ import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, LEDGER_NODE_OPTIONS, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32").split(",").map(Number).filter((n) => n > 0);
@@ -70,7 +70,7 @@ try {
     const health = await freePort();
     children.push(await startChild(`services/${name}/src/main.ts`, { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra }, `http://127.0.0.1:${health}/readyz`));
   };
-  await start("ledger");
+  await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
   await start("payments");
   const [gwPort, altPort] = [await freePort(), await freePort()];
   await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort) });

@@ -21,7 +21,7 @@ import { connect, createInbox, type NatsConnection } from "@nats-io/transport-no
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, cpuMs, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, cpuMs, LEDGER_NODE_OPTIONS, startChild, startInfra, type Child } from "./lib.ts";
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 256);
@@ -278,6 +278,7 @@ try {
     HEALTH_PORT: String(healthPort),
     DB_POOL_MAX: process.env.BENCH_DB_POOL_MAX ?? "20",
     RPC_CONCURRENCY_MAX: "4096",
+    NODE_OPTIONS: LEDGER_NODE_OPTIONS,
     ...(process.env.BENCH_BATCH_SLOTS ? { POST_BATCH_SLOTS: process.env.BENCH_BATCH_SLOTS } : {}),
   };
   children.push(await startChild("services/ledger/src/main.ts", env, `http://127.0.0.1:${healthPort}/readyz`));

@@ -8,6 +8,9 @@ import { SERVICES } from "@treasury/contracts";
 import { migrateAll } from "@treasury/service-kit";
 import { freePort, makeScratchDir, repoRoot, startNats, startPostgres } from "@treasury/testing";
 
+/** The ledger's V8 flags as deployed (k8s/base/ledger.yaml NODE_OPTIONS): benchmarks run it the same way. */
+export const LEDGER_NODE_OPTIONS = "--max-semi-space-size=64";
+
 export interface BenchInfra {
   adminUrl: string;
   natsUrl: string;
