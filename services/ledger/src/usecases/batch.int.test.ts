@@ -254,4 +254,25 @@ describe("group commit", () => {
     const report = await checkInvariants(h.env.adminSql, { orgId: org });
     expect(report.violations).toEqual([]);
   });
+
+  it("earnings credited onto a hold repay a creator's debt when the hold is released, not before", async () => {
+    // Proves "recovered from the creator's next earnings before they become available" with holds: a batched
+    // sale holding the share recovers nothing (nothing became available); releasing the hold repays first.
+    const org = newOrg();
+    await createParticipant(h.sql, { orgId: org, livemode: false }, { participant_id: "held" });
+    await post(h.sql, { org_id: org, livemode: false, kind: "adjust", reference_id: "debt", postings: [{ debit: { system: "creator_receivable", entity_id: "held" }, credit: { system: "platform_cash" }, amount: 500 }] });
+    const sale = ok(await h.postRpc({
+      org_id: org, livemode: false, kind: "checkout_sale", reference_id: "s1",
+      postings: [{ debit: { system: "platform_cash" }, credit: { participant_id: "held" }, amount: 800 }],
+      holds_create: [{ wallet: { participant_id: "held" }, amount: 800, reason_code: "checkout_hold" }],
+    })).body;
+    expect((sale["extra"] as Record<string, unknown>)["receivable_recovered"]).toBeUndefined();
+    const holdId = (sale["holds_created"] as { hold_id: string }[])[0]?.hold_id ?? "";
+    const released = await post(h.sql, { org_id: org, livemode: false, kind: "hold_release", reference_id: "r1", holds_release: [holdId] });
+    expect(released.result.extra["receivable_recovered"]).toBe(500);
+    const [w] = await h.env.adminSql`select balance::int as balance, held_amount::int as held from ledger.accounts where org_id = ${org} and participant_id = 'held' and is_wallet`;
+    expect(w).toEqual({ balance: 300, held: 0 });
+    const report = await checkInvariants(h.env.adminSql, { orgId: org });
+    expect(report.violations).toEqual([]);
+  });
 });

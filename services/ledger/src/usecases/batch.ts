@@ -657,12 +657,13 @@ function applyOne(req: PostRequest, c: ApplyCtx): Applied {
   for (const id of touched) {
     const w = c.locked.get(id);
     const after = plan.wallets.get(id);
-    const before = accounts.get(id);
-    if (w === undefined || after === undefined || before === undefined || w.account_type !== "creator_earnings" || w.participant_id === null) continue;
+    if (w === undefined || after === undefined || w.account_type !== "creator_earnings" || w.participant_id === null) continue;
     const debt = c.owed.get(scopeKey(w.org_id, w.livemode, w.participant_id));
-    const credited = after.balance - before.balance;
-    if (debt === undefined || credited <= 0) continue;
-    const amount = Math.min(debt.outstanding, credited, available(after));
+    // What this request makes available (earnings credited onto a new hold are not: they repay at release).
+    const pre = c.state.get(id) ?? { balance: w.balance, held: w.held_amount };
+    const freed = available(after) - available(pre);
+    if (debt === undefined || freed <= 0) continue;
+    const amount = Math.min(debt.outstanding, freed, available(after));
     if (amount <= 0) continue;
     accounts.set(debt.id, { id: debt.id, normal: "debit", isWallet: false, balance: 0, held: 0 });
     recovery.push({ debit: id, credit: debt.id, amount });

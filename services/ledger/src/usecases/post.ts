@@ -351,7 +351,11 @@ async function postInTx(
   return { duplicate: false, result };
 }
 
-/** Recovery postings (creator wallet → its creator_receivable) for creator wallets this plan credits. */
+/**
+ * Recovery postings (creator wallet → its creator_receivable) for creator wallets whose available balance this
+ * transaction raises: new earnings, or held earnings released. Earnings credited onto a hold are recovered
+ * when the hold is released, "before they become available" (DESIGN.md), never from what was available before.
+ */
 async function recoverReceivables(
   tx: Tx,
   scope: Scope,
@@ -362,14 +366,13 @@ async function recoverReceivables(
   const out: ResolvedPosting[] = [];
   for (const w of locked) {
     if (w.account_type !== "creator_earnings" || w.participant_id === null) continue;
-    const after = planned.get(w.id);
-    const before = accounts.get(w.id);
-    if (after === undefined || before === undefined) continue;
-    const credited = after.balance - before.balance;
-    if (credited <= 0) continue;
+    const after = planned.get(w.id) ?? accounts.get(w.id);
+    if (after === undefined) continue;
+    const freed = available(after) - (w.balance - w.held_amount);
+    if (freed <= 0) continue;
     const receivable = await creatorReceivable(tx, scope, w.participant_id);
     if (receivable === undefined || receivable.outstanding <= 0) continue;
-    const amount = Math.min(receivable.outstanding, credited, available(after));
+    const amount = Math.min(receivable.outstanding, freed, available(after));
     if (amount <= 0) continue;
     accounts.set(receivable.id, { id: receivable.id, normal: "debit", isWallet: false, balance: 0, held: 0 });
     out.push({ debit: w.id, credit: receivable.id, amount });
