@@ -70,22 +70,78 @@ export interface OutboxRelayOptions {
   log: Logger;
   batchSizeMax?: number;
   pollIntervalMs?: number;
+  /**
+   * After a commit signal, how long the relay waits before its cycle so that commits arriving together go out
+   * in one batch (one pass over the database instead of one per commit). 0 disables it.
+   */
+  coalesceMs?: number;
+  /** How often the leader re-checks that its session still holds the advisory lock. */
+  lockCheckIntervalMs?: number;
   hooks?: { afterPublishBeforeMark?: (ids: string[]) => Promise<void> };
 }
 
 const BATCH_SIZE_MAX_DEFAULT = 100;
 // Short: the fallback for rows committed outside withTx or by another replica (no NOTIFY: see outbox-signal.ts).
 const POLL_INTERVAL_MS_DEFAULT = 100;
+const COALESCE_MS_DEFAULT = 0;
+const LOCK_CHECK_INTERVAL_MS_DEFAULT = 1000;
 const BACKOFF_MAX_MS = 30_000;
+
+interface NumberResult {
+  /** Rows given their sequence by this statement. */
+  numbered: number;
+  /** Numbered rows were still unpublished, so nothing new was numbered. */
+  blocked: boolean;
+}
+
+interface CycleResult extends NumberResult {
+  published: number;
+}
+
+/** Awaits statements sent together (pipelined) and throws the first error once all of them have answered. */
+async function settled<T extends readonly unknown[]>(promises: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const results = await Promise.allSettled(promises);
+  const errors = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+  // A lost session fails every statement behind the one that saw it end; that is the error to act on.
+  if (errors.length > 0) throw errors.find(sessionLost) ?? errors[0];
+  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+}
+
+/**
+ * The session behind a connection has ended: postgres.js's closed-connection errors, socket errors, and the
+ * server's FATAL errors (terminated backend, shutdown, session timeouts), after which it closes the connection.
+ */
+function sessionLost(e: unknown): boolean {
+  if (typeof e !== "object" || e === null) return false;
+  const { code, severity } = e as { code?: unknown; severity?: unknown };
+  if (severity === "FATAL" || severity === "PANIC") return true;
+  return typeof code === "string" && (code.startsWith("CONNECTION_") || ["ECONNRESET", "EPIPE", "ETIMEDOUT"].includes(code));
+}
+
+function firstRow(rows: readonly NumberResult[]): NumberResult {
+  const [row] = rows;
+  if (row === undefined) throw new Error("outbox numbering statement returned no row");
+  return row;
+}
 
 /**
  * Publishes a service's outbox to JetStream. One relay per service does the work: it holds a session
  * advisory lock on a reserved connection; other replicas retry the lock periodically and take over when
  * the holder's session ends.
  *
+ * All of the leader's statements run on that reserved connection, pipelined, so a cycle costs few round
+ * trips: (1) the numbering statement (autocommit), sent together with BEGIN and the SELECT ... FOR UPDATE
+ * SKIP LOCKED of the rows to publish when a commit signal says rows are waiting (after a quiet poll the
+ * numbering statement goes alone first, so an idle poll is one round trip); (2) the publishes; (3) the UPDATE
+ * that marks them, sent together with COMMIT. Any error on the connection ends the cycle; if the connection
+ * cannot even roll back, the relay gives up the lock and starts over with a fresh session. The statements only
+ * act on the session whose backend took the lock (pg_backend_pid), and the lock itself is re-checked every
+ * `lockCheckIntervalMs` and after any failure.
+ *
  * Sequences: rows get their per-(org, livemode) sequence in a committed step of their own, before any
  * publish, so a republish after a crash carries the same number. New numbers are handed out only when every
- * numbered row is published, so rows are always published in sequence order within an org.
+ * numbered row is published (the numbering statement checks it itself), so rows are always published in
+ * sequence order within an org.
  *
  * The publish transaction spans network calls on purpose: it locks only unpublished outbox rows (writers
  * only insert), and it lets "publish, then mark" be all-or-nothing from the database's point of view.
@@ -94,9 +150,15 @@ export class OutboxRelay {
   private readonly opts: OutboxRelayOptions;
   private readonly batchSizeMax: number;
   private readonly pollIntervalMs: number;
+  private readonly coalesceMs: number;
+  private readonly lockCheckIntervalMs: number;
   private readonly lockKey: string;
   private readonly js: JetStreamClient;
   private reserved: postgres.ReservedSql | undefined;
+  /** Backend pid of the reserved session that took the lock. */
+  private pid = 0;
+  /** When the leader last saw that it holds the lock (0: check on the next round). */
+  private lockCheckedAt = 0;
   private unsubscribe: (() => void) | undefined;
   private leader = false;
   private stopped = true;
@@ -108,6 +170,8 @@ export class OutboxRelay {
     this.opts = opts;
     this.batchSizeMax = opts.batchSizeMax ?? BATCH_SIZE_MAX_DEFAULT;
     this.pollIntervalMs = opts.pollIntervalMs ?? POLL_INTERVAL_MS_DEFAULT;
+    this.coalesceMs = opts.coalesceMs ?? COALESCE_MS_DEFAULT;
+    this.lockCheckIntervalMs = opts.lockCheckIntervalMs ?? LOCK_CHECK_INTERVAL_MS_DEFAULT;
     this.lockKey = `${opts.schema}.outbox_relay`;
     this.js = jetstream(opts.nc);
   }
@@ -181,83 +245,164 @@ export class OutboxRelay {
     });
   }
 
+  /**
+   * Cycles until the outbox is drained: another cycle follows at once only when the last one may have left
+   * rows behind (a full batch, or numbering held back by rows it had to publish first) or a commit signal
+   * arrived while it ran. A signal means rows are waiting, so that cycle pipelines everything it can.
+   */
   private async publishBacklog(): Promise<void> {
+    let expectRows = false;
     while (!this.stopped) {
+      if (this.woken) {
+        expectRows = true;
+        if (this.coalesceMs > 0) {
+          await this.sleep(this.coalesceMs, false);
+          if (this.stopped) return;
+        }
+      }
       this.woken = false;
-      if ((await this.cycle()) === 0) return;
+      const c = await this.cycle(expectRows);
+      const more = c.published >= this.batchSizeMax || c.numbered >= this.batchSizeMax || (c.blocked && c.published > 0);
+      if (!more && !this.woken) return;
+      expectRows = more;
     }
-  }
-
-  /** One batch: publish the numbered rows, or number the next batch and publish that. */
-  private async cycle(): Promise<number> {
-    const published = await this.publishNumbered();
-    if (published > 0) return published;
-    if ((await this.assignSequences()) === 0) return 0;
-    return this.publishNumbered();
   }
 
   private table(name: string): postgres.Helper<string> {
     return this.opts.sql(`${this.opts.schema}.${name}`);
   }
 
-  /** Numbers the oldest unnumbered rows per (org, livemode) in one statement and commits. */
-  private async assignSequences(): Promise<number> {
-    const outbox = this.table("outbox");
-    const eventSeq = this.table("event_seq");
-    const rows = await this.opts.sql.begin(
-      (tx) => tx`
-        with batch as (
-          select seq, org_id, livemode from ${outbox}
-          where published_at is null and not (payload ? 'sequence')
-          order by seq limit ${this.batchSizeMax} for update skip locked
-        ), counts as (
-          select org_id, livemode, count(*) as n from batch group by org_id, livemode
-        ), bumped as (
-          insert into ${eventSeq} as e (org_id, livemode, last)
-          select org_id, livemode, n from counts
-          on conflict (org_id, livemode) do update set last = e.last + excluded.last
-          returning org_id, livemode, last
-        ), numbered as (
-          select b.seq, u.last - c.n + row_number() over (partition by b.org_id, b.livemode order by b.seq) as sequence
-          from batch b join counts c using (org_id, livemode) join bumped u using (org_id, livemode)
-        )
-        update ${outbox} o set payload = jsonb_set(o.payload, '{sequence}', to_jsonb(numbered.sequence))
-        from numbered where o.seq = numbered.seq
-        returning o.seq`,
-    );
-    return rows.length;
-  }
-
-  private async publishNumbered(): Promise<number> {
-    const outbox = this.table("outbox");
-    let ids: string[] = [];
+  /**
+   * One batch on the leader's connection: number the next rows (committed on its own), then in one
+   * transaction lock the numbered rows, publish them and mark them published.
+   */
+  private async cycle(expectRows: boolean): Promise<CycleResult> {
+    const conn = this.reserved;
+    if (conn === undefined) throw new Error("outbox relay has no connection");
+    let open = false;
+    let rows: OutboxRow[] = [];
     try {
-      return await this.opts.sql.begin(async (tx) => {
-        const rows = await tx<OutboxRow[]>`
-          select seq, id, org_id, livemode, type, payload, headers, created_at from ${outbox}
-          where published_at is null and payload ? 'sequence'
-          order by seq limit ${this.batchSizeMax} for update skip locked`;
-        if (rows.length === 0) return 0;
-        ids = rows.map((r) => r.id);
-        // Pipelined: all of the batch's publishes go out on the one connection before the first ack comes
-        // back, so the broker stores them in this order. If one fails the batch is not marked and is
-        // republished whole (same ids: the broker drops the copies); only then can a later event of the
-        // batch reach the stream before the failed one, and consumers order by `sequence`.
-        await Promise.all(rows.map((row) => this.publish(row)));
-        await this.opts.hooks?.afterPublishBeforeMark?.(ids);
-        await tx`update ${outbox} set published_at = now(), attempts = attempts + 1 where id in ${tx(ids)}`;
-        return rows.length;
-      });
+      let num: NumberResult;
+      if (expectRows) {
+        open = true;
+        const [n, , selected] = await settled([this.numberRows(conn).execute(), conn`begin`.execute(), this.selectRows(conn).execute()]);
+        num = firstRow(n);
+        rows = selected;
+      } else {
+        num = firstRow(await this.numberRows(conn));
+        if (num.numbered === 0 && !num.blocked) return { ...num, published: 0 };
+        open = true;
+        const [, selected] = await settled([conn`begin`.execute(), this.selectRows(conn).execute()]);
+        rows = selected;
+      }
+      if (rows.length === 0) {
+        open = false;
+        await conn`commit`;
+        return { ...num, published: 0 };
+      }
+      const ids = rows.map((r) => r.id);
+      // Pipelined: all of the batch's publishes go out on the one connection before the first ack comes
+      // back, so the broker stores them in this order. If one fails the batch is not marked and is
+      // republished whole (same ids: the broker drops the copies); only then can a later event of the
+      // batch reach the stream before the failed one, and consumers order by `sequence`.
+      await Promise.all(rows.map((row) => this.publish(row)));
+      await this.opts.hooks?.afterPublishBeforeMark?.(ids);
+      const seqs = rows.map((r) => r.seq);
+      open = false;
+      const [, commit] = await settled([
+        conn`update ${this.table("outbox")} set published_at = now(), attempts = attempts + 1 where seq = any(${seqs}::int8[])`.execute(),
+        conn`commit`.execute(),
+      ]);
+      if (commit.command !== "COMMIT") throw new Error(`outbox publish transaction ended with ${commit.command}, not COMMIT`);
+      return { ...num, published: rows.length };
     } catch (e) {
-      if (ids.length > 0) await this.countFailedAttempt(ids);
+      await this.afterFailure(conn, open, rows, e);
       throw e;
     }
   }
 
-  private async countFailedAttempt(ids: string[]): Promise<void> {
-    await this.opts.sql`update ${this.table("outbox")} set attempts = attempts + 1 where id in ${this.opts.sql(ids)}`.catch(
-      (err: unknown) => this.opts.log.warn({ err }, "could not record outbox publish attempt"),
-    );
+  /**
+   * Ends a failed cycle's transaction and counts the attempt of the rows it had locked, in one round trip. If
+   * the session is gone, or that fails too, the relay gives up the lock and starts over with a new session.
+   */
+  private async afterFailure(conn: postgres.ReservedSql, open: boolean, rows: OutboxRow[], err: unknown): Promise<void> {
+    if (sessionLost(err)) return this.abandon(conn, err);
+    const seqs = rows.map((r) => r.seq);
+    const statements: Promise<unknown>[] = [];
+    if (open) statements.push(conn`rollback`.execute());
+    if (seqs.length > 0) {
+      statements.push(
+        conn`update ${this.table("outbox")} set attempts = attempts + 1 where seq = any(${seqs}::int8[])`
+          .execute()
+          .catch((e: unknown) => {
+            this.opts.log.warn({ err: e }, "could not record outbox publish attempt");
+            throw e;
+          }),
+      );
+    }
+    try {
+      await settled(statements);
+      this.lockCheckedAt = 0;
+    } catch (e) {
+      if (sessionLost(e)) return this.abandon(conn, e);
+      this.leader = false;
+      this.reserved = undefined;
+      await this.discard(conn, open);
+    }
+  }
+
+  /**
+   * Drops a reserved connection whose session has ended, without another statement on it: postgres.js throws an
+   * uncatchable error when a reserved connection writes after its socket closed (porsager/postgres#1208), and
+   * a released one would go back to the pool's open connections. The pool reconnects it when it needs it.
+   */
+  private abandon(conn: postgres.ReservedSql, err: unknown): void {
+    if (this.reserved === conn) {
+      this.reserved = undefined;
+      this.leader = false;
+    }
+    this.opts.log.warn({ err, schema: this.opts.schema }, "outbox relay lost its database session; it will take the lock again");
+  }
+
+  /**
+   * Numbers the oldest unnumbered rows per (org, livemode) in one autocommit statement, unless numbered rows
+   * are still unpublished (those go first, so an org's rows are published in sequence order).
+   */
+  private numberRows(conn: postgres.ReservedSql): postgres.PendingQuery<NumberResult[]> {
+    const outbox = this.table("outbox");
+    const eventSeq = this.table("event_seq");
+    return conn<NumberResult[]>`
+      with pending as (
+        select exists (select 1 from ${outbox} where published_at is null and payload ? 'sequence') as blocked
+      ), batch as (
+        select seq, org_id, livemode from ${outbox}
+        where published_at is null and not (payload ? 'sequence')
+          and not (select blocked from pending) and pg_backend_pid() = ${this.pid}
+        order by seq limit ${this.batchSizeMax} for update skip locked
+      ), counts as (
+        select org_id, livemode, count(*) as n from batch group by org_id, livemode
+      ), bumped as (
+        insert into ${eventSeq} as e (org_id, livemode, last)
+        select org_id, livemode, n from counts
+        on conflict (org_id, livemode) do update set last = e.last + excluded.last
+        returning org_id, livemode, last
+      ), numbered as (
+        select b.seq, u.last - c.n + row_number() over (partition by b.org_id, b.livemode order by b.seq) as sequence
+        from batch b join counts c using (org_id, livemode) join bumped u using (org_id, livemode)
+      ), updated as (
+        update ${outbox} o set payload = jsonb_set(o.payload, '{sequence}', to_jsonb(numbered.sequence))
+        from numbered where o.seq = numbered.seq
+        returning o.seq
+      )
+      select (select count(*) from updated)::int as numbered, (select blocked from pending) as blocked`;
+  }
+
+  /** The numbered, unpublished rows in order, locked for the publish transaction. */
+  private selectRows(conn: postgres.ReservedSql): postgres.PendingQuery<OutboxRow[]> {
+    return conn<OutboxRow[]>`
+      select seq, id, org_id, livemode, type, payload, headers, created_at from ${this.table("outbox")}
+      where published_at is null and payload ? 'sequence' and pg_backend_pid() = ${this.pid}
+      order by seq limit ${this.batchSizeMax} for update skip locked`;
   }
 
   private envelope(row: OutboxRow): EventEnvelope {
@@ -298,30 +443,37 @@ export class OutboxRelay {
     }
   }
 
+  /** Takes the lock when not leading; while leading, re-checks it every `lockCheckIntervalMs` (and after a failure). */
   private async tryLead(): Promise<void> {
+    if (this.leader && this.reserved !== undefined && Date.now() - this.lockCheckedAt < this.lockCheckIntervalMs) return;
     this.reserved ??= await this.opts.sql.reserve();
     const reserved = this.reserved;
     try {
       this.leader = this.leader ? await this.stillHoldsLock(reserved) : await this.takeLock(reserved);
+      if (this.leader) this.lockCheckedAt = Date.now();
     } catch (e) {
       // A failed session has (or soon will have) lost its lock; start over with a fresh connection next time.
       this.leader = false;
       this.reserved = undefined;
-      await this.discard(reserved);
+      if (sessionLost(e)) this.abandon(reserved, e);
+      else await this.discard(reserved, false);
       throw e;
     }
   }
 
   private async takeLock(reserved: postgres.ReservedSql): Promise<boolean> {
-    const [row] = await reserved<{ ok: boolean }[]>`select pg_try_advisory_lock(hashtext(${this.lockKey})) as ok`;
-    if (row?.ok) this.opts.log.info({ schema: this.opts.schema }, "outbox relay holds the lock");
-    return row?.ok === true;
+    const [row] = await reserved<{ ok: boolean; pid: number }[]>`
+      select pg_try_advisory_lock(hashtext(${this.lockKey})) as ok, pg_backend_pid() as pid`;
+    if (row?.ok !== true) return false;
+    this.pid = row.pid;
+    this.opts.log.info({ schema: this.opts.schema }, "outbox relay holds the lock");
+    return true;
   }
 
-  /** A reconnected session no longer holds the lock; checking each round stops two relays running at once. */
+  /** A reconnected session no longer holds the lock; checking it regularly stops two relays running at once. */
   private async stillHoldsLock(reserved: postgres.ReservedSql): Promise<boolean> {
     const [row] = await reserved<{ held: boolean }[]>`
-      select exists (
+      select pg_backend_pid() = ${this.pid} and exists (
         select 1 from pg_locks, (select hashtext(${this.lockKey})::bigint as k) key
         where locktype = 'advisory' and pid = pg_backend_pid() and granted and objsubid = 1
           and classid::bigint = (key.k >> 32) & 4294967295 and objid::bigint = key.k & 4294967295
@@ -334,13 +486,16 @@ export class OutboxRelay {
     const reserved = this.reserved;
     this.reserved = undefined;
     this.leader = false;
-    if (reserved) await this.discard(reserved);
+    if (reserved) await this.discard(reserved, false);
   }
 
-  /** Returns a reserved connection to the pool without any advisory lock, which would otherwise outlive us there. */
-  private async discard(reserved: postgres.ReservedSql): Promise<void> {
+  /**
+   * Returns a reserved connection to the pool without any advisory lock (which would otherwise outlive us
+   * there) and, when a transaction may still be open, without that either.
+   */
+  private async discard(reserved: postgres.ReservedSql, inTx: boolean): Promise<void> {
     try {
-      await reserved`select pg_advisory_unlock_all()`;
+      await settled([...(inTx ? [reserved`rollback`.execute()] : []), reserved`select pg_advisory_unlock_all()`.execute()]);
     } catch (err) {
       this.opts.log.warn({ err }, "could not release outbox relay lock; it ends with the session");
     } finally {

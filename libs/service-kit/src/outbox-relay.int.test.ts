@@ -1,0 +1,231 @@
+// The relay's cost and batching on real PostgreSQL + JetStream: how many statements a commit's wake-up costs,
+// that a burst goes out as one batch in order, that rows numbered before a crash go out before newer rows are
+// numbered, and that a relay whose database session dies takes the lock again and goes on publishing.
+import { mkdtemp, mkdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { eventsStreamName, newId } from "@treasury/contracts";
+import type { EventEnvelope } from "@treasury/contracts";
+import postgres from "postgres";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createDb, serviceDatabaseUrl, withTx } from "./db.ts";
+import type { Sql } from "./db.ts";
+import { migrateAll } from "./migrate.ts";
+import { connectNats, ensureEventsStream } from "./nats.ts";
+import { OutboxRelay, writeOutbox } from "./outbox.ts";
+import type { NewEvent, OutboxRelayOptions } from "./outbox.ts";
+import { captureLogger, createTestDatabase, deleteEventsStream, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
+import type { TestDatabase } from "./test-support.ts";
+
+const SCHEMA = "payments";
+const prefix = randomPrefix();
+const { log } = captureLogger(SCHEMA);
+let db: TestDatabase;
+let rootDir: string;
+let sql: Sql;
+let nc: NatsConnection;
+const running: Array<{ stop(): Promise<void> }> = [];
+const pools: Sql[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  rootDir = await mkdtemp(join(tmpdir(), "kit-outbox-relay-"));
+  await mkdir(join(rootDir, "services", SCHEMA, "migrations"), { recursive: true });
+  await migrateAll({ adminUrl: db.url, rootDir, services: [SCHEMA] });
+  sql = createDb(serviceDatabaseUrl(db.url, SCHEMA), { max: 5 });
+  nc = await connectNats({ url: TEST_NATS_URL, name: "outbox-relay-test" });
+  await ensureEventsStream(nc, prefix);
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((r) => r.stop()));
+  // A connection that died under a statement never finishes a plain end() in postgres.js: bound it.
+  await Promise.all(pools.splice(0).map((p) => p.end({ timeout: 1 })));
+});
+
+afterAll(async () => {
+  if (nc) await deleteEventsStream(nc, prefix);
+  await nc?.drain();
+  await sql?.end();
+  await db?.drop();
+  if (rootDir) await rm(rootDir, { recursive: true, force: true });
+});
+
+/** A pool of the service's own, with every statement it sends recorded. */
+function countingPool(): { pool: Sql; statements: string[] } {
+  const statements: string[] = [];
+  const pool = postgres(serviceDatabaseUrl(db.url, SCHEMA), {
+    max: 3,
+    onnotice: () => {},
+    debug: (_conn, query) => void statements.push(query.replace(/\s+/g, " ").trim()),
+  });
+  pools.push(pool);
+  return { pool, statements };
+}
+
+function relay(extra: Partial<OutboxRelayOptions> = {}): OutboxRelay {
+  const r = new OutboxRelay({ sql, nc, schema: SCHEMA, prefix, source: SCHEMA, log, pollIntervalMs: 50, ...extra });
+  running.push(r);
+  return r;
+}
+
+function event(org: string, data: Record<string, unknown> = {}): NewEvent {
+  return { type: "sandbox.test", org_id: org, livemode: false, data };
+}
+
+async function unpublished(ids: string[]): Promise<number> {
+  const [row] = await sql`select count(*)::int as n from payments.outbox where id in ${sql(ids)} and published_at is null`;
+  return Number(row?.["n"]);
+}
+
+/** The stream's messages of one org, in stream order. */
+async function orgMessages(org: string): Promise<EventEnvelope[]> {
+  const jsm = await jetstreamManager(nc);
+  const name = eventsStreamName(prefix);
+  const { state } = await jsm.streams.info(name);
+  const out: EventEnvelope[] = [];
+  for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+    const m = await jsm.streams.getMessage(name, { seq });
+    const env = m?.json<EventEnvelope>();
+    if (env?.org_id === org) out.push(env);
+  }
+  return out;
+}
+
+describe("outbox relay round trips and batching", () => {
+  it("publishes a commit's event with a handful of statements per wake-up, and nothing while idle", async () => {
+    const { pool, statements } = countingPool();
+    const r = relay({ sql: pool, pollIntervalMs: 60_000, lockCheckIntervalMs: 60_000 });
+    await r.start();
+    // Warm up: the first use of each statement on the connection also prepares it.
+    const warm = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event("org_rt")));
+    await waitFor(async () => (await unpublished([warm])) === 0, 3000, "warm-up event published");
+    await sleep(100);
+
+    const wakes = 5;
+    statements.length = 0;
+    for (let i = 0; i < wakes; i++) {
+      const id = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event("org_rt", { i })));
+      await waitFor(async () => (await unpublished([id])) === 0, 3000, `event ${i} published`);
+      await sleep(30); // any trailing cycle of this wake-up finishes before the next commit
+    }
+    await sleep(100);
+    // numbering + BEGIN + SELECT, then UPDATE + COMMIT (two round trips); the old relay sent ~17 statements
+    // per wake-up (two empty passes, BEGIN/COMMIT around each statement, a lock check every loop).
+    expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(wakes * 5);
+    expect(statements.filter((s) => s.includes("pg_locks"))).toEqual([]);
+    expect((await orgMessages("org_rt")).map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it("publishes a burst of events committed together as one batch, in order", async () => {
+    const batches: string[][] = [];
+    const r = relay({ pollIntervalMs: 60_000, hooks: { afterPublishBeforeMark: async (ids) => void batches.push(ids) } });
+    await r.start();
+    await sleep(100);
+    const org = `org_${newId("evt")}`;
+    const ids = await withTx(sql, async (tx) => {
+      const out: string[] = [];
+      for (let i = 0; i < 40; i++) out.push(await writeOutbox(tx, SCHEMA, event(org, { i })));
+      return out;
+    });
+    await waitFor(async () => (await unpublished(ids)) === 0, 3000, "burst published");
+    expect(batches).toEqual([ids]);
+    const msgs = await orgMessages(org);
+    expect(msgs.map((e) => e.id)).toEqual(ids);
+    expect(msgs.map((e) => e.sequence)).toEqual(ids.map((_, i) => i + 1));
+  });
+
+  it("with coalesceMs, commits arriving together go out in one batch", async () => {
+    const batches: string[][] = [];
+    const r = relay({ pollIntervalMs: 60_000, coalesceMs: 100, hooks: { afterPublishBeforeMark: async (ids) => void batches.push(ids) } });
+    await r.start();
+    await sleep(100);
+    const org = `org_${newId("evt")}`;
+    const ids = await Promise.all(Array.from({ length: 5 }, (_, i) => withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org, { i })))));
+    await waitFor(async () => (await unpublished(ids)) === 0, 3000, "commits published");
+    expect(batches).toHaveLength(1);
+    expect([...(batches[0] ?? [])].sort()).toEqual([...ids].sort());
+    const msgs = await orgMessages(org);
+    expect(msgs.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("publishes rows numbered before a crash before it numbers newer rows", async () => {
+    const org = `org_${newId("evt")}`;
+    const first = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org, { n: 1 })));
+    let crashes = 0;
+    const crashing = relay({
+      hooks: {
+        afterPublishBeforeMark: async () => {
+          crashes += 1;
+          throw new Error("simulated crash after publish");
+        },
+      },
+    });
+    await crashing.start();
+    await waitFor(() => crashes > 0, 3000, "first publish");
+    await crashing.stop();
+    const [row] = await sql`select payload->'sequence' as sequence, attempts from payments.outbox where id = ${first}`;
+    expect(Number(row?.["sequence"])).toBe(1);
+    expect(Number(row?.["attempts"])).toBeGreaterThanOrEqual(1);
+
+    const later = await withTx(sql, async (tx) => [await writeOutbox(tx, SCHEMA, event(org, { n: 2 })), await writeOutbox(tx, SCHEMA, event(org, { n: 3 }))]);
+    const batches: string[][] = [];
+    await relay({ hooks: { afterPublishBeforeMark: async (ids) => void batches.push(ids) } }).start();
+    await waitFor(async () => (await unpublished([first, ...later])) === 0, 3000, "all published");
+    expect(batches.filter((b) => b.some((id) => id === first || later.includes(id)))).toEqual([[first], later]);
+    const msgs = await orgMessages(org);
+    expect(msgs.map((e) => [e.id, e.sequence])).toEqual([
+      [first, 1],
+      [later[0], 2],
+      [later[1], 3],
+    ]);
+  });
+
+  it("gives up the lock when its session dies under a statement, takes it again with a new one and goes on publishing", async () => {
+    const org = `org_${newId("evt")}`;
+    const r = relay({ sql: countingPool().pool, pollIntervalMs: 50 });
+    await r.start();
+    expect(r.isLeader()).toBe(true);
+    const before = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org)));
+    await waitFor(async () => (await unpublished([before])) === 0, 3000, "published before");
+
+    // Hold the org's sequence row, so the relay's numbering statement waits on it, then end the relay's session.
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    let holding!: () => void;
+    const isHeld = new Promise<void>((resolve) => (holding = resolve));
+    const holder = sql.begin(async (tx) => {
+      await tx`select 1 from payments.event_seq where org_id = ${org} and livemode = false for update`;
+      holding();
+      await held;
+    });
+    await isHeld;
+    const after = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org)));
+    const relayPid = async (): Promise<number | undefined> => {
+      const [row] = await sql`select pid from pg_locks where locktype = 'advisory' and granted
+        and database = (select oid from pg_database where datname = current_database())`;
+      return row?.["pid"] as number | undefined;
+    };
+    const pid = await relayPid();
+    await waitFor(async () => {
+      const [row] = await sql`select wait_event_type from pg_stat_activity where pid = ${pid ?? 0}`;
+      return row?.["wait_event_type"] === "Lock";
+    }, 3000, "the relay's numbering to wait");
+    const [killed] = await sql`select pg_terminate_backend(${pid ?? 0}::int) as ok`;
+    expect(killed?.["ok"]).toBe(true);
+
+    // It takes the lock again on a new session; its numbering waits again until the row is let go.
+    await waitFor(async () => r.isLeader() && (await relayPid()) !== undefined && (await relayPid()) !== pid, 5000, "lock taken again");
+    letGo();
+    await holder;
+    await waitFor(async () => (await unpublished([after])) === 0, 5000, "published after the session died");
+    expect(r.isLeader()).toBe(true);
+    const msgs = await orgMessages(org);
+    expect(msgs.map((e) => [e.id, e.sequence])).toEqual([
+      [before, 1],
+      [after, 2],
+    ]);
+  });
+});
