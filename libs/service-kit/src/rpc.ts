@@ -1,6 +1,6 @@
 import { ClosedConnectionError, createInbox, DrainingConnectionError, headers } from "@nats-io/transport-node";
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from "@nats-io/transport-node";
-import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { context, SpanKind, SpanStatusCode, trace, TraceFlags } from "@opentelemetry/api";
 import type { Context, Span } from "@opentelemetry/api";
 import {
   DomainError,
@@ -9,6 +9,7 @@ import {
   NATS_HEADERS,
   newRequestId,
   RPC_TIMEOUT_MS,
+  SCOPES,
   RpcReplySchema,
   RpcRequest,
   rpcSubject,
@@ -64,8 +65,40 @@ function parseJson(msg: Msg): unknown {
   }
 }
 
+const SCOPE_SET: ReadonlySet<unknown> = new Set<unknown>(SCOPES);
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The RpcRequest schema checked by hand for a well-formed request (every one the gateway sends): the same
+ * data as the schema's output, or undefined for anything else, which the schema then decodes (and words
+ * the error) as before.
+ */
+function decodeWellFormed(data: unknown): RpcRequest | undefined {
+  if (!isPlainObject(data)) return undefined;
+  const { auth: a, params, query, body, deadline, alt_base_url } = data;
+  if (!isPlainObject(a) || !isPlainObject(params) || !isPlainObject(query)) return undefined;
+  if (deadline !== undefined && typeof deadline !== "number") return undefined;
+  if (alt_base_url !== undefined && typeof alt_base_url !== "string") return undefined;
+  const { org_id, livemode, key_id, scopes, request_id } = a;
+  if (typeof org_id !== "string" || typeof livemode !== "boolean" || typeof key_id !== "string" || typeof request_id !== "string") return undefined;
+  if (scopes !== null) {
+    if (!Array.isArray(scopes)) return undefined;
+    for (const sc of scopes) if (!SCOPE_SET.has(sc)) return undefined;
+  }
+  for (const k in params) if (typeof params[k] !== "string") return undefined;
+  const auth: AuthContext = { org_id, livemode, key_id, scopes: scopes as AuthContext["scopes"], request_id };
+  const req: RpcRequest = { auth, params: params as Record<string, string>, query, body };
+  if (deadline !== undefined) req.deadline = deadline;
+  if (alt_base_url !== undefined) req.alt_base_url = alt_base_url;
+  return req;
+}
+
 function decodeRequest(msg: Msg): RpcRequest {
-  const parsed = RpcRequest.safeParse(parseJson(msg));
+  const data = parseJson(msg);
+  const fast = decodeWellFormed(data);
+  if (fast !== undefined) return fast;
+  const parsed = RpcRequest.safeParse(data);
   if (!parsed.success) throw new DomainError("validation_error", "Malformed RPC request", { details: validationProblem(parsed.error).details });
   const { auth, params, query, body, deadline, alt_base_url } = parsed.data;
   return { auth, params, query, body, ...(deadline !== undefined ? { deadline } : {}), ...(alt_base_url !== undefined ? { alt_base_url } : {}) };
@@ -313,6 +346,56 @@ function coalesceWrites(nc: NatsConnection): void {
   });
 }
 
+/**
+ * The headers of an outgoing request, encoded straight to the wire format the client library writes
+ * (`NATS/1.0\r\nKey: value\r\n…\r\n`): the library's MsgHdrs keeps a map of arrays, validates each key with
+ * a MIME canonicalisation and each value with a regex, and builds the string on publish. Only set() (as the
+ * propagator and rpcCall use it) and encode() (all that publish reads) are needed here. A value the library
+ * would refuse (CR or LF) goes through the library's headers so it fails the same way.
+ */
+const utf8 = new TextEncoder();
+
+class RequestHeaders {
+  private text = "NATS/1.0\r\n";
+  private names: string[] = [];
+
+  set(k: string, v: string): void {
+    if (this.names.includes(k) || /[\r\n]/.test(v)) {
+      // Rare (a key set twice, a value with a line break): the library's semantics exactly.
+      const h = this.toLibrary();
+      h.set(k, v);
+      this.fromLibrary(h);
+      return;
+    }
+    this.names.push(k);
+    this.text += `${k}: ${v.trim()}\r\n`;
+  }
+
+  get(k: string): string {
+    return this.toLibrary().get(k);
+  }
+
+  encode(): Uint8Array {
+    // No header at all encodes as nothing, as the library's does.
+    return this.names.length === 0 ? new Uint8Array(0) : utf8.encode(`${this.text}\r\n`);
+  }
+
+  private toLibrary(): MsgHdrs {
+    const h = headers();
+    for (const line of this.text.split("\r\n").slice(1)) {
+      const i = line.indexOf(":");
+      if (i > 0) h.append(line.slice(0, i), line.slice(i + 1).trim());
+    }
+    return h;
+  }
+
+  private fromLibrary(h: MsgHdrs): void {
+    this.names = h.keys();
+    this.text = "NATS/1.0\r\n";
+    for (const k of this.names) for (const v of h.values(k)) this.text += `${k}: ${v}\r\n`;
+  }
+}
+
 type Outcome = { kind: "reply"; msg: Msg } | { kind: "timeout" } | { kind: "unavailable" };
 
 interface Pending {
@@ -407,26 +490,30 @@ export async function rpcCall(
   opts: { timeoutMs: number; requestId?: string; parent?: Context },
 ): Promise<RpcReply> {
   const parent = opts.parent ?? context.active();
-  const span = tracer().startSpan(`rpc ${subject}`, { kind: SpanKind.CLIENT }, parent);
+  const parentSpan = trace.getSpan(parent);
+  // Under an unsampled, non-recording parent the CLIENT span would not be recorded either (every standard
+  // sampler follows the parent or the trace id): its context would differ from the parent's only by a span id
+  // that no exported span carries. Then the parent's own context goes out and no span is made.
+  const span = parentSpan !== undefined && !parentSpan.isRecording() && (parentSpan.spanContext().traceFlags & TraceFlags.SAMPLED) === 0 ? undefined : tracer().startSpan(`rpc ${subject}`, { kind: SpanKind.CLIENT }, parent);
   try {
-    const h = headers();
+    const h = new RequestHeaders();
     const requestId = opts.requestId ?? requestContext.get()?.requestId;
     if (requestId !== undefined) h.set(NATS_HEADERS.requestId, requestId);
-    injectTraceHeadersFrom(trace.setSpan(parent, span), h);
+    injectTraceHeadersFrom(span === undefined ? parent : trace.setSpan(parent, span), h as unknown as MsgHdrs);
     coalesceWrites(nc);
-    const outcome = await clientFor(nc).request(subject, JSON.stringify(payload ?? null), h, opts.timeoutMs);
+    const outcome = await clientFor(nc).request(subject, JSON.stringify(payload ?? null), h as unknown as MsgHdrs, opts.timeoutMs);
     let reply: RpcReply;
     if (outcome.kind === "reply") reply = decodeReply(outcome.msg);
     else reply = errorReply(outcome.kind === "timeout" ? "service_timeout" : "service_unavailable");
-    if (!reply.ok) {
+    if (!reply.ok && span !== undefined) {
       span.setAttribute("rpc.error_code", reply.error.code);
       if (outcome.kind !== "reply") span.setStatus({ code: SpanStatusCode.ERROR, message: reply.error.code });
     }
     return reply;
   } catch (e) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: String(e) });
+    span?.setStatus({ code: SpanStatusCode.ERROR, message: String(e) });
     throw e;
   } finally {
-    span.end();
+    span?.end();
   }
 }

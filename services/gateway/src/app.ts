@@ -7,7 +7,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { Histogram } from "prom-client";
-import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
+import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type SpanOptions } from "@opentelemetry/api";
 import {
   API_VERSION,
   BACKEND_SERVICES,
@@ -57,9 +57,11 @@ export interface GatewayDeps {
 
 declare module "fastify" {
   interface FastifyRequest {
-    rate?: TakeResult;
-    key?: KeyRecord;
-    otel?: { ctx: Context; span: Span };
+    rate?: TakeResult | undefined;
+    key?: KeyRecord | undefined;
+    otel?: { ctx: Context; span: Span } | undefined;
+    /** The matched route's path, set by the route's own hook (the metric label; no routeOptions object). */
+    routePath?: string | undefined;
   }
 }
 
@@ -83,6 +85,9 @@ function setRateHeaders(reply: FastifyReply, r: TakeResult): void {
   reply.header("X-RateLimit-Remaining", String(r.remaining));
   reply.header("X-RateLimit-Reset", String(r.resetAt));
 }
+
+/** A route of the table with what the gateway derives from it once. */
+type GuardedRoute = RouteDef & { subject: string; spanName: string; spanOptions: SpanOptions; hasParams: boolean };
 
 /** Regexes of every route path, to tell 405 (path exists, other method) from 404. */
 const ROUTE_PATTERNS = ROUTES.map((r) => ({ method: r.method, re: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/]+")}/?$`) }));
@@ -119,6 +124,12 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       });
     },
   });
+
+  // Declared up front so every request object has the same shape (assigning them later changes it per request).
+  app.decorateRequest("rate", undefined);
+  app.decorateRequest("key", undefined);
+  app.decorateRequest("otel", undefined);
+  app.decorateRequest("routePath", undefined);
 
   // JSON only; a malformed body is a precise 400 rather than Fastify's generic message.
   app.removeAllContentTypeParsers();
@@ -166,7 +177,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
   const durations = new Map<string, { observe(v: number): void }>();
   app.addHook("onResponse", (req, reply, done) => {
     if (deps.httpDuration) {
-      const route = req.routeOptions.url ?? "unmatched";
+      const route = req.routePath ?? req.routeOptions.url ?? "unmatched";
       const k = `${req.method} ${route} ${reply.statusCode}`;
       let child = durations.get(k);
       if (child === undefined) {
@@ -213,6 +224,8 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     return sendError(req, reply, { code: "route_not_found", message: `No route ${req.method} ${path}`, hint: "See GET /v1/openapi.json for every operation" });
   });
 
+  const failRule: BucketRule = { capacity: deps.authFailuresPerMin, refillPerSec: deps.authFailuresPerMin / 60 };
+
   function anonymousRate(req: FastifyRequest, reply: FastifyReply): TakeResult | Promise<TakeResult> {
     return after(deps.limiter.take(`anon:${req.ip}`, ANON_RULE), (r) => {
       req.rate = r;
@@ -225,13 +238,13 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
    * Auth, scope and rate limit for one route; answers the request itself on failure. Synchronous when the
    * key is cached and the buckets are in memory (the common case); a promise otherwise.
    */
-  function guard(route: RouteDef & { spanName: string }, req: FastifyRequest, reply: FastifyReply): void | Promise<void> {
+  function guard(route: GuardedRoute, req: FastifyRequest, reply: FastifyReply): void | Promise<void> {
     const maintenance = deps.authenticator.maintenance();
     if (maintenance.enabled) {
       return after(anonymousRate(req, reply), () => void sendError(req, reply, { code: "maintenance", message: maintenance.message || "Service under maintenance", retryAfterSec: maintenance.retry_after_s }));
     }
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-    const span = tracer.startSpan(route.spanName, { kind: SpanKind.SERVER, attributes: { "http.request.method": route.method, "http.route": route.path, "treasury.operation": route.operation } }, parent);
+    const span = tracer.startSpan(route.spanName, route.spanOptions, parent);
     req.otel = { ctx: trace.setSpan(parent, span), span };
     (req.log as Logger).setBindings({ trace_id: span.spanContext().traceId, operation: route.operation });
     if (route.scope === null) {
@@ -241,7 +254,6 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     }
     // Failed authentications are limited per client IP to slow key guessing: once an IP has used up its
     // failure budget, no key from it is even checked until the bucket refills.
-    const failRule = { capacity: deps.authFailuresPerMin, refillPerSec: deps.authFailuresPerMin / 60 };
     return after(deps.limiter.take(`authfail:${req.ip}`, failRule, 0), (failBudget) => {
       if (!failBudget.allowed) {
         req.rate = failBudget;
@@ -273,9 +285,9 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     });
   }
 
-  async function forward(route: RouteDef & { subject: string }, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  async function forward(route: GuardedRoute, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const params = (req.params ?? {}) as Record<string, string>;
-    const badParams = Object.entries(params).filter(([, v]) => !PATH_PARAM_RE.test(v));
+    const badParams = route.hasParams ? Object.entries(params).filter(([, v]) => !PATH_PARAM_RE.test(v)) : [];
     if (badParams.length > 0) {
       const details = badParams.map(([k]) => ({ path: `params.${k}`, message: "must be 1–200 characters of A-Z a-z 0-9 _ . : @ -" }));
       return sendError(req, reply, { code: "validation_error", message: `Invalid path parameter ${badParams.map(([k]) => k).join(", ")}`, details });
@@ -317,12 +329,19 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
 
   const tracer = trace.getTracer("treasury");
   for (const def of ROUTES) {
-    const route = { ...def, subject: rpcSubject(deps.prefix, def.service, def.operation), spanName: `HTTP ${def.method} ${def.path}` };
+    const route: GuardedRoute = {
+      ...def,
+      subject: rpcSubject(deps.prefix, def.service, def.operation),
+      spanName: `HTTP ${def.method} ${def.path}`,
+      spanOptions: { kind: SpanKind.SERVER, attributes: { "http.request.method": def.method, "http.route": def.path, "treasury.operation": def.operation } },
+      hasParams: def.path.includes(":"),
+    };
     app.route({
       method: route.method,
       url: route.path,
       bodyLimit: route.bodyLimitBytes ?? BODY_LIMIT_BYTES,
       onRequest: (req, reply, done) => {
+        req.routePath = route.path;
         if (reply.sent) return;
         const pending = guard(route, req, reply);
         // A guard that answered the request ends the chain by not calling done().
