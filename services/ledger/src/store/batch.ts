@@ -6,6 +6,8 @@ import { eventSubject, type EventType } from "@treasury/contracts";
 import type { Side, WalletType } from "../domain/accounts.ts";
 import { money, type Q } from "./db.ts";
 import type { JSONValue } from "postgres";
+import type { NewHold } from "./holds.ts";
+import type { NewSale } from "./sales.ts";
 import type { NewTransaction } from "./transactions.ts";
 
 /**
@@ -188,34 +190,18 @@ export interface BatchWrite {
   sales: readonly BatchSale[];
 }
 
-export interface BatchHold {
-  id: string;
+/** A hold the batch creates: a NewHold with its scope (batches span orgs), never releasing to a participant. */
+export interface BatchHold extends Omit<NewHold, "holdUntil" | "releaseTransferTo"> {
   orgId: string;
   livemode: boolean;
-  walletId: string;
-  participantId: string | null;
-  amount: number;
-  referenceId: string;
-  reasonCode: string;
-  description: string | null;
   /** ISO 8601, or null: ready for release at once. */
   holdUntil: string | null;
-  transactionId: string;
-  metadata: Record<string, unknown>;
 }
 
-export interface BatchSale {
+/** A sale the batch records: a NewSale with its scope. */
+export interface BatchSale extends NewSale {
   orgId: string;
   livemode: boolean;
-  saleReference: string;
-  transactionId: string;
-  participantId: string | null;
-  gross: number;
-  creatorAmount: number;
-  platformAmount: number;
-  salesTax: number;
-  processingFee: number;
-  holdId: string | null;
 }
 
 /**

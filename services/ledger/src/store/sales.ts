@@ -15,6 +15,25 @@ export interface NewSale {
   holdId: string | null;
 }
 
+/** The sale row a posting request's `sale` asks for, recorded by transaction `transactionId`. */
+export function newSale(
+  s: { sale_reference: string; participant_id?: string | undefined; gross: number; creator_amount: number; platform_amount: number; sales_tax: number; processing_fee: number },
+  transactionId: string,
+  holdId: string | null,
+): NewSale {
+  return {
+    saleReference: s.sale_reference,
+    transactionId,
+    participantId: s.participant_id ?? null,
+    gross: s.gross,
+    creatorAmount: s.creator_amount,
+    platformAmount: s.platform_amount,
+    salesTax: s.sales_tax,
+    processingFee: s.processing_fee,
+    holdId,
+  };
+}
+
 /** Records a sale; answers false when the sale reference already exists (a second recording of it). */
 export async function insertSale(q: Q, s: Scope, sale: NewSale): Promise<boolean> {
   const res = await q`

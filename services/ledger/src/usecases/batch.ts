@@ -22,6 +22,7 @@ import { postRequestHash } from "../domain/canonical.ts";
 import { sortableId } from "../domain/ids.ts";
 import { available, InvariantViolation, planPostings, transactionPostedData, transactionsPostedData, walletStateOk, type AccountState, type ResolvedPosting } from "../domain/posting.ts";
 import { ensureSystemAccount } from "../store/accounts.ts";
+import { newSale } from "../store/sales.ts";
 import { CURRENCY } from "./present.ts";
 import {
   claimsByKey,
@@ -460,19 +461,8 @@ export class PostBatcher {
       }
       if (p.req.sale !== undefined) {
         const s = p.req.sale;
-        sales.push({
-          orgId: p.req.org_id,
-          livemode: p.req.livemode,
-          saleReference: s.sale_reference,
-          transactionId: txnId,
-          participantId: s.participant_id ?? null,
-          gross: s.gross,
-          creatorAmount: s.creator_amount,
-          platformAmount: s.platform_amount,
-          salesTax: s.sales_tax,
-          processingFee: s.processing_fee,
-          holdId: s.hold_index === undefined ? null : (created[s.hold_index]?.hold_id ?? null),
-        });
+        const holdId = s.hold_index === undefined ? null : (created[s.hold_index]?.hold_id ?? null);
+        sales.push({ orgId: p.req.org_id, livemode: p.req.livemode, ...newSale(s, txnId, holdId) });
       }
       const amount = p.req.amount ?? p.req.postings.reduce((sum, x) => sum + x.amount, 0);
       const result: PostResult = {

@@ -25,7 +25,7 @@ import { accountKinds, addToShards, creatorReceivable, ensureSystemAccount, find
 import type { Sql, Tx } from "../store/db.ts";
 import { findHoldsByIds, insertHold, lockHolds, markReleased, type HoldRow } from "../store/holds.ts";
 import { participantExists } from "../store/participants.ts";
-import { insertSale } from "../store/sales.ts";
+import { insertSale, newSale } from "../store/sales.ts";
 import { claimTransaction, insertEntries, setTransactionAmount, storeResult } from "../store/transactions.ts";
 
 /** Serialization failures and deadlocks are retried this many times before the error surfaces. */
@@ -305,17 +305,7 @@ async function postInTx(
   if (req.sale !== undefined) {
     const s = req.sale;
     const holdId = s.hold_index === undefined ? null : (created[s.hold_index]?.id ?? null);
-    const ok = await insertSale(tx, scope, {
-      saleReference: s.sale_reference,
-      transactionId,
-      participantId: s.participant_id ?? null,
-      gross: s.gross,
-      creatorAmount: s.creator_amount,
-      platformAmount: s.platform_amount,
-      salesTax: s.sales_tax,
-      processingFee: s.processing_fee,
-      holdId,
-    });
+    const ok = await insertSale(tx, scope, newSale(s, transactionId, holdId));
     if (!ok) throw new DomainError("duplicate_reference_id", `Sale ${s.sale_reference} was already recorded`);
   }
 
