@@ -15,8 +15,8 @@ import type { Sql } from "./db.ts";
 import { migrateAll } from "./migrate.ts";
 import { connectNats, ensureEventsStream } from "./nats.ts";
 import { OutboxRelay, writeOutbox } from "./outbox.ts";
-import type { NewEvent, OutboxRelayOptions } from "./outbox.ts";
-import { captureLogger, createTestDatabase, deleteEventsStream, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
+import type { OutboxRelayOptions } from "./outbox.ts";
+import { captureLogger, createTestDatabase, deleteEventsStream, randomPrefix, sleep, TEST_NATS_URL, testEvent, unpublishedCount, waitFor } from "./test-support.ts";
 import type { TestDatabase } from "./test-support.ts";
 
 const SCHEMA = "payments";
@@ -71,14 +71,8 @@ function relay(extra: Partial<OutboxRelayOptions> = {}): OutboxRelay {
   return r;
 }
 
-function event(org: string, data: Record<string, unknown> = {}): NewEvent {
-  return { type: "sandbox.test", org_id: org, livemode: false, data };
-}
-
-async function unpublished(ids: string[]): Promise<number> {
-  const [row] = await sql`select count(*)::int as n from payments.outbox where id in ${sql(ids)} and published_at is null`;
-  return Number(row?.["n"]);
-}
+const event = testEvent;
+const unpublished = (ids: string[]): Promise<number> => unpublishedCount(sql, ids);
 
 /** The stream's messages of one org, in stream order. */
 async function orgMessages(org: string): Promise<EventEnvelope[]> {

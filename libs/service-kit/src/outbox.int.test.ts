@@ -19,8 +19,8 @@ import { migrateAll } from "./migrate.ts";
 import { connectNats, ensureEventsStream } from "./nats.ts";
 import { OutboxRelay, writeOutbox } from "./outbox.ts";
 import { tracer } from "./telemetry.ts";
-import type { NewEvent, OutboxRelayOptions } from "./outbox.ts";
-import { captureLogger, createTestDatabase, deleteEventsStream, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
+import type { OutboxRelayOptions } from "./outbox.ts";
+import { captureLogger, createTestDatabase, deleteEventsStream, randomPrefix, sleep, TEST_NATS_URL, testEvent, unpublishedCount, waitFor } from "./test-support.ts";
 import type { TestDatabase } from "./test-support.ts";
 
 const SCHEMA = "payments";
@@ -78,14 +78,8 @@ function consumer(durable: string, onEvent: (evt: EventEnvelope) => Promise<void
   return c;
 }
 
-function event(org: string, data: Record<string, unknown> = {}): NewEvent {
-  return { type: "sandbox.test", org_id: org, livemode: false, data };
-}
-
-async function unpublished(ids: string[]): Promise<number> {
-  const [row] = await sql`select count(*)::int as n from payments.outbox where id in ${sql(ids)} and published_at is null`;
-  return Number(row?.["n"]);
-}
+const event = testEvent;
+const unpublished = (ids: string[]): Promise<number> => unpublishedCount(sql, ids);
 
 /** Every stored stream message, in stream order. */
 async function streamMessages(): Promise<Array<{ msgId: string; subject: string; env: EventEnvelope; traceparent: string }>> {

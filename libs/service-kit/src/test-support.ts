@@ -10,6 +10,7 @@ import { eventsStreamName } from "@treasury/contracts";
 import postgres from "postgres";
 import type { Logger } from "pino";
 import { createLogger } from "./logger.ts";
+import type { NewEvent } from "./outbox.ts";
 
 export const TEST_DATABASE_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const TEST_NATS_URL = process.env["TEST_NATS_URL"] ?? "nats://127.0.0.1:4222";
@@ -80,3 +81,14 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs 
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A test event of org `org` (outbox tests). */
+export function testEvent(org: string, data: Record<string, unknown> = {}): NewEvent {
+  return { type: "sandbox.test", org_id: org, livemode: false, data };
+}
+
+/** How many of these outbox rows (in the `payments` test schema) are still unpublished. */
+export async function unpublishedCount(sql: postgres.Sql, ids: string[]): Promise<number> {
+  const [row] = await sql`select count(*)::int as n from payments.outbox where id in ${sql(ids)} and published_at is null`;
+  return Number(row?.["n"]);
+}
