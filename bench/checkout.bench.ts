@@ -16,7 +16,7 @@ import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, LEDGER_NODE_OPTIONS, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, cpuMs, LEDGER_NODE_OPTIONS, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32").split(",").map(Number).filter((n) => n > 0);
@@ -30,6 +30,8 @@ interface LevelResult {
   flowsPerSec: number;
   p50: number;
   p99: number;
+  /** Latency by step (create, complete). */
+  steps?: string;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -93,6 +95,8 @@ try {
   }
 
   let flowSeq = 0;
+  /** Latency of each step of the flows since the last reset (where a flow's time goes). */
+  const steps = { create: [] as number[], complete: [] as number[] };
   /** One flow: create a session, then complete it in sandbox. Answers its latency in ms, or throws. */
   const flow = async (): Promise<number> => {
     const n = flowSeq++;
@@ -100,9 +104,23 @@ try {
     const created = await post("/v1/checkout-sessions", { participant_id: participants[n % participants.length], amount: 1000 + (n % 97), sales_tax: n % 13 });
     if (created.status !== 201) throw new Error(`create ${created.status}: ${JSON.stringify(created.body)}`);
     const id = String((created.body["checkout_session"] as Record<string, unknown>)["id"]);
+    const t1 = performance.now();
     const done = await post(`/v1/sandbox/checkouts/${id}/complete`, {});
     if (done.status !== 200) throw new Error(`complete ${done.status}: ${JSON.stringify(done.body)}`);
-    return performance.now() - t0;
+    const t2 = performance.now();
+    steps.create.push(t1 - t0);
+    steps.complete.push(t2 - t1);
+    return t2 - t0;
+  };
+  const stepFigures = () => {
+    const f = (xs: number[]) => {
+      const s = [...xs].sort((a, b) => a - b);
+      return `p50 ${percentile(s, 50).toFixed(1)} / p99 ${percentile(s, 99).toFixed(1)} ms`;
+    };
+    const text = `create ${f(steps.create)}; complete ${f(steps.complete)}`;
+    steps.create = [];
+    steps.complete = [];
+    return text;
   };
 
   const runLevel = async (concurrency: number, seconds: number): Promise<LevelResult> => {
@@ -155,20 +173,36 @@ try {
   const commits = async () => Number((await sql<{ n: string }[]>`select sum(xact_commit)::text as n from pg_stat_database`)[0]?.n ?? 0);
   const commitsBefore = await commits();
   const results: LevelResult[] = [];
-  for (const c of LEVELS) results.push(await runLevel(c, DURATION_SEC));
+  const names = ["ledger", "payments", "gateway"];
+  const cpuBefore = children.map((c) => cpuMs(c.proc.pid));
+  const clientBefore = process.cpuUsage();
+  for (const c of LEVELS) {
+    stepFigures();
+    results.push({ ...(await runLevel(c, DURATION_SEC)), steps: stepFigures() });
+  }
+  const flowsMeasured = Math.max(1, results.reduce((n, r) => n + r.flows, 0));
+  const clientUsage = process.cpuUsage(clientBefore);
+  // CPU per flow by process: robust to other load on the machine, and it shows where the time goes.
+  const cpuPerFlow = children.map((c, i) => `${names[i]} ${((cpuMs(c.proc.pid) - (cpuBefore[i] ?? 0)) / flowsMeasured).toFixed(2)}`).join(", ");
+  const clientPerFlow = ((clientUsage.user + clientUsage.system) / 1000 / flowsMeasured).toFixed(2);
   // Statistics are reported with a small delay; a rough figure is what is wanted here.
   await new Promise((r) => setTimeout(r, 1000));
   const commitsPerFlow = (await commits() - commitsBefore) / Math.max(1, results.reduce((n, r) => n + r.flows, 0));
   const best = results.reduce((a, b) => (b.flowsPerSec > a.flowsPerSec ? b : a));
+  stepFigures();
   const paced = await runPaced(Math.max(1, best.flowsPerSec * 0.7), DURATION_SEC);
+  const pacedSteps = stepFigures();
   const pgTps = pgbenchTps(infra.adminUrl, best.concurrency, DURATION_SEC * 2);
 
   console.log("concurrency   flows/s    p50 ms    p99 ms    flows  errors");
   for (const r of results) {
     console.log(`${String(r.concurrency).padStart(11)} ${r.flowsPerSec.toFixed(1).padStart(9)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.flows).padStart(8)} ${String(r.errors).padStart(7)}`);
   }
+  for (const r of results) console.log(`  concurrency ${r.concurrency} by step: ${r.steps ?? ""}`);
   console.log(`open loop at 70 % of max (${paced.rate.toFixed(1)} flows/s offered): ${paced.flowsPerSec.toFixed(1)} flows/s, p50 ${paced.p50.toFixed(1)} ms, p99 ${paced.p99.toFixed(1)} ms (target < 100 ms), ${paced.errors} errors`);
+  console.log(`  by step: ${pacedSteps}`);
   const ratio = best.flowsPerSec / pgTps;
+  console.log(`CPU ms per flow (closed loop): ${cpuPerFlow}, load generator ${clientPerFlow} (+ PostgreSQL, nats-server)`);
   console.log(`database commits per flow (all services, incl. read-only statements): ${commitsPerFlow.toFixed(1)}`);
   console.log(`pgbench TPC-B (scale ${PGBENCH_SCALE}, ${best.concurrency} clients): ${pgTps.toFixed(1)} tps; best flows/s ÷ pgbench tps = ${ratio.toFixed(3)}`);
 

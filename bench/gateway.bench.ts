@@ -9,7 +9,9 @@ import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { adminSql, cpuMs, load, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+// 64 keep-alive connections for both servers (BENCH_CONNECTIONS): a marketplace's traffic arrives on many
+// connections at once, and the gateway sends the NATS requests of one event-loop turn in one write.
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
 const infra = await startInfra();
 const children: Child[] = [];

@@ -8,7 +8,7 @@ import { DomainError, newRequestId, routesOf, rpcSubject } from "@treasury/contr
 import type { AuthContext } from "@treasury/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectNats } from "./nats.ts";
-import { RpcServer, rpcCall } from "./rpc.ts";
+import { RpcServer, rpcCall, rpcForward } from "./rpc.ts";
 import { initTelemetry, tracer } from "./telemetry.ts";
 import { captureLogger, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
 
@@ -47,6 +47,7 @@ beforeAll(async () => {
     return { body: { slow: true } };
   });
   server.handleRaw("post", async (payload) => ({ ok: true, status: 200, body: { got: payload } }));
+  server.handleRaw("fwd-empty", async () => ({ ok: true, status: 204, body: {} }));
   server.answerUnimplemented(routesOf("payments").map((r) => r.operation));
   server.start();
   await serverNc.flush();
@@ -105,6 +106,34 @@ describe("RpcServer + rpcCall", () => {
     expect(reply.error.details?.map((d) => d.path)).toContain("auth");
     const raw = await clientNc.request(subject("createCheckoutSession"), "{not json", { timeout: 2000 });
     expect(raw.json()).toMatchObject({ ok: false, error: { code: "validation_error" } });
+  });
+
+  it("forwards a success's body as the JSON text the service wrote, and errors as typed replies", async () => {
+    const reply = await rpcForward(clientNc, subject("createCheckoutSession"), request({ amount: 5, note: "a\"}}" }), { timeoutMs: 2000, requestId: "req_fwd" });
+    expect(reply.ok).toBe(true);
+    if (!reply.ok) throw new Error("unreachable");
+    expect(reply.status).toBe(201);
+    expect(JSON.parse(reply.bodyJson)).toEqual({ echo: { amount: 5, note: 'a"}}' }, param: "p1", org: "org_1", request_id: "req_fwd" });
+    // An empty body is "{}"; a typed error is the same as rpcCall's.
+    const empty = await rpcForward(clientNc, `${prefix}svc.payments.fwd-empty`, {}, { timeoutMs: 2000 });
+    expect(empty).toEqual({ ok: true, status: 204, bodyJson: "{}" });
+    expect(await rpcForward(clientNc, subject("sandboxCompleteCheckout"), request({}), { timeoutMs: 2000 })).toEqual(await rpcCall(clientNc, subject("sandboxCompleteCheckout"), request({}), { timeoutMs: 2000 }));
+  });
+
+  it("decodes a forwarded reply that is not in the kit's key order in full, and refuses a malformed one", async () => {
+    const sub = serverNc.subscribe(`${prefix}raw.fwd.*`, {
+      callback: (_e, m) => {
+        const kind = m.subject.split(".").pop();
+        if (kind === "reordered") m.respond(JSON.stringify({ status: 200, body: { a: 1 }, ok: true }));
+        else if (kind === "badstatus") m.respond('{"ok":true,"status":"2e2","body":{}}');
+        else m.respond('{"ok":true,"status":200,"body":{"a":');
+      },
+    });
+    await serverNc.flush();
+    expect(await rpcForward(clientNc, `${prefix}raw.fwd.reordered`, {}, { timeoutMs: 2000 })).toEqual({ ok: true, status: 200, bodyJson: '{"a":1}' });
+    expect(await rpcForward(clientNc, `${prefix}raw.fwd.badstatus`, {}, { timeoutMs: 2000 })).toMatchObject({ ok: false, error: { code: "internal_error" } });
+    expect(await rpcForward(clientNc, `${prefix}raw.fwd.truncated`, {}, { timeoutMs: 2000 })).toMatchObject({ ok: false, error: { code: "internal_error" } });
+    sub.unsubscribe();
   });
 
   it("passes internal payloads through handleRaw", async () => {

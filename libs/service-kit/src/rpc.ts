@@ -477,18 +477,65 @@ function clientFor(nc: NatsConnection): RpcClient {
   return c;
 }
 
+type ErrorReply = Extract<RpcReply, { ok: false }>;
+
+/** A success whose body is still the JSON text the service wrote (always an object: it starts with `{`). */
+export type ForwardReply = { ok: true; status: number; bodyJson: string } | ErrorReply;
+
+const OK_PREFIX = '{"ok":true,"status":';
+const BODY_KEY = ',"body":{';
+const STATUS_RE = /^[1-5]\d\d$/;
+
+/**
+ * A reply for a caller that passes the body on as JSON (the gateway): a kit service writes a success as
+ * `{"ok":true,"status":NNN,"body":{…}}` (JSON.stringify keeps that key order), so the body's text is cut out
+ * without parsing it and serialising it again. Anything else is decoded in full, as decodeReply does.
+ */
+function decodeForward(msg: Msg): ForwardReply {
+  let text: string;
+  try {
+    text = msg.string();
+  } catch {
+    return errorReply("internal_error", MALFORMED_REPLY) as ErrorReply;
+  }
+  if (text.startsWith(OK_PREFIX) && text.endsWith("}}")) {
+    const bodyAt = text.indexOf(BODY_KEY, OK_PREFIX.length);
+    if (bodyAt !== -1 && STATUS_RE.test(text.slice(OK_PREFIX.length, bodyAt))) {
+      return { ok: true, status: Number(text.slice(OK_PREFIX.length, bodyAt)), bodyJson: text.slice(bodyAt + BODY_KEY.length - 1, -1) };
+    }
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return errorReply("internal_error", MALFORMED_REPLY) as ErrorReply;
+  }
+  const r = decodeReplyData(data);
+  return r.ok ? { ok: true, status: r.status, bodyJson: JSON.stringify(r.body) } : r;
+}
+
 /**
  * Sends one request and waits for its typed reply. A timeout means "outcome unknown" (service_timeout),
  * never "failed"; no subscriber at all, or a closed connection, means service_unavailable.
  * The CLIENT span is a child of `opts.parent` (default: the active context); its context goes out in the
  * NATS headers with the request id (default: the request context's).
  */
-export async function rpcCall(
-  nc: NatsConnection,
-  subject: string,
-  payload: unknown,
-  opts: { timeoutMs: number; requestId?: string; parent?: Context },
-): Promise<RpcReply> {
+export function rpcCall(nc: NatsConnection, subject: string, payload: unknown, opts: RpcCallOptions): Promise<RpcReply> {
+  return call(nc, subject, payload, opts, decodeReply);
+}
+
+/** rpcCall for a caller that sends a success's body on unchanged: the body comes back as JSON text. */
+export function rpcForward(nc: NatsConnection, subject: string, payload: unknown, opts: RpcCallOptions): Promise<ForwardReply> {
+  return call(nc, subject, payload, opts, decodeForward);
+}
+
+export interface RpcCallOptions {
+  timeoutMs: number;
+  requestId?: string;
+  parent?: Context;
+}
+
+async function call<R extends RpcReply | ForwardReply>(nc: NatsConnection, subject: string, payload: unknown, opts: RpcCallOptions, decode: (msg: Msg) => R): Promise<R | ErrorReply> {
   const parent = opts.parent ?? context.active();
   const parentSpan = trace.getSpan(parent);
   // Under an unsampled, non-recording parent the CLIENT span would not be recorded either (every standard
@@ -502,9 +549,9 @@ export async function rpcCall(
     injectTraceHeadersFrom(span === undefined ? parent : trace.setSpan(parent, span), h as unknown as MsgHdrs);
     coalesceWrites(nc);
     const outcome = await clientFor(nc).request(subject, JSON.stringify(payload ?? null), h as unknown as MsgHdrs, opts.timeoutMs);
-    let reply: RpcReply;
-    if (outcome.kind === "reply") reply = decodeReply(outcome.msg);
-    else reply = errorReply(outcome.kind === "timeout" ? "service_timeout" : "service_unavailable");
+    let reply: R | ErrorReply;
+    if (outcome.kind === "reply") reply = decode(outcome.msg);
+    else reply = errorReply(outcome.kind === "timeout" ? "service_timeout" : "service_unavailable") as ErrorReply;
     if (!reply.ok && span !== undefined) {
       span.setAttribute("rpc.error_code", reply.error.code);
       if (outcome.kind !== "reply") span.setStatus({ code: SpanStatusCode.ERROR, message: reply.error.code });

@@ -31,7 +31,7 @@ import {
   type RateClass,
   type RouteDef,
 } from "@treasury/contracts";
-import { rpcCall } from "@treasury/service-kit";
+import { rpcCall, rpcForward } from "@treasury/service-kit";
 import type { Authenticator, KeyRecord } from "./auth.ts";
 import { fromRpcError, sendError } from "./envelope.ts";
 import type { BucketRule, RateLimiter, TakeResult } from "./ratelimit.ts";
@@ -319,12 +319,15 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       ? { org_id: key.orgId, livemode: key.livemode, key_id: key.keyId, scopes: key.scopes, request_id: String(req.id) }
       : { org_id: "", livemode: false, key_id: "", scopes: [], request_id: String(req.id) };
     const payload = { auth, params, query, body: body ?? null, deadline: Date.now() + deps.rpcTimeoutMs, alt_base_url: deps.altBaseUrl() };
-    const result = await rpcCall(deps.nc, route.subject, payload, { timeoutMs: deps.rpcTimeoutMs, requestId: String(req.id), ...(req.otel ? { parent: req.otel.ctx } : {}) });
+    const result = await rpcForward(deps.nc, route.subject, payload, { timeoutMs: deps.rpcTimeoutMs, requestId: String(req.id), ...(req.otel ? { parent: req.otel.ctx } : {}) });
     if (!result.ok) {
       if (result.error.code === "internal_error") req.log.error({ service: route.service, error: result.error }, "service answered internal_error");
       return sendError(req, reply, fromRpcError(result.error));
     }
-    return reply.code(result.status).send({ success: true, request_id: String(req.id), ...result.body });
+    // The envelope around the service's body, as text: the body is neither parsed nor serialised here.
+    const head = `{"success":true,"request_id":${JSON.stringify(String(req.id))}`;
+    const json = result.bodyJson === "{}" ? `${head}}` : `${head},${result.bodyJson.slice(1)}`;
+    return reply.code(result.status).type("application/json; charset=utf-8").send(json);
   }
 
   const tracer = trace.getTracer("treasury");

@@ -38,23 +38,37 @@ function outcome(tokens: number, allowed: boolean, rule: BucketRule, nowMs: numb
 }
 
 const MEMORY_BUCKETS_MAX = 100_000;
+/** A bucket used again after this long moves to the young end of the eviction order (LRU to the second). */
+const LRU_REFRESH_MS = 1000;
 
 export class MemoryRateLimiter implements RateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; atMs: number }>();
+  private readonly buckets = new Map<string, { tokens: number; atMs: number; touchedMs: number }>();
 
   take(key: string, rule: BucketRule, cost = 1, nowMs = Date.now()): TakeResult {
-    const b = this.buckets.get(key) ?? { tokens: rule.capacity, atMs: nowMs };
+    const b = this.buckets.get(key);
+    if (b === undefined) {
+      // A full bucket: a peek (cost 0) at one nobody has used leaves nothing behind.
+      if (cost === 0) return outcome(rule.capacity, rule.capacity >= 1, rule, nowMs);
+      if (this.buckets.size >= MEMORY_BUCKETS_MAX) {
+        const oldest = this.buckets.keys().next().value;
+        if (oldest !== undefined) this.buckets.delete(oldest);
+      }
+      const allowed = rule.capacity >= 1;
+      const left = allowed ? rule.capacity - cost : rule.capacity;
+      this.buckets.set(key, { tokens: left, atMs: nowMs, touchedMs: nowMs });
+      return outcome(left, allowed, rule, nowMs);
+    }
     const tokens = Math.min(rule.capacity, b.tokens + ((nowMs - b.atMs) / 1000) * rule.refillPerSec);
     const allowed = tokens >= 1;
-    const left = allowed ? tokens - cost : tokens;
-    // Re-insert to keep Map order roughly least-recently-used; drop the oldest when full.
-    this.buckets.delete(key);
-    if (this.buckets.size >= MEMORY_BUCKETS_MAX) {
-      const oldest = this.buckets.keys().next().value;
-      if (oldest !== undefined) this.buckets.delete(oldest);
+    b.tokens = allowed ? tokens - cost : tokens;
+    b.atMs = nowMs;
+    // Updated in place; re-inserted (Map order is the eviction order) at most once a second per bucket.
+    if (nowMs - b.touchedMs >= LRU_REFRESH_MS) {
+      b.touchedMs = nowMs;
+      this.buckets.delete(key);
+      this.buckets.set(key, b);
     }
-    this.buckets.set(key, { tokens: left, atMs: nowMs });
-    return outcome(left, allowed, rule, nowMs);
+    return outcome(b.tokens, allowed, rule, nowMs);
   }
 
   async close(): Promise<void> {}
