@@ -16,11 +16,11 @@ import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, cpuMs, LEDGER_NODE_OPTIONS, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, cpuMs, cpuMsByName, LEDGER_NODE_OPTIONS, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32").split(",").map(Number).filter((n) => n > 0);
-const PARTICIPANTS = 16;
+const PARTICIPANTS = Number(process.env.BENCH_PARTICIPANTS ?? 16);
 const PGBENCH_SCALE = 4;
 
 interface LevelResult {
@@ -68,12 +68,14 @@ try {
   const { api_key } = await createApiKey(sql, { orgId: org_id, environment: "sandbox", scopes: null });
 
   const common = { NATS_URL: infra.natsUrl, NATS_PREFIX: "", DB_POOL_MAX: "20", LOG_LEVEL: "warn" };
+  const healthPorts: Record<string, number> = {};
   const start = async (name: string, extra: Record<string, string> = {}) => {
     const health = await freePort();
+    healthPorts[name] = health;
     children.push(await startChild(`services/${name}/src/main.ts`, { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra }, `http://127.0.0.1:${health}/readyz`));
   };
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
-  await start("payments");
+  await start("payments", process.env.BENCH_PAYMENTS_POOL ? { DB_POOL_MAX: process.env.BENCH_PAYMENTS_POOL } : {});
   const [gwPort, altPort] = [await freePort(), await freePort()];
   await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort) });
   const base = `http://127.0.0.1:${gwPort}`;
@@ -112,6 +114,29 @@ try {
     steps.complete.push(t2 - t1);
     return t2 - t0;
   };
+  /** Each service's RPC handler time so far, from its /metrics (rpc_duration_seconds sum and count). */
+  const rpcTimes = async () => {
+    const out = new Map<string, { sum: number; count: number }>();
+    for (const [name, port] of Object.entries(healthPorts)) {
+      const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => "");
+      for (const m of text.matchAll(/^rpc_duration_seconds_(sum|count)\{([^}]*)\} ([\d.e+-]+)$/gm)) {
+        const op = /operation="([^"]+)"/.exec(m[2] ?? "")?.[1];
+        if (op === undefined || !(m[2] ?? "").includes('outcome="ok"')) continue;
+        const k = `${name}.${op}`;
+        const e = out.get(k) ?? { sum: 0, count: 0 };
+        if (m[1] === "sum") e.sum += Number(m[3]);
+        else e.count += Number(m[3]);
+        out.set(k, e);
+      }
+    }
+    return out;
+  };
+  const rpcDelta = (a: Map<string, { sum: number; count: number }>, b: Map<string, { sum: number; count: number }>) =>
+    [...b]
+      .map(([k, v]) => ({ k, count: v.count - (a.get(k)?.count ?? 0), sum: v.sum - (a.get(k)?.sum ?? 0) }))
+      .filter((d) => d.count > 0)
+      .map((d) => `${d.k} ${((d.sum / d.count) * 1000).toFixed(1)} ms`)
+      .join(", ");
   const stepFigures = () => {
     const f = (xs: number[]) => {
       const s = [...xs].sort((a, b) => a - b);
@@ -176,6 +201,7 @@ try {
   const names = ["ledger", "payments", "gateway"];
   const cpuBefore = children.map((c) => cpuMs(c.proc.pid));
   const clientBefore = process.cpuUsage();
+  const serversBefore = [cpuMsByName("postgres"), cpuMsByName("nats-server")];
   for (const c of LEVELS) {
     stepFigures();
     results.push({ ...(await runLevel(c, DURATION_SEC)), steps: stepFigures() });
@@ -185,13 +211,16 @@ try {
   // CPU per flow by process: robust to other load on the machine, and it shows where the time goes.
   const cpuPerFlow = children.map((c, i) => `${names[i]} ${((cpuMs(c.proc.pid) - (cpuBefore[i] ?? 0)) / flowsMeasured).toFixed(2)}`).join(", ");
   const clientPerFlow = ((clientUsage.user + clientUsage.system) / 1000 / flowsMeasured).toFixed(2);
+  const [pgPerFlow, natsPerFlow] = [cpuMsByName("postgres"), cpuMsByName("nats-server")].map((v, i) => ((v - (serversBefore[i] ?? 0)) / flowsMeasured).toFixed(2));
   // Statistics are reported with a small delay; a rough figure is what is wanted here.
   await new Promise((r) => setTimeout(r, 1000));
   const commitsPerFlow = (await commits() - commitsBefore) / Math.max(1, results.reduce((n, r) => n + r.flows, 0));
   const best = results.reduce((a, b) => (b.flowsPerSec > a.flowsPerSec ? b : a));
   stepFigures();
+  const rpcBefore = await rpcTimes();
   const paced = await runPaced(Math.max(1, best.flowsPerSec * 0.7), DURATION_SEC);
   const pacedSteps = stepFigures();
+  const rpcDuring = rpcDelta(rpcBefore, await rpcTimes());
   const pgTps = pgbenchTps(infra.adminUrl, best.concurrency, DURATION_SEC * 2);
 
   console.log("concurrency   flows/s    p50 ms    p99 ms    flows  errors");
@@ -201,8 +230,9 @@ try {
   for (const r of results) console.log(`  concurrency ${r.concurrency} by step: ${r.steps ?? ""}`);
   console.log(`open loop at 70 % of max (${paced.rate.toFixed(1)} flows/s offered): ${paced.flowsPerSec.toFixed(1)} flows/s, p50 ${paced.p50.toFixed(1)} ms, p99 ${paced.p99.toFixed(1)} ms (target < 100 ms), ${paced.errors} errors`);
   console.log(`  by step: ${pacedSteps}`);
+  console.log(`  mean time in each service's handler: ${rpcDuring}`);
   const ratio = best.flowsPerSec / pgTps;
-  console.log(`CPU ms per flow (closed loop): ${cpuPerFlow}, load generator ${clientPerFlow} (+ PostgreSQL, nats-server)`);
+  console.log(`CPU ms per flow (closed loop): ${cpuPerFlow}, load generator ${clientPerFlow}, PostgreSQL ${pgPerFlow}, nats-server ${natsPerFlow}`);
   console.log(`database commits per flow (all services, incl. read-only statements): ${commitsPerFlow.toFixed(1)}`);
   console.log(`pgbench TPC-B (scale ${PGBENCH_SCALE}, ${best.concurrency} clients): ${pgTps.toFixed(1)} tps; best flows/s ÷ pgbench tps = ${ratio.toFixed(3)}`);
 

@@ -1,6 +1,6 @@
 /** Shared benchmark plumbing: real PostgreSQL + NATS (env URLs or private servers), child processes, autocannon. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import postgres from "postgres";
@@ -93,6 +93,22 @@ export function cpuMs(pid: number | undefined): number {
   } catch {
     return 0;
   }
+}
+
+/** CPU time (ms) used so far by every live process whose command name is `comm` (e.g. "postgres"). */
+export function cpuMsByName(comm: string): number {
+  let total = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      if (name === comm) total += cpuMs(Number(pid));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
 }
 
 export interface LoadResult {
