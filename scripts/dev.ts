@@ -40,8 +40,11 @@ const mainPort = env["PORT"] ?? "8080";
 const altPort = env["ALT_PORT"] ?? "8081";
 const host = env["HOST"] ?? "127.0.0.1";
 const dbPoolMax = Number(env["DB_POOL_MAX"] ?? 10);
-/** Every service process's pool, plus headroom for migrations, this script, psql sessions and LISTEN connections. */
-const maxConnections = SERVICES.length * dbPoolMax + 40;
+/**
+ * Every service process's pool and its outbox relay's own connection, plus headroom for migrations, this script,
+ * psql sessions and LISTEN connections.
+ */
+const maxConnections = SERVICES.length * (dbPoolMax + 1) + 40;
 const readyTimeoutMs = Number(env["DEV_READY_TIMEOUT_MS"] ?? 120_000);
 const stopTimeoutMs = Number(env["DEV_STOP_TIMEOUT_MS"] ?? 10_000);
 const readyPollIntervalMs = 250;

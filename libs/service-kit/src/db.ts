@@ -20,6 +20,30 @@ export function createDb(url: string, opts: { max?: number; application_name?: s
   });
 }
 
+/**
+ * A client of one connection with `pool`'s connection options (server, database, role, password, TLS, session
+ * parameters, debug), for work that needs a session of its own, such as holding an advisory lock. Unlike a
+ * connection reserved from the pool it may be written to at any time: after its connection closes, the next
+ * statement opens a new one, while a reserved connection whose socket closed throws an uncatchable error on its
+ * next statement (porsager/postgres#1208). No idle timeout and no maximum lifetime, as a reserved connection
+ * has none: the session lasts until it fails or the client ends. The caller ends the client.
+ */
+export function sessionClient(pool: Sql, opts: { application_name?: string; onclose?: () => void } = {}): Sql {
+  // postgres() keeps parsed options as they are while they carry the pool's shared state (retry count, type
+  // maps); without it they are parsed again like a caller's options, with the same result for everything else.
+  const parsed: Record<string, unknown> = { ...pool.options };
+  delete parsed["shared"];
+  const { connection } = pool.options;
+  return postgres({
+    ...(parsed as postgres.Options<Record<string, postgres.PostgresType>>),
+    max: 1,
+    idle_timeout: 0,
+    max_lifetime: null,
+    connection: { ...connection, ...(opts.application_name === undefined ? {} : { application_name: opts.application_name }) },
+    onclose: opts.onclose ?? (() => {}),
+  });
+}
+
 export type Isolation = "read committed" | "repeatable read" | "serializable";
 
 /** SQLSTATEs that mean "run the same transaction again": nothing was committed. */

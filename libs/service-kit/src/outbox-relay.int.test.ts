@@ -1,6 +1,7 @@
 // The relay's cost and batching on real PostgreSQL + JetStream: how many statements a commit's wake-up costs,
 // that a burst goes out as one batch in order, that rows numbered before a crash go out before newer rows are
-// numbered, and that a relay whose database session dies takes the lock again and goes on publishing.
+// numbered, and that a relay whose database session dies (under a statement, while idle, or between publish and
+// mark) never crashes the process, takes the lock again and goes on publishing, each event once and in order.
 import { mkdtemp, mkdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -86,6 +87,38 @@ async function orgMessages(org: string): Promise<EventEnvelope[]> {
     if (env?.org_id === org) out.push(env);
   }
   return out;
+}
+
+/** The backend pid of the session holding the relay's lock (the test database's only advisory lock). */
+async function lockHolderPid(): Promise<number | undefined> {
+  const [row] = await sql`select pid from pg_locks where locktype = 'advisory' and granted
+    and database = (select oid from pg_database where datname = current_database())`;
+  return row?.["pid"] as number | undefined;
+}
+
+/** Ends a backend and waits until it has exited (and so closed its connection). */
+async function terminateBackend(pid: number | undefined): Promise<void> {
+  const [killed] = await sql`select pg_terminate_backend(${pid ?? 0}::int) as ok`;
+  expect(killed?.["ok"]).toBe(true);
+  await waitFor(async () => (await sql`select 1 from pg_stat_activity where pid = ${pid ?? 0}`).length === 0, 3000, "the backend to exit");
+}
+
+/**
+ * Records uncaught exceptions until the returned `stop`. postgres.js throws an uncatchable error when a reserved
+ * connection writes after its socket closed (porsager/postgres#1208), which must never reach the process: vitest
+ * fails the run on one, `check` fails the test at once.
+ */
+function recordUncaught(): { errors: unknown[]; check(): void; stop(): void } {
+  const errors: unknown[] = [];
+  const listener = (err: unknown): void => void errors.push(err);
+  process.on("uncaughtException", listener);
+  return {
+    errors,
+    check: () => {
+      if (errors.length > 0) throw errors[0];
+    },
+    stop: () => void process.off("uncaughtException", listener),
+  };
 }
 
 describe("outbox relay round trips and batching", () => {
@@ -197,12 +230,7 @@ describe("outbox relay round trips and batching", () => {
     });
     await isHeld;
     const after = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org)));
-    const relayPid = async (): Promise<number | undefined> => {
-      const [row] = await sql`select pid from pg_locks where locktype = 'advisory' and granted
-        and database = (select oid from pg_database where datname = current_database())`;
-      return row?.["pid"] as number | undefined;
-    };
-    const pid = await relayPid();
+    const pid = await lockHolderPid();
     await waitFor(async () => {
       const [row] = await sql`select wait_event_type from pg_stat_activity where pid = ${pid ?? 0}`;
       return row?.["wait_event_type"] === "Lock";
@@ -211,7 +239,7 @@ describe("outbox relay round trips and batching", () => {
     expect(killed?.["ok"]).toBe(true);
 
     // It takes the lock again on a new session; its numbering waits again until the row is let go.
-    await waitFor(async () => r.isLeader() && (await relayPid()) !== undefined && (await relayPid()) !== pid, 5000, "lock taken again");
+    await waitFor(async () => r.isLeader() && (await lockHolderPid()) !== undefined && (await lockHolderPid()) !== pid, 5000, "lock taken again");
     letGo();
     await holder;
     await waitFor(async () => (await unpublished([after])) === 0, 5000, "published after the session died");
@@ -221,5 +249,105 @@ describe("outbox relay round trips and batching", () => {
       [before, 1],
       [after, 2],
     ]);
+  });
+
+  it("survives its session dying while idle: takes the lock again and publishes what follows once, in order", async () => {
+    const uncaught = recordUncaught();
+    try {
+      const org = `org_${newId("evt")}`;
+      // Each published event, with the session that held the lock when its batch went out.
+      const published: Array<[string, number | undefined]> = [];
+      const lockCheckIntervalMs = 200;
+      // No polls: between commits the relay sends nothing, so its session dies with no statement under way.
+      const r = relay({
+        sql: countingPool().pool,
+        pollIntervalMs: 60_000,
+        lockCheckIntervalMs,
+        hooks: {
+          afterPublishBeforeMark: async (ids) => {
+            const holder = await lockHolderPid();
+            published.push(...ids.map((id): [string, number | undefined] => [id, holder]));
+          },
+        },
+      });
+      await r.start();
+      expect(r.isLeader()).toBe(true);
+      const before = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org)));
+      await waitFor(async () => (await unpublished([before])) === 0, 3000, "published before");
+      const pid = await lockHolderPid();
+      expect(pid).toBeDefined();
+
+      await sleep(lockCheckIntervalMs);
+      await terminateBackend(pid);
+      // Past the lock check interval, so the next wake-up checks the lock before anything else.
+      await sleep(lockCheckIntervalMs * 2);
+
+      const ids = await withTx(sql, async (tx) => [await writeOutbox(tx, SCHEMA, event(org, { n: 1 })), await writeOutbox(tx, SCHEMA, event(org, { n: 2 }))]);
+      ids.push(await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org, { n: 3 }))));
+      await waitFor(
+        async () => {
+          uncaught.check();
+          return (await unpublished(ids)) === 0;
+        },
+        5000,
+        "published after the session died",
+      );
+      const newPid = await lockHolderPid();
+      expect(newPid).toBeDefined();
+      expect(newPid).not.toBe(pid);
+      expect(r.isLeader()).toBe(true);
+      expect(published).toEqual([[before, pid], ...ids.map((id) => [id, newPid])]);
+      const msgs = await orgMessages(org);
+      expect(msgs.map((e) => [e.id, e.sequence])).toEqual([before, ...ids].map((id, i) => [id, i + 1]));
+      expect(uncaught.errors).toEqual([]);
+    } finally {
+      uncaught.stop();
+    }
+  });
+
+  it("marks nothing on a new session when its session dies between publish and mark; publishes again once it holds the lock", async () => {
+    const uncaught = recordUncaught();
+    try {
+      const org = `org_${newId("evt")}`;
+      const batches: Array<{ ids: string[]; holder: number | undefined }> = [];
+      const r = relay({
+        sql: countingPool().pool,
+        pollIntervalMs: 50,
+        hooks: {
+          afterPublishBeforeMark: async (ids) => {
+            const holder = await lockHolderPid();
+            batches.push({ ids, holder });
+            // The first batch is out: end the session before the relay marks it, and let the client see it closed.
+            if (batches.length === 1) {
+              await terminateBackend(holder);
+              await sleep(50);
+            }
+          },
+        },
+      });
+      await r.start();
+      const ids = await withTx(sql, async (tx) => [await writeOutbox(tx, SCHEMA, event(org, { n: 1 })), await writeOutbox(tx, SCHEMA, event(org, { n: 2 }))]);
+      await waitFor(
+        async () => {
+          uncaught.check();
+          return (await unpublished(ids)) === 0;
+        },
+        5000,
+        "published after the session died",
+      );
+      // Not marked by the statements that ran on the new session without the lock: published again once the
+      // relay held the lock there, and marked then.
+      expect(batches.map((b) => b.ids)).toEqual([ids, ids]);
+      const [first, second] = batches;
+      expect(first?.holder).toBeDefined();
+      expect(second?.holder).toBeDefined();
+      expect(second?.holder).not.toBe(first?.holder);
+      expect(second?.holder).toBe(await lockHolderPid());
+      const msgs = await orgMessages(org);
+      expect(msgs.map((e) => [e.id, e.sequence])).toEqual(ids.map((id, i) => [id, i + 1]));
+      expect(uncaught.errors).toEqual([]);
+    } finally {
+      uncaught.stop();
+    }
   });
 });

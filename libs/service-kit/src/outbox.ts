@@ -8,6 +8,7 @@ import { eventSubject, NATS_HEADERS, newId } from "@treasury/contracts";
 import type { EventEnvelope, EventType } from "@treasury/contracts";
 import type postgres from "postgres";
 import type { Logger } from "pino";
+import { sessionClient } from "./db.ts";
 import type { Sql, Tx } from "./db.ts";
 import { requestContext } from "./context.ts";
 import { markOutboxWritten, onOutboxCommitted } from "./outbox-signal.ts";
@@ -62,6 +63,7 @@ export async function writeOutbox(tx: Tx, schema: string, event: NewEvent, hdrs:
 }
 
 export interface OutboxRelayOptions {
+  /** The service's pool. The relay's own session is a client of one connection with the same options. */
   sql: Sql;
   nc: NatsConnection;
   schema: string;
@@ -107,11 +109,20 @@ async function settled<T extends readonly unknown[]>(promises: T): Promise<{ -re
   return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
 }
 
+/** The relay's statements ran on a new session: the one that held the lock has ended, and its transaction with it. */
+class SessionReplaced extends Error {
+  constructor() {
+    super("outbox relay statements ran on a new database session; the one that held the lock has ended");
+  }
+}
+
 /**
- * The session behind a connection has ended: postgres.js's closed-connection errors, socket errors, and the
- * server's FATAL errors (terminated backend, shutdown, session timeouts), after which it closes the connection.
+ * The session behind a connection has ended: postgres.js's closed-connection errors, socket errors, the
+ * server's FATAL errors (terminated backend, shutdown, session timeouts), after which it closes the connection,
+ * and statements the relay finds ran on a new session.
  */
 function sessionLost(e: unknown): boolean {
+  if (e instanceof SessionReplaced) return true;
   if (typeof e !== "object" || e === null) return false;
   const { code, severity } = e as { code?: unknown; severity?: unknown };
   if (severity === "FATAL" || severity === "PANIC") return true;
@@ -126,17 +137,25 @@ function firstRow(rows: readonly NumberResult[]): NumberResult {
 
 /**
  * Publishes a service's outbox to JetStream. One relay per service does the work: it holds a session
- * advisory lock on a reserved connection; other replicas retry the lock periodically and take over when
+ * advisory lock on a connection of its own; other replicas retry the lock periodically and take over when
  * the holder's session ends.
  *
- * All of the leader's statements run on that reserved connection, pipelined, so a cycle costs few round
- * trips: (1) the numbering statement (autocommit), sent together with BEGIN and the SELECT ... FOR UPDATE
- * SKIP LOCKED of the rows to publish when a commit signal says rows are waiting (after a quiet poll the
- * numbering statement goes alone first, so an idle poll is one round trip); (2) the publishes; (3) the UPDATE
- * that marks them, sent together with COMMIT. Any error on the connection ends the cycle; if the connection
- * cannot even roll back, the relay gives up the lock and starts over with a fresh session. The statements only
- * act on the session whose backend took the lock (pg_backend_pid), and the lock itself is re-checked every
- * `lockCheckIntervalMs` and after any failure.
+ * That connection is the relay's own client of one connection (sessionClient), not one reserved from the
+ * service's pool: postgres.js throws an uncatchable error when a reserved connection writes after its socket
+ * closed (porsager/postgres#1208), as the next statement would after the session died while the relay waited
+ * between statements. The client opens a new session for that statement instead, so a session can be replaced
+ * under the relay without an error, and the lock went with the old one. Hence the relay stops leading as soon as
+ * the client reports the connection closed, every statement that reads or changes outbox rows only acts on the
+ * session whose backend took the lock (pg_backend_pid), and the lock itself is re-checked every
+ * `lockCheckIntervalMs` and after any failure: a relay that lost its session publishes again only once it
+ * holds the lock again.
+ *
+ * All of the leader's statements run on that connection, pipelined, so a cycle costs few round trips: (1) the
+ * numbering statement (autocommit), sent together with BEGIN and the SELECT ... FOR UPDATE SKIP LOCKED of the
+ * rows to publish when a commit signal says rows are waiting (after a quiet poll the numbering statement goes
+ * alone first, so an idle poll is one round trip); (2) the publishes; (3) the UPDATE that marks them, sent
+ * together with COMMIT. Any error on the connection ends the cycle; if the connection cannot even roll back,
+ * the relay gives up the lock and starts over with a fresh session.
  *
  * Sequences: rows get their per-(org, livemode) sequence in a committed step of their own, before any
  * publish, so a republish after a crash carries the same number. New numbers are handed out only when every
@@ -154,9 +173,12 @@ export class OutboxRelay {
   private readonly lockCheckIntervalMs: number;
   private readonly lockKey: string;
   private readonly js: JetStreamClient;
-  private reserved: postgres.ReservedSql | undefined;
-  /** Backend pid of the reserved session that took the lock. */
+  /** The relay's own client of one connection (created on first use, ended by stop()). */
+  private db: Sql | undefined;
+  /** Backend pid of the session that took the lock. */
   private pid = 0;
+  /** The last session ended; the next one may have begun a transaction of the old one's statements. */
+  private replaced = false;
   /** When the leader last saw that it holds the lock (0: check on the next round). */
   private lockCheckedAt = 0;
   private unsubscribe: (() => void) | undefined;
@@ -252,7 +274,7 @@ export class OutboxRelay {
    */
   private async publishBacklog(): Promise<void> {
     let expectRows = false;
-    while (!this.stopped) {
+    while (!this.stopped && this.leader) {
       if (this.woken) {
         expectRows = true;
         if (this.coalesceMs > 0) {
@@ -277,7 +299,7 @@ export class OutboxRelay {
    * transaction lock the numbered rows, publish them and mark them published.
    */
   private async cycle(expectRows: boolean): Promise<CycleResult> {
-    const conn = this.reserved;
+    const conn = this.db;
     if (conn === undefined) throw new Error("outbox relay has no connection");
     let open = false;
     let rows: OutboxRow[] = [];
@@ -300,6 +322,8 @@ export class OutboxRelay {
         await conn`commit`;
         return { ...num, published: 0 };
       }
+      // The session closed since the SELECT: its row locks are gone, another relay may be taking the lock.
+      if (!this.leader) throw new SessionReplaced();
       const ids = rows.map((r) => r.id);
       // Pipelined: all of the batch's publishes go out on the one connection before the first ack comes
       // back, so the broker stores them in this order. If one fails the batch is not marked and is
@@ -309,10 +333,13 @@ export class OutboxRelay {
       await this.opts.hooks?.afterPublishBeforeMark?.(ids);
       const seqs = rows.map((r) => r.seq);
       open = false;
-      const [, commit] = await settled([
-        conn`update ${this.table("outbox")} set published_at = now(), attempts = attempts + 1 where seq = any(${seqs}::int8[])`.execute(),
+      const [marked, commit] = await settled([
+        conn`update ${this.table("outbox")} set published_at = now(), attempts = attempts + 1
+             where seq = any(${seqs}::int8[]) and pg_backend_pid() = ${this.pid}`.execute(),
         conn`commit`.execute(),
       ]);
+      // The rows are locked by this transaction, so only a new session marks fewer (none) of them.
+      if (marked.count !== rows.length) throw new SessionReplaced();
       if (commit.command !== "COMMIT") throw new Error(`outbox publish transaction ended with ${commit.command}, not COMMIT`);
       return { ...num, published: rows.length };
     } catch (e) {
@@ -325,14 +352,14 @@ export class OutboxRelay {
    * Ends a failed cycle's transaction and counts the attempt of the rows it had locked, in one round trip. If
    * the session is gone, or that fails too, the relay gives up the lock and starts over with a new session.
    */
-  private async afterFailure(conn: postgres.ReservedSql, open: boolean, rows: OutboxRow[], err: unknown): Promise<void> {
-    if (sessionLost(err)) return this.abandon(conn, err);
+  private async afterFailure(conn: Sql, open: boolean, rows: OutboxRow[], err: unknown): Promise<void> {
+    if (sessionLost(err)) return this.lostSession(err);
     const seqs = rows.map((r) => r.seq);
     const statements: Promise<unknown>[] = [];
     if (open) statements.push(conn`rollback`.execute());
     if (seqs.length > 0) {
       statements.push(
-        conn`update ${this.table("outbox")} set attempts = attempts + 1 where seq = any(${seqs}::int8[])`
+        conn`update ${this.table("outbox")} set attempts = attempts + 1 where seq = any(${seqs}::int8[]) and pg_backend_pid() = ${this.pid}`
           .execute()
           .catch((e: unknown) => {
             this.opts.log.warn({ err: e }, "could not record outbox publish attempt");
@@ -344,31 +371,31 @@ export class OutboxRelay {
       await settled(statements);
       this.lockCheckedAt = 0;
     } catch (e) {
-      if (sessionLost(e)) return this.abandon(conn, e);
+      if (sessionLost(e)) return this.lostSession(e);
       this.leader = false;
-      this.reserved = undefined;
       await this.discard(conn, open);
     }
   }
 
   /**
-   * Drops a reserved connection whose session has ended, without another statement on it: postgres.js throws an
-   * uncatchable error when a reserved connection writes after its socket closed (porsager/postgres#1208), and
-   * a released one would go back to the pool's open connections. The pool reconnects it when it needs it.
+   * The relay's session has ended (its connection closed, or a statement failed or ran on a new session), and
+   * the lock with it: nothing is published until the relay takes the lock again, on the session the client
+   * opens next. Statements the old session did not answer may still run on that one first. A leader waiting
+   * for its next poll tries at once.
    */
-  private abandon(conn: postgres.ReservedSql, err: unknown): void {
-    if (this.reserved === conn) {
-      this.reserved = undefined;
-      this.leader = false;
-    }
+  private lostSession(err?: unknown): void {
+    this.replaced = true;
+    if (!this.leader) return;
     this.opts.log.warn({ err, schema: this.opts.schema }, "outbox relay lost its database session; it will take the lock again");
+    this.leader = false;
+    this.interrupt?.();
   }
 
   /**
    * Numbers the oldest unnumbered rows per (org, livemode) in one autocommit statement, unless numbered rows
    * are still unpublished (those go first, so an org's rows are published in sequence order).
    */
-  private numberRows(conn: postgres.ReservedSql): postgres.PendingQuery<NumberResult[]> {
+  private numberRows(conn: Sql): postgres.PendingQuery<NumberResult[]> {
     const outbox = this.table("outbox");
     const eventSeq = this.table("event_seq");
     return conn<NumberResult[]>`
@@ -398,7 +425,7 @@ export class OutboxRelay {
   }
 
   /** The numbered, unpublished rows in order, locked for the publish transaction. */
-  private selectRows(conn: postgres.ReservedSql): postgres.PendingQuery<OutboxRow[]> {
+  private selectRows(conn: Sql): postgres.PendingQuery<OutboxRow[]> {
     return conn<OutboxRow[]>`
       select seq, id, org_id, livemode, type, payload, headers, created_at from ${this.table("outbox")}
       where published_at is null and payload ? 'sequence' and pg_backend_pid() = ${this.pid}
@@ -443,27 +470,47 @@ export class OutboxRelay {
     }
   }
 
+  /** The relay's client, created on first use; when its connection closes, the relay stops leading at once. */
+  private session(): Sql {
+    if (this.db === undefined) {
+      const db: Sql = sessionClient(this.opts.sql, {
+        application_name: `${this.opts.schema} outbox relay`,
+        onclose: () => {
+          if (this.db === db) this.lostSession();
+        },
+      });
+      this.db = db;
+    }
+    return this.db;
+  }
+
   /** Takes the lock when not leading; while leading, re-checks it every `lockCheckIntervalMs` (and after a failure). */
   private async tryLead(): Promise<void> {
-    if (this.leader && this.reserved !== undefined && Date.now() - this.lockCheckedAt < this.lockCheckIntervalMs) return;
-    this.reserved ??= await this.opts.sql.reserve();
-    const reserved = this.reserved;
+    if (this.leader && Date.now() - this.lockCheckedAt < this.lockCheckIntervalMs) return;
+    const db = this.session();
     try {
-      this.leader = this.leader ? await this.stillHoldsLock(reserved) : await this.takeLock(reserved);
+      this.leader = this.leader ? await this.stillHoldsLock(db) : await this.takeLock(db);
       if (this.leader) this.lockCheckedAt = Date.now();
     } catch (e) {
-      // A failed session has (or soon will have) lost its lock; start over with a fresh connection next time.
-      this.leader = false;
-      this.reserved = undefined;
-      if (sessionLost(e)) this.abandon(reserved, e);
-      else await this.discard(reserved, false);
+      // A failed session has (or soon will have) lost its lock; take it again next time, on a new session if need be.
+      if (sessionLost(e)) this.lostSession(e);
+      else {
+        this.leader = false;
+        await this.discard(db, false);
+      }
       throw e;
     }
   }
 
-  private async takeLock(reserved: postgres.ReservedSql): Promise<boolean> {
-    const [row] = await reserved<{ ok: boolean; pid: number }[]>`
+  /**
+   * After a session ended, a ROLLBACK goes first, in the same round trip: statements the old session had not
+   * answered may have run on the new one, a BEGIN among them, and the relay's must not run in that transaction.
+   */
+  private async takeLock(db: Sql): Promise<boolean> {
+    const take = (): postgres.PendingQuery<{ ok: boolean; pid: number }[]> => db`
       select pg_try_advisory_lock(hashtext(${this.lockKey})) as ok, pg_backend_pid() as pid`;
+    const [row] = this.replaced ? (await settled([db`rollback`.execute(), take().execute()] as const))[1] : await take();
+    this.replaced = false;
     if (row?.ok !== true) return false;
     this.pid = row.pid;
     this.opts.log.info({ schema: this.opts.schema }, "outbox relay holds the lock");
@@ -471,8 +518,8 @@ export class OutboxRelay {
   }
 
   /** A reconnected session no longer holds the lock; checking it regularly stops two relays running at once. */
-  private async stillHoldsLock(reserved: postgres.ReservedSql): Promise<boolean> {
-    const [row] = await reserved<{ held: boolean }[]>`
+  private async stillHoldsLock(db: Sql): Promise<boolean> {
+    const [row] = await db<{ held: boolean }[]>`
       select pg_backend_pid() = ${this.pid} and exists (
         select 1 from pg_locks, (select hashtext(${this.lockKey})::bigint as k) key
         where locktype = 'advisory' and pid = pg_backend_pid() and granted and objsubid = 1
@@ -482,24 +529,36 @@ export class OutboxRelay {
     return row?.held === true;
   }
 
+  /** Gives up the lock explicitly (ending the session would too, a little later), then ends the client. */
   private async releaseLock(): Promise<void> {
-    const reserved = this.reserved;
-    this.reserved = undefined;
-    this.leader = false;
-    if (reserved) await this.discard(reserved, false);
+    const db = this.db;
+    if (db === undefined) return;
+    if (this.leader) {
+      this.leader = false;
+      await this.discard(db, false);
+    }
+    await this.endSession();
   }
 
   /**
-   * Returns a reserved connection to the pool without any advisory lock (which would otherwise outlive us
-   * there) and, when a transaction may still be open, without that either.
+   * Leaves the relay's session without any advisory lock and, when a transaction may still be open, without that
+   * either. If that fails the relay ends the session (the lock goes with it); the next use opens a new client.
    */
-  private async discard(reserved: postgres.ReservedSql, inTx: boolean): Promise<void> {
+  private async discard(db: Sql, inTx: boolean): Promise<void> {
     try {
-      await settled([...(inTx ? [reserved`rollback`.execute()] : []), reserved`select pg_advisory_unlock_all()`.execute()]);
+      await settled([...(inTx ? [db`rollback`.execute()] : []), db`select pg_advisory_unlock_all()`.execute()]);
     } catch (err) {
-      this.opts.log.warn({ err }, "could not release outbox relay lock; it ends with the session");
-    } finally {
-      reserved.release();
+      this.opts.log.warn({ err }, "could not release outbox relay lock; ending its session");
+      if (this.db === db) await this.endSession();
     }
+  }
+
+  private async endSession(): Promise<void> {
+    const db = this.db;
+    this.db = undefined;
+    this.leader = false;
+    this.replaced = false;
+    // Bounded: a statement stuck on a connection that died under it never lets a plain end() finish.
+    await db?.end({ timeout: 1 });
   }
 }
