@@ -106,6 +106,10 @@ describe("typical flow (spec steps 1–5)", () => {
     const rows = holds.body["holds"] as Record<string, unknown>[];
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ id: completed["hold_id"], amount: 7015, release_status: "held" });
+
+    // Each step of the completion was timed once on the payments service's /metrics registry.
+    const metrics = await s.services["payments"]!.metrics.getSingleMetricAsString("checkout_completion_step_seconds");
+    for (const step of ["intent", "ledger_post", "settle"]) expect(metrics).toMatch(new RegExp(`checkout_completion_step_seconds_count\\{[^}]*step="${step}"[^}]*\\} [1-9]`));
   });
 });
 

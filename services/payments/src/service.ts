@@ -3,7 +3,7 @@
  * failure, the reconciler, hosted checkout and wallet pages, wallet sessions, shared-wallet spend and its
  * reversal. It moves money only through `svc.ledger.post`.
  */
-import { createService, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { createService, Histogram, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
 import { soledgicProvider, stripeProvider } from "./adapters/providers.ts";
 import { PaymentsEnv } from "./config.ts";
@@ -16,6 +16,15 @@ export type PaymentsService = Service<ServiceConfig<typeof PaymentsEnv>> & { rec
 export async function buildPayments(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<PaymentsService> {
   const svc = await createService({ name: "payments", env, extraEnv: PaymentsEnv, deps });
   const cfg = svc.config;
+  // Where a completion's time goes (intent → ledger post → settle): the first place to look when checkouts slow down.
+  const steps = new Histogram({
+    name: "checkout_completion_step_seconds",
+    help: "Time of each step of a checkout completion: recording the intent, the ledger post, settling",
+    labelNames: ["step"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [svc.metrics],
+  });
+  const stepChildren = { intent: steps.labels({ step: "intent" }), ledger_post: steps.labels({ step: "ledger_post" }), settle: steps.labels({ step: "settle" }) };
   const useCaseDeps: PaymentsDeps = {
     sql: svc.sql,
     ledger: natsLedger(svc.nc, svc.prefix, cfg.PAYMENTS_LEDGER_TIMEOUT_MS),
@@ -23,6 +32,7 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     log: svc.log,
     now: () => new Date(),
     afterLedgerPost: cfg.PAYMENTS_CRASH_AFTER_LEDGER_POST ? crashPoint(svc) : async () => {},
+    observeStep: (step, seconds) => stepChildren[step].observe(seconds),
   };
   registerHandlers(svc, useCaseDeps);
   const reconciler = new Reconciler(

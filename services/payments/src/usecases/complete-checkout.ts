@@ -168,8 +168,10 @@ export function failedEventData(row: CheckoutRow): Record<string, unknown> {
 /** Steps 2 and 3 for a session already `completing`. Used by completion and by the reconciler. */
 export async function driveCompletion(deps: PaymentsDeps, row: CheckoutRow): Promise<CheckoutRow> {
   let result;
+  const postedAt = performance.now();
   try {
     result = await deps.ledger.post(saleRequest(row));
+    deps.observeStep?.("ledger_post", (performance.now() - postedAt) / 1000);
   } catch (e) {
     if (e instanceof DomainError && DEFINITIVE.has(e.code)) {
       await failCompleting(deps, row, e.code, e.message);
@@ -181,12 +183,17 @@ export async function driveCompletion(deps: PaymentsDeps, row: CheckoutRow): Pro
     throw e;
   }
   await deps.afterLedgerPost();
-  return settle(deps, row, result.transaction_id, result.holds_created[0]?.hold_id ?? null);
+  const settledAt = performance.now();
+  const done = await settle(deps, row, result.transaction_id, result.holds_created[0]?.hold_id ?? null);
+  deps.observeStep?.("settle", (performance.now() - settledAt) / 1000);
+  return done;
 }
 
 /** Completes a session (idempotent: a completed session is answered as it is). */
 export async function completeCheckout(deps: PaymentsDeps, scope: Scope, id: string, input: CompletionInput): Promise<CheckoutRow> {
+  const startedAt = performance.now();
   const row = await recordIntent(deps, scope, id, input);
+  deps.observeStep?.("intent", (performance.now() - startedAt) / 1000);
   if (row.status === "completed") return row;
   return driveCompletion(deps, row);
 }

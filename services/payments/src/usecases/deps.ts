@@ -12,7 +12,12 @@ export interface PaymentsDeps {
   now: () => Date;
   /** Runs between the ledger post and the settle step (the crash point of the recovery test); a no-op otherwise. */
   afterLedgerPost: () => Promise<void>;
+  /** Time spent in each step of a completion (the `checkout_completion_step_seconds` histogram); optional. */
+  observeStep?: (step: CompletionStep, seconds: number) => void;
 }
+
+/** The steps of DESIGN.md "Money across services" as payments runs them for a checkout. */
+export type CompletionStep = "intent" | "ledger_post" | "settle";
 
 export const CHECKOUT_TTL_MS = 60 * 60 * 1000;
 export const CURRENCY = "USD";
