@@ -6,7 +6,7 @@
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
-import { adminSql, cpuMs, load, startChild, startInfra, type Child, type LoadResult } from "./lib.ts";
+import { adminSql, cpuMs, cpuMsByName, load, startChild, startInfra, type Child, type LoadResult } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 /** Alternating hello/gateway rounds (BENCH_ROUNDS); the median round's figures are reported. */
@@ -49,22 +49,24 @@ try {
   // The machine's speed drifts (a shared host): hello and gateway are measured in alternating rounds and each
   // round's ratio compares two runs seconds apart; the median round is reported.
   const [svcChild, gwChild] = children;
-  const rounds: { hello: LoadResult; gw: LoadResult; helloCpuUs: number; gwCpuUs: number; svcCpuUs: number }[] = [];
+  const rounds: { hello: LoadResult; gw: LoadResult; helloCpuUs: number; gwCpuUs: number; svcCpuUs: number; natsCpuUs: number; clientCpuUs: number; helloClientCpuUs: number }[] = [];
+  const selfCpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
   for (let i = 0; i < ROUNDS; i++) {
-    const helloCpu0 = cpuMs(hello.proc.pid);
+    const helloCpu0 = [cpuMs(hello.proc.pid), selfCpuMs()];
     const helloRun = await load({ url: `http://127.0.0.1:${hello.port}/`, connections: CONNECTIONS, durationSec: DURATION_SEC });
-    const helloCpuUs = ((cpuMs(hello.proc.pid) - helloCpu0) * 1000) / helloRun.total;
-    const cpu0 = [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid)];
+    const [helloCpuUs, helloClientCpuUs] = [cpuMs(hello.proc.pid), selfCpuMs()].map((v, j) => ((v - (helloCpu0[j] ?? 0)) * 1000) / helloRun.total);
+    const processes = () => [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid), cpuMsByName("nats-server"), selfCpuMs()];
+    const cpu0 = processes();
     const gwRun = await load({ url: gwUrl, headers, connections: CONNECTIONS, durationSec: DURATION_SEC });
     // CPU per request is robust to other load on the machine, unlike req/s: it shows where the time goes.
-    const [gwCpuUs, svcCpuUs] = [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid)].map((v, j) => ((v - (cpu0[j] ?? 0)) * 1000) / gwRun.total);
-    rounds.push({ hello: helloRun, gw: gwRun, helloCpuUs, gwCpuUs: gwCpuUs ?? 0, svcCpuUs: svcCpuUs ?? 0 });
+    const [gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs] = processes().map((v, j) => ((v - (cpu0[j] ?? 0)) * 1000) / gwRun.total);
+    rounds.push({ hello: helloRun, gw: gwRun, helloCpuUs: helloCpuUs ?? 0, helloClientCpuUs: helloClientCpuUs ?? 0, gwCpuUs: gwCpuUs ?? 0, svcCpuUs: svcCpuUs ?? 0, natsCpuUs: natsCpuUs ?? 0, clientCpuUs: clientCpuUs ?? 0 });
     console.log(`round ${i + 1}: hello ${helloRun.rps.toFixed(0)} req/s, gateway ${gwRun.rps.toFixed(0)} req/s, ratio ${(gwRun.rps / helloRun.rps).toFixed(3)}`);
   }
   rounds.sort((a, b) => a.gw.rps / a.hello.rps - b.gw.rps / b.hello.rps);
   const median = rounds[Math.floor(rounds.length / 2)];
   if (median === undefined) throw new Error("no rounds");
-  const { hello: helloMax, gw: gwMax, helloCpuUs, gwCpuUs, svcCpuUs } = median;
+  const { hello: helloMax, gw: gwMax, helloCpuUs, helloClientCpuUs, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs } = median;
   // Latency at half the maximum rate: what a service sees when it is not saturated.
   const half = await load({ url: gwUrl, headers, connections: CONNECTIONS, durationSec: 10, overallRate: Math.max(1, Math.floor(gwMax.rps / 2)) });
 
@@ -74,7 +76,8 @@ try {
   row("fastify hello-world (median round)", helloMax);
   row("gateway+NATS+service (median round)", gwMax);
   row("gateway at 50% of max", half);
-  console.log(`CPU per request (median round): hello ${helloCpuUs.toFixed(0)} µs; gateway ${gwCpuUs.toFixed(0)} µs + service ${svcCpuUs.toFixed(0)} µs (+ nats-server)`);
+  const us = (v: number) => `${v.toFixed(0)} µs`;
+  console.log(`CPU per request (median round): hello ${us(helloCpuUs)} + load client ${us(helloClientCpuUs)}; gateway ${us(gwCpuUs)} + service ${us(svcCpuUs)} + nats-server ${us(natsCpuUs)} + load client ${us(clientCpuUs)}`);
   console.log(`ratio gateway/hello = ${ratio.toFixed(3)} (target ≥ 0.35); p99 at half rate = ${half.p99} ms (target < 20 ms)`);
   if (rounds.some((r) => r.gw.non2xx + r.gw.errors > 0) || half.non2xx > 0) console.log("warning: non-2xx answers during the gateway runs");
   console.log(JSON.stringify({ gateway_rps: Math.round(gwMax.rps), hello_rps: Math.round(helloMax.rps), ratio: Number(ratio.toFixed(3)), p50_ms: half.p50, p99_ms: half.p99 }));
