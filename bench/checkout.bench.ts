@@ -8,7 +8,9 @@
  * start at a fixed 70 % of that rate whatever the answers do, and p50/p99 are measured there (the target's
  * "p99 at 70 % of the maximum rate").
  *
- *   BENCH_DURATION_SEC (default 5) per concurrency level; BENCH_CONCURRENCY (default "1,4,16,32").
+ *   BENCH_DURATION_SEC (default 5) per concurrency level; BENCH_CONCURRENCY (default "1,4,16,32");
+ *   BENCH_PACED_SEC (default 10) for the open-loop run at 70 % (at 200 flows/s, 5 s leave only 10 flows above
+ *   the p99, so one stall moves it); BENCH_EXTRA_FRACTIONS (e.g. "0.3,0.5") for more open-loop runs.
  */
 import { spawnSync } from "node:child_process";
 import { Pool } from "undici";
@@ -19,8 +21,11 @@ import { checkInvariants } from "../services/ledger/src/invariants.ts";
 import { adminSql, cpuMs, cpuMsByName, LEDGER_NODE_OPTIONS, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
+const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
 const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32").split(",").map(Number).filter((n) => n > 0);
 const PARTICIPANTS = Number(process.env.BENCH_PARTICIPANTS ?? 16);
+/** Extra open-loop runs at these fractions of the maximum rate (BENCH_EXTRA_FRACTIONS, e.g. "0.3,0.5"): the latency curve. */
+const EXTRA_FRACTIONS = (process.env.BENCH_EXTRA_FRACTIONS ?? "").split(",").map(Number).filter((f) => f > 0 && f < 1);
 const PGBENCH_SCALE = 4;
 
 interface LevelResult {
@@ -114,18 +119,23 @@ try {
     steps.complete.push(t2 - t1);
     return t2 - t0;
   };
-  /** Each service's RPC handler time so far, from its /metrics (rpc_duration_seconds sum and count). */
+  /**
+   * Each service's RPC handler time so far, from its /metrics (rpc_duration_seconds sum and count), and the
+   * payments completion steps (checkout_completion_step_seconds: intent, ledger_post, settle).
+   */
   const rpcTimes = async () => {
     const out = new Map<string, { sum: number; count: number }>();
     for (const [name, port] of Object.entries(healthPorts)) {
       const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => "");
-      for (const m of text.matchAll(/^rpc_duration_seconds_(sum|count)\{([^}]*)\} ([\d.e+-]+)$/gm)) {
-        const op = /operation="([^"]+)"/.exec(m[2] ?? "")?.[1];
-        if (op === undefined || !(m[2] ?? "").includes('outcome="ok"')) continue;
-        const k = `${name}.${op}`;
+      for (const m of text.matchAll(/^(rpc_duration_seconds|checkout_completion_step_seconds)_(sum|count)\{([^}]*)\} ([\d.e+-]+)$/gm)) {
+        const labels = m[3] ?? "";
+        const isStep = m[1] === "checkout_completion_step_seconds";
+        const op = isStep ? /step="([^"]+)"/.exec(labels)?.[1] : /operation="([^"]+)"/.exec(labels)?.[1];
+        if (op === undefined || (!isStep && !labels.includes('outcome="ok"'))) continue;
+        const k = isStep ? `${name}.completion step ${op}` : `${name}.${op}`;
         const e = out.get(k) ?? { sum: 0, count: 0 };
-        if (m[1] === "sum") e.sum += Number(m[3]);
-        else e.count += Number(m[3]);
+        if (m[2] === "sum") e.sum += Number(m[4]);
+        else e.count += Number(m[4]);
         out.set(k, e);
       }
     }
@@ -218,7 +228,11 @@ try {
   const best = results.reduce((a, b) => (b.flowsPerSec > a.flowsPerSec ? b : a));
   stepFigures();
   const rpcBefore = await rpcTimes();
-  const paced = await runPaced(Math.max(1, best.flowsPerSec * 0.7), DURATION_SEC);
+  for (const f of EXTRA_FRACTIONS) {
+    const r = await runPaced(Math.max(1, best.flowsPerSec * f), PACED_SEC);
+    console.log(`open loop at ${(f * 100).toFixed(0)} % of max (${r.rate.toFixed(1)} flows/s offered): ${r.flowsPerSec.toFixed(1)} flows/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.errors} errors`);
+  }
+  const paced = await runPaced(Math.max(1, best.flowsPerSec * 0.7), PACED_SEC);
   const pacedSteps = stepFigures();
   const rpcDuring = rpcDelta(rpcBefore, await rpcTimes());
   const pgTps = pgbenchTps(infra.adminUrl, best.concurrency, DURATION_SEC * 2);
