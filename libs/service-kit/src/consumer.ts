@@ -24,9 +24,15 @@ export interface EventConsumerOptions {
   log: Logger;
   handler: EventHandler;
   maxAckPending?: number;
+  /**
+   * How long the broker waits for the ack of a delivered event before it delivers it again (default 10 s):
+   * the time an event pulled by a process that died waits before another process gets it. A handler that runs
+   * longer is not redelivered meanwhile: the consumer tells the broker it is still working on the event.
+   */
+  ackWaitMs?: number;
 }
 
-const ACK_WAIT_MS = 30_000;
+const ACK_WAIT_MS_DEFAULT = 10_000;
 const MAX_ACK_PENDING_DEFAULT = 256;
 /** Messages pulled ahead of processing; small, because stop() hands unstarted ones back to the broker. */
 const PULL_BATCH_MAX = 16;
@@ -86,10 +92,14 @@ export class EventConsumer {
     return this.opts.maxAckPending ?? MAX_ACK_PENDING_DEFAULT;
   }
 
+  private ackWaitMs(): number {
+    return this.opts.ackWaitMs ?? ACK_WAIT_MS_DEFAULT;
+  }
+
   private async ensureDurable(stream: string): Promise<void> {
     const jsm = await jetstreamManager(this.opts.nc);
     const updatable = {
-      ack_wait: nanos(ACK_WAIT_MS),
+      ack_wait: nanos(this.ackWaitMs()),
       max_deliver: -1,
       max_ack_pending: this.maxAckPending(),
       filter_subject: this.opts.filterSubject,
@@ -145,6 +155,15 @@ export class EventConsumer {
 
   private async handle(m: JsMsg, evt: EventEnvelope, span: Span): Promise<void> {
     const { sql, schema, durable, handler, log } = this.opts;
+    // "Still working" while the handler runs, so a slow transaction does not make the broker deliver the event
+    // again; only a process that died stops sending it, and then the event comes back after the ack wait.
+    const heartbeat = setInterval(() => {
+      try {
+        m.working();
+      } catch {
+        // The connection is closing: the ack wait decides, as it does for a process that died.
+      }
+    }, Math.max(100, Math.floor(this.ackWaitMs() / 3)));
     try {
       await withTx(sql, async (tx) => {
         if (await claimInbox(tx, schema, durable, evt.id)) await handler(evt, tx);
@@ -158,6 +177,7 @@ export class EventConsumer {
       span.setStatus({ code: SpanStatusCode.ERROR });
       m.nak(delay);
     } finally {
+      clearInterval(heartbeat);
       span.end();
     }
   }

@@ -65,9 +65,9 @@ function relay(extra: Partial<OutboxRelayOptions> = {}): OutboxRelay {
   return r;
 }
 
-function consumer(durable: string, onEvent: (evt: EventEnvelope) => Promise<void> | void = () => {}): EventConsumer {
+function consumer(durable: string, onEvent: (evt: EventEnvelope) => Promise<void> | void = () => {}, extra: { ackWaitMs?: number } = {}): EventConsumer {
   const c = new EventConsumer({
-    nc, sql, schema: SCHEMA, prefix, durable, log,
+    nc, sql, schema: SCHEMA, prefix, durable, log, ...extra,
     filterSubject: `${prefix}evt.>`,
     handler: async (evt, tx) => {
       await onEvent(evt);
@@ -205,6 +205,10 @@ describe("outbox relay", () => {
   });
 });
 
+function testEnvelope(id: string): EventEnvelope {
+  return { id, type: "sandbox.test", org_id: "org_consumer", livemode: false, created_at: new Date().toISOString(), sequence: 1, source: "test", data: {} };
+}
+
 describe("event consumer", () => {
   it("processes a redelivery beyond the broker's de-duplication window once (inbox)", async () => {
     const js = jetstream(nc);
@@ -243,5 +247,44 @@ describe("event consumer", () => {
     expect(attempts).toBe(2);
     const [inbox] = await sql`select count(*)::int as n from payments.inbox where consumer = 'retry_once' and event_id = ${id}`;
     expect(inbox?.["n"]).toBe(1);
+  });
+
+  it("does not get an event again while a handler slower than the ack wait still works on it", async () => {
+    const id = newId("evt");
+    let calls = 0;
+    const c = consumer("slow_once", async (evt) => {
+      if (evt.id !== id) return;
+      calls += 1;
+      await sleep(1_500);
+    }, { ackWaitMs: 500 });
+    await c.start();
+    await waitFor(async () => (await c.pending()) === 0, 5000, "earlier events handled");
+    const info = async () => (await jetstream(nc).consumers.get(eventsStreamName(prefix), "slow_once")).info();
+    const deliveriesBefore = (await info()).delivered.consumer_seq;
+    await jetstream(nc).publish(eventSubject(prefix, "sandbox.test"), JSON.stringify(testEnvelope(id)), { msgID: id });
+    await waitFor(async () => (await handledCount("slow_once", id)) === 1, 8000, "slow event handled");
+    await sleep(700);
+    expect(calls).toBe(1);
+    // Delivered once: three ack waits passed while the handler ran.
+    expect((await info()).delivered.consumer_seq - deliveriesBefore).toBe(1);
+  });
+
+  it("delivers an event pulled by a process that died again after the ack wait", async () => {
+    const durable = "dead_puller";
+    // The durable exists with a 1 s ack wait and has handled what the stream held before.
+    const first = consumer(durable, () => {}, { ackWaitMs: 1_000 });
+    await first.start();
+    await waitFor(async () => (await first.pending()) === 0, 5000, "earlier events handled");
+    await first.stop();
+    const id = newId("evt");
+    await jetstream(nc).publish(eventSubject(prefix, "sandbox.test"), JSON.stringify(testEnvelope(id)), { msgID: id });
+    // A process pulls it and dies before acknowledging (nothing acks or reports progress).
+    const raw = await jetstream(nc).consumers.get(eventsStreamName(prefix), durable);
+    const pulled = await raw.next({ expires: 5_000 });
+    expect(pulled?.json<EventEnvelope>().id).toBe(id);
+    const diedAt = Date.now();
+    await consumer(durable, () => {}, { ackWaitMs: 1_000 }).start();
+    await waitFor(async () => (await handledCount(durable, id)) === 1, 6_000, "event handled after the ack wait");
+    expect(Date.now() - diedAt).toBeGreaterThanOrEqual(800);
   });
 });

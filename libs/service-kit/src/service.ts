@@ -36,6 +36,8 @@ export interface ConsumeOptions {
   filterSubject: string;
   handler: EventHandler;
   maxAckPending?: number;
+  /** See EventConsumerOptions.ackWaitMs (default 10 s). */
+  ackWaitMs?: number;
 }
 
 export interface Service<C = BaseConfig> {

@@ -60,7 +60,7 @@ it("kill -9 mid-burst, restart: every event delivered at least once, repeats kee
   expect(atKill).toBeLessThan(EVENTS);
 
   await spawnWebhooks();
-  // Messages the dead consumer had pulled come back after the broker's ack wait (30 s).
+  // Messages the dead consumer had pulled come back after the broker's ack wait (the kit's default, 10 s).
   await waitFor(() => new Set(rcv.received.map((r) => (JSON.parse(r.body) as { id: string }).id)).size === EVENTS, { timeoutMs: 90_000, intervalMs: 200 });
 
   const idsByEvent = new Map<string, Set<string>>();
