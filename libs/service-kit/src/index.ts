@@ -19,7 +19,7 @@ export { EventConsumer } from "./consumer.ts";
 export type { EventConsumerOptions, EventHandler } from "./consumer.ts";
 export { createMetrics } from "./metrics.ts";
 /** For a service's own metrics on its registry (`svc.metrics`), with the kit's prom-client. */
-export { Histogram } from "prom-client";
+export { Gauge, Histogram } from "prom-client";
 export type { MetricProbes, RpcOutcome, ServiceMetrics } from "./metrics.ts";
 export { createService } from "./service.ts";
 export type { ConsumeOptions, CreateServiceOptions, NoExtraEnv, Service, ServiceConfig, ServiceDeps } from "./service.ts";

@@ -29,6 +29,11 @@ export const WebhooksEnv = {
    * replicas would) let PostgreSQL group their commits. Fan-out does not depend on order.
    */
   WEBHOOK_FANOUT_CONSUMERS: z.coerce.number().int().min(1).max(32).default(4),
+  /**
+   * Finished deliveries (delivered or failed) are deleted this many days after their last attempt, with their
+   * stored bodies and responses; 0 keeps them forever. Listing, retrying and replaying reach back this far.
+   */
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
   /** How long the previous secret keeps signing after rotate_secret. */
   WEBHOOK_ROTATION_OVERLAP_MS: z.coerce.number().int().min(0).max(30 * 24 * 3600 * 1000).default(24 * 3600 * 1000),
 };
@@ -41,4 +46,5 @@ export interface WebhooksConfig {
   endpointConcurrencyMax: number;
   rotationOverlapMs: number;
   fanoutConsumers: number;
+  retentionDays: number;
 }

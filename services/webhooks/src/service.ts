@@ -5,20 +5,127 @@
  */
 import postgres from "postgres";
 import { eventsSubjectFilter } from "@treasury/contracts";
-import { createService, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { createService, Gauge, Histogram, type Service, type ServiceConfig, type ServiceDeps, type Sql } from "@treasury/service-kit";
+import type { Logger } from "pino";
 import { WebhooksEnv, type WebhooksConfig } from "./config.ts";
 import { destroyAgents } from "./delivery/http.ts";
 import { Dispatcher } from "./delivery/dispatcher.ts";
 import { manageWebhooks, sandboxSendTestWebhook } from "./handlers/index.ts";
+import { deliveryBacklog, purgeFinished } from "./store/deliveries.ts";
 import { fanOut } from "./usecases/fanout.ts";
 
 /** The durable consumer's name on the EVENTS stream (its inbox rows carry it too). */
 export const FANOUT_DURABLE = "webhooks-fanout";
 /** Connections of the delivery workers' own pool (one claim loop, one settle batch at a time, a spare). */
 const DISPATCHER_POOL_MAX = 3;
+/** The retention sweep runs this often, deleting at most PURGE_BATCH rows per statement until none is left. */
+const RETENTION_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+const PURGE_BATCH = 1_000;
+/** A scrape never waits longer than this for the backlog query. */
+const BACKLOG_QUERY_TIMEOUT_MS = 2_000;
+
+/**
+ * Deletes finished deliveries older than the retention period, in batches, every RETENTION_SWEEP_INTERVAL_MS
+ * (every replica may sweep: rows another one is deleting are skipped).
+ */
+export class RetentionSweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly days: number,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    if (this.days === 0 || this.timer) return;
+    this.timer = setInterval(() => void this.sweep().catch((err: unknown) => this.log.error({ err }, "webhook retention sweep failed; it runs again later")), RETENTION_SWEEP_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running?.catch(() => 0);
+  }
+
+  /** One sweep (at most one at a time); answers how many deliveries it deleted. */
+  sweep(now = new Date()): Promise<number> {
+    if (this.days === 0) return Promise.resolve(0);
+    this.running ??= (async () => {
+      const before = new Date(now.getTime() - this.days * 24 * 3600 * 1000);
+      let total = 0;
+      for (;;) {
+        const n = await purgeFinished(this.sql, before, PURGE_BATCH);
+        total += n;
+        if (n < PURGE_BATCH) break;
+      }
+      if (total > 0) this.log.info({ deleted: total, retention_days: this.days }, "deleted finished webhook deliveries past retention");
+      return total;
+    })().finally(() => (this.running = undefined));
+    return this.running;
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("timed out")), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The service's own metrics on its /metrics registry: attempts by outcome, the backlog and how late it is. */
+function registerMetrics(svc: Service<ServiceConfig<typeof WebhooksEnv>>): (outcome: string, seconds: number) => void {
+  const attempts = new Histogram({
+    name: "webhook_attempt_duration_seconds",
+    help: "Delivery attempts by outcome (delivered, retrying, failed) and how long each HTTP attempt took",
+    labelNames: ["outcome"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [svc.metrics],
+  });
+  let backlog: Promise<{ pending: number; retrying: number; lagSeconds: number } | undefined> | undefined;
+  // One query per scrape serves both gauges.
+  const readBacklog = () => {
+    backlog ??= withTimeout(deliveryBacklog(svc.sql), BACKLOG_QUERY_TIMEOUT_MS)
+      .catch(() => undefined)
+      .finally(() => setImmediate(() => (backlog = undefined)));
+    return backlog;
+  };
+  new Gauge({
+    name: "webhook_deliveries_waiting",
+    help: "Deliveries not finished yet, by status (pending: no attempt yet; retrying: waiting for the next attempt)",
+    labelNames: ["status"] as const,
+    registers: [svc.metrics],
+    async collect() {
+      const b = await readBacklog();
+      this.set({ status: "pending" }, b?.pending ?? Number.NaN);
+      this.set({ status: "retrying" }, b?.retrying ?? Number.NaN);
+    },
+  });
+  new Gauge({
+    name: "webhook_delivery_lag_seconds",
+    help: "How long the oldest due delivery has been waiting for its attempt (0 when none is due)",
+    registers: [svc.metrics],
+    async collect() {
+      this.set((await readBacklog())?.lagSeconds ?? Number.NaN);
+    },
+  });
+  const children = new Map<string, { observe(v: number): void }>();
+  return (outcome, seconds) => {
+    let child = children.get(outcome);
+    if (child === undefined) {
+      child = attempts.labels({ outcome });
+      children.set(outcome, child);
+    }
+    child.observe(seconds);
+  };
+}
 
 export interface WebhooksService extends Service<ServiceConfig<typeof WebhooksEnv>> {
   dispatcher: Dispatcher;
+  retention: RetentionSweeper;
   webhooks: WebhooksConfig;
 }
 
@@ -31,6 +138,7 @@ function webhooksConfig(c: ServiceConfig<typeof WebhooksEnv>): WebhooksConfig {
     endpointConcurrencyMax: c.WEBHOOK_ENDPOINT_CONCURRENCY_MAX,
     rotationOverlapMs: c.WEBHOOK_ROTATION_OVERLAP_MS,
     fanoutConsumers: c.WEBHOOK_FANOUT_CONSUMERS,
+    retentionDays: c.WEBHOOK_RETENTION_DAYS,
   };
 }
 
@@ -49,7 +157,8 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
     connection: { application_name: "webhooks-dispatcher", synchronous_commit: "off" },
     onnotice: () => {},
   });
-  const dispatcher = new Dispatcher({ sql: dispatcherSql, log: svc.log, config });
+  const dispatcher = new Dispatcher({ sql: dispatcherSql, log: svc.log, config, onAttempt: registerMetrics(svc) });
+  const retention = new RetentionSweeper(svc.sql, config.retentionDays, svc.log);
   const maxAttempts = config.retryScheduleMs.length;
   for (let i = 0; i < config.fanoutConsumers; i++) {
     svc.consume({
@@ -63,6 +172,7 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
   });
   // Shutdown hooks run after the consumers stop; attempts in flight get a moment to record their outcome.
   svc.onShutdown(async () => {
+    await retention.stop();
     await dispatcher.stop();
     destroyAgents();
     await dispatcherSql.end({ timeout: 5 });
@@ -72,7 +182,8 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
   svc.start = async () => {
     const started = await kitStart();
     await dispatcher.start();
+    retention.start();
     return started;
   };
-  return Object.assign(svc, { dispatcher, webhooks: config });
+  return Object.assign(svc, { dispatcher, retention, webhooks: config });
 }

@@ -459,3 +459,66 @@ describe("sandboxSendTestWebhook", () => {
     expect(err(await h.call("sandboxSendTestWebhook", auth, { event_type: "ledger.transaction.posted" })).code).toBe("validation_error");
   });
 });
+
+describe("operations", () => {
+  it("/metrics counts attempts by outcome", async () => {
+    // Proves webhook_attempt_duration_seconds: one retrying and one delivered attempt for a receiver that fails once.
+    const auth = authFor(newOrg());
+    const rcv = await receiver();
+    rcv.respond = (_r, n) => (n === 1 ? { status: 500 } : { status: 204 });
+    const before = await attemptCounts(h);
+    const e = await h.manage<Created>(auth, { action: "create", url: rcv.url });
+    const evt = await h.publish({ type: "refund.created", org_id: auth.org_id });
+    await waitFor(async () => (await deliveriesOf(auth, e.id))[0]?.status === "delivered");
+    const after = await attemptCounts(h);
+    expect((after.get("retrying") ?? 0) - (before.get("retrying") ?? 0)).toBeGreaterThanOrEqual(1);
+    expect((after.get("delivered") ?? 0) - (before.get("delivered") ?? 0)).toBeGreaterThanOrEqual(1);
+    expect(rcv.byEvent(evt.id)).toHaveLength(2);
+  });
+
+  it("/metrics shows the deliveries waiting and how late the oldest due one is; the retention sweep deletes only finished deliveries past the period", async () => {
+    // A second service whose workers poll once a minute, so rows written here stay as they are while measured.
+    const slow = await startWebhooks({ WEBHOOK_POLL_INTERVAL_MS: "60000", WEBHOOK_RETENTION_DAYS: "30" });
+    try {
+      const auth = authFor(newOrg());
+      const e = await slow.manage<Created>(auth, { action: "create", url: "http://127.0.0.1:9/hook" });
+      const rows: Array<[string, string, string, string]> = [
+        // id, status, next_retry_at offset, updated_at offset
+        ["d_due", "pending", "-60 seconds", "0 seconds"],
+        ["d_later", "retrying", "1 hour", "0 seconds"],
+        ["d_old_delivered", "delivered", "0 seconds", "-40 days"],
+        ["d_old_failed", "failed", "0 seconds", "-31 days"],
+        ["d_recent_delivered", "delivered", "0 seconds", "-29 days"],
+        ["d_old_retrying", "retrying", "1 hour", "-40 days"],
+      ];
+      const sql = slow.env.adminSql;
+      for (const [id, status, next, updated] of rows) {
+        await sql`
+          insert into webhooks.deliveries (id, org_id, livemode, endpoint_id, event_id, event_type, body, status, attempts, max_attempts, next_retry_at, updated_at)
+          values (${id}, ${auth.org_id}, false, ${e.id}, ${`evt_${id}`}, 'refund.created', '{}', ${status}, 1, 3,
+                  now() + ${next}::interval, now() + ${updated}::interval)`;
+      }
+      const text = await slow.svc.metrics.metrics();
+      expect(text).toMatch(/^webhook_deliveries_waiting\{status="pending"[^}]*\} 1$/m);
+      expect(text).toMatch(/^webhook_deliveries_waiting\{status="retrying"[^}]*\} 2$/m);
+      const lag = Number(/^webhook_delivery_lag_seconds(?:\{[^}]*\})? ([\d.e+-]+)$/m.exec(text)?.[1]);
+      expect(lag).toBeGreaterThanOrEqual(59);
+      expect(lag).toBeLessThan(120);
+
+      expect(await slow.svc.retention.sweep()).toBe(2);
+      const left = await sql<{ id: string }[]>`select id from webhooks.deliveries where org_id = ${auth.org_id} order by id`;
+      expect(left.map((r) => r.id)).toEqual(["d_due", "d_later", "d_old_retrying", "d_recent_delivered"]);
+      expect(await slow.svc.retention.sweep()).toBe(0);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+/** webhook_attempt_duration_seconds counts by outcome, from the service's registry. */
+async function attemptCounts(harness: Harness): Promise<Map<string, number>> {
+  const text = await harness.svc.metrics.getSingleMetricAsString("webhook_attempt_duration_seconds");
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^webhook_attempt_duration_seconds_count\{[^}]*outcome="([a-z]+)"[^}]*\} (\d+)$/gm)) out.set(m[1] ?? "", Number(m[2]));
+  return out;
+}

@@ -46,6 +46,8 @@ export interface DispatcherOptions {
   log: Logger;
   config: WebhooksConfig;
   random?: () => number;
+  /** Told of every attempt: its outcome and how long the HTTP attempt took (the service's metrics). */
+  onAttempt?: (outcome: AttemptOutcome["status"], seconds: number) => void;
 }
 
 /** The headers of one attempt: Standard Webhooks plus the event type and the attempt number. */
@@ -266,6 +268,7 @@ export class Dispatcher {
     const result = await postOnce({ url: d.endpoint.url, livemode: d.livemode }, headers, d.body, cfg.timeoutMs);
     releaseSlot();
     const outcome = outcomeOf(result, d, cfg.retryScheduleMs, this.random());
+    this.opts.onAttempt?.(outcome.status, result.timeMs / 1000);
     await this.settle(d, outcome);
     if (outcome.status === "retrying" && outcome.retryInMs !== null && outcome.retryInMs < cfg.pollIntervalMs) {
       setTimeout(() => this.wake(), outcome.retryInMs + 1).unref();

@@ -312,3 +312,27 @@ export async function settleAttempts(sql: Sql, items: readonly SettleItem[]): Pr
   }
   return recorded;
 }
+
+/** Deliveries not finished yet, by status, and how late the oldest due one is (0 when none is due). */
+export async function deliveryBacklog(sql: Sql): Promise<{ pending: number; retrying: number; lagSeconds: number }> {
+  const [row] = await sql<{ pending: number; retrying: number; lag: number | null }[]>`
+    select count(*) filter (where status = 'pending')::int as pending,
+           count(*) filter (where status = 'retrying')::int as retrying,
+           extract(epoch from now() - min(next_retry_at) filter (where next_retry_at <= now()))::float8 as lag
+      from webhooks.deliveries where status in ('pending', 'retrying')`;
+  return { pending: row?.pending ?? 0, retrying: row?.retrying ?? 0, lagSeconds: Math.max(0, row?.lag ?? 0) };
+}
+
+/**
+ * Deletes up to `limit` finished deliveries (delivered or failed) whose last change is older than `before`;
+ * answers how many went. Rows another session holds are skipped, not waited for.
+ */
+export async function purgeFinished(sql: Sql, before: Date, limit: number): Promise<number> {
+  const rows = await sql`
+    delete from webhooks.deliveries where id in (
+      select id from webhooks.deliveries
+       where status in ('delivered', 'failed') and updated_at < ${before}
+       order by updated_at limit ${limit} for update skip locked)
+    returning 1`;
+  return rows.count;
+}
