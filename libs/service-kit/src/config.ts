@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { INBOX_RETENTION_DAYS_MIN } from "./retention.ts";
 
 /** Subject prefixes isolate deployments and test files; they are dot-terminated tokens or empty. */
 const NATS_PREFIX_RE = /^(?:[A-Za-z0-9_-]+\.)*$/;
@@ -16,6 +17,18 @@ export const BaseEnv = z.object({
   DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   RPC_CONCURRENCY_MAX: z.coerce.number().int().min(1).max(100_000).default(256),
+  /** Days a published outbox event is kept after publishing (the stream has it); 0 keeps them forever. */
+  OUTBOX_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(14),
+  /**
+   * Days an inbox claim is kept; 0 keeps them forever. At least the EVENTS stream's max age plus a day, so an
+   * event the broker can still deliver again is still recognised.
+   */
+  INBOX_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .max(3650)
+    .default(14)
+    .refine((d) => d === 0 || d >= INBOX_RETENTION_DAYS_MIN, `must be 0 (keep forever) or at least ${INBOX_RETENTION_DAYS_MIN} (the EVENTS stream keeps events ${INBOX_RETENTION_DAYS_MIN - 1} days)`),
 });
 export type BaseConfig = z.infer<typeof BaseEnv>;
 

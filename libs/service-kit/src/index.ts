@@ -22,4 +22,6 @@ export { createMetrics } from "./metrics.ts";
 export { Gauge, Histogram } from "prom-client";
 export type { MetricProbes, RpcOutcome, ServiceMetrics } from "./metrics.ts";
 export { createService } from "./service.ts";
+export { RetentionSweeper } from "./retention.ts";
+export type { PurgeTask } from "./retention.ts";
 export type { ConsumeOptions, CreateServiceOptions, NoExtraEnv, Service, ServiceConfig, ServiceDeps } from "./service.ts";

@@ -32,6 +32,7 @@ function kitTablesDdl(schema: string): string {
       attempts int not null default 0
     );
     create index if not exists outbox_unpublished_idx on ${s}.outbox (seq) where published_at is null;
+    create index if not exists outbox_published_idx on ${s}.outbox (published_at) where published_at is not null;
     create table if not exists ${s}.event_seq (
       org_id text not null,
       livemode boolean not null,
@@ -43,7 +44,8 @@ function kitTablesDdl(schema: string): string {
       event_id text not null,
       processed_at timestamptz not null default now(),
       primary key (consumer, event_id)
-    );`;
+    );
+    create index if not exists inbox_processed_idx on ${s}.inbox (processed_at);`;
 }
 
 function grantsDdl(schema: string, role: string): string {

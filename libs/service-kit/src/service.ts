@@ -6,6 +6,7 @@ import type { z } from "zod";
 import { BaseEnv, loadConfig } from "./config.ts";
 import type { BaseConfig } from "./config.ts";
 import { EventConsumer } from "./consumer.ts";
+import { kitPurgeTasks, RetentionSweeper } from "./retention.ts";
 import type { EventHandler } from "./consumer.ts";
 import { createDb } from "./db.ts";
 import type { Sql } from "./db.ts";
@@ -51,6 +52,8 @@ export interface Service<C = BaseConfig> {
   metrics: Registry;
   /** The relay, when enabled (tests drive and inspect it). */
   relay: OutboxRelay | undefined;
+  /** Deletes rows past their retention every 10 minutes: the outbox's published rows, inbox claims, and what the service adds. */
+  retention: RetentionSweeper;
   handle(operation: string, handler: RpcHandler): void;
   consume(opts: ConsumeOptions): EventConsumer;
   onShutdown(fn: () => Promise<void>): void;
@@ -103,6 +106,8 @@ class KitService<C extends BaseConfig> implements Service<C> {
   readonly rpc: RpcServer;
   readonly metrics: Registry;
   readonly relay: OutboxRelay | undefined;
+  /** Deletes rows past their retention (the kit's outbox and inbox; a service adds its own tasks). */
+  readonly retention: RetentionSweeper;
   readonly readyChecks: Array<() => Promise<void>> = [];
   private readonly res: Resources;
   private readonly consumers: EventConsumer[] = [];
@@ -122,6 +127,8 @@ class KitService<C extends BaseConfig> implements Service<C> {
     this.relay = relay
       ? new OutboxRelay({ sql: this.sql, nc: this.nc, schema: name, prefix: this.prefix, source: name, log: this.log })
       : undefined;
+    this.retention = new RetentionSweeper(this.log);
+    for (const task of kitPurgeTasks(this.sql, name, { outbox: config.OUTBOX_RETENTION_DAYS, inbox: config.INBOX_RETENTION_DAYS })) this.retention.add(task);
     const consumerPending = () => this.consumers.map((c) => ({ durable: c.durable, pending: () => c.pending() }));
     const relayProbe = this.relay;
     const metrics = createMetrics(name, relayProbe ? { outboxLagSeconds: () => relayProbe.lagSeconds(), consumerPending } : { consumerPending });
@@ -167,6 +174,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
       registry: this.metrics,
       readiness: () => this.readiness(),
     });
+    this.retention.start();
     this.started = true;
     this.log.info({ health_port: this.health.port }, "ready");
     return { healthPort: this.health.port };
@@ -230,6 +238,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
     await this.step("rpc", () => this.rpc.drain());
     await this.step("consumers", async () => void (await Promise.all(this.consumers.map((c) => c.stop()))));
     await this.step("relay", async () => this.relay?.stop());
+    await this.step("retention", () => this.retention.stop());
     for (const hook of [...this.shutdownHooks].reverse()) await this.step("hook", hook);
     await this.step("health", async () => this.health?.close());
     if (this.res.ownsNc) await this.step("nats", () => this.nc.drain());

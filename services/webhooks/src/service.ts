@@ -5,8 +5,7 @@
  */
 import postgres from "postgres";
 import { eventsSubjectFilter } from "@treasury/contracts";
-import { createService, Gauge, Histogram, type Service, type ServiceConfig, type ServiceDeps, type Sql } from "@treasury/service-kit";
-import type { Logger } from "pino";
+import { createService, Gauge, Histogram, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { WebhooksEnv, type WebhooksConfig } from "./config.ts";
 import { destroyAgents } from "./delivery/http.ts";
 import { Dispatcher } from "./delivery/dispatcher.ts";
@@ -18,55 +17,8 @@ import { fanOut } from "./usecases/fanout.ts";
 export const FANOUT_DURABLE = "webhooks-fanout";
 /** Connections of the delivery workers' own pool (one claim loop, one settle batch at a time, a spare). */
 const DISPATCHER_POOL_MAX = 3;
-/** The retention sweep runs this often, deleting at most PURGE_BATCH rows per statement until none is left. */
-const RETENTION_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
-const PURGE_BATCH = 1_000;
 /** A scrape never waits longer than this for the backlog query. */
 const BACKLOG_QUERY_TIMEOUT_MS = 2_000;
-
-/**
- * Deletes finished deliveries older than the retention period, in batches, every RETENTION_SWEEP_INTERVAL_MS
- * (every replica may sweep: rows another one is deleting are skipped).
- */
-export class RetentionSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
-
-  constructor(
-    private readonly sql: Sql,
-    private readonly days: number,
-    private readonly log: Logger,
-  ) {}
-
-  start(): void {
-    if (this.days === 0 || this.timer) return;
-    this.timer = setInterval(() => void this.sweep().catch((err: unknown) => this.log.error({ err }, "webhook retention sweep failed; it runs again later")), RETENTION_SWEEP_INTERVAL_MS);
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running?.catch(() => 0);
-  }
-
-  /** One sweep (at most one at a time); answers how many deliveries it deleted. */
-  sweep(now = new Date()): Promise<number> {
-    if (this.days === 0) return Promise.resolve(0);
-    this.running ??= (async () => {
-      const before = new Date(now.getTime() - this.days * 24 * 3600 * 1000);
-      let total = 0;
-      for (;;) {
-        const n = await purgeFinished(this.sql, before, PURGE_BATCH);
-        total += n;
-        if (n < PURGE_BATCH) break;
-      }
-      if (total > 0) this.log.info({ deleted: total, retention_days: this.days }, "deleted finished webhook deliveries past retention");
-      return total;
-    })().finally(() => (this.running = undefined));
-    return this.running;
-  }
-}
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -125,7 +77,6 @@ function registerMetrics(svc: Service<ServiceConfig<typeof WebhooksEnv>>): (outc
 
 export interface WebhooksService extends Service<ServiceConfig<typeof WebhooksEnv>> {
   dispatcher: Dispatcher;
-  retention: RetentionSweeper;
   webhooks: WebhooksConfig;
 }
 
@@ -158,7 +109,8 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
     onnotice: () => {},
   });
   const dispatcher = new Dispatcher({ sql: dispatcherSql, log: svc.log, config, onAttempt: registerMetrics(svc) });
-  const retention = new RetentionSweeper(svc.sql, config.retentionDays, svc.log);
+  // Finished deliveries go with the kit's sweep of its outbox and inbox.
+  svc.retention.add({ name: "webhooks.deliveries", days: config.retentionDays, purge: (before, limit) => purgeFinished(svc.sql, before, limit) });
   const maxAttempts = config.retryScheduleMs.length;
   for (let i = 0; i < config.fanoutConsumers; i++) {
     svc.consume({
@@ -172,7 +124,6 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
   });
   // Shutdown hooks run after the consumers stop; attempts in flight get a moment to record their outcome.
   svc.onShutdown(async () => {
-    await retention.stop();
     await dispatcher.stop();
     destroyAgents();
     await dispatcherSql.end({ timeout: 5 });
@@ -182,8 +133,7 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
   svc.start = async () => {
     const started = await kitStart();
     await dispatcher.start();
-    retention.start();
     return started;
   };
-  return Object.assign(svc, { dispatcher, retention, webhooks: config });
+  return Object.assign(svc, { dispatcher, webhooks: config });
 }

@@ -505,10 +505,10 @@ describe("operations", () => {
       expect(lag).toBeGreaterThanOrEqual(59);
       expect(lag).toBeLessThan(120);
 
-      expect(await slow.svc.retention.sweep()).toBe(2);
+      expect((await slow.svc.retention.sweep())["webhooks.deliveries"]).toBe(2);
       const left = await sql<{ id: string }[]>`select id from webhooks.deliveries where org_id = ${auth.org_id} order by id`;
       expect(left.map((r) => r.id)).toEqual(["d_due", "d_later", "d_old_retrying", "d_recent_delivered"]);
-      expect(await slow.svc.retention.sweep()).toBe(0);
+      expect((await slow.svc.retention.sweep())["webhooks.deliveries"]).toBe(0);
     } finally {
       await slow.close();
     }
