@@ -2,6 +2,9 @@
  * npm run bench:gateway — gateway throughput and latency against a bare Fastify hello-world on the same
  * machine in the same run. The gateway route is authenticated (API key lookup, scope, rate limit, validation)
  * and makes a NATS request/reply to a trivial service handler. Last line: one JSON object of the figures.
+ *
+ *   BENCH_ROUNDS (5) alternating rounds of BENCH_DURATION_SEC (5) each; BENCH_CONNECTIONS (64);
+ *   BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags for the gateway process only (e.g. "--max-semi-space-size=64").
  */
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
@@ -31,7 +34,7 @@ try {
   children.push(
     await startChild(
       "services/gateway/src/main.ts",
-      { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "gateway"), PORT: String(gwPort), ALT_PORT: String(altPort), HEALTH_PORT: String(gwHealth) },
+      { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "gateway"), PORT: String(gwPort), ALT_PORT: String(altPort), HEALTH_PORT: String(gwHealth), ...(process.env.BENCH_GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS } : {}) },
       `http://127.0.0.1:${gwHealth}/readyz`,
     ),
   );
