@@ -111,6 +111,15 @@ export const PostRequest = z.strictObject({
   sale: SaleRecord.optional(),
   /** Stored with the result and answered again on a replay. */
   result_extra: Json.optional(),
+  /**
+   * The accounting date (ISO 8601 date or date-time) when it is not the moment of posting: a backdated expense,
+   * an opening balance. Date filters of the listing and the reports use it; the entries' order does not change.
+   */
+  effective_date: z
+    .string()
+    .max(40)
+    .refine((v) => /^\d{4}-\d{2}-\d{2}([T ].*)?$/.test(v) && !Number.isNaN(Date.parse(v)), { message: "must be an ISO 8601 date or date-time" })
+    .optional(),
 });
 export type PostRequestInput = z.input<typeof PostRequest>;
 export type PostRequest = z.output<typeof PostRequest>;

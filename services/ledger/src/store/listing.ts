@@ -21,8 +21,8 @@ export async function listTransactions(q: Q, s: Scope, f: TransactionFilter, lim
     t.org_id = ${s.orgId} and t.livemode = ${s.livemode}
     ${f.kind !== undefined ? q`and t.kind = ${f.kind}` : q``}
     ${f.status !== undefined ? q`and t.status = ${f.status}` : q``}
-    ${f.from !== undefined ? q`and t.created_at >= ${f.from}` : q``}
-    ${f.to !== undefined ? q`and t.created_at <= ${f.to}` : q``}
+    ${f.from !== undefined ? q`and coalesce(t.effective_at, t.created_at) >= ${f.from}` : q``}
+    ${f.to !== undefined ? q`and coalesce(t.effective_at, t.created_at) <= ${f.to}` : q``}
     ${f.walletId !== undefined ? q`and exists (select 1 from ledger.entries e where e.transaction_id = t.id and e.account_id = ${f.walletId})` : q``}`;
   const rows = await q<(Omit<ListedRow, "amount" | "reversed_amount"> & { amount: string; reversed_amount: string })[]>`
     select t.id, t.kind, t.reference_id, t.status, t.amount, t.reversed_amount, t.reversal_of, t.description, t.metadata, t.created_at
@@ -77,7 +77,7 @@ export interface AccountTotals {
 
 /**
  * Debit and credit totals per account from the entries (the only exact history: system-account shards hold
- * no history), within [from, to]. Wallets are summed per wallet type (they are the sub-ledgers of one
+ * no history), of the transactions whose accounting date (effective_at, else created_at) is within [from, to]. Wallets are summed per wallet type (they are the sub-ledgers of one
  * liability each); system accounts are listed one by one.
  */
 export async function accountTotals(q: Q, s: Scope, range: { from?: Date | undefined; to?: Date | undefined }): Promise<AccountTotals[]> {
@@ -87,9 +87,10 @@ export async function accountTotals(q: Q, s: Scope, range: { from?: Date | undef
         coalesce(sum(e.amount) filter (where e.entry_type = 'debit'), 0)::bigint as debits,
         coalesce(sum(e.amount) filter (where e.entry_type = 'credit'), 0)::bigint as credits
       from ledger.entries e
+      ${range.from !== undefined || range.to !== undefined ? q`join ledger.transactions tr on tr.id = e.transaction_id` : q``}
       where e.org_id = ${s.orgId} and e.livemode = ${s.livemode}
-        ${range.from !== undefined ? q`and e.created_at >= ${range.from}` : q``}
-        ${range.to !== undefined ? q`and e.created_at <= ${range.to}` : q``}
+        ${range.from !== undefined ? q`and coalesce(tr.effective_at, tr.created_at) >= ${range.from}` : q``}
+        ${range.to !== undefined ? q`and coalesce(tr.effective_at, tr.created_at) <= ${range.to}` : q``}
       group by e.account_id)
     select case when a.is_wallet then a.account_type else a.id::text end as account_id, a.account_type,
       case when a.is_wallet then '' else a.entity_id end as entity_id,

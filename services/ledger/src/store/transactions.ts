@@ -12,6 +12,8 @@ export interface NewTransaction {
   amount: number;
   description: string | null;
   metadata: Record<string, unknown>;
+  /** The accounting date when it is not the moment of posting (null: created_at). */
+  effectiveAt?: Date | null;
 }
 
 export type Claim =
@@ -25,9 +27,9 @@ export type Claim =
  */
 export async function claimTransaction(q: Q, s: Scope, t: NewTransaction): Promise<Claim> {
   const [ins] = await q<{ created_at: Date }[]>`
-    insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, metadata)
+    insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, metadata, effective_at)
     values (${t.id}, ${s.orgId}, ${s.livemode}, ${t.kind}, ${t.referenceId}, ${t.requestHash}, ${t.amount},
-      ${t.description}, ${q.json(t.metadata as Json)})
+      ${t.description}, ${q.json(t.metadata as Json)}, ${t.effectiveAt ?? null})
     on conflict (org_id, livemode, kind, reference_id) do nothing
     returning created_at`;
   if (ins !== undefined) return { inserted: true, createdAt: ins.created_at };

@@ -186,6 +186,40 @@ describe("accounting records", () => {
   });
 });
 
+describe("accounting dates", () => {
+  it("a backdated record counts in reports and date filters by its date, not when it was posted", async () => {
+    // Proves effective dates: an expense dated 40 days ago is in that period's P&L and trial balance and in a
+    // get-transactions window ending then; records without a date count when they were posted.
+    const auth = authFor(newOrg());
+    const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+    ok(await h.call("recordOpeningBalance", auth, { body: { as_of_date: day(-60), balances: [{ account_type: "platform_cash", balance: 50_000 }] } }));
+    ok(await h.call("recordExpense", auth, { body: { reference_id: "old", amount: 1500, vendor_name: "AWS", date: day(-40) } }));
+    ok(await h.call("recordIncome", auth, { body: { reference_id: "now", amount: 700 } }));
+    ok(await h.call("recordAdjustment", auth, { body: { reference_id: "adj", adjustment_type: "accrual", reason: "late invoice", adjustment_date: day(-39), entries: [{ account_type: "expense", entry_type: "debit", amount: 100 }, { account_type: "accounts_payable", entry_type: "credit", amount: 100 }] } }));
+
+    const report = async (body: Record<string, unknown>) => ok(await h.call("generateReport", auth, { body })).body["report"] as Record<string, unknown>;
+    // The period 45 to 35 days ago holds the backdated expense and the adjustment, not today's income.
+    const then = await report({ report_type: "profit_loss", start_date: day(-45), end_date: day(-35) });
+    expect(then["net_income"]).toBe(-(1500 + 100));
+    const recent = await report({ report_type: "profit_loss", start_date: day(-30) });
+    expect(recent["net_income"]).toBe(700);
+    const tbThen = await report({ report_type: "trial_balance", as_of: day(-38) });
+    expect(tbThen["totals"]).toMatchObject({ balanced: true });
+    const cash = (tbThen["accounts"] as Record<string, unknown>[]).find((a) => a["account_type"] === "platform_cash");
+    expect(cash).toMatchObject({ balance: 50_000 - 1500 });
+    const tbBefore = await report({ report_type: "trial_balance", as_of: day(-50) });
+    expect((tbBefore["accounts"] as Record<string, unknown>[]).find((a) => a["account_type"] === "platform_cash")).toMatchObject({ balance: 50_000 });
+
+    const listed = async (query: Record<string, string>) => (ok(await h.call("getTransactions", auth, { query })).body["transactions"] as Record<string, unknown>[]).map((t) => t["reference_id"]);
+    expect(await listed({ start_date: day(-45), end_date: day(-35) })).toEqual(expect.arrayContaining(["old", "adj"]));
+    expect(await listed({ start_date: day(-45), end_date: day(-35) })).toHaveLength(2);
+    expect(await listed({ start_date: day(-1) })).toEqual(["now"]);
+    // The date is part of the request: the same reference with another date is a conflict, not a replay.
+    expect(err(await h.call("recordExpense", auth, { body: { reference_id: "old", amount: 1500, vendor_name: "AWS", date: day(-41) } })).code).toBe("idempotency_conflict");
+    expect(err(await h.call("recordExpense", auth, { body: { reference_id: "old", amount: 1500, vendor_name: "AWS", date: day(-40) } })).code).toBe("duplicate_reference_id");
+  });
+});
+
 describe("get-transactions", () => {
   it("filters by creator, type, status and dates, pages 50/100, and includes entries on request", async () => {
     // Proves the §5 listing shape and each filter.

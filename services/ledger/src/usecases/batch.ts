@@ -72,7 +72,13 @@ interface Pending {
 type Verdict = { ok: true; outcome: PostOutcome } | { ok: false; error: DomainError };
 
 export function batchable(req: PostRequest): boolean {
-  return req.postings.length > 0 && req.holds_release.length === 0 && req.holds_create.every((h) => h.release_transfer_to_participant_id === undefined);
+  return (
+    req.postings.length > 0 &&
+    req.holds_release.length === 0 &&
+    req.holds_create.every((h) => h.release_transfer_to_participant_id === undefined) &&
+    // The batch's set-based write has no accounting date; such requests are rare (records, backdated).
+    req.effective_date === undefined
+  );
 }
 
 function keyOf(req: PostRequest): string {

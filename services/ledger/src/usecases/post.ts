@@ -151,6 +151,7 @@ async function postInTx(
     amount: Number.isSafeInteger(headline) ? headline : 0,
     description: req.description ?? null,
     metadata: req.metadata ?? {},
+    effectiveAt: req.effective_date === undefined ? null : new Date(req.effective_date),
   });
   if (!claim.inserted) {
     if (claim.requestHash !== hash) {

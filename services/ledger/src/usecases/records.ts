@@ -47,6 +47,11 @@ function describe(b: { description?: string | undefined; metadata?: Record<strin
   return { ...(b.description !== undefined ? { description: b.description } : {}), metadata };
 }
 
+/** The accounting date of a record (its `date`, `adjustment_date` or `as_of_date`), when the body gives one. */
+function effectiveDate(date: string | undefined): { effective_date?: string } {
+  return date === undefined ? {} : { effective_date: new Date(date).toISOString() };
+}
+
 /** A reference for operations whose reference_id is optional: the same request always derives the same one. */
 function derivedReference(kind: string, body: unknown): string {
   return `${kind}:${requestHash(body).slice(0, 40)}`;
@@ -65,6 +70,7 @@ export async function recordIncome(sql: Sql, scope: Scope, b: Body<typeof schema
     reference_id: b.reference_id,
     postings: [{ debit: { system: "platform_cash" }, credit: { system: "income" }, amount: b.amount }],
     ...describe(b, { category: b.category, date: b.date, customer_name: b.customer_name }),
+    ...effectiveDate(b.date),
     result_extra: { type: "income", category: b.category ?? null },
   }, deps);
 }
@@ -75,6 +81,7 @@ export async function recordExpense(sql: Sql, scope: Scope, b: Body<typeof schem
     reference_id: b.reference_id,
     postings: [{ debit: { system: "expense" }, credit: { system: "platform_cash" }, amount: b.amount }],
     ...describe(b, { category: b.category, date: b.date, vendor_name: b.vendor_name, paid_from: b.paid_from }),
+    ...effectiveDate(b.date),
     result_extra: { type: "expense", category: b.category ?? null, vendor_name: b.vendor_name ?? null },
   }, deps);
 }
@@ -90,6 +97,7 @@ export async function recordBill(sql: Sql, scope: Scope, b: Body<typeof schemas.
     reference_id: b.reference_id,
     postings: [{ debit: { system: "expense" }, credit: { system: "accounts_payable" }, amount: b.amount }],
     ...describe(b, { category: b.category, date: b.date, vendor_name: b.vendor_name, due_date: b.due_date }),
+    ...effectiveDate(b.date),
     result_extra: { type: "bill", bill_id: billId, vendor_name: b.vendor_name, due_date: b.due_date === undefined ? null : new Date(b.due_date).toISOString() },
   }, deps, {
     // The bill id is fresh per attempt, so the idempotency hash is the client's body, not the request.
@@ -170,6 +178,7 @@ export async function recordAdjustment(sql: Sql, scope: Scope, b: Body<typeof sc
     description: b.reason,
     metadata: { ...(b.metadata ?? {}), adjustment_type: b.adjustment_type, ...(b.adjustment_date !== undefined ? { adjustment_date: b.adjustment_date } : {}), ...(b.prepared_by !== undefined ? { prepared_by: b.prepared_by } : {}) },
     result_extra: { type: "adjustment", adjustment_type: b.adjustment_type, debits, credits },
+    ...effectiveDate(b.adjustment_date),
   }, deps);
 }
 
@@ -195,6 +204,7 @@ export async function recordOpeningBalance(sql: Sql, scope: Scope, b: Body<typeo
     postings,
     metadata: { ...(b.metadata ?? {}), as_of_date: b.as_of_date },
     result_extra: { type: "opening_balance", as_of_date: b.as_of_date, accounts: postings.length },
+    ...effectiveDate(b.as_of_date),
   }, deps);
 }
 
