@@ -89,9 +89,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   try {
     await failEarlyWhenNothingCanRunServers();
-    const pg = await resolvePostgres(stoppers, exitHooks, scratchDir);
-    const nats = await resolveNats(stoppers, exitHooks, scratchDir, recordServer);
-    const redis = await resolveRedis(stoppers, exitHooks, recordServer);
+    const pg = await resolveServer(postgresSource(scratchDir), stoppers, exitHooks, recordServer);
+    const nats = await resolveServer(natsSource(scratchDir), stoppers, exitHooks, recordServer);
+    const redis = await resolveServer(redisSource, stoppers, exitHooks, recordServer);
     const runId = randomBytes(3).toString("hex");
     // A server we did not start may serve other runs at the same time: the template gets this run's name.
     const templateDb = pg.source === "env" ? `treasury_template_${runId}` : privateTemplateDb;
@@ -108,18 +108,41 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return teardown;
 }
 
-async function resolvePostgres(stoppers: Stopper[], exitHooks: (() => void)[], scratchDir: () => string): Promise<Resolved> {
-  const fromEnv = process.env["TEST_DATABASE_URL"];
+/** Where one kind of server comes from: the environment, local binaries, or a container. */
+interface ServerSource {
+  /** The variable naming a running server to use instead (TEST_DATABASE_URL, …). */
+  envVar: string;
+  /** Starts one from local binaries; throws MissingBinaryError when they are not installed. */
+  local: () => Promise<{ url: string; stop: () => Promise<void>; killSync: () => void; pid?: number | undefined; program?: string }>;
+  /** Starts one in a container (when a Docker engine answers). */
+  container: (tc: Testcontainers) => Promise<{ url: string; stop: () => Promise<void> }>;
+}
+
+async function resolveServer(source: ServerSource, stoppers: Stopper[], exitHooks: (() => void)[], recordServer: RecordServer): Promise<Resolved> {
+  const fromEnv = process.env[source.envVar];
   if (fromEnv !== undefined && fromEnv !== "") return { url: fromEnv, source: "env" };
   try {
-    const dataDir = join(scratchDir(), "pg");
-    const server = await startPostgres({ dataDir, port: await freePort(), maxConnections: testMaxConnections, fsync: false });
+    const server = await source.local();
+    if (server.program !== undefined) recordServer(server.pid, server.program);
     stoppers.push(server.stop);
-    exitHooks.unshift(() => stopPostgresSync(dataDir));
+    exitHooks.unshift(server.killSync);
     return { url: server.url, source: "binaries" };
   } catch (err) {
     if (!(err instanceof MissingBinaryError)) throw err;
-    return startContainer(err, stoppers, async (tc) => {
+    return startContainer(err, stoppers, source.container);
+  }
+}
+
+function postgresSource(scratchDir: () => string): ServerSource {
+  return {
+    envVar: "TEST_DATABASE_URL",
+    local: async () => {
+      const dataDir = join(scratchDir(), "pg");
+      const server = await startPostgres({ dataDir, port: await freePort(), maxConnections: testMaxConnections, fsync: false });
+      // pg_ctl daemonises the server: it is stopped through its data folder, not by pid.
+      return { url: server.url, stop: server.stop, killSync: () => stopPostgresSync(dataDir) };
+    },
+    container: async (tc) => {
       const container = await new tc.GenericContainer("postgres:15")
         .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: "trust" })
         .withCommand(["postgres", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", `max_connections=${testMaxConnections}`])
@@ -128,24 +151,18 @@ async function resolvePostgres(stoppers: Stopper[], exitHooks: (() => void)[], s
         .withStartupTimeout(containerStartTimeoutMs)
         .start();
       return { url: `postgres://postgres@${container.getHost()}:${container.getMappedPort(5432)}/postgres`, stop: async () => void (await container.stop()) };
-    });
-  }
+    },
+  };
 }
 
-type RecordServer = (pid: number | undefined, program: string) => void;
-
-async function resolveNats(stoppers: Stopper[], exitHooks: (() => void)[], scratchDir: () => string, recordServer: RecordServer): Promise<Resolved> {
-  const fromEnv = process.env["TEST_NATS_URL"];
-  if (fromEnv !== undefined && fromEnv !== "") return { url: fromEnv, source: "env" };
-  try {
-    const server = await startNats({ storeDir: join(scratchDir(), "nats"), port: await freePort() });
-    recordServer(server.pid, "nats-server");
-    stoppers.push(server.stop);
-    exitHooks.unshift(() => killQuietly(server.pid));
-    return { url: server.url, source: "binaries" };
-  } catch (err) {
-    if (!(err instanceof MissingBinaryError)) throw err;
-    return startContainer(err, stoppers, async (tc) => {
+function natsSource(scratchDir: () => string): ServerSource {
+  return {
+    envVar: "TEST_NATS_URL",
+    local: async () => {
+      const server = await startNats({ storeDir: join(scratchDir(), "nats"), port: await freePort() });
+      return { url: server.url, stop: server.stop, killSync: () => killQuietly(server.pid), pid: server.pid, program: "nats-server" };
+    },
+    container: async (tc) => {
       const container = await new tc.GenericContainer("nats:2.9")
         .withCommand(["-js"])
         .withExposedPorts(4222)
@@ -153,32 +170,26 @@ async function resolveNats(stoppers: Stopper[], exitHooks: (() => void)[], scrat
         .withStartupTimeout(containerStartTimeoutMs)
         .start();
       return { url: `nats://${container.getHost()}:${container.getMappedPort(4222)}`, stop: async () => void (await container.stop()) };
-    });
-  }
+    },
+  };
 }
 
-async function resolveRedis(stoppers: Stopper[], exitHooks: (() => void)[], recordServer: RecordServer): Promise<Resolved> {
-  const fromEnv = process.env["TEST_REDIS_URL"];
-  if (fromEnv !== undefined && fromEnv !== "") return { url: fromEnv, source: "env" };
-  try {
+const redisSource: ServerSource = {
+  envVar: "TEST_REDIS_URL",
+  local: async () => {
     const server = await startRedis({ port: await freePort() });
-    recordServer(server.pid, "redis-server");
-    stoppers.push(server.stop);
-    exitHooks.unshift(() => killQuietly(server.pid));
-    return { url: server.url, source: "binaries" };
-  } catch (err) {
-    if (!(err instanceof MissingBinaryError)) throw err;
-    return startContainer(err, stoppers, async (tc) => {
-      const container = await new tc.GenericContainer("redis:7")
-        .withCommand(["redis-server", "--save", "", "--appendonly", "no"])
-        .withExposedPorts(6379)
-        .withWaitStrategy(tc.Wait.forLogMessage(/Ready to accept connections/))
-        .withStartupTimeout(containerStartTimeoutMs)
-        .start();
-      return { url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`, stop: async () => void (await container.stop()) };
-    });
-  }
-}
+    return { url: server.url, stop: server.stop, killSync: () => killQuietly(server.pid), pid: server.pid, program: "redis-server" };
+  },
+  container: async (tc) => {
+    const container = await new tc.GenericContainer("redis:7")
+      .withCommand(["redis-server", "--save", "", "--appendonly", "no"])
+      .withExposedPorts(6379)
+      .withWaitStrategy(tc.Wait.forLogMessage(/Ready to accept connections/))
+      .withStartupTimeout(containerStartTimeoutMs)
+      .start();
+    return { url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`, stop: async () => void (await container.stop()) };
+  },
+};
 
 /**
  * A run killed with -9 runs no teardown: its PostgreSQL (daemonised by pg_ctl), NATS and Redis live on.
