@@ -154,6 +154,25 @@ try {
     }
     return out;
   };
+  /** Each service's event-loop delay since the last scrape (max, p99) and GC time so far, from its /metrics. */
+  const runtimeFigures = async () => {
+    const out = new Map<string, { lagMax: number; lagP99: number; gcSeconds: number }>();
+    for (const [name, port] of Object.entries(healthPorts)) {
+      const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => "");
+      const value = (metric: string) => Number(new RegExp(`^${metric}(?:\\{[^}]*\\})? ([\\d.e+-]+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+      const gcSeconds = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} ([\d.e+-]+)$/gm)].reduce((t, m) => t + Number(m[1]), 0);
+      out.set(name, {
+        lagMax: value("nodejs_eventloop_lag_max_seconds"),
+        lagP99: value("nodejs_eventloop_lag_p99_seconds"),
+        gcSeconds,
+      });
+    }
+    return out;
+  };
+  const runtimeDelta = (a: Awaited<ReturnType<typeof runtimeFigures>>, b: Awaited<ReturnType<typeof runtimeFigures>>, seconds: number) =>
+    [...b]
+      .map(([k, v]) => `${k}: event-loop delay max ${(v.lagMax * 1000).toFixed(0)} ms / p99 ${(v.lagP99 * 1000).toFixed(1)} ms, GC ${(((v.gcSeconds - (a.get(k)?.gcSeconds ?? 0)) * 1000) / seconds).toFixed(1)} ms/s`)
+      .join("; ");
   const rpcDelta = (a: Map<string, { sum: number; count: number }>, b: Map<string, { sum: number; count: number }>) =>
     [...b]
       .map(([k, v]) => ({ k, count: v.count - (a.get(k)?.count ?? 0), sum: v.sum - (a.get(k)?.sum ?? 0) }))
@@ -246,15 +265,16 @@ try {
     const r = await runPaced(Math.max(1, best.flowsPerSec * f), PACED_SEC);
     console.log(`open loop at ${(f * 100).toFixed(0)} % of the best level (${r.rate.toFixed(1)} flows/s offered): ${r.flowsPerSec.toFixed(1)} flows/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.errors} errors`);
   }
-  type Round = { tps: number; max: LevelResult; paced: LevelResult & { rate: number }; steps: string; handlers: string };
+  type Round = { tps: number; max: LevelResult; paced: LevelResult & { rate: number }; steps: string; handlers: string; runtime: string };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const tps = baseline.tps(best.concurrency, DURATION_SEC * 2);
     const max = await runLevel(best.concurrency, DURATION_SEC);
     stepFigures();
     const rpcBefore = await rpcTimes();
+    const runtimeBefore = await runtimeFigures();
     const paced = await runPaced(Math.max(1, max.flowsPerSec * 0.7), PACED_SEC);
-    rounds.push({ tps, max, paced, steps: stepFigures(), handlers: rpcDelta(rpcBefore, await rpcTimes()) });
+    rounds.push({ tps, max, paced, steps: stepFigures(), handlers: rpcDelta(rpcBefore, await rpcTimes()), runtime: runtimeDelta(runtimeBefore, await runtimeFigures(), PACED_SEC) });
   }
   const median = <T>(xs: T[], key: (x: T) => number): T => {
     const sorted = [...xs].sort((a, b) => key(a) - key(b));
@@ -280,6 +300,7 @@ try {
   console.log(`median latency round, open loop at 70 % of its max (${paced.rate.toFixed(1)} flows/s): p50 ${paced.p50.toFixed(1)} ms, p99 ${paced.p99.toFixed(1)} ms (target < 100 ms)`);
   console.log(`  by step: ${latencyRound.steps}`);
   console.log(`  mean time in each service's handler: ${latencyRound.handlers}`);
+  console.log(`  runtime: ${latencyRound.runtime}`);
   const ratio = ratioRound.max.flowsPerSec / pgTps;
   console.log(`CPU ms per flow (closed loop): ${cpuPerFlow}, load generator ${clientPerFlow}, PostgreSQL ${pgPerFlow}, nats-server ${natsPerFlow}`);
   console.log(`database commits per flow (all services, incl. read-only statements): ${commitsPerFlow.toFixed(1)}`);

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** A scrape must answer even when a dependency hangs; a slow probe reports nothing for that round. */
 const PROBE_TIMEOUT_MS = 2000;
@@ -31,6 +31,8 @@ function withTimeout<T>(p: Promise<T>): Promise<T> {
 export function createMetrics(service: string, probes: MetricProbes = {}): ServiceMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
+  // The process's own: CPU, memory, heap, event-loop delay (max and percentiles since the last scrape), GC time by kind.
+  collectDefaultMetrics({ register: registry });
   const rpcDuration = new Histogram({
     name: "rpc_duration_seconds",
     help: "Time to answer an RPC, by operation and outcome",

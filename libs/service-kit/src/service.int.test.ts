@@ -113,6 +113,10 @@ describe("createService", () => {
     expect(text).toMatch(/errors_total\{[^}]*code="not_implemented"/);
     expect(text).toMatch(/outbox_lag_seconds\{service="payments"\} \d/);
     expect(text).toMatch(/consumer_pending\{[^}]*durable="payments_test"/);
+    // The process's own runtime figures, labelled with the service like the rest.
+    for (const name of ["process_cpu_seconds_total", "nodejs_heap_size_used_bytes", "nodejs_eventloop_lag_p99_seconds"]) {
+      expect(text).toMatch(new RegExp(`^${name}\\{service="payments"\\} [\\d.e+-]+$`, "m"));
+    }
   });
 
   it("relays its outbox to its consumers", async () => {
