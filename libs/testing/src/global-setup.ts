@@ -108,6 +108,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return teardown;
 }
 
+type RecordServer = (pid: number | undefined, program: string) => void;
+
 /** Where one kind of server comes from: the environment, local binaries, or a container. */
 interface ServerSource {
   /** The variable naming a running server to use instead (TEST_DATABASE_URL, …). */
