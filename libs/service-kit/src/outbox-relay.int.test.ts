@@ -75,6 +75,18 @@ function relay(extra: Partial<OutboxRelayOptions> = {}): OutboxRelay {
 const event = testEvent;
 const unpublished = (ids: string[]): Promise<number> => unpublishedCount(sql, ids);
 
+/** Waits until every id is published, failing at once on an uncaught error (the relay's session died under it). */
+async function waitPublished(ids: string[], uncaught: { check(): void }): Promise<void> {
+  await waitFor(
+    async () => {
+      uncaught.check();
+      return (await unpublished(ids)) === 0;
+    },
+    5000,
+    "published after the session died",
+  );
+}
+
 /** The stream's messages of one org, in stream order. */
 async function orgMessages(org: string): Promise<EventEnvelope[]> {
   const jsm = await jetstreamManager(nc);
@@ -284,14 +296,7 @@ describe("outbox relay round trips and batching", () => {
 
       const ids = await withTx(sql, async (tx) => [await writeOutbox(tx, SCHEMA, event(org, { n: 1 })), await writeOutbox(tx, SCHEMA, event(org, { n: 2 }))]);
       ids.push(await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org, { n: 3 }))));
-      await waitFor(
-        async () => {
-          uncaught.check();
-          return (await unpublished(ids)) === 0;
-        },
-        5000,
-        "published after the session died",
-      );
+      await waitPublished(ids, uncaught);
       const newPid = await lockHolderPid();
       expect(newPid).toBeDefined();
       expect(newPid).not.toBe(pid);
@@ -327,14 +332,7 @@ describe("outbox relay round trips and batching", () => {
       });
       await r.start();
       const ids = await withTx(sql, async (tx) => [await writeOutbox(tx, SCHEMA, event(org, { n: 1 })), await writeOutbox(tx, SCHEMA, event(org, { n: 2 }))]);
-      await waitFor(
-        async () => {
-          uncaught.check();
-          return (await unpublished(ids)) === 0;
-        },
-        5000,
-        "published after the session died",
-      );
+      await waitPublished(ids, uncaught);
       // Not marked by the statements that ran on the new session without the lock: published again once the
       // relay held the lock there, and marked then.
       expect(batches.map((b) => b.ids)).toEqual([ids, ids]);
