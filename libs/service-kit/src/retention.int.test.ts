@@ -72,3 +72,24 @@ it("repeats batches until no old row is left; 0 days keeps everything", async ()
   const [left] = await sql<{ n: number }[]>`select count(*)::int as n from payments.inbox where consumer = 'bulk'`;
   expect(left?.n).toBe(0);
 });
+
+it("stop() ends a sweep after its current batch", async () => {
+  await sql`
+    insert into payments.inbox (consumer, event_id, processed_at)
+    select 'stopping', 'evt_' || g, now() - interval '30 days' from generate_series(1, ${PURGE_BATCH * 3}) g`;
+  const sweeper = new RetentionSweeper(log);
+  let batches = 0;
+  sweeper.add({
+    name: "payments.inbox",
+    days: 14,
+    purge: async (before, limit) => {
+      batches += 1;
+      if (batches === 1) void sweeper.stop();
+      const [task] = kitPurgeTasks(sql, SCHEMA, { outbox: 0, inbox: 14 }).filter((t) => t.name === "payments.inbox");
+      return task === undefined ? 0 : task.purge(before, limit);
+    },
+  });
+  expect(await sweeper.sweep()).toEqual({ "payments.inbox": PURGE_BATCH });
+  expect(batches).toBe(1);
+  await sql`delete from payments.inbox where consumer = 'stopping'`;
+});

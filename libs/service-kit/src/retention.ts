@@ -30,6 +30,7 @@ export class RetentionSweeper {
   private readonly tasks: PurgeTask[] = [];
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<Record<string, number>> | undefined;
+  private stopping = false;
 
   constructor(
     private readonly log: Logger,
@@ -49,8 +50,9 @@ export class RetentionSweeper {
     this.timer.unref();
   }
 
-  /** Stops the timer and waits for a sweep in progress (its current batch commits or rolls back). */
+  /** Stops the timer and waits for a sweep in progress, which ends after its current batch. */
   async stop(): Promise<void> {
+    this.stopping = true;
     clearInterval(this.timer);
     this.timer = undefined;
     await this.running?.catch(() => undefined);
@@ -68,7 +70,7 @@ export class RetentionSweeper {
       if (task.days === 0) continue;
       const before = new Date(now.getTime() - task.days * DAY_MS);
       let total = 0;
-      for (;;) {
+      while (!this.stopping) {
         const n = await task.purge(before, PURGE_BATCH);
         total += n;
         if (n < PURGE_BATCH) break;
