@@ -77,8 +77,9 @@ export interface AccountTotals {
 
 /**
  * Debit and credit totals per account from the entries (the only exact history: system-account shards hold
- * no history), of the transactions whose accounting date (effective_at, else created_at) is within [from, to]. Wallets are summed per wallet type (they are the sub-ledgers of one
- * liability each); system accounts are listed one by one.
+ * no history), of the transactions whose accounting date (effective_at, else created_at) is within [from, to].
+ * Wallets are summed per wallet type (they are the sub-ledgers of one liability each); system accounts are
+ * listed one by one.
  */
 export async function accountTotals(q: Q, s: Scope, range: { from?: Date | undefined; to?: Date | undefined }): Promise<AccountTotals[]> {
   const rows = await q<{ account_id: string; account_type: string; entity_id: string; name: string; normal_side: Side; is_wallet: boolean; debits: string; credits: string }[]>`
