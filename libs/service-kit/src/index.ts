@@ -17,7 +17,7 @@ export type { NewEvent, OutboxRelayOptions } from "./outbox.ts";
 export { claimInbox } from "./inbox.ts";
 export { EventConsumer } from "./consumer.ts";
 export type { EventConsumerOptions, EventHandler } from "./consumer.ts";
-export { createMetrics } from "./metrics.ts";
+export { createMetrics, withTimeout } from "./metrics.ts";
 /** For a service's own metrics on its registry (`svc.metrics`), with the kit's prom-client. */
 export { Gauge, Histogram } from "prom-client";
 export type { MetricProbes, RpcOutcome, ServiceMetrics } from "./metrics.ts";

@@ -20,10 +20,11 @@ export interface MetricProbes {
   consumerPending?: () => Array<{ durable: string; pending: () => Promise<number> }>;
 }
 
-function withTimeout<T>(p: Promise<T>): Promise<T> {
+/** A metric probe's answer, or a rejection after `ms` (a scrape must not hang on a dependency). */
+export function withTimeout<T>(p: Promise<T>, ms = PROBE_TIMEOUT_MS): Promise<T> {
   return Promise.race([
     p,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error("metric probe timed out")), PROBE_TIMEOUT_MS).unref()),
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error("metric probe timed out")), ms).unref()),
   ]);
 }
 

@@ -5,7 +5,7 @@
  */
 import postgres from "postgres";
 import { eventsSubjectFilter } from "@treasury/contracts";
-import { createService, Gauge, Histogram, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { createService, Gauge, Histogram, withTimeout, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { WebhooksEnv, type WebhooksConfig } from "./config.ts";
 import { destroyAgents } from "./delivery/http.ts";
 import { Dispatcher } from "./delivery/dispatcher.ts";
@@ -17,16 +17,6 @@ import { fanOut } from "./usecases/fanout.ts";
 export const FANOUT_DURABLE = "webhooks-fanout";
 /** Connections of the delivery workers' own pool (one claim loop, one settle batch at a time, a spare). */
 const DISPATCHER_POOL_MAX = 3;
-/** A scrape never waits longer than this for the backlog query. */
-const BACKLOG_QUERY_TIMEOUT_MS = 2_000;
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error("timed out")), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** The service's own metrics on its /metrics registry: attempts by outcome, the backlog and how late it is. */
 function registerMetrics(svc: Service<ServiceConfig<typeof WebhooksEnv>>): (outcome: string, seconds: number) => void {
@@ -40,7 +30,7 @@ function registerMetrics(svc: Service<ServiceConfig<typeof WebhooksEnv>>): (outc
   let backlog: Promise<{ pending: number; retrying: number; lagSeconds: number } | undefined> | undefined;
   // One query per scrape serves both gauges.
   const readBacklog = () => {
-    backlog ??= withTimeout(deliveryBacklog(svc.sql), BACKLOG_QUERY_TIMEOUT_MS)
+    backlog ??= withTimeout(deliveryBacklog(svc.sql))
       .catch(() => undefined)
       .finally(() => setImmediate(() => (backlog = undefined)));
     return backlog;
