@@ -10,7 +10,7 @@ import type { Sql } from "./db.ts";
 const DAY_MS = 24 * 3600 * 1000;
 /** Rows per DELETE: short transactions that never hold many locks. */
 export const PURGE_BATCH = 1_000;
-export const SWEEP_INTERVAL_MS_DEFAULT = 10 * 60 * 1000;
+const SWEEP_INTERVAL_MS_DEFAULT = 10 * 60 * 1000;
 /**
  * Inbox claims must outlive every copy of their event the broker can still deliver: the EVENTS stream keeps an
  * event for EVENTS_MAX_AGE_MS, so a claim is kept at least one day longer.
