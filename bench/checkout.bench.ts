@@ -14,12 +14,13 @@
  *   the p99, so one stall moves it); BENCH_EXTRA_FRACTIONS (e.g. "0.3,0.5") for more open-loop runs.
  */
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { Pool } from "undici";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, cpuMs, cpuMsByName, LEDGER_NODE_OPTIONS, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
@@ -33,6 +34,8 @@ const PARTICIPANTS = Number(process.env.BENCH_PARTICIPANTS ?? 16);
 /** Extra open-loop runs at these fractions of the maximum rate (BENCH_EXTRA_FRACTIONS, e.g. "0.3,0.5"): the latency curve. */
 const EXTRA_FRACTIONS = (process.env.BENCH_EXTRA_FRACTIONS ?? "").split(",").map(Number).filter((f) => f > 0 && f < 1);
 const PGBENCH_SCALE = 4;
+/** BENCH_TIMELINE=1: print each open-loop run's latency per 500 ms of start time, and the PostgreSQL log's checkpoint and autovacuum lines (where the tail comes from). */
+const TIMELINE = process.env.BENCH_TIMELINE === "1";
 
 interface LevelResult {
   concurrency: number;
@@ -95,7 +98,7 @@ try {
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
   await start("payments", process.env.BENCH_PAYMENTS_POOL ? { DB_POOL_MAX: process.env.BENCH_PAYMENTS_POOL } : {});
   const [gwPort, altPort] = [await freePort(), await freePort()];
-  await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort) });
+  await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort), ...(GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: GATEWAY_NODE_OPTIONS } : {}) });
   const base = `http://127.0.0.1:${gwPort}`;
   const headers = { "x-api-key": api_key, "content-type": "application/json" };
   // The load generator shares the machine's two cores with what it measures (as pgbench does): undici's
@@ -133,13 +136,21 @@ try {
     return t2 - t0;
   };
   /**
-   * Each service's RPC handler time so far, from its /metrics (rpc_duration_seconds sum and count), and the
-   * payments completion steps (checkout_completion_step_seconds: intent, ledger_post, settle).
+   * Each service's /metrics text, scraped once per reading: a scrape resets the event-loop delay histogram, so
+   * every figure of a reading must come from the same scrape.
    */
-  const rpcTimes = async () => {
+  const scrape = async () => {
+    const out = new Map<string, string>();
+    for (const [name, port] of Object.entries(healthPorts)) out.set(name, await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => ""));
+    return out;
+  };
+  /**
+   * Each service's RPC handler time so far (rpc_duration_seconds sum and count), and the payments completion
+   * steps (checkout_completion_step_seconds: intent, ledger_post, settle).
+   */
+  const rpcTimes = (texts: Map<string, string>) => {
     const out = new Map<string, { sum: number; count: number }>();
-    for (const [name, port] of Object.entries(healthPorts)) {
-      const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => "");
+    for (const [name, text] of texts) {
       for (const m of text.matchAll(/^(rpc_duration_seconds|checkout_completion_step_seconds)_(sum|count)\{([^}]*)\} ([\d.e+-]+)$/gm)) {
         const labels = m[3] ?? "";
         const isStep = m[1] === "checkout_completion_step_seconds";
@@ -154,11 +165,10 @@ try {
     }
     return out;
   };
-  /** Each service's event-loop delay since the last scrape (max, p99) and GC time so far, from its /metrics. */
-  const runtimeFigures = async () => {
+  /** Each service's event-loop delay since the last scrape (max, p99) and GC time so far. */
+  const runtimeFigures = (texts: Map<string, string>) => {
     const out = new Map<string, { lagMax: number; lagP99: number; gcSeconds: number }>();
-    for (const [name, port] of Object.entries(healthPorts)) {
-      const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => "");
+    for (const [name, text] of texts) {
       const value = (metric: string) => Number(new RegExp(`^${metric}(?:\\{[^}]*\\})? ([\\d.e+-]+)$`, "m").exec(text)?.[1] ?? Number.NaN);
       const gcSeconds = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} ([\d.e+-]+)$/gm)].reduce((t, m) => t + Number(m[1]), 0);
       out.set(name, {
@@ -169,7 +179,7 @@ try {
     }
     return out;
   };
-  const runtimeDelta = (a: Awaited<ReturnType<typeof runtimeFigures>>, b: Awaited<ReturnType<typeof runtimeFigures>>, seconds: number) =>
+  const runtimeDelta = (a: ReturnType<typeof runtimeFigures>, b: ReturnType<typeof runtimeFigures>, seconds: number) =>
     [...b]
       .map(([k, v]) => `${k}: event-loop delay max ${(v.lagMax * 1000).toFixed(0)} ms / p99 ${(v.lagP99 * 1000).toFixed(1)} ms, GC ${(((v.gcSeconds - (a.get(k)?.gcSeconds ?? 0)) * 1000) / seconds).toFixed(1)} ms/s`)
       .join("; ");
@@ -217,25 +227,51 @@ try {
   /** Open loop: a flow starts every 1/rate s (late starts catch up at once); latency from each flow's start. */
   const runPaced = async (rate: number, seconds: number): Promise<LevelResult & { rate: number }> => {
     const latencies: number[] = [];
+    const timeline: [number, number][] = [];
     let errors = 0;
     const inflight = new Set<Promise<void>>();
     const startedAt = performance.now();
+    const wallStart = new Date();
     const intervalMs = 1000 / rate;
     for (let n = 0; performance.now() - startedAt < seconds * 1000; n++) {
       const wait = startedAt + n * intervalMs - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const at = performance.now() - startedAt;
       const p: Promise<void> = flow().then(
-        (ms) => void latencies.push(ms),
+        (ms) => {
+          latencies.push(ms);
+          timeline.push([at, ms]);
+        },
         () => void (errors += 1),
       ).finally(() => inflight.delete(p));
       inflight.add(p);
     }
     await Promise.all([...inflight]);
     const elapsed = (performance.now() - startedAt) / 1000;
+    if (TIMELINE) printTimeline(wallStart, timeline);
     latencies.sort((a, b) => a - b);
     return { rate, concurrency: 0, flows: latencies.length, errors, flowsPerSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
   };
 
+  const printTimeline = (wallStart: Date, timeline: [number, number][]) => {
+    console.log(`  timeline of the open loop from ${wallStart.toISOString()} (start offset: flows, p50, max ms):`);
+    const buckets = new Map<number, number[]>();
+    for (const [at, ms] of timeline) {
+      const b = Math.floor(at / 500);
+      buckets.set(b, [...(buckets.get(b) ?? []), ms]);
+    }
+    const line: string[] = [];
+    for (const [b, xs] of [...buckets].sort((a, c) => a[0] - c[0])) {
+      xs.sort((a, c) => a - c);
+      line.push(`${(b / 2).toFixed(1)}s ${xs.length} ${percentile(xs, 50).toFixed(0)}/${(xs.at(-1) ?? 0).toFixed(0)}`);
+    }
+    for (let i = 0; i < line.length; i += 6) console.log(`    ${line.slice(i, i + 6).join(" | ")}`);
+  };
+  if (TIMELINE) {
+    await sql`alter system set log_autovacuum_min_duration = 0`;
+    await sql`alter system set log_checkpoints = on`;
+    await sql`select pg_reload_conf()`;
+  }
   await runLevel(4, 2); // warm-up: JIT, pools, system accounts
   const commits = async () => Number((await sql<{ n: string }[]>`select sum(xact_commit)::text as n from pg_stat_database`)[0]?.n ?? 0);
   const commitsBefore = await commits();
@@ -271,10 +307,11 @@ try {
     const tps = baseline.tps(best.concurrency, DURATION_SEC * 2);
     const max = await runLevel(best.concurrency, DURATION_SEC);
     stepFigures();
-    const rpcBefore = await rpcTimes();
-    const runtimeBefore = await runtimeFigures();
+    const before = await scrape();
+    const [rpcBefore, runtimeBefore] = [rpcTimes(before), runtimeFigures(before)];
     const paced = await runPaced(Math.max(1, max.flowsPerSec * 0.7), PACED_SEC);
-    rounds.push({ tps, max, paced, steps: stepFigures(), handlers: rpcDelta(rpcBefore, await rpcTimes()), runtime: runtimeDelta(runtimeBefore, await runtimeFigures(), PACED_SEC) });
+    const after = await scrape();
+    rounds.push({ tps, max, paced, steps: stepFigures(), handlers: rpcDelta(rpcBefore, rpcTimes(after)), runtime: runtimeDelta(runtimeBefore, runtimeFigures(after), PACED_SEC) });
   }
   const median = <T>(xs: T[], key: (x: T) => number): T => {
     const sorted = [...xs].sort((a, b) => key(a) - key(b));
@@ -323,6 +360,11 @@ try {
     console.log(`invariants ok: ledger checks pass, ${results.reduce((s, r) => s + r.flows, rounds.reduce((n, r) => n + r.max.flows + r.paced.flows, 0))} flows each moved money once, creator totals match (${totals?.wallets} cents)`);
   }
   await sql.end();
+  if (TIMELINE && infra.pgLogFile !== undefined) {
+    const lines = readFileSync(infra.pgLogFile, "utf8").split("\n").filter((l) => /checkpoint (starting|complete)|automatic (vacuum|analyze)/.test(l));
+    console.log(`PostgreSQL checkpoints and autovacuum (${lines.length} lines):`);
+    for (const l of lines) console.log(`  ${l.slice(0, 200)}`);
+  }
   console.log(JSON.stringify({
     flows_per_s: Number(ratioRound.max.flowsPerSec.toFixed(1)),
     pgbench_tps: Number(pgTps.toFixed(1)),

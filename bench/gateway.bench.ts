@@ -4,12 +4,12 @@
  * and makes a NATS request/reply to a trivial service handler. Last line: one JSON object of the figures.
  *
  *   BENCH_ROUNDS (5) alternating rounds of BENCH_DURATION_SEC (5) each; BENCH_CONNECTIONS (64);
- *   BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags for the gateway process only (e.g. "--max-semi-space-size=64").
+ *   BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags for the gateway process (default: as deployed; "" for none).
  */
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
-import { adminSql, cpuMs, cpuMsByName, load, startChild, startInfra, type Child, type LoadResult } from "./lib.ts";
+import { adminSql, GATEWAY_NODE_OPTIONS, cpuMs, cpuMsByName, load, startChild, startInfra, type Child, type LoadResult } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 /** Alternating hello/gateway rounds (BENCH_ROUNDS); the median round's figures are reported. */
@@ -34,7 +34,7 @@ try {
   children.push(
     await startChild(
       "services/gateway/src/main.ts",
-      { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "gateway"), PORT: String(gwPort), ALT_PORT: String(altPort), HEALTH_PORT: String(gwHealth), ...(process.env.BENCH_GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS } : {}) },
+      { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "gateway"), PORT: String(gwPort), ALT_PORT: String(altPort), HEALTH_PORT: String(gwHealth), ...(GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: GATEWAY_NODE_OPTIONS } : {}) },
       `http://127.0.0.1:${gwHealth}/readyz`,
     ),
   );

@@ -10,10 +10,14 @@ import { freePort, makeScratchDir, repoRoot, startNats, startPostgres } from "@t
 
 /** The ledger's V8 flags as deployed (k8s/base/ledger.yaml NODE_OPTIONS): benchmarks run it the same way. */
 export const LEDGER_NODE_OPTIONS = "--max-semi-space-size=64";
+/** The gateway's V8 flags as deployed (k8s/base/gateway.yaml); BENCH_GATEWAY_NODE_OPTIONS overrides them ("" for none). */
+export const GATEWAY_NODE_OPTIONS = process.env.BENCH_GATEWAY_NODE_OPTIONS ?? "--max-semi-space-size=64";
 
 export interface BenchInfra {
   adminUrl: string;
   natsUrl: string;
+  /** The private PostgreSQL's server log (absent with BENCH_DATABASE_URL). */
+  pgLogFile?: string;
   stop(): Promise<void>;
 }
 
@@ -22,11 +26,13 @@ export async function startInfra(): Promise<BenchInfra> {
   let adminUrl = process.env.BENCH_DATABASE_URL;
   let natsUrl = process.env.BENCH_NATS_URL;
   const dir = makeScratchDir("treasury-bench-");
+  let pgLogFile: string | undefined;
   if (!adminUrl) {
     // fsync stays on: the benchmark measures durable commits, like pgbench does.
     const pg = await startPostgres({ dataDir: join(dir, "pg"), port: await freePort(), maxConnections: 200, fsync: true });
     stops.push(pg.stop);
     adminUrl = pg.url;
+    pgLogFile = pg.logFile;
   }
   if (!natsUrl) {
     const nats = await startNats({ storeDir: join(dir, "nats"), port: await freePort() });
@@ -34,7 +40,7 @@ export async function startInfra(): Promise<BenchInfra> {
     natsUrl = nats.url;
   }
   await migrateAll({ adminUrl, rootDir: repoRoot(), services: SERVICES });
-  return { adminUrl, natsUrl, stop: async () => { for (const s of stops.reverse()) await s(); } };
+  return { adminUrl, natsUrl, ...(pgLogFile !== undefined ? { pgLogFile } : {}), stop: async () => { for (const s of stops.reverse()) await s(); } };
 }
 
 export function adminSql(url: string) {
