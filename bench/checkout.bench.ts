@@ -11,7 +11,8 @@
  *
  *   BENCH_DURATION_SEC (default 5) per concurrency level; BENCH_CONCURRENCY (default "1,4,16,32");
  *   BENCH_PACED_SEC (default 10) for the open-loop run at 70 % (at 200 flows/s, 5 s leave only 10 flows above
- *   the p99, so one stall moves it); BENCH_EXTRA_FRACTIONS (e.g. "0.3,0.5") for more open-loop runs.
+ *   the p99, so one stall moves it); BENCH_EXTRA_FRACTIONS (e.g. "0.3,0.5") for more open-loop runs;
+ *   BENCH_PAYMENTS_POOL / BENCH_PAYMENTS_NODE_OPTIONS: the payments service's pool size and Node flags; BENCH_TIMELINE=1.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -96,7 +97,10 @@ try {
     children.push(await startChild(`services/${name}/src/main.ts`, { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra }, `http://127.0.0.1:${health}/readyz`));
   };
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
-  await start("payments", process.env.BENCH_PAYMENTS_POOL ? { DB_POOL_MAX: process.env.BENCH_PAYMENTS_POOL } : {});
+  await start("payments", {
+    ...(process.env.BENCH_PAYMENTS_POOL ? { DB_POOL_MAX: process.env.BENCH_PAYMENTS_POOL } : {}),
+    ...(process.env.BENCH_PAYMENTS_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PAYMENTS_NODE_OPTIONS } : {}),
+  });
   const [gwPort, altPort] = [await freePort(), await freePort()];
   await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort), ...(GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: GATEWAY_NODE_OPTIONS } : {}) });
   const base = `http://127.0.0.1:${gwPort}`;
