@@ -26,10 +26,12 @@ import { adminSql, cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
 /**
- * BENCH_ROUNDS (3) rounds of pgbench, the maximum rate (flows at the best concurrency) and the open loop at 70 % of
- * it: the machine's speed drifts, and figures measured minutes apart would compare the drift.
+ * BENCH_ROUNDS (5) rounds of pgbench, the maximum rate (flows at the best concurrency) and the open loop at 70 % of
+ * it: the machine's speed drifts, and figures measured minutes apart would compare the drift. Single rounds of one
+ * run differ by up to 20 % (ratio 0.177–0.215, p99 74–136 ms in one run of three rounds): the median of five is
+ * moved by two slow rounds, not by one.
  */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32").split(",").map(Number).filter((n) => n > 0);
 const PARTICIPANTS = Number(process.env.BENCH_PARTICIPANTS ?? 16);
 /** Extra open-loop runs at these fractions of the maximum rate (BENCH_EXTRA_FRACTIONS, e.g. "0.3,0.5"): the latency curve. */
@@ -55,23 +57,26 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /**
- * pgbench TPC-B (the default script) against its own database in the same cluster: initialised once, then
- * `tps(clients, seconds)` runs it.
+ * pgbench TPC-B (the default script) against its own database in the same cluster. `tps(clients, seconds)`
+ * initialises it afresh (then a CHECKPOINT, so the load of the initialisation is flushed before anything is
+ * measured) and runs it: a run on tables that earlier rounds grew and left dead rows in measured 10–20 % less
+ * by the third round, which would flatter the ratio of later rounds.
  */
 function pgbench(adminUrl: string): { tps(clients: number, seconds: number): number } {
   const u = new URL(adminUrl);
   const conn = ["-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres")];
   const env = { ...process.env, PGPASSWORD: decodeURIComponent(u.password) };
-  const run = (args: string[], seconds: number) => {
-    const r = spawnSync("pgbench", [...conn, ...args], { encoding: "utf8", env, timeout: (seconds + 120) * 1000 });
-    if (r.status !== 0) throw new Error(`pgbench ${args.join(" ")} failed: ${r.stderr}`);
+  const run = (cmd: string, args: string[], seconds: number) => {
+    const r = spawnSync(cmd, [...conn, ...args], { encoding: "utf8", env, timeout: (seconds + 120) * 1000 });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr}`);
     return r.stdout + r.stderr;
   };
-  spawnSync("psql", [...conn, "-d", "postgres", "-c", "drop database if exists pgbench", "-c", "create database pgbench"], { env, encoding: "utf8" });
-  run(["-i", "-q", "-s", String(PGBENCH_SCALE), "pgbench"], 0);
+  run("psql", ["-d", "postgres", "-c", "drop database if exists pgbench", "-c", "create database pgbench"], 0);
   return {
     tps(clients, seconds) {
-      const out = run(["-c", String(clients), "-j", "2", "-T", String(seconds), "pgbench"], seconds);
+      run("pgbench", ["-i", "-q", "-s", String(PGBENCH_SCALE), "pgbench"], 0);
+      run("psql", ["-d", "pgbench", "-c", "checkpoint"], 0);
+      const out = run("pgbench", ["-c", String(clients), "-j", "2", "-T", String(seconds), "pgbench"], seconds);
       const m = /tps = ([\d.]+)/.exec(out);
       if (m === null) throw new Error(`no tps in pgbench output:\n${out}`);
       return Number(m[1]);
