@@ -4,7 +4,9 @@
  * and makes a NATS request/reply to a trivial service handler. Last line: one JSON object of the figures.
  *
  *   BENCH_ROUNDS (5) alternating rounds of BENCH_DURATION_SEC (5) each; BENCH_CONNECTIONS (64);
- *   BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags for the gateway process (default: as deployed; "" for none).
+ *   BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags for the gateway process (default: as deployed; "" for none);
+ *   BENCH_FLOOR=1: each round also measures bench/floor.ts, Fastify plus the same NATS round trip and nothing
+ *   else (the most a gateway on these parts could do).
  */
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
@@ -17,6 +19,7 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 // 64 keep-alive connections for both servers (BENCH_CONNECTIONS): a marketplace's traffic arrives on many
 // connections at once, and the gateway sends the NATS requests of one event-loop turn in one write.
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const FLOOR = process.env.BENCH_FLOOR === "1";
 
 const infra = await startInfra();
 const children: Child[] = [];
@@ -40,6 +43,8 @@ try {
   );
   const hello = await startChild("bench/hello.ts", { PORT: "0" });
   children.push(hello);
+  const floor = FLOOR ? await startChild("bench/floor.ts", { NATS_URL: infra.natsUrl, ...(GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: GATEWAY_NODE_OPTIONS } : {}) }) : undefined;
+  if (floor) children.push(floor);
 
   const gwUrl = `http://127.0.0.1:${gwPort}/v1/participants`;
   const headers = { "x-api-key": api_key };
@@ -57,6 +62,12 @@ try {
   for (let i = 0; i < ROUNDS; i++) {
     const helloCpu0 = [cpuMs(hello.proc.pid), selfCpuMs()];
     const helloRun = await load({ url: `http://127.0.0.1:${hello.port}/`, connections: CONNECTIONS, durationSec: DURATION_SEC });
+    if (floor) {
+      const floorCpu0 = cpuMs(floor.proc.pid);
+      const floorRun = await load({ url: `http://127.0.0.1:${floor.port}/v1/participants`, connections: CONNECTIONS, durationSec: DURATION_SEC });
+      const floorCpuUs = ((cpuMs(floor.proc.pid) - floorCpu0) * 1000) / floorRun.total;
+      console.log(`round ${i + 1}: floor (Fastify + NATS round trip only) ${floorRun.rps.toFixed(0)} req/s, ratio ${(floorRun.rps / helloRun.rps).toFixed(3)}, ${floorCpuUs.toFixed(0)} µs CPU per request in its process`);
+    }
     const [helloCpuUs, helloClientCpuUs] = [cpuMs(hello.proc.pid), selfCpuMs()].map((v, j) => ((v - (helloCpu0[j] ?? 0)) * 1000) / helloRun.total);
     const processes = () => [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid), cpuMsByName("nats-server"), selfCpuMs()];
     const cpu0 = processes();
