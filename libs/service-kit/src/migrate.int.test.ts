@@ -81,4 +81,55 @@ describe("migrateAll", () => {
     await ledger`insert into ledger.entries (amount, note) values (100, 'ok')`;
     await expect(ledger`insert into payments.sessions (id) values ('cs_2')`).rejects.toMatchObject({ code: "42501" });
   });
+
+  describe("kit indexes on tables that may hold rows", () => {
+    const indexState = async (admin: postgres.Sql, name: string) =>
+      (await admin<{ valid: boolean }[]>`
+        select i.indisvalid as valid from pg_index i join pg_class c on c.oid = i.indexrelid
+        join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'ledger' and c.relname = ${name}`)[0];
+    let seq = 0;
+    const insertEvent = (q: postgres.Sql | postgres.TransactionSql) =>
+      q`insert into ledger.outbox (id, org_id, livemode, type, subject, payload) values (${`evt_ix_${++seq}`}, 'org_1', false, 'sandbox.test', 'evt.sandbox.test', '{}')`;
+
+    it("builds a missing one without blocking the writers of the table", async () => {
+      const admin = connect(db.url);
+      await insertEvent(admin);
+      await admin`drop index ledger.outbox_published_idx`;
+      // A transaction that has written to the outbox and is still open: any index build waits for it. A plain
+      // CREATE INDEX would also queue every later writer behind its lock; a concurrent one does not.
+      const holder = postgres(db.url, { max: 1, onnotice: () => {} });
+      clients.push(holder);
+      let releaseHolder!: () => void;
+      const holderDone = holder.begin(async (tx) => {
+        await insertEvent(tx);
+        await new Promise<void>((r) => (releaseHolder = r));
+      });
+      await expect.poll(() => seq, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+      const migrating = migrateAll({ adminUrl: db.url, rootDir, services: ["ledger"] });
+      try {
+        await expect
+          .poll(async () => (await admin`select 1 from pg_stat_activity where application_name = 'migrate' and query ilike 'create index%' and wait_event_type = 'Lock'`).length, { timeout: 10_000 })
+          .toBe(1);
+        const writer = connect(db.url);
+        await writer.begin(async (tx) => {
+          await tx`set local statement_timeout = 3000`;
+          await insertEvent(tx);
+        });
+      } finally {
+        releaseHolder();
+        await holderDone;
+        await migrating;
+      }
+      expect(await indexState(admin, "outbox_published_idx")).toEqual({ valid: true });
+    });
+
+    it("rebuilds one that an interrupted build left invalid", async () => {
+      const admin = connect(db.url);
+      // What a CREATE INDEX CONCURRENTLY that failed halfway leaves behind.
+      await admin`update pg_index set indisvalid = false where indexrelid = 'ledger.inbox_processed_idx'::regclass`;
+      expect(await indexState(admin, "inbox_processed_idx")).toEqual({ valid: false });
+      await migrateAll({ adminUrl: db.url, rootDir, services: ["ledger"] });
+      expect(await indexState(admin, "inbox_processed_idx")).toEqual({ valid: true });
+    });
+  });
 });

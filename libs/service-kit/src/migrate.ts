@@ -31,8 +31,6 @@ function kitTablesDdl(schema: string): string {
       published_at timestamptz,
       attempts int not null default 0
     );
-    create index if not exists outbox_unpublished_idx on ${s}.outbox (seq) where published_at is null;
-    create index if not exists outbox_published_idx on ${s}.outbox (published_at) where published_at is not null;
     create table if not exists ${s}.event_seq (
       org_id text not null,
       livemode boolean not null,
@@ -44,8 +42,36 @@ function kitTablesDdl(schema: string): string {
       event_id text not null,
       processed_at timestamptz not null default now(),
       primary key (consumer, event_id)
-    );
-    create index if not exists inbox_processed_idx on ${s}.inbox (processed_at);`;
+    );`;
+}
+
+/**
+ * The kit tables' indexes. Each is looked up in the catalog first and built only when missing: even
+ * `create index if not exists` takes a SHARE lock on its table before it finds the index there, which waits for
+ * every open transaction that writes the table and holds up every later writer behind it, on every deploy.
+ * On an empty table a missing index is built at once; on a table with rows (an index added to deployments whose
+ * outbox or inbox already hold a backlog: the retention indexes) it is built CONCURRENTLY, so the business
+ * transactions writing events or claims go on while it builds. A concurrent build that was interrupted leaves an
+ * invalid index behind: it is dropped and built again.
+ */
+const KIT_INDEXES: readonly { name: string; table: string; definition: string }[] = [
+  { name: "outbox_unpublished_idx", table: "outbox", definition: "(seq) where published_at is null" },
+  { name: "outbox_published_idx", table: "outbox", definition: "(published_at) where published_at is not null" },
+  { name: "inbox_processed_idx", table: "inbox", definition: "(processed_at)" },
+];
+
+async function ensureKitIndexes(sql: Sql, schema: string): Promise<void> {
+  for (const ix of KIT_INDEXES) {
+    const [existing] = await sql<{ valid: boolean }[]>`
+      select i.indisvalid as valid from pg_index i
+      join pg_class c on c.oid = i.indexrelid join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${schema} and c.relname = ${ix.name}`;
+    if (existing?.valid === true) continue;
+    if (existing !== undefined) await sql.unsafe(`drop index concurrently if exists "${schema}".${ix.name}`);
+    const [rows] = await sql.unsafe<{ any: boolean }[]>(`select exists (select 1 from "${schema}".${ix.table}) as any`);
+    const concurrently = rows?.any === true ? " concurrently" : "";
+    await sql.unsafe(`create index${concurrently} if not exists ${ix.name} on "${schema}".${ix.table} ${ix.definition}`);
+  }
 }
 
 function grantsDdl(schema: string, role: string): string {
@@ -77,6 +103,7 @@ async function ensureSchema(sql: Sql, schema: string): Promise<void> {
   await sql.unsafe(`create schema if not exists "${schema}"`);
   await sql.unsafe(`revoke all on schema "${schema}" from public`);
   await sql.unsafe(kitTablesDdl(schema));
+  await ensureKitIndexes(sql, schema);
 }
 
 async function migrationFiles(dir: string): Promise<string[]> {
