@@ -21,7 +21,7 @@ import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
@@ -104,10 +104,10 @@ try {
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
   await start("payments", {
     ...(process.env.BENCH_PAYMENTS_POOL ? { DB_POOL_MAX: process.env.BENCH_PAYMENTS_POOL } : {}),
-    ...(process.env.BENCH_PAYMENTS_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PAYMENTS_NODE_OPTIONS } : {}),
+    ...nodeOptions(process.env.BENCH_PAYMENTS_NODE_OPTIONS),
   });
   const [gwPort, altPort] = [await freePort(), await freePort()];
-  await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort), ...(GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: GATEWAY_NODE_OPTIONS } : {}) });
+  await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort), ...nodeOptions(GATEWAY_NODE_OPTIONS) });
   const base = `http://127.0.0.1:${gwPort}`;
   const headers = { "x-api-key": api_key, "content-type": "application/json" };
   // The load generator shares the machine's two cores with what it measures (as pgbench does): undici's

@@ -11,7 +11,7 @@
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
-import { adminSql, GATEWAY_NODE_OPTIONS, cpuMs, cpuMsByName, load, startChild, startInfra, type Child, type LoadResult } from "./lib.ts";
+import { adminSql, GATEWAY_NODE_OPTIONS, nodeOptions, cpuMs, cpuMsByName, load, startChild, startInfra, type Child, type LoadResult } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 /** Alternating hello/gateway rounds (BENCH_ROUNDS); the median round's figures are reported. */
@@ -37,13 +37,13 @@ try {
   children.push(
     await startChild(
       "services/gateway/src/main.ts",
-      { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "gateway"), PORT: String(gwPort), ALT_PORT: String(altPort), HEALTH_PORT: String(gwHealth), ...(GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: GATEWAY_NODE_OPTIONS } : {}) },
+      { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "gateway"), PORT: String(gwPort), ALT_PORT: String(altPort), HEALTH_PORT: String(gwHealth), ...nodeOptions(GATEWAY_NODE_OPTIONS) },
       `http://127.0.0.1:${gwHealth}/readyz`,
     ),
   );
   const hello = await startChild("bench/hello.ts", { PORT: "0" });
   children.push(hello);
-  const floor = FLOOR ? await startChild("bench/floor.ts", { NATS_URL: infra.natsUrl, ...(GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: GATEWAY_NODE_OPTIONS } : {}) }) : undefined;
+  const floor = FLOOR ? await startChild("bench/floor.ts", { NATS_URL: infra.natsUrl, ...nodeOptions(GATEWAY_NODE_OPTIONS) }) : undefined;
   if (floor) children.push(floor);
 
   const gwUrl = `http://127.0.0.1:${gwPort}/v1/participants`;

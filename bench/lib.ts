@@ -13,6 +13,11 @@ export const LEDGER_NODE_OPTIONS = "--max-semi-space-size=64";
 /** The gateway's V8 flags as deployed (k8s/base/gateway.yaml); BENCH_GATEWAY_NODE_OPTIONS overrides them ("" for none). */
 export const GATEWAY_NODE_OPTIONS = process.env.BENCH_GATEWAY_NODE_OPTIONS ?? "--max-semi-space-size=64";
 
+/** A child's NODE_OPTIONS entry, or nothing when the flags are empty or unset. */
+export function nodeOptions(flags: string | undefined): { NODE_OPTIONS?: string } {
+  return flags ? { NODE_OPTIONS: flags } : {};
+}
+
 export interface BenchInfra {
   adminUrl: string;
   natsUrl: string;
