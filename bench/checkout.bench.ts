@@ -21,7 +21,7 @@ import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, percentile, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
@@ -49,11 +49,6 @@ interface LevelResult {
   p99: number;
   /** Latency by step (create, complete). */
   steps?: string;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
 /**

@@ -3,23 +3,30 @@
  * machine in the same run. The gateway route is authenticated (API key lookup, scope, rate limit, validation)
  * and makes a NATS request/reply to a trivial service handler. Last line: one JSON object of the figures.
  *
- *   BENCH_ROUNDS (5) alternating rounds of BENCH_DURATION_SEC (5) each; BENCH_CONNECTIONS (64);
- *   BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags for the gateway process (default: as deployed; "" for none);
- *   BENCH_FLOOR=1: each round also measures bench/floor.ts, Fastify plus the same NATS round trip and nothing
- *   else (the most a gateway on these parts could do).
+ * Maximum rate: each server's best over the concurrency levels BENCH_CONNECTIONS ("64,128,256" keep-alive
+ * connections, autocannon, closed loop). A server's maximum is where more connections stop helping: hello-world
+ * reaches it with few, while the gateway's path (three processes and a broker on two cores) keeps gaining
+ * because each event-loop turn then carries more requests per wake-up and per NATS write. Latency at half the
+ * maximum: open loop at an even rate (bench/lib.ts pacedLoad), timed from when each request was due.
+ *
+ *   BENCH_ROUNDS (5) rounds, each measuring both servers at every level for BENCH_DURATION_SEC (5), the median
+ *   round reported; BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags for the gateway process (default: as deployed;
+ *   "" for none); BENCH_FLOOR=1: each round also measures bench/floor.ts, Fastify plus the same NATS round trip
+ *   and nothing else (the most a gateway on these parts could do); BENCH_TIMELINE=1: the half-rate run's latency
+ *   per 500 ms.
  */
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
-import { adminSql, GATEWAY_NODE_OPTIONS, nodeOptions, cpuMs, cpuMsByName, load, startChild, startInfra, type Child, type LoadResult } from "./lib.ts";
+import { adminSql, GATEWAY_NODE_OPTIONS, nodeOptions, cpuMs, cpuMsByName, load, pacedLoad, startChild, startInfra, type Child, type LoadResult } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
-/** Alternating hello/gateway rounds (BENCH_ROUNDS); the median round's figures are reported. */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
-// 64 keep-alive connections for both servers (BENCH_CONNECTIONS): a marketplace's traffic arrives on many
-// connections at once, and the gateway sends the NATS requests of one event-loop turn in one write.
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const LEVELS = (process.env.BENCH_CONNECTIONS ?? "64,128,256").split(",").map(Number).filter((n) => n > 0);
 const FLOOR = process.env.BENCH_FLOOR === "1";
+/** BENCH_TIMELINE=1: the half-rate run's latency per 500 ms. BENCH_EXTRA_FRACTIONS ("0.1,0.25"): more open-loop runs at these fractions of the maximum. */
+const EXTRA_FRACTIONS = (process.env.BENCH_EXTRA_FRACTIONS ?? "").split(",").filter(Boolean).map(Number);
+const TIMELINE = process.env.BENCH_TIMELINE === "1";
 
 const infra = await startInfra();
 const children: Child[] = [];
@@ -51,50 +58,67 @@ try {
   const check = await fetch(gwUrl, { headers });
   if (check.status !== 200) throw new Error(`gateway route answered ${check.status}: ${await check.text()}`);
 
-  // Warm up both (JIT, pools), then measure at full load.
-  await load({ url: gwUrl, headers, connections: CONNECTIONS, durationSec: 3 });
-  await load({ url: `http://127.0.0.1:${hello.port}/`, connections: CONNECTIONS, durationSec: 3 });
-  // The machine's speed drifts (a shared host): hello and gateway are measured in alternating rounds and each
-  // round's ratio compares two runs seconds apart; the median round is reported.
+  // Warm up both (JIT, pools), then measure.
+  await load({ url: gwUrl, headers, connections: LEVELS[0] ?? 64, durationSec: 3 });
+  await load({ url: `http://127.0.0.1:${hello.port}/`, connections: LEVELS[0] ?? 64, durationSec: 3 });
+  // The machine's speed drifts (a shared host): within a round, hello and gateway alternate level by level, and
+  // each round's ratio compares maxima measured seconds apart; the median round is reported.
   const [svcChild, gwChild] = children;
-  const rounds: { hello: LoadResult; gw: LoadResult; helloCpuUs: number; gwCpuUs: number; svcCpuUs: number; natsCpuUs: number; clientCpuUs: number; helloClientCpuUs: number }[] = [];
+  type Best = { run: LoadResult; connections: number };
+  type Round = { hello: Best; gw: Best; floor?: Best; helloCpuUs: number; helloClientCpuUs: number; gwCpuUs: number; svcCpuUs: number; natsCpuUs: number; clientCpuUs: number };
+  const rounds: Round[] = [];
   const selfCpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+  const perRequestUs = (before: number[], after: number[], requests: number) => after.map((v, j) => ((v - (before[j] ?? 0)) * 1000) / requests);
   for (let i = 0; i < ROUNDS; i++) {
-    const helloCpu0 = [cpuMs(hello.proc.pid), selfCpuMs()];
-    const helloRun = await load({ url: `http://127.0.0.1:${hello.port}/`, connections: CONNECTIONS, durationSec: DURATION_SEC });
-    if (floor) {
-      const floorCpu0 = cpuMs(floor.proc.pid);
-      const floorRun = await load({ url: `http://127.0.0.1:${floor.port}/v1/participants`, connections: CONNECTIONS, durationSec: DURATION_SEC });
-      const floorCpuUs = ((cpuMs(floor.proc.pid) - floorCpu0) * 1000) / floorRun.total;
-      console.log(`round ${i + 1}: floor (Fastify + NATS round trip only) ${floorRun.rps.toFixed(0)} req/s, ratio ${(floorRun.rps / helloRun.rps).toFixed(3)}, ${floorCpuUs.toFixed(0)} µs CPU per request in its process`);
+    let round: Round | undefined;
+    const lines: string[] = [];
+    for (const connections of LEVELS) {
+      const helloCpu0 = [cpuMs(hello.proc.pid), selfCpuMs()];
+      const helloRun = await load({ url: `http://127.0.0.1:${hello.port}/`, connections, durationSec: DURATION_SEC });
+      const [helloCpuUs = 0, helloClientCpuUs = 0] = perRequestUs(helloCpu0, [cpuMs(hello.proc.pid), selfCpuMs()], helloRun.total);
+      let floorRun: LoadResult | undefined;
+      if (floor) floorRun = await load({ url: `http://127.0.0.1:${floor.port}/v1/participants`, connections, durationSec: DURATION_SEC });
+      const processes = () => [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid), cpuMsByName("nats-server"), selfCpuMs()];
+      const cpu0 = processes();
+      const gwRun = await load({ url: gwUrl, headers, connections, durationSec: DURATION_SEC });
+      // CPU per request is robust to other load on the machine, unlike req/s: it shows where the time goes.
+      const [gwCpuUs = 0, svcCpuUs = 0, natsCpuUs = 0, clientCpuUs = 0] = perRequestUs(cpu0, processes(), gwRun.total);
+      lines.push(`${connections}: hello ${helloRun.rps.toFixed(0)}, gateway ${gwRun.rps.toFixed(0)}${floorRun ? `, floor ${floorRun.rps.toFixed(0)}` : ""}`);
+      const r: Round = round ?? { hello: { run: helloRun, connections }, gw: { run: gwRun, connections }, helloCpuUs, helloClientCpuUs, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs };
+      if (helloRun.rps >= r.hello.run.rps) Object.assign(r, { hello: { run: helloRun, connections }, helloCpuUs, helloClientCpuUs });
+      if (gwRun.rps >= r.gw.run.rps) Object.assign(r, { gw: { run: gwRun, connections }, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs });
+      if (floorRun && floorRun.rps >= (r.floor?.run.rps ?? 0)) r.floor = { run: floorRun, connections };
+      round = r;
     }
-    const [helloCpuUs, helloClientCpuUs] = [cpuMs(hello.proc.pid), selfCpuMs()].map((v, j) => ((v - (helloCpu0[j] ?? 0)) * 1000) / helloRun.total);
-    const processes = () => [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid), cpuMsByName("nats-server"), selfCpuMs()];
-    const cpu0 = processes();
-    const gwRun = await load({ url: gwUrl, headers, connections: CONNECTIONS, durationSec: DURATION_SEC });
-    // CPU per request is robust to other load on the machine, unlike req/s: it shows where the time goes.
-    const [gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs] = processes().map((v, j) => ((v - (cpu0[j] ?? 0)) * 1000) / gwRun.total);
-    rounds.push({ hello: helloRun, gw: gwRun, helloCpuUs: helloCpuUs ?? 0, helloClientCpuUs: helloClientCpuUs ?? 0, gwCpuUs: gwCpuUs ?? 0, svcCpuUs: svcCpuUs ?? 0, natsCpuUs: natsCpuUs ?? 0, clientCpuUs: clientCpuUs ?? 0 });
-    console.log(`round ${i + 1}: hello ${helloRun.rps.toFixed(0)} req/s, gateway ${gwRun.rps.toFixed(0)} req/s, ratio ${(gwRun.rps / helloRun.rps).toFixed(3)}`);
+    if (round === undefined) throw new Error("no concurrency levels (BENCH_CONNECTIONS)");
+    rounds.push(round);
+    const floorText = round.floor ? `, floor ratio ${(round.floor.run.rps / round.hello.run.rps).toFixed(3)}` : "";
+    console.log(`round ${i + 1}: req/s at ${lines.join("; ")} → ratio ${(round.gw.run.rps / round.hello.run.rps).toFixed(3)}${floorText}`);
   }
-  rounds.sort((a, b) => a.gw.rps / a.hello.rps - b.gw.rps / b.hello.rps);
+  rounds.sort((a, b) => a.gw.run.rps / a.hello.run.rps - b.gw.run.rps / b.hello.run.rps);
   const median = rounds[Math.floor(rounds.length / 2)];
   if (median === undefined) throw new Error("no rounds");
-  const { hello: helloMax, gw: gwMax, helloCpuUs, helloClientCpuUs, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs } = median;
-  // Latency at half the maximum rate: what a service sees when it is not saturated.
-  const half = await load({ url: gwUrl, headers, connections: CONNECTIONS, durationSec: 10, overallRate: Math.max(1, Math.floor(gwMax.rps / 2)) });
+  const { hello: helloBest, gw: gwBest, helloCpuUs, helloClientCpuUs, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs } = median;
+  const [helloMax, gwMax] = [helloBest.run, gwBest.run];
+  // Latency at half the maximum rate, requests evenly spaced: what a caller sees when the gateway is not saturated.
+  for (const f of EXTRA_FRACTIONS) {
+    const r = await pacedLoad({ url: gwUrl, headers, connections: gwBest.connections, durationSec: 10, rate: Math.max(1, gwMax.rps * f), timeline: TIMELINE });
+    console.log(`open loop at ${(f * 100).toFixed(0)} % of the maximum: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`);
+  }
+  const half = await pacedLoad({ url: gwUrl, headers, connections: gwBest.connections, durationSec: 10, rate: Math.max(1, gwMax.rps / 2), timeline: TIMELINE });
 
   const ratio = gwMax.rps / helloMax.rps;
   console.log("profile                              req/s      p50 ms   p99 ms   errors  non2xx");
-  const row = (name: string, r: typeof gwMax) => console.log(`${name.padEnd(36)} ${r.rps.toFixed(0).padStart(8)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ${String(r.errors).padStart(8)} ${String(r.non2xx).padStart(7)}`);
-  row("fastify hello-world (median round)", helloMax);
-  row("gateway+NATS+service (median round)", gwMax);
-  row("gateway at 50% of max", half);
+  const row = (name: string, r: typeof gwMax) => console.log(`${name.padEnd(36)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.errors).padStart(8)} ${String(r.non2xx).padStart(7)}`);
+  row(`fastify hello-world, ${helloBest.connections} conns`, helloMax);
+  row(`gateway+NATS+service, ${gwBest.connections} conns`, gwMax);
+  row("gateway at 50% of max, open loop", half);
   const us = (v: number) => `${v.toFixed(0)} µs`;
-  console.log(`CPU per request (median round): hello ${us(helloCpuUs)} + load client ${us(helloClientCpuUs)}; gateway ${us(gwCpuUs)} + service ${us(svcCpuUs)} + nats-server ${us(natsCpuUs)} + load client ${us(clientCpuUs)}`);
-  console.log(`ratio gateway/hello = ${ratio.toFixed(3)} (target ≥ 0.35); p99 at half rate = ${half.p99} ms (target < 20 ms)`);
-  if (rounds.some((r) => r.gw.non2xx + r.gw.errors > 0) || half.non2xx > 0) console.log("warning: non-2xx answers during the gateway runs");
-  console.log(JSON.stringify({ gateway_rps: Math.round(gwMax.rps), hello_rps: Math.round(helloMax.rps), ratio: Number(ratio.toFixed(3)), p50_ms: half.p50, p99_ms: half.p99 }));
+  console.log(`CPU per request (median round, each at its best level): hello ${us(helloCpuUs)} + load client ${us(helloClientCpuUs)}; gateway ${us(gwCpuUs)} + service ${us(svcCpuUs)} + nats-server ${us(natsCpuUs)} + load client ${us(clientCpuUs)}`);
+  console.log(`ratio gateway/hello = ${ratio.toFixed(3)} (target ≥ 0.35); p99 at half rate = ${half.p99.toFixed(1)} ms (target < 20 ms)`);
+  if (rounds.some((r) => r.gw.run.non2xx + r.gw.run.errors > 0) || half.non2xx + half.errors > 0) console.log("warning: non-2xx answers during the gateway runs");
+  const ms = (v: number) => Number(v.toFixed(1));
+  console.log(JSON.stringify({ gateway_rps: Math.round(gwMax.rps), hello_rps: Math.round(helloMax.rps), ratio: Number(ratio.toFixed(3)), p50_ms: ms(half.p50), p99_ms: ms(half.p99), gateway_connections: gwBest.connections, hello_connections: helloBest.connections }));
 } finally {
   for (const c of children.reverse()) await c.stop();
   await infra.stop();

@@ -1,5 +1,6 @@
 /** Shared benchmark plumbing: real PostgreSQL + NATS (env URLs or private servers), child processes, autocannon. */
 import { spawn, type ChildProcess } from "node:child_process";
+import { connect, type Socket } from "node:net";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
@@ -142,4 +143,145 @@ export async function load(opts: { url: string; headers?: Record<string, string>
     ...(opts.overallRate !== undefined ? { overallRate: opts.overallRate } : {}),
   });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, total: r.requests.total };
+}
+
+/** The p-th percentile of ascending values (0 for none). */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/**
+ * Open loop at an even rate: request i is due at start + i/rate and is sent at the first 1 ms tick after that,
+ * whatever earlier answers do, so a slow answer cannot hold the next requests back (no coordinated omission). autocannon's overallRate cannot do this:
+ * each connection sends its quota for the second as fast as it can and then waits for the next second, so its
+ * "half rate" is full-speed bursts, and it corrects for omission with an interval of ceil(1 / rate) = 1 ms.
+ * GET requests go out on up to `connections` keep-alive sockets (a due request waits for a free one, and that
+ * wait counts), written and parsed by hand as autocannon does: node:http's client costs about twice the CPU per
+ * request, and its own event-loop delay would show up as the server's latency. One second of the same load is
+ * sent first and not measured (sockets, JIT). `timeline` prints latency per 500 ms.
+ */
+export async function pacedLoad(opts: { url: string; headers?: Record<string, string>; rate: number; durationSec: number; connections: number; timeline?: boolean }): Promise<LoadResult> {
+  const url = new URL(opts.url);
+  const requestBytes = Buffer.from(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(opts.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`);
+  type Done = (status: number) => void;
+  const idle: HttpConn[] = [];
+  const all: HttpConn[] = [];
+  const waiting: Done[] = [];
+  class HttpConn {
+    readonly socket: Socket;
+    private pending: Buffer = Buffer.alloc(0);
+    onDone: Done | undefined;
+    constructor() {
+      this.socket = connect({ host: url.hostname, port: Number(url.port) });
+      this.socket.setNoDelay(true);
+      this.socket.on("data", (d: Buffer) => this.read(d));
+      this.socket.on("error", () => this.fail());
+      this.socket.on("close", () => this.fail());
+    }
+    send(done: Done): void {
+      this.onDone = done;
+      this.socket.write(requestBytes);
+    }
+    private read(d: Buffer): void {
+      this.pending = this.pending.length === 0 ? d : Buffer.concat([this.pending, d]);
+      const end = this.pending.indexOf("\r\n\r\n");
+      if (end === -1) return;
+      const head = this.pending.toString("latin1", 0, end);
+      const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+      if (length === null) return this.fail();
+      const total = end + 4 + Number(length[1]);
+      if (this.pending.length < total) return;
+      this.pending = this.pending.subarray(total);
+      const done = this.onDone;
+      this.onDone = undefined;
+      release(this);
+      done?.(Number(head.slice(9, 12)));
+    }
+    private fail(): void {
+      const done = this.onDone;
+      this.onDone = undefined;
+      // Out of the pool: a socket the server closed is not used again.
+      for (const list of [all, idle]) if (list.includes(this)) list.splice(list.indexOf(this), 1);
+      this.socket.destroy();
+      done?.(0);
+    }
+  }
+  const release = (c: HttpConn) => {
+    const next = waiting.shift();
+    if (next) c.send(next);
+    else idle.push(c);
+  };
+  const send = (done: Done) => {
+    const c = idle.pop() ?? (all.length < opts.connections ? new HttpConn() : undefined);
+    if (c === undefined) return void waiting.push(done);
+    if (!all.includes(c)) all.push(c);
+    c.send(done);
+  };
+  const run = (seconds: number) =>
+    new Promise<LoadResult>((resolve) => {
+      const latencies: number[] = [];
+      const timeline: [number, number][] | undefined = opts.timeline ? [] : undefined;
+      const lags: number[] = [];
+      const cpu0 = process.cpuUsage();
+      let [errors, non2xx, sent, done] = [0, 0, 0, 0];
+      const total = Math.max(1, Math.floor(opts.rate * seconds));
+      const startedAt = performance.now();
+      const finish = () => {
+        const elapsed = (performance.now() - startedAt) / 1000;
+        latencies.sort((a, b) => a - b);
+        if (timeline) {
+          printTimeline(timeline);
+          lags.sort((a, b) => a - b);
+          const cpu = process.cpuUsage(cpu0);
+          console.log(`  load client: sends late by p50 ${percentile(lags, 50).toFixed(1)} / p99 ${percentile(lags, 99).toFixed(1)} ms; ${((cpu.user + cpu.system) / done).toFixed(0)} µs CPU per request`);
+        }
+        resolve({ rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, non2xx, total: done });
+      };
+      // Every millisecond, send what has come due since the last tick, each timed from then (a wait for a free
+      // connection counts; the timer's own lateness, printed with `timeline`, does not).
+      const tick = () => {
+        const now = performance.now();
+        if (sent < total) lags.push(now - (startedAt + (sent * 1000) / opts.rate));
+        while (sent < total && startedAt + (sent * 1000) / opts.rate <= now) {
+          sent++;
+          send((status) => {
+            done++;
+            if (status === 0) errors++;
+            else if (status < 200 || status >= 300) non2xx++;
+            else {
+              const ms = performance.now() - now;
+              latencies.push(ms);
+              if (timeline) timeline.push([now - startedAt, ms]);
+            }
+            if (done === total) finish();
+          });
+        }
+        if (sent < total) setTimeout(tick, 1);
+      };
+      tick();
+    });
+  try {
+    await run(1);
+    return await run(opts.durationSec);
+  } finally {
+    for (const c of [...all]) c.socket.destroy();
+  }
+}
+
+/** Latency by 500 ms of due time: `t count p50/p99/max`, in ms. */
+function printTimeline(timeline: [number, number][]): void {
+  const buckets = new Map<number, number[]>();
+  for (const [at, ms] of timeline) {
+    const b = Math.floor(at / 500);
+    let xs = buckets.get(b);
+    if (xs === undefined) buckets.set(b, (xs = []));
+    xs.push(ms);
+  }
+  const line: string[] = [];
+  for (const [b, xs] of [...buckets].sort((x, y) => x[0] - y[0])) {
+    xs.sort((x, y) => x - y);
+    line.push(`${(b / 2).toFixed(1)}s ${xs.length} ${percentile(xs, 50).toFixed(1)}/${percentile(xs, 99).toFixed(0)}/${(xs.at(-1) ?? 0).toFixed(0)}`);
+  }
+  console.log(`  latency per 500 ms (start, requests, p50/p99/max ms): ${line.join(" | ")}`);
 }
