@@ -9,8 +9,8 @@
  * because each event-loop turn then carries more requests per wake-up and per NATS write. Latency at half the
  * maximum: open loop at an even rate (bench/lib.ts pacedLoad), timed from when each request was due.
  *
- *   BENCH_ROUNDS (5) rounds, each measuring both servers at every level for BENCH_DURATION_SEC (5), the median
- *   round reported; BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags for the gateway process (default: as deployed;
+ *   BENCH_ROUNDS (5) rounds, each measuring both servers at every level for BENCH_DURATION_SEC (5) in
+ *   BENCH_SLICES (2) alternating slices, the median round reported; BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags for the gateway process (default: as deployed;
  *   "" for none); BENCH_FLOOR=1: each round also measures bench/floor.ts, Fastify plus the same NATS round trip
  *   and nothing else (the most a gateway on these parts could do); BENCH_TIMELINE=1: the half-rate run's latency
  *   per 500 ms.
@@ -22,6 +22,8 @@ import { adminSql, GATEWAY_NODE_OPTIONS, nodeOptions, cpuMs, cpuMsByName, load, 
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
+/** Each level's BENCH_DURATION_SEC per server is split into this many alternating slices. */
+const SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 2));
 const LEVELS = (process.env.BENCH_CONNECTIONS ?? "64,128,256").split(",").map(Number).filter((n) => n > 0);
 const FLOOR = process.env.BENCH_FLOOR === "1";
 /** BENCH_TIMELINE=1: the half-rate run's latency per 500 ms. BENCH_EXTRA_FRACTIONS ("0.1,0.25"): more open-loop runs at these fractions of the maximum. */
@@ -58,31 +60,56 @@ try {
   const check = await fetch(gwUrl, { headers });
   if (check.status !== 200) throw new Error(`gateway route answered ${check.status}: ${await check.text()}`);
 
-  // Warm up both (JIT, pools), then measure.
-  await load({ url: gwUrl, headers, connections: LEVELS[0] ?? 64, durationSec: 3 });
-  await load({ url: `http://127.0.0.1:${hello.port}/`, connections: LEVELS[0] ?? 64, durationSec: 3 });
-  // The machine's speed drifts (a shared host): within a round, hello and gateway alternate level by level, and
-  // each round's ratio compares maxima measured seconds apart; the median round is reported.
+  // Warm up both at every level (JIT, and V8 grows the young generation only under sustained load): without
+  // it the first round's gateway figures ran about a quarter below the later rounds'.
+  for (const connections of LEVELS) {
+    await load({ url: gwUrl, headers, connections, durationSec: 2 });
+    await load({ url: `http://127.0.0.1:${hello.port}/`, connections, durationSec: 2 });
+  }
+  // The machine's speed drifts within seconds (a shared host): at each level hello and gateway alternate in
+  // BENCH_SLICES short slices (H G, then G H, …) that are summed, so both see the same mix of fast and slow
+  // moments; each round's ratio compares the two maxima, and the median round is reported.
   const [svcChild, gwChild] = children;
   type Best = { run: LoadResult; connections: number };
   type Round = { hello: Best; gw: Best; floor?: Best; helloCpuUs: number; helloClientCpuUs: number; gwCpuUs: number; svcCpuUs: number; natsCpuUs: number; clientCpuUs: number };
   const rounds: Round[] = [];
   const selfCpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
-  const perRequestUs = (before: number[], after: number[], requests: number) => after.map((v, j) => ((v - (before[j] ?? 0)) * 1000) / requests);
+  /** One server's slices at one level: their sum, and CPU per request of the processes `cpu` reads. */
+  class Series {
+    private runs: LoadResult[] = [];
+    private cpu: number[] = [];
+    constructor(private readonly target: { url: string; headers?: Record<string, string> }, private readonly readCpu: () => number[]) {}
+    async slice(connections: number, seconds: number): Promise<void> {
+      const before = this.readCpu();
+      this.runs.push(await load({ ...this.target, connections, durationSec: seconds }));
+      this.readCpu().forEach((v, j) => (this.cpu[j] = (this.cpu[j] ?? 0) + v - (before[j] ?? 0)));
+    }
+    /** Requests over time across the slices; p50/p99 are the slices' means. */
+    result(): LoadResult {
+      const sum = (f: (r: LoadResult) => number) => this.runs.reduce((acc, r) => acc + f(r), 0);
+      const n = Math.max(1, this.runs.length);
+      return { rps: sum((r) => r.total) / Math.max(1e-9, sum((r) => r.seconds)), p50: sum((r) => r.p50) / n, p99: sum((r) => r.p99) / n, errors: sum((r) => r.errors), non2xx: sum((r) => r.non2xx), total: sum((r) => r.total), seconds: sum((r) => r.seconds) };
+    }
+    cpuUsPerRequest(): number[] {
+      const total = Math.max(1, this.result().total);
+      return this.cpu.map((ms) => (ms * 1000) / total);
+    }
+  }
+  const sliceSec = DURATION_SEC / SLICES;
   for (let i = 0; i < ROUNDS; i++) {
     let round: Round | undefined;
     const lines: string[] = [];
     for (const connections of LEVELS) {
-      const helloCpu0 = [cpuMs(hello.proc.pid), selfCpuMs()];
-      const helloRun = await load({ url: `http://127.0.0.1:${hello.port}/`, connections, durationSec: DURATION_SEC });
-      const [helloCpuUs = 0, helloClientCpuUs = 0] = perRequestUs(helloCpu0, [cpuMs(hello.proc.pid), selfCpuMs()], helloRun.total);
-      let floorRun: LoadResult | undefined;
-      if (floor) floorRun = await load({ url: `http://127.0.0.1:${floor.port}/v1/participants`, connections, durationSec: DURATION_SEC });
-      const processes = () => [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid), cpuMsByName("nats-server"), selfCpuMs()];
-      const cpu0 = processes();
-      const gwRun = await load({ url: gwUrl, headers, connections, durationSec: DURATION_SEC });
+      const h = new Series({ url: `http://127.0.0.1:${hello.port}/` }, () => [cpuMs(hello.proc.pid), selfCpuMs()]);
       // CPU per request is robust to other load on the machine, unlike req/s: it shows where the time goes.
-      const [gwCpuUs = 0, svcCpuUs = 0, natsCpuUs = 0, clientCpuUs = 0] = perRequestUs(cpu0, processes(), gwRun.total);
+      const g = new Series({ url: gwUrl, headers }, () => [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid), cpuMsByName("nats-server"), selfCpuMs()]);
+      const f = floor ? new Series({ url: `http://127.0.0.1:${floor.port}/v1/participants` }, () => []) : undefined;
+      for (let k = 0; k < SLICES; k++) {
+        for (const series of k % 2 === 0 ? [h, f, g] : [g, f, h]) await series?.slice(connections, sliceSec);
+      }
+      const [helloRun, gwRun, floorRun] = [h.result(), g.result(), f?.result()];
+      const [helloCpuUs = 0, helloClientCpuUs = 0] = h.cpuUsPerRequest();
+      const [gwCpuUs = 0, svcCpuUs = 0, natsCpuUs = 0, clientCpuUs = 0] = g.cpuUsPerRequest();
       lines.push(`${connections}: hello ${helloRun.rps.toFixed(0)}, gateway ${gwRun.rps.toFixed(0)}${floorRun ? `, floor ${floorRun.rps.toFixed(0)}` : ""}`);
       const r: Round = round ?? { hello: { run: helloRun, connections }, gw: { run: gwRun, connections }, helloCpuUs, helloClientCpuUs, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs };
       if (helloRun.rps >= r.hello.run.rps) Object.assign(r, { hello: { run: helloRun, connections }, helloCpuUs, helloClientCpuUs });
@@ -101,6 +128,9 @@ try {
   const { hello: helloBest, gw: gwBest, helloCpuUs, helloClientCpuUs, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs } = median;
   const [helloMax, gwMax] = [helloBest.run, gwBest.run];
   // Latency at half the maximum rate, requests evenly spaced: what a caller sees when the gateway is not saturated.
+  // The same rate against hello-world: this machine's latency floor for one process answering (the gateway's
+  // answer also waits on NATS and the service, each woken in turn).
+  const helloSameRate = await pacedLoad({ url: `http://127.0.0.1:${hello.port}/`, connections: gwBest.connections, durationSec: 10, rate: Math.max(1, gwMax.rps / 2) });
   for (const f of EXTRA_FRACTIONS) {
     const r = await pacedLoad({ url: gwUrl, headers, connections: gwBest.connections, durationSec: 10, rate: Math.max(1, gwMax.rps * f), timeline: TIMELINE });
     console.log(`open loop at ${(f * 100).toFixed(0)} % of the maximum: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`);
@@ -113,12 +143,13 @@ try {
   row(`fastify hello-world, ${helloBest.connections} conns`, helloMax);
   row(`gateway+NATS+service, ${gwBest.connections} conns`, gwMax);
   row("gateway at 50% of max, open loop", half);
+  row("hello-world at that rate, open loop", helloSameRate);
   const us = (v: number) => `${v.toFixed(0)} µs`;
   console.log(`CPU per request (median round, each at its best level): hello ${us(helloCpuUs)} + load client ${us(helloClientCpuUs)}; gateway ${us(gwCpuUs)} + service ${us(svcCpuUs)} + nats-server ${us(natsCpuUs)} + load client ${us(clientCpuUs)}`);
   console.log(`ratio gateway/hello = ${ratio.toFixed(3)} (target ≥ 0.35); p99 at half rate = ${half.p99.toFixed(1)} ms (target < 20 ms)`);
   if (rounds.some((r) => r.gw.run.non2xx + r.gw.run.errors > 0) || half.non2xx + half.errors > 0) console.log("warning: non-2xx answers during the gateway runs");
   const ms = (v: number) => Number(v.toFixed(1));
-  console.log(JSON.stringify({ gateway_rps: Math.round(gwMax.rps), hello_rps: Math.round(helloMax.rps), ratio: Number(ratio.toFixed(3)), p50_ms: ms(half.p50), p99_ms: ms(half.p99), gateway_connections: gwBest.connections, hello_connections: helloBest.connections }));
+  console.log(JSON.stringify({ gateway_rps: Math.round(gwMax.rps), hello_rps: Math.round(helloMax.rps), ratio: Number(ratio.toFixed(3)), p50_ms: ms(half.p50), p99_ms: ms(half.p99), gateway_connections: gwBest.connections, hello_connections: helloBest.connections, hello_same_rate_p99_ms: ms(helloSameRate.p99) }));
 } finally {
   for (const c of children.reverse()) await c.stop();
   await infra.stop();

@@ -130,6 +130,8 @@ export interface LoadResult {
   errors: number;
   non2xx: number;
   total: number;
+  /** How long the run took. */
+  seconds: number;
 }
 
 export async function load(opts: { url: string; headers?: Record<string, string>; connections: number; durationSec: number; overallRate?: number; method?: "GET" | "POST"; body?: string }): Promise<LoadResult> {
@@ -142,7 +144,7 @@ export async function load(opts: { url: string; headers?: Record<string, string>
     ...(opts.body !== undefined ? { body: opts.body } : {}),
     ...(opts.overallRate !== undefined ? { overallRate: opts.overallRate } : {}),
   });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, total: r.requests.total };
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, total: r.requests.total, seconds: r.duration };
 }
 
 /** The p-th percentile of ascending values (0 for none). */
@@ -236,7 +238,7 @@ export async function pacedLoad(opts: { url: string; headers?: Record<string, st
           const cpu = process.cpuUsage(cpu0);
           console.log(`  load client: sends late by p50 ${percentile(lags, 50).toFixed(1)} / p99 ${percentile(lags, 99).toFixed(1)} ms; ${((cpu.user + cpu.system) / done).toFixed(0)} µs CPU per request`);
         }
-        resolve({ rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, non2xx, total: done });
+        resolve({ rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, non2xx, total: done, seconds: elapsed });
       };
       // Every millisecond, send what has come due since the last tick, each timed from then (a wait for a free
       // connection counts; the timer's own lateness, printed with `timeline`, does not).
