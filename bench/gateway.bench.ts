@@ -103,14 +103,15 @@ try {
       const h = new Series({ url: `http://127.0.0.1:${hello.port}/` }, () => [cpuMs(hello.proc.pid), selfCpuMs()]);
       // CPU per request is robust to other load on the machine, unlike req/s: it shows where the time goes.
       const g = new Series({ url: gwUrl, headers }, () => [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid), cpuMsByName("nats-server"), selfCpuMs()]);
-      const f = floor ? new Series({ url: `http://127.0.0.1:${floor.port}/v1/participants` }, () => []) : undefined;
+      const f = floor ? new Series({ url: `http://127.0.0.1:${floor.port}/v1/participants` }, () => [cpuMs(floor.proc.pid)]) : undefined;
       for (let k = 0; k < SLICES; k++) {
         for (const series of k % 2 === 0 ? [h, f, g] : [g, f, h]) await series?.slice(connections, sliceSec);
       }
       const [helloRun, gwRun, floorRun] = [h.result(), g.result(), f?.result()];
       const [helloCpuUs = 0, helloClientCpuUs = 0] = h.cpuUsPerRequest();
       const [gwCpuUs = 0, svcCpuUs = 0, natsCpuUs = 0, clientCpuUs = 0] = g.cpuUsPerRequest();
-      lines.push(`${connections}: hello ${helloRun.rps.toFixed(0)}, gateway ${gwRun.rps.toFixed(0)}${floorRun ? `, floor ${floorRun.rps.toFixed(0)}` : ""}`);
+      const floorText = floorRun ? `, floor ${floorRun.rps.toFixed(0)} (${(f?.cpuUsPerRequest()[0] ?? 0).toFixed(0)} µs/req vs gateway ${gwCpuUs.toFixed(0)})` : "";
+      lines.push(`${connections}: hello ${helloRun.rps.toFixed(0)}, gateway ${gwRun.rps.toFixed(0)}${floorText}`);
       const r: Round = round ?? { hello: { run: helloRun, connections }, gw: { run: gwRun, connections }, helloCpuUs, helloClientCpuUs, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs };
       if (helloRun.rps >= r.hello.run.rps) Object.assign(r, { hello: { run: helloRun, connections }, helloCpuUs, helloClientCpuUs });
       if (gwRun.rps >= r.gw.run.rps) Object.assign(r, { gw: { run: gwRun, connections }, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs });
