@@ -178,9 +178,12 @@ describe("outbox relay round trips and batching", () => {
 
   it("with coalesceMs, commits arriving together go out in one batch", async () => {
     const batches: string[][] = [];
-    const r = relay({ pollIntervalMs: 60_000, coalesceMs: 100, hooks: { afterPublishBeforeMark: async (ids) => void batches.push(ids) } });
+    // A window wide enough for a slow, shared CI machine: the five commits below must land inside it.
+    const r = relay({ pollIntervalMs: 60_000, coalesceMs: 500, hooks: { afterPublishBeforeMark: async (ids) => void batches.push(ids) } });
     await r.start();
     await sleep(100);
+    // Five pool connections open before the commits, so that no commit waits for a connection to be made.
+    await Promise.all(Array.from({ length: 5 }, () => sql`select pg_sleep(0.01)`));
     const org = `org_${newId("evt")}`;
     const ids = await Promise.all(Array.from({ length: 5 }, (_, i) => withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org, { i })))));
     await waitFor(async () => (await unpublished(ids)) === 0, 3000, "commits published");
