@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["libs/**/src/**/*.test.ts", "services/**/src/**/*.test.ts", "services/**/test/**/*.test.ts", "tests/**/*.test.ts"],
+    include: ["bench/**/*.test.ts", "libs/**/src/**/*.test.ts", "services/**/src/**/*.test.ts", "services/**/test/**/*.test.ts", "tests/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/dist/**", ".data/**"],
     // Real PostgreSQL + NATS + Redis for the run, and the migrated template database (libs/testing).
     globalSetup: ["libs/testing/src/global-setup.ts"],

@@ -191,9 +191,11 @@ export async function pacedLoad(opts: { url: string; headers?: Record<string, st
       if (end === -1) return;
       const head = this.pending.toString("latin1", 0, end);
       const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-      if (length === null) return this.fail();
-      const total = end + 4 + Number(length[1]);
-      if (this.pending.length < total) return;
+      let total: number | undefined;
+      if (length !== null) total = end + 4 + Number(length[1]);
+      else if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) total = chunkedEnd(this.pending, end + 4);
+      else return this.fail();
+      if (total === undefined || this.pending.length < total) return;
       this.pending = this.pending.subarray(total);
       const done = this.onDone;
       this.onDone = undefined;
@@ -203,10 +205,13 @@ export async function pacedLoad(opts: { url: string; headers?: Record<string, st
     private fail(): void {
       const done = this.onDone;
       this.onDone = undefined;
-      // Out of the pool: a socket the server closed is not used again.
+      // Out of the pool: a socket the server closed is not used again, and a waiting request gets a new one.
+      const pooled = all.includes(this);
       for (const list of [all, idle]) if (list.includes(this)) list.splice(list.indexOf(this), 1);
       this.socket.destroy();
       done?.(0);
+      const next = pooled ? waiting.shift() : undefined;
+      if (next) send(next);
     }
   }
   const release = (c: HttpConn) => {
@@ -268,6 +273,20 @@ export async function pacedLoad(opts: { url: string; headers?: Record<string, st
     return await run(opts.durationSec);
   } finally {
     for (const c of [...all]) c.socket.destroy();
+  }
+}
+
+/** Where a chunked body that starts at `from` ends (after its last chunk and CRLF), or undefined if not all here. */
+function chunkedEnd(buf: Buffer, from: number): number | undefined {
+  let at = from;
+  for (;;) {
+    const lineEnd = buf.indexOf("\r\n", at);
+    if (lineEnd === -1) return undefined;
+    const size = parseInt(buf.toString("latin1", at, lineEnd), 16);
+    if (Number.isNaN(size)) return undefined;
+    if (size === 0) return buf.length >= lineEnd + 4 ? lineEnd + 4 : undefined;
+    at = lineEnd + 2 + size + 2;
+    if (at > buf.length) return undefined;
   }
 }
 

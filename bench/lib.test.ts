@@ -1,0 +1,56 @@
+/** The benchmarks' open-loop client must pace evenly, count waits for a connection, and tell answers apart. */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { pacedLoad } from "./lib.ts";
+
+let server: Server | undefined;
+afterEach(async () => {
+  await new Promise((r) => server?.close(r) ?? r(undefined));
+  server = undefined;
+});
+
+/** A server that records when each request arrived and answers after `delayMs` with `status`. */
+async function serve(opts: { delayMs?: number; status?: number } = {}): Promise<{ url: string; arrivals: number[] }> {
+  const arrivals: number[] = [];
+  server = createServer((req, res) => {
+    arrivals.push(performance.now());
+    setTimeout(() => res.writeHead(opts.status ?? 200, { "content-type": "application/json" }).end(`{"path":${JSON.stringify(req.url)}}`), opts.delayMs ?? 0);
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => server?.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/x?y=1`, arrivals };
+}
+
+describe("pacedLoad", () => {
+  it("sends at an even rate, not in a burst at the start of each second", async () => {
+    const { url, arrivals } = await serve();
+    const r = await pacedLoad({ url, rate: 400, durationSec: 1, connections: 16 });
+    expect(r.total).toBe(400);
+    expect(r.errors + r.non2xx).toBe(0);
+    // The measured second's arrivals (after the unmeasured warm-up second) spread over the whole second.
+    const measured = arrivals.slice(-400);
+    const start = measured[0] ?? 0;
+    const firstHalf = measured.filter((t) => t - start < 500).length;
+    expect(firstHalf).toBeGreaterThan(140);
+    expect(firstHalf).toBeLessThan(260);
+  });
+
+  it("counts the wait for a free connection in the latency (open loop)", async () => {
+    // One connection at ≥ 10 ms per answer serves at most 100 req/s; 150 req/s offered must queue (half a second
+    // behind after the warm-up second alone), and the queue shows in the latency, not only the 10 ms.
+    const { url } = await serve({ delayMs: 10 });
+    const r = await pacedLoad({ url, rate: 150, durationSec: 1, connections: 1 });
+    expect(r.p50).toBeGreaterThan(100);
+    expect(r.p99).toBeGreaterThan(r.p50);
+    expect(r.total).toBe(150);
+  });
+
+  it("reports answers outside 2xx apart from latencies", async () => {
+    const { url } = await serve({ status: 503 });
+    const r = await pacedLoad({ url, rate: 100, durationSec: 1, connections: 4 });
+    expect(r.non2xx).toBe(100);
+    expect(r.errors).toBe(0);
+    expect(r.rps).toBe(0);
+  });
+});
