@@ -7,13 +7,15 @@
  * connections, autocannon, closed loop). A server's maximum is where more connections stop helping: hello-world
  * reaches it with few, while the gateway's path (three processes and a broker on two cores) keeps gaining
  * because each event-loop turn then carries more requests per wake-up and per NATS write. Latency at half the
- * maximum: open loop at an even rate (bench/lib.ts pacedLoad), timed from when each request was due.
+ * maximum: open loop at an even rate (bench/lib.ts pacedLoad), a wait for a free connection included, and
+ * hello-world at the same rate for comparison.
  *
  *   BENCH_ROUNDS (5) rounds, each measuring both servers at every level for BENCH_DURATION_SEC (5) in
- *   BENCH_SLICES (2) alternating slices, the median round reported; BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags for the gateway process (default: as deployed;
- *   "" for none); BENCH_FLOOR=1: each round also measures bench/floor.ts, Fastify plus the same NATS round trip
- *   and nothing else (the most a gateway on these parts could do); BENCH_TIMELINE=1: the half-rate run's latency
- *   per 500 ms.
+ *   BENCH_SLICES (2) alternating slices, the median round reported; BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags
+ *   for the gateway process (default: as deployed; "" for none); BENCH_FLOOR=1: each round also measures
+ *   bench/floor.ts, Fastify plus the same NATS round trip and nothing else (the most a gateway on these parts
+ *   could do); BENCH_TIMELINE=1: the half-rate run's latency per 500 ms; BENCH_EXTRA_FRACTIONS ("0.1,0.25"):
+ *   more open-loop runs at these fractions of the maximum.
  */
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
@@ -26,7 +28,6 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 2));
 const LEVELS = (process.env.BENCH_CONNECTIONS ?? "64,128,256").split(",").map(Number).filter((n) => n > 0);
 const FLOOR = process.env.BENCH_FLOOR === "1";
-/** BENCH_TIMELINE=1: the half-rate run's latency per 500 ms. BENCH_EXTRA_FRACTIONS ("0.1,0.25"): more open-loop runs at these fractions of the maximum. */
 const EXTRA_FRACTIONS = (process.env.BENCH_EXTRA_FRACTIONS ?? "").split(",").filter(Boolean).map(Number);
 const TIMELINE = process.env.BENCH_TIMELINE === "1";
 
@@ -128,14 +129,14 @@ try {
   if (median === undefined) throw new Error("no rounds");
   const { hello: helloBest, gw: gwBest, helloCpuUs, helloClientCpuUs, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs } = median;
   const [helloMax, gwMax] = [helloBest.run, gwBest.run];
-  // Latency at half the maximum rate, requests evenly spaced: what a caller sees when the gateway is not saturated.
-  // The same rate against hello-world: this machine's latency floor for one process answering (the gateway's
-  // answer also waits on NATS and the service, each woken in turn).
+  // Half the gateway's maximum rate against hello-world: this machine's latency floor for one process answering
+  // (the gateway's answer also waits on NATS and the service, each woken in turn).
   const helloSameRate = await pacedLoad({ url: `http://127.0.0.1:${hello.port}/`, connections: gwBest.connections, durationSec: 10, rate: Math.max(1, gwMax.rps / 2) });
   for (const f of EXTRA_FRACTIONS) {
     const r = await pacedLoad({ url: gwUrl, headers, connections: gwBest.connections, durationSec: 10, rate: Math.max(1, gwMax.rps * f), timeline: TIMELINE });
     console.log(`open loop at ${(f * 100).toFixed(0)} % of the maximum: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`);
   }
+  // Latency at half the maximum rate, requests evenly spaced: what a caller sees when the gateway is not saturated.
   const half = await pacedLoad({ url: gwUrl, headers, connections: gwBest.connections, durationSec: 10, rate: Math.max(1, gwMax.rps / 2), timeline: TIMELINE });
 
   const ratio = gwMax.rps / helloMax.rps;
