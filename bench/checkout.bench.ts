@@ -21,7 +21,7 @@ import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, percentile, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, latencyTimeline, nodeOptions, percentile, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
@@ -258,17 +258,8 @@ try {
   };
 
   const printTimeline = (wallStart: Date, timeline: [number, number][]) => {
-    console.log(`  timeline of the open loop from ${wallStart.toISOString()} (start offset: flows, p50, max ms):`);
-    const buckets = new Map<number, number[]>();
-    for (const [at, ms] of timeline) {
-      const b = Math.floor(at / 500);
-      buckets.set(b, [...(buckets.get(b) ?? []), ms]);
-    }
-    const line: string[] = [];
-    for (const [b, xs] of [...buckets].sort((a, c) => a[0] - c[0])) {
-      xs.sort((a, c) => a - c);
-      line.push(`${(b / 2).toFixed(1)}s ${xs.length} ${percentile(xs, 50).toFixed(0)}/${(xs.at(-1) ?? 0).toFixed(0)}`);
-    }
+    console.log(`  timeline of the open loop from ${wallStart.toISOString()} (start offset: flows, p50/p99/max ms):`);
+    const line = latencyTimeline(timeline);
     for (let i = 0; i < line.length; i += 6) console.log(`    ${line.slice(i, i + 6).join(" | ")}`);
   };
   if (TIMELINE) {

@@ -220,9 +220,9 @@ export async function pacedLoad(opts: { url: string; headers?: Record<string, st
     else idle.push(c);
   };
   const send = (done: Done) => {
-    const c = idle.pop() ?? (all.length < opts.connections ? new HttpConn() : undefined);
+    let c = idle.pop();
+    if (c === undefined && all.length < opts.connections) all.push((c = new HttpConn()));
     if (c === undefined) return void waiting.push(done);
-    if (!all.includes(c)) all.push(c);
     c.send(done);
   };
   const run = (seconds: number) =>
@@ -238,7 +238,7 @@ export async function pacedLoad(opts: { url: string; headers?: Record<string, st
         const elapsed = (performance.now() - startedAt) / 1000;
         latencies.sort((a, b) => a - b);
         if (timeline) {
-          printTimeline(timeline);
+          console.log(`  latency per 500 ms (start, requests, p50/p99/max ms): ${latencyTimeline(timeline).join(" | ")}`);
           lags.sort((a, b) => a - b);
           const cpu = process.cpuUsage(cpu0);
           console.log(`  load client: sends late by p50 ${percentile(lags, 50).toFixed(1)} / p99 ${percentile(lags, 99).toFixed(1)} ms; ${((cpu.user + cpu.system) / done).toFixed(0)} µs CPU per request`);
@@ -290,8 +290,8 @@ function chunkedEnd(buf: Buffer, from: number): number | undefined {
   }
 }
 
-/** Latency by 500 ms of due time: `t count p50/p99/max`, in ms. */
-function printTimeline(timeline: [number, number][]): void {
+/** Latency by 500 ms of start time, as `offset count p50/p99/max` entries (ms): where a tail comes from. */
+export function latencyTimeline(timeline: [number, number][]): string[] {
   const buckets = new Map<number, number[]>();
   for (const [at, ms] of timeline) {
     const b = Math.floor(at / 500);
@@ -299,10 +299,10 @@ function printTimeline(timeline: [number, number][]): void {
     if (xs === undefined) buckets.set(b, (xs = []));
     xs.push(ms);
   }
-  const line: string[] = [];
-  for (const [b, xs] of [...buckets].sort((x, y) => x[0] - y[0])) {
-    xs.sort((x, y) => x - y);
-    line.push(`${(b / 2).toFixed(1)}s ${xs.length} ${percentile(xs, 50).toFixed(1)}/${percentile(xs, 99).toFixed(0)}/${(xs.at(-1) ?? 0).toFixed(0)}`);
-  }
-  console.log(`  latency per 500 ms (start, requests, p50/p99/max ms): ${line.join(" | ")}`);
+  return [...buckets]
+    .sort((x, y) => x[0] - y[0])
+    .map(([b, xs]) => {
+      xs.sort((x, y) => x - y);
+      return `${(b / 2).toFixed(1)}s ${xs.length} ${percentile(xs, 50).toFixed(1)}/${percentile(xs, 99).toFixed(0)}/${(xs.at(-1) ?? 0).toFixed(0)}`;
+    });
 }
