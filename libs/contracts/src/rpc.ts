@@ -86,4 +86,6 @@ export const NATS_HEADERS = {
   traceparent: "traceparent",
   tracestate: "tracestate",
   msgId: "Nats-Msg-Id",
+  /** On a message that carries several RPC requests (service-kit's batch framing), its format version. */
+  rpcBatch: "rpc-batch",
 } as const;

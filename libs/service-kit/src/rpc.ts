@@ -20,6 +20,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { requestContext, runInRequestContext } from "./context.ts";
 import type { RpcOutcome, ServiceMetrics } from "./metrics.ts";
+import { BATCH_VERSION, decodeFrames, frame, FrameHeaders } from "./rpc-batch.ts";
 import { extractTraceContext, injectTraceHeadersFrom, tracer } from "./telemetry.ts";
 
 export interface HandlerCtx {
@@ -33,8 +34,15 @@ export interface HandlerCtx {
 export type RpcHandler = (req: RpcRequest, ctx: HandlerCtx) => Promise<{ status?: number; body: Record<string, unknown> }>;
 export type RawRpcHandler = (payload: unknown, ctx: { log: Logger; requestId: string }) => Promise<RpcReply>;
 
-/** What a registered subject does with one message: a reply, or null to drop it unanswered. */
-type Processor = (msg: Msg, ctx: { log: Logger; requestId: string }) => Promise<RpcReply | null>;
+/** One request as the server reads it: a NATS message of its own, or one item of a batch (rpc-batch.ts). */
+interface Incoming {
+  readonly headers?: MsgHdrs | undefined;
+  json(): unknown;
+  respond(data: string): void;
+}
+
+/** What a registered subject does with one request: a reply, or null to drop it unanswered. */
+type Processor = (msg: Incoming, ctx: { log: Logger; requestId: string }) => Promise<RpcReply | null>;
 
 interface Endpoint {
   subject: string;
@@ -57,9 +65,9 @@ export function domainErrorReply(e: DomainError): RpcReply {
   });
 }
 
-function parseJson(msg: Msg): unknown {
+function parseJson(msg: Incoming): unknown {
   try {
-    return msg.json<unknown>();
+    return msg.json();
   } catch {
     throw new DomainError("validation_error", "RPC payload is not valid JSON");
   }
@@ -94,7 +102,7 @@ function decodeWellFormed(data: unknown): RpcRequest | undefined {
   return req;
 }
 
-function decodeRequest(msg: Msg): RpcRequest {
+function decodeRequest(msg: Incoming): RpcRequest {
   const data = parseJson(msg);
   const fast = decodeWellFormed(data);
   if (fast !== undefined) return fast;
@@ -183,6 +191,8 @@ export class RpcServer {
     // async wrapper: drain() on a closed connection throws synchronously, which must not skip the wait below.
     await Promise.allSettled(this.subs.map(async (s) => (s.isClosed() ? undefined : s.drain())));
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    // The last batched replies go out now, before the caller drains or closes the connection.
+    this.flushReplies();
   }
 
   private register(subject: string, operation: string, process: Processor): void {
@@ -197,6 +207,7 @@ export class RpcServer {
       queue: this.opts.service,
       callback: (err, msg) => {
         if (err) this.opts.log.error({ err, subject: endpoint.subject }, "rpc subscription failed");
+        else if (msg.headers?.get(NATS_HEADERS.rpcBatch)) this.dispatchBatch(endpoint, msg);
         else this.dispatch(endpoint, msg);
       },
     });
@@ -215,7 +226,61 @@ export class RpcServer {
     return log;
   }
 
-  private dispatch(endpoint: Endpoint, msg: Msg): void {
+  /**
+   * Each request of a batch runs as if it had come alone (its own request id, span, deadline and place
+   * under concurrencyMax); the replies go back through the turn's reply batch for the caller's subject.
+   */
+  private dispatchBatch(endpoint: Endpoint, msg: Msg): void {
+    let records: string[][] | undefined;
+    try {
+      records = msg.headers?.get(NATS_HEADERS.rpcBatch) === BATCH_VERSION ? decodeFrames(msg.string(), 3) : undefined;
+    } catch {
+      records = undefined;
+    }
+    if (records === undefined || !msg.reply) {
+      // Not something a kit client sends. Anything but frames on a batch token fails all of the batch's requests.
+      this.opts.log.error({ subject: endpoint.subject }, "malformed rpc batch");
+      if (msg.reply) this.respond(msg, errorReply("validation_error", "Malformed RPC batch"));
+      return;
+    }
+    const replyTo = msg.reply;
+    for (const [token, wireHeaders, data] of records as [string, string, string][]) {
+      this.dispatch(endpoint, {
+        headers: new FrameHeaders(wireHeaders).asMsgHdrs(),
+        json: () => JSON.parse(data) as unknown,
+        respond: (reply) => this.batchReply(replyTo, token, reply),
+      });
+    }
+  }
+
+  /** Replies to batched requests, by reply subject, until the end of this turn. */
+  private pendingReplies = new Map<string, string>();
+  private repliesScheduled = false;
+
+  private batchReply(replyTo: string, token: string, reply: string): void {
+    this.pendingReplies.set(replyTo, (this.pendingReplies.get(replyTo) ?? "") + frame(token) + frame(reply));
+    if (!this.repliesScheduled) {
+      this.repliesScheduled = true;
+      setImmediate(() => this.flushReplies());
+    }
+  }
+
+  private flushReplies(): void {
+    this.repliesScheduled = false;
+    const replies = this.pendingReplies;
+    if (replies.size === 0) return;
+    this.pendingReplies = new Map();
+    coalesceWrites(this.opts.nc);
+    for (const [replyTo, payload] of replies) {
+      try {
+        this.opts.nc.publish(replyTo, payload);
+      } catch (err) {
+        this.opts.log.error({ err }, "could not send rpc replies");
+      }
+    }
+  }
+
+  private dispatch(endpoint: Endpoint, msg: Incoming): void {
     if (this.running.size >= this.opts.concurrencyMax) {
       // Shedding load with a retryable answer beats queueing past the caller's deadline.
       this.respond(msg, errorReply("service_unavailable", "Service overloaded; retry with the same idempotency key"));
@@ -226,7 +291,7 @@ export class RpcServer {
     this.running.add(run);
   }
 
-  private run(endpoint: Endpoint, msg: Msg): Promise<void> {
+  private run(endpoint: Endpoint, msg: Incoming): Promise<void> {
     const h = msg.headers;
     const requestId = h?.get(NATS_HEADERS.requestId) || newRequestId();
     const log = this.endpointLog(endpoint.operation);
@@ -235,7 +300,7 @@ export class RpcServer {
     return runInRequestContext(requestId, trace.setSpan(parent, span), () => this.execute(endpoint, msg, { log, requestId }, span));
   }
 
-  private async execute(endpoint: Endpoint, msg: Msg, ctx: { log: Logger; requestId: string }, span: Span): Promise<void> {
+  private async execute(endpoint: Endpoint, msg: Incoming, ctx: { log: Logger; requestId: string }, span: Span): Promise<void> {
     const startedAt = performance.now();
     let reply: RpcReply | null;
     try {
@@ -264,7 +329,7 @@ export class RpcServer {
     return errorReply("internal_error");
   }
 
-  private respond(msg: Msg, reply: RpcReply, log: Logger = this.opts.log): void {
+  private respond(msg: Incoming, reply: RpcReply, log: Logger = this.opts.log): void {
     try {
       coalesceWrites(this.opts.nc);
       msg.respond(JSON.stringify(reply));
@@ -318,10 +383,10 @@ export function decodeReplyData(data: unknown): RpcReply {
   return parsed.success ? normaliseReply(parsed.data) : errorReply("internal_error", MALFORMED_REPLY);
 }
 
-function decodeReply(msg: Msg): RpcReply {
+function decodeReply(text: string): RpcReply {
   let data: unknown;
   try {
-    data = msg.json<unknown>();
+    data = JSON.parse(text);
   } catch {
     return errorReply("internal_error", MALFORMED_REPLY);
   }
@@ -380,6 +445,11 @@ class RequestHeaders {
     return this.names.length === 0 ? new Uint8Array(0) : utf8.encode(`${this.text}\r\n`);
   }
 
+  /** The header lines as text, for a batch frame (rpc-batch.ts). */
+  wire(): string {
+    return this.text;
+  }
+
   private toLibrary(): MsgHdrs {
     const h = headers();
     for (const line of this.text.split("\r\n").slice(1)) {
@@ -396,24 +466,59 @@ class RequestHeaders {
   }
 }
 
-type Outcome = { kind: "reply"; msg: Msg } | { kind: "timeout" } | { kind: "unavailable" };
+type Outcome = { kind: "reply"; text: string } | { kind: "timeout" } | { kind: "unavailable" } | { kind: "malformed" };
 
 interface Pending {
   resolve(o: Outcome): void;
+  reject(e: unknown): void;
   timer: ReturnType<typeof setTimeout>;
+  /** The batch token it went out in, if it went out in a batch. */
+  batch?: string;
+}
+
+interface Queued {
+  token: string;
+  data: string;
+  headers: RequestHeaders;
+}
+
+interface Batch {
+  tokens: string[];
+  /** Requests of the batch not yet settled; the entry goes when none is left. */
+  open: number;
 }
 
 const TIMEOUT: Outcome = { kind: "timeout" };
 const UNAVAILABLE: Outcome = { kind: "unavailable" };
+const MALFORMED: Outcome = { kind: "malformed" };
+
+/** A batch stays well below NATS's default 1 MiB max_payload even if every character took three bytes. */
+const BATCH_MAX_REQUESTS = 256;
+const BATCH_MAX_CHARS = 192 * 1024;
+
+/** The headers of a batch message itself (the requests' own headers travel in its frames). */
+class BatchHeaders {
+  private static readonly bytes = utf8.encode(`NATS/1.0\r\n${NATS_HEADERS.rpcBatch}: ${BATCH_VERSION}\r\n\r\n`);
+  encode(): Uint8Array {
+    return BatchHeaders.bytes;
+  }
+}
+const BATCH_HEADERS = new BatchHeaders() as unknown as MsgHdrs;
 
 /**
  * Request/reply over one wildcard inbox subscription per connection. The client library's own request()
  * does the same multiplexing but allocates two Error objects (stack captures) per request, whatever the
  * outcome; this one allocates a promise, a timer and a map entry, and reports outcomes as values.
+ *
+ * Requests are sent at the end of the event-loop turn that made them: one alone goes as its own message, two
+ * or more to the same subject as one batch message (rpc-batch.ts), whose replies come back batched too.
  */
 class RpcClient {
   private readonly inbox: string;
   private readonly pending = new Map<string, Pending>();
+  private readonly batches = new Map<string, Batch>();
+  private queued = new Map<string, Queued[]>();
+  private flushScheduled = false;
   private seq = 0;
 
   constructor(private readonly nc: NatsConnection) {
@@ -425,37 +530,136 @@ class RpcClient {
           this.failAll();
           return;
         }
-        const p = this.pending.get(msg.subject.slice(this.inbox.length));
-        if (p === undefined) return; // late reply after a timeout
-        this.settle(msg.subject.slice(this.inbox.length), p);
+        const token = msg.subject.slice(this.inbox.length);
         // The server answers a request nobody subscribes to with an empty 503 status message.
-        p.resolve(msg.data.length === 0 && msg.headers?.code === 503 ? UNAVAILABLE : { kind: "reply", msg });
+        const noResponders = msg.data.length === 0 && msg.headers?.code === 503;
+        if (token.startsWith("B")) {
+          this.onBatchReply(token, msg, noResponders);
+          return;
+        }
+        const p = this.pending.get(token);
+        if (p === undefined) return; // late reply after a timeout
+        this.settle(token, p);
+        p.resolve(noResponders ? UNAVAILABLE : replyOutcome(msg));
       },
     });
     void nc.closed().then(() => this.failAll());
   }
 
-  request(subject: string, data: string, h: MsgHdrs, timeoutMs: number): Promise<Outcome> {
+  request(subject: string, data: string, h: RequestHeaders, timeoutMs: number): Promise<Outcome> {
     const token = (this.seq++).toString(36);
-    return new Promise<Outcome>((resolve) => {
+    return new Promise<Outcome>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.pending.delete(token);
+        const p = this.pending.get(token);
+        if (p === undefined) return;
+        this.settle(token, p);
         resolve(TIMEOUT);
       }, timeoutMs);
-      this.pending.set(token, { resolve, timer });
-      try {
-        this.nc.publish(subject, data, { reply: this.inbox + token, headers: h });
-      } catch (e) {
-        this.settle(token, { resolve, timer });
-        if (e instanceof ClosedConnectionError || e instanceof DrainingConnectionError) resolve(UNAVAILABLE);
-        else throw e;
+      this.pending.set(token, { resolve, reject, timer });
+      let queue = this.queued.get(subject);
+      if (queue === undefined) {
+        queue = [];
+        this.queued.set(subject, queue);
+      }
+      queue.push({ token, data, headers: h });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
       }
     });
+  }
+
+  /** Sends what this turn queued: per subject, one message alone or batches of the rest. */
+  private flush(): void {
+    this.flushScheduled = false;
+    const queued = this.queued;
+    this.queued = new Map();
+    coalesceWrites(this.nc);
+    for (const [subject, items] of queued) {
+      // A request can have timed out before its turn ended (a zero timeout set from an immediate).
+      const live = items.filter((q) => this.pending.has(q.token));
+      let from = 0;
+      while (from < live.length) {
+        let to = from + 1;
+        let chars = live[from]!.data.length;
+        while (to < live.length && to - from < BATCH_MAX_REQUESTS && chars + live[to]!.data.length <= BATCH_MAX_CHARS) chars += live[to++]!.data.length;
+        if (to - from === 1) this.publishOne(subject, live[from]!);
+        else this.publishBatch(subject, live.slice(from, to));
+        from = to;
+      }
+    }
+  }
+
+  private publishOne(subject: string, q: Queued): void {
+    try {
+      this.nc.publish(subject, q.data, { reply: this.inbox + q.token, headers: q.headers as unknown as MsgHdrs });
+    } catch (e) {
+      this.failPublish([q.token], e);
+    }
+  }
+
+  private publishBatch(subject: string, items: Queued[]): void {
+    const batchToken = `B${(this.seq++).toString(36)}`;
+    const tokens = items.map((q) => q.token);
+    let payload = "";
+    for (const q of items) payload += frame(q.token) + frame(q.headers.wire()) + frame(q.data);
+    this.batches.set(batchToken, { tokens, open: tokens.length });
+    for (const t of tokens) this.pending.get(t)!.batch = batchToken;
+    try {
+      this.nc.publish(subject, payload, { reply: this.inbox + batchToken, headers: BATCH_HEADERS });
+    } catch (e) {
+      this.failPublish(tokens, e);
+    }
+  }
+
+  /** A publish that threw: a closed or draining connection is "unavailable"; anything else is the caller's error. */
+  private failPublish(tokens: string[], e: unknown): void {
+    const unavailable = e instanceof ClosedConnectionError || e instanceof DrainingConnectionError;
+    for (const t of tokens) {
+      const p = this.pending.get(t);
+      if (p === undefined) continue;
+      this.settle(t, p);
+      if (unavailable) p.resolve(UNAVAILABLE);
+      else p.reject(e);
+    }
+  }
+
+  private onBatchReply(batchToken: string, msg: Msg, noResponders: boolean): void {
+    const batch = this.batches.get(batchToken);
+    if (batch === undefined) return; // every request of it has timed out already
+    let records: string[][] | undefined;
+    if (!noResponders) {
+      try {
+        records = decodeFrames(msg.string(), 2);
+      } catch {
+        records = undefined;
+      }
+    }
+    if (records === undefined) {
+      // Nobody serves the subject, or the answer is not batch frames (a service that cannot read batches).
+      for (const t of batch.tokens) {
+        const p = this.pending.get(t);
+        if (p === undefined) continue;
+        this.settle(t, p);
+        p.resolve(noResponders ? UNAVAILABLE : MALFORMED);
+      }
+      return;
+    }
+    for (const [token, text] of records as [string, string][]) {
+      const p = this.pending.get(token);
+      if (p === undefined || p.batch !== batchToken) continue; // timed out, or not this batch's
+      this.settle(token, p);
+      p.resolve({ kind: "reply", text });
+    }
   }
 
   private settle(token: string, p: Pending): void {
     clearTimeout(p.timer);
     this.pending.delete(token);
+    if (p.batch !== undefined) {
+      const b = this.batches.get(p.batch);
+      if (b !== undefined && --b.open === 0) this.batches.delete(p.batch);
+    }
   }
 
   private failAll(): void {
@@ -463,6 +667,16 @@ class RpcClient {
       this.settle(token, p);
       p.resolve(UNAVAILABLE);
     }
+    this.queued.clear();
+  }
+}
+
+/** A single reply's text; bytes that are not UTF-8 come back as a malformed reply. */
+function replyOutcome(msg: Msg): Outcome {
+  try {
+    return { kind: "reply", text: msg.string() };
+  } catch {
+    return MALFORMED;
   }
 }
 
@@ -491,13 +705,7 @@ const STATUS_RE = /^[1-5]\d\d$/;
  * `{"ok":true,"status":NNN,"body":{…}}` (JSON.stringify keeps that key order), so the body's text is cut out
  * without parsing it and serialising it again. Anything else is decoded in full, as decodeReply does.
  */
-function decodeForward(msg: Msg): ForwardReply {
-  let text: string;
-  try {
-    text = msg.string();
-  } catch {
-    return errorReply("internal_error", MALFORMED_REPLY) as ErrorReply;
-  }
+function decodeForward(text: string): ForwardReply {
   if (text.startsWith(OK_PREFIX) && text.endsWith("}}")) {
     const bodyAt = text.indexOf(BODY_KEY, OK_PREFIX.length);
     if (bodyAt !== -1 && STATUS_RE.test(text.slice(OK_PREFIX.length, bodyAt))) {
@@ -535,7 +743,7 @@ export interface RpcCallOptions {
   parent?: Context;
 }
 
-async function call<R extends RpcReply | ForwardReply>(nc: NatsConnection, subject: string, payload: unknown, opts: RpcCallOptions, decode: (msg: Msg) => R): Promise<R | ErrorReply> {
+async function call<R extends RpcReply | ForwardReply>(nc: NatsConnection, subject: string, payload: unknown, opts: RpcCallOptions, decode: (text: string) => R): Promise<R | ErrorReply> {
   const parent = opts.parent ?? context.active();
   const parentSpan = trace.getSpan(parent);
   // Under an unsampled, non-recording parent the CLIENT span would not be recorded either (every standard
@@ -547,10 +755,10 @@ async function call<R extends RpcReply | ForwardReply>(nc: NatsConnection, subje
     const requestId = opts.requestId ?? requestContext.get()?.requestId;
     if (requestId !== undefined) h.set(NATS_HEADERS.requestId, requestId);
     injectTraceHeadersFrom(span === undefined ? parent : trace.setSpan(parent, span), h as unknown as MsgHdrs);
-    coalesceWrites(nc);
-    const outcome = await clientFor(nc).request(subject, JSON.stringify(payload ?? null), h as unknown as MsgHdrs, opts.timeoutMs);
+    const outcome = await clientFor(nc).request(subject, JSON.stringify(payload ?? null), h, opts.timeoutMs);
     let reply: R | ErrorReply;
-    if (outcome.kind === "reply") reply = decode(outcome.msg);
+    if (outcome.kind === "reply") reply = decode(outcome.text);
+    else if (outcome.kind === "malformed") reply = errorReply("internal_error", MALFORMED_REPLY) as ErrorReply;
     else reply = errorReply(outcome.kind === "timeout" ? "service_timeout" : "service_unavailable") as ErrorReply;
     if (!reply.ok && span !== undefined) {
       span.setAttribute("rpc.error_code", reply.error.code);
