@@ -10,7 +10,7 @@ import { DomainError, NATS_HEADERS, rpcSubject } from "@treasury/contracts";
 import type { AuthContext } from "@treasury/contracts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { connectNats } from "./nats.ts";
-import { RpcServer, rpcCall, rpcForward } from "./rpc.ts";
+import { BATCH_SEND_AT, RpcServer, rpcCall, rpcForward } from "./rpc.ts";
 import { initTelemetry, tracer } from "./telemetry.ts";
 import { captureLogger, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
 
@@ -83,6 +83,22 @@ describe("RPC batches", () => {
     await spyNc.flush();
     expect(seen).toHaveLength(1);
     expect(isBatch(seen[0]!)).toBe(true);
+  });
+
+  it("sends a batch that reaches BATCH_SEND_AT requests at once, and the rest of the turn's at its end", async () => {
+    const socket = (clientNc as unknown as { protocol: { transport: { socket: { writableLength: number } } } }).protocol.transport.socket;
+    const calls = Array.from({ length: BATCH_SEND_AT }, (_, i) => rpcCall(clientNc, subject("echo"), request(i), { timeoutMs: 2000 }));
+    // Still the same turn: only microtasks have run, yet the full batch has left the process.
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(socket.writableLength).toBe(0);
+    calls.push(...[0, 1, 2].map((i) => rpcCall(clientNc, subject("echo"), request(BATCH_SEND_AT + i), { timeoutMs: 2000 })));
+    const replies = await Promise.all(calls);
+    expect(replies.map((r) => (r.ok ? r.body["echo"] : r.error.code))).toEqual(Array.from({ length: BATCH_SEND_AT + 3 }, (_, i) => i));
+    await waitFor(() => seen.length >= 2, 2000, "spy copies");
+    expect(seen.map((m) => [isBatch(m), m.string().split('{"auth"').length - 1])).toEqual([
+      [true, BATCH_SEND_AT],
+      [true, 3],
+    ]);
   });
 
   it("sends a request alone in its turn as a plain message", async () => {

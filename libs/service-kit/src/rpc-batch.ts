@@ -54,25 +54,33 @@ export function decodeFrames(text: string, width: number): string[][] | undefine
  * server and the trace propagator read (get, keys). Names compare case-insensitively, as MsgHdrs' do.
  */
 export class FrameHeaders {
-  private readonly values = new Map<string, string>();
+  /** Names as sent, and values, in order; a name set twice keeps its first value. Two or three entries. */
   private readonly names: string[] = [];
+  private readonly lower: string[] = [];
+  private readonly values: string[] = [];
 
   constructor(wire: string) {
-    const lines = wire.split("\r\n");
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i] ?? "";
+    let at = wire.indexOf("\r\n");
+    while (at !== -1 && at + 2 < wire.length) {
+      const start = at + 2;
+      const end = wire.indexOf("\r\n", start);
+      const line = end === -1 ? wire.slice(start) : wire.slice(start, end);
+      at = end;
       const c = line.indexOf(":");
       if (c <= 0) continue;
       const name = line.slice(0, c);
       const key = name.toLowerCase();
-      if (this.values.has(key)) continue;
+      if (this.lower.includes(key)) continue;
       this.names.push(name);
-      this.values.set(key, line.slice(c + 1).trim());
+      this.lower.push(key);
+      this.values.push(line.slice(c + 1).trim());
     }
   }
 
   get(k: string): string {
-    return this.values.get(k.toLowerCase()) ?? "";
+    let i = this.lower.indexOf(k);
+    if (i === -1) i = this.lower.indexOf(k.toLowerCase());
+    return i === -1 ? "" : (this.values[i] ?? "");
   }
 
   keys(): string[] {

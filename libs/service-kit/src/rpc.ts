@@ -112,6 +112,32 @@ function decodeRequest(msg: Incoming): RpcRequest {
   return { auth, params, query, body, ...(deadline !== undefined ? { deadline } : {}), ...(alt_base_url !== undefined ? { alt_base_url } : {}) };
 }
 
+/**
+ * One request of a batch (a class rather than an object of closures: under tsx every closure given a name
+ * also costs a defineProperty call, per request).
+ */
+class BatchItem implements Incoming {
+  readonly headers: MsgHdrs;
+
+  constructor(
+    private readonly server: RpcServer,
+    private readonly replyTo: string,
+    private readonly token: string,
+    wireHeaders: string,
+    private readonly data: string,
+  ) {
+    this.headers = new FrameHeaders(wireHeaders).asMsgHdrs();
+  }
+
+  json(): unknown {
+    return JSON.parse(this.data);
+  }
+
+  respond(reply: string): void {
+    this.server.batchReply(this.replyTo, this.token, reply);
+  }
+}
+
 export interface RpcServerOptions {
   nc: NatsConnection;
   prefix: string;
@@ -243,13 +269,8 @@ export class RpcServer {
       if (msg.reply) this.respond(msg, errorReply("validation_error", "Malformed RPC batch"));
       return;
     }
-    const replyTo = msg.reply;
     for (const [token, wireHeaders, data] of records as [string, string, string][]) {
-      this.dispatch(endpoint, {
-        headers: new FrameHeaders(wireHeaders).asMsgHdrs(),
-        json: () => JSON.parse(data) as unknown,
-        respond: (reply) => this.batchReply(replyTo, token, reply),
-      });
+      this.dispatch(endpoint, new BatchItem(this, msg.reply, token, wireHeaders, data));
     }
   }
 
@@ -257,7 +278,8 @@ export class RpcServer {
   private pendingReplies = new Map<string, string>();
   private repliesScheduled = false;
 
-  private batchReply(replyTo: string, token: string, reply: string): void {
+  /** @internal BatchItem.respond */
+  batchReply(replyTo: string, token: string, reply: string): void {
     this.pendingReplies.set(replyTo, (this.pendingReplies.get(replyTo) ?? "") + frame(token) + frame(reply));
     if (!this.repliesScheduled) {
       this.repliesScheduled = true;
@@ -400,6 +422,20 @@ function decodeReply(text: string): RpcReply {
  * microtask flush). Works only when the transport exposes a Node socket; otherwise it does nothing.
  */
 const corked = new WeakSet<object>();
+/**
+ * Writes what the client has buffered now instead of at the end of the turn: after the client library's own
+ * flush (a microtask it queued on publish), uncork and cork again for the rest of the turn.
+ */
+function sendWritesNow(nc: NatsConnection): void {
+  const socket = (nc as unknown as { protocol?: { transport?: { socket?: { cork(): void; uncork(): void } } } }).protocol?.transport?.socket;
+  if (!socket || !corked.has(socket)) return;
+  queueMicrotask(() => {
+    if (!corked.has(socket)) return;
+    socket.uncork();
+    socket.cork();
+  });
+}
+
 function coalesceWrites(nc: NatsConnection): void {
   const socket = (nc as unknown as { protocol?: { transport?: { socket?: { cork(): void; uncork(): void } } } }).protocol?.transport?.socket;
   if (!socket || corked.has(socket)) return;
@@ -425,7 +461,7 @@ class RequestHeaders {
   private names: string[] = [];
 
   set(k: string, v: string): void {
-    if (this.names.includes(k) || /[\r\n]/.test(v)) {
+    if (this.names.includes(k) || v.includes("\r") || v.includes("\n")) {
       // Rare (a key set twice, a value with a line break): the library's semantics exactly.
       const h = this.toLibrary();
       h.set(k, v);
@@ -495,6 +531,12 @@ const MALFORMED: Outcome = { kind: "malformed" };
 /** A batch stays well below NATS's default 1 MiB max_payload even if every character took three bytes. */
 const BATCH_MAX_REQUESTS = 256;
 const BATCH_MAX_CHARS = 192 * 1024;
+/**
+ * A batch this full is sent at once rather than at the end of the turn, so the service works on it while
+ * the caller's turn goes on (a gateway turn under load carries 70–90 requests). bench:gateway, ratio to
+ * hello-world: end of turn only 0.318–0.329; at 16 0.318–0.334; 32 0.362–0.362; 48 0.345–0.368; 64 0.353–0.368.
+ */
+export const BATCH_SEND_AT = 32;
 
 /** The headers of a batch message itself (the requests' own headers travel in its frames). */
 class BatchHeaders {
@@ -562,6 +604,12 @@ class RpcClient {
         this.queued.set(subject, queue);
       }
       queue.push({ token, data, headers: h });
+      if (queue.length >= BATCH_SEND_AT) {
+        // A full batch goes now, so the service works on it while this turn goes on.
+        this.queued.delete(subject);
+        this.send(subject, queue);
+        sendWritesNow(this.nc);
+      }
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -574,8 +622,13 @@ class RpcClient {
     this.flushScheduled = false;
     const queued = this.queued;
     this.queued = new Map();
+    for (const [subject, items] of queued) this.send(subject, items);
+  }
+
+  /** Sends one subject's queued requests: one alone as its own message, more in batches. */
+  private send(subject: string, items: Queued[]): void {
     coalesceWrites(this.nc);
-    for (const [subject, items] of queued) {
+    {
       // A request can have timed out before its turn ended (a zero timeout set from an immediate).
       const live = items.filter((q) => this.pending.has(q.token));
       let from = 0;
