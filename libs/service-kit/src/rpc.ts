@@ -415,6 +415,11 @@ function decodeReply(text: string): RpcReply {
   return decodeReplyData(data);
 }
 
+/** The Node socket under a connection, when the transport has one. */
+function natsSocket(nc: NatsConnection): { cork(): void; uncork(): void } | undefined {
+  return (nc as unknown as { protocol?: { transport?: { socket?: { cork(): void; uncork(): void } } } }).protocol?.transport?.socket;
+}
+
 /**
  * Coalesce the NATS writes of one event-loop turn into one socket write: under load many requests (or
  * replies) are sent per poll phase, and the client would otherwise make one write syscall per message. Corks
@@ -422,28 +427,29 @@ function decodeReply(text: string): RpcReply {
  * microtask flush). Works only when the transport exposes a Node socket; otherwise it does nothing.
  */
 const corked = new WeakSet<object>();
-/**
- * Writes what the client has buffered now instead of at the end of the turn: after the client library's own
- * flush (a microtask it queued on publish), uncork and cork again for the rest of the turn.
- */
-function sendWritesNow(nc: NatsConnection): void {
-  const socket = (nc as unknown as { protocol?: { transport?: { socket?: { cork(): void; uncork(): void } } } }).protocol?.transport?.socket;
-  if (!socket || !corked.has(socket)) return;
-  queueMicrotask(() => {
-    if (!corked.has(socket)) return;
-    socket.uncork();
-    socket.cork();
-  });
-}
 
 function coalesceWrites(nc: NatsConnection): void {
-  const socket = (nc as unknown as { protocol?: { transport?: { socket?: { cork(): void; uncork(): void } } } }).protocol?.transport?.socket;
+  const socket = natsSocket(nc);
   if (!socket || corked.has(socket)) return;
   corked.add(socket);
   socket.cork();
   setImmediate(() => {
     corked.delete(socket);
     socket.uncork();
+  });
+}
+
+/**
+ * Writes what the client has buffered now instead of at the end of the turn: after the client library's own
+ * flush (a microtask it queued on publish), uncork and cork again for the rest of the turn.
+ */
+function sendWritesNow(nc: NatsConnection): void {
+  const socket = natsSocket(nc);
+  if (!socket || !corked.has(socket)) return;
+  queueMicrotask(() => {
+    if (!corked.has(socket)) return;
+    socket.uncork();
+    socket.cork();
   });
 }
 
@@ -552,8 +558,9 @@ const BATCH_HEADERS = new BatchHeaders() as unknown as MsgHdrs;
  * does the same multiplexing but allocates two Error objects (stack captures) per request, whatever the
  * outcome; this one allocates a promise, a timer and a map entry, and reports outcomes as values.
  *
- * Requests are sent at the end of the event-loop turn that made them: one alone goes as its own message, two
- * or more to the same subject as one batch message (rpc-batch.ts), whose replies come back batched too.
+ * Requests are sent at the end of the event-loop turn that made them, or as soon as BATCH_SEND_AT of them wait
+ * for one subject: one alone goes as its own message, two or more to the same subject as one batch message
+ * (rpc-batch.ts), whose replies come back batched too.
  */
 class RpcClient {
   private readonly inbox: string;
@@ -628,18 +635,16 @@ class RpcClient {
   /** Sends one subject's queued requests: one alone as its own message, more in batches. */
   private send(subject: string, items: Queued[]): void {
     coalesceWrites(this.nc);
-    {
-      // A request can have timed out before its turn ended (a zero timeout set from an immediate).
-      const live = items.filter((q) => this.pending.has(q.token));
-      let from = 0;
-      while (from < live.length) {
-        let to = from + 1;
-        let chars = live[from]!.data.length;
-        while (to < live.length && to - from < BATCH_MAX_REQUESTS && chars + live[to]!.data.length <= BATCH_MAX_CHARS) chars += live[to++]!.data.length;
-        if (to - from === 1) this.publishOne(subject, live[from]!);
-        else this.publishBatch(subject, live.slice(from, to));
-        from = to;
-      }
+    // A request can have timed out before its turn ended (a zero timeout set from an immediate).
+    const live = items.filter((q) => this.pending.has(q.token));
+    let from = 0;
+    while (from < live.length) {
+      let to = from + 1;
+      let chars = live[from]!.data.length;
+      while (to < live.length && to - from < BATCH_MAX_REQUESTS && chars + live[to]!.data.length <= BATCH_MAX_CHARS) chars += live[to++]!.data.length;
+      if (to - from === 1) this.publishOne(subject, live[from]!);
+      else this.publishBatch(subject, live.slice(from, to));
+      from = to;
     }
   }
 
