@@ -113,6 +113,46 @@ function decodeRequest(msg: Incoming): RpcRequest {
 }
 
 /**
+ * Values collected by key until the end of the event-loop turn (setImmediate), then handed on key by key, in
+ * the order the keys first came. take() hands a key's values on earlier; flush() at once.
+ */
+class TurnQueue<V> {
+  private byKey = new Map<string, V[]>();
+  private scheduled = false;
+
+  constructor(private readonly onFlush: (key: string, values: V[]) => void) {}
+
+  /** Adds a value; returns how many the key now holds. */
+  push(key: string, value: V): number {
+    let values = this.byKey.get(key);
+    if (values === undefined) {
+      values = [];
+      this.byKey.set(key, values);
+    }
+    values.push(value);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+    return values.length;
+  }
+
+  take(key: string): V[] {
+    const values = this.byKey.get(key) ?? [];
+    this.byKey.delete(key);
+    return values;
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    const byKey = this.byKey;
+    if (byKey.size === 0) return;
+    this.byKey = new Map();
+    for (const [key, values] of byKey) this.onFlush(key, values);
+  }
+}
+
+/**
  * One request of a batch (a class rather than an object of closures: under tsx every closure given a name
  * also costs a defineProperty call, per request).
  */
@@ -218,7 +258,7 @@ export class RpcServer {
     await Promise.allSettled(this.subs.map(async (s) => (s.isClosed() ? undefined : s.drain())));
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
     // The last batched replies go out now, before the caller drains or closes the connection.
-    this.flushReplies();
+    this.pendingReplies.flush();
   }
 
   private register(subject: string, operation: string, process: Processor): void {
@@ -274,32 +314,19 @@ export class RpcServer {
     }
   }
 
-  /** Replies to batched requests, by reply subject, until the end of this turn. */
-  private pendingReplies = new Map<string, string>();
-  private repliesScheduled = false;
+  /** Replies to batched requests (frame pairs), by reply subject, until the end of this turn. */
+  private readonly pendingReplies = new TurnQueue<string>((replyTo, frames) => {
+    coalesceWrites(this.opts.nc);
+    try {
+      this.opts.nc.publish(replyTo, frames.join(""));
+    } catch (err) {
+      this.opts.log.error({ err }, "could not send rpc replies");
+    }
+  });
 
   /** @internal BatchItem.respond */
   batchReply(replyTo: string, token: string, reply: string): void {
-    this.pendingReplies.set(replyTo, (this.pendingReplies.get(replyTo) ?? "") + frame(token) + frame(reply));
-    if (!this.repliesScheduled) {
-      this.repliesScheduled = true;
-      setImmediate(() => this.flushReplies());
-    }
-  }
-
-  private flushReplies(): void {
-    this.repliesScheduled = false;
-    const replies = this.pendingReplies;
-    if (replies.size === 0) return;
-    this.pendingReplies = new Map();
-    coalesceWrites(this.opts.nc);
-    for (const [replyTo, payload] of replies) {
-      try {
-        this.opts.nc.publish(replyTo, payload);
-      } catch (err) {
-        this.opts.log.error({ err }, "could not send rpc replies");
-      }
-    }
+    this.pendingReplies.push(replyTo, frame(token) + frame(reply));
   }
 
   private dispatch(endpoint: Endpoint, msg: Incoming): void {
@@ -566,8 +593,8 @@ class RpcClient {
   private readonly inbox: string;
   private readonly pending = new Map<string, Pending>();
   private readonly batches = new Map<string, Batch>();
-  private queued = new Map<string, Queued[]>();
-  private flushScheduled = false;
+  /** Requests not sent yet, by subject, until the end of this turn. */
+  private readonly queued = new TurnQueue<Queued>((subject, items) => this.send(subject, items));
   private seq = 0;
 
   constructor(private readonly nc: NatsConnection) {
@@ -605,31 +632,12 @@ class RpcClient {
         resolve(TIMEOUT);
       }, timeoutMs);
       this.pending.set(token, { resolve, reject, timer });
-      let queue = this.queued.get(subject);
-      if (queue === undefined) {
-        queue = [];
-        this.queued.set(subject, queue);
-      }
-      queue.push({ token, data, headers: h });
-      if (queue.length >= BATCH_SEND_AT) {
+      if (this.queued.push(subject, { token, data, headers: h }) >= BATCH_SEND_AT) {
         // A full batch goes now, so the service works on it while this turn goes on.
-        this.queued.delete(subject);
-        this.send(subject, queue);
+        this.send(subject, this.queued.take(subject));
         sendWritesNow(this.nc);
       }
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
     });
-  }
-
-  /** Sends what this turn queued: per subject, one message alone or batches of the rest. */
-  private flush(): void {
-    this.flushScheduled = false;
-    const queued = this.queued;
-    this.queued = new Map();
-    for (const [subject, items] of queued) this.send(subject, items);
   }
 
   /** Sends one subject's queued requests: one alone as its own message, more in batches. */
@@ -725,7 +733,6 @@ class RpcClient {
       this.settle(token, p);
       p.resolve(UNAVAILABLE);
     }
-    this.queued.clear();
   }
 }
 
