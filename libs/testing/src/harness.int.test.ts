@@ -112,6 +112,12 @@ describe("test harness", () => {
     }
   }, 60_000);
 
+  it("freePort never hands out one port twice in a process", async () => {
+    const ports = [];
+    for (let i = 0; i < 300; i++) ports.push(await freePort());
+    expect(new Set(ports).size).toBe(ports.length);
+  });
+
   it("waitFor retries until the condition holds and gives up after its timeout", async () => {
     // Proves waitFor polls (resolves once the value turns true) and is bounded (rejects after timeoutMs).
     let calls = 0;

@@ -52,8 +52,25 @@ const extraBinDirs = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bi
 // ---------------------------------------------------------------------------------------------------------
 // small helpers
 
-/** A TCP port that was free a moment ago on 127.0.0.1 (the OS picks it). */
+/** Ports freePort() has handed out in this process: the OS may pick a just-closed port again. */
+const handedOut = new Set<number>();
+
+/**
+ * A TCP port that was free a moment ago on 127.0.0.1 (the OS picks it), never one this process was given
+ * before: a server given two "free" ports for two listeners (e.g. PORT and HEALTH_PORT) must not get one twice.
+ */
 export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await osFreePort();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error("freePort: the OS kept offering ports already handed out");
+}
+
+function osFreePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const srv = createServer();
     srv.unref();
