@@ -86,7 +86,6 @@ export class Authenticator {
     const hash = known ?? hashApiKey(presented);
     const hit = this.cache.get(hash);
     if (hit && hit.until > now) return verdict(hit.record, environment, now);
-    if (known !== undefined) this.hashes.delete(presented);
     return this.lookup(hash, now).then((record) => {
       if (this.hashes.size >= CACHE_ENTRIES_MAX) this.hashes.clear();
       this.hashes.set(presented, hash);
