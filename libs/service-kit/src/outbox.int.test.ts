@@ -6,9 +6,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { context, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { eventsStreamName, eventSubject, NATS_HEADERS, newId } from "@treasury/contracts";
 import type { EventEnvelope } from "@treasury/contracts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -20,7 +17,7 @@ import { connectNats, ensureEventsStream } from "./nats.ts";
 import { OutboxRelay, writeOutbox } from "./outbox.ts";
 import { tracer } from "./telemetry.ts";
 import type { OutboxRelayOptions } from "./outbox.ts";
-import { captureLogger, createTestDatabase, deleteEventsStream, randomPrefix, sleep, TEST_NATS_URL, testEvent, unpublishedCount, waitFor } from "./test-support.ts";
+import { captureLogger, installTestTracing, createTestDatabase, deleteEventsStream, randomPrefix, sleep, TEST_NATS_URL, testEvent, unpublishedCount, waitFor } from "./test-support.ts";
 import type { TestDatabase } from "./test-support.ts";
 
 const SCHEMA = "payments";
@@ -31,11 +28,9 @@ let rootDir: string;
 let sql: Sql;
 let nc: NatsConnection;
 const running: Array<{ stop(): Promise<void> }> = [];
-const spans = new InMemorySpanExporter();
 
 beforeAll(async () => {
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }));
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  installTestTracing();
   db = await createTestDatabase();
   rootDir = await mkdtemp(join(tmpdir(), "kit-outbox-"));
   await mkdir(join(rootDir, "services", SCHEMA, "migrations"), { recursive: true });

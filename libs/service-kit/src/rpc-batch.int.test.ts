@@ -4,17 +4,16 @@
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import { headers as natsHeaders } from "@nats-io/transport-node";
 import { context, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
 import { DomainError, NATS_HEADERS, rpcSubject } from "@treasury/contracts";
 import type { AuthContext } from "@treasury/contracts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { connectNats } from "./nats.ts";
 import { BATCH_SEND_AT, RpcServer, rpcCall, rpcForward } from "./rpc.ts";
 import { initTelemetry, tracer } from "./telemetry.ts";
-import { captureLogger, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
+import { captureLogger, installTestTracing, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
 
-const spans = new InMemorySpanExporter();
+let spans: InMemorySpanExporter;
 const prefix = randomPrefix();
 const { log } = captureLogger("receipts");
 let serverNc: NatsConnection;
@@ -30,8 +29,7 @@ const subject = (op: string, service = "receipts"): string => rpcSubject(prefix,
 const request = (body: unknown) => ({ auth, params: {}, query: {}, body });
 
 beforeAll(async () => {
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }));
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  spans = installTestTracing();
   initTelemetry({ service: "receipts" });
 
   serverNc = await connectNats({ url: TEST_NATS_URL, name: "batch-server" });

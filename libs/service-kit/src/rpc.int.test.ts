@@ -1,18 +1,16 @@
 // Proves RPC over real NATS: replies, typed errors, hidden internal errors, timeouts, no responders,
 // not_implemented for unbuilt routes, malformed payloads, expired deadlines, load shedding and trace continuity.
 import type { NatsConnection } from "@nats-io/transport-node";
-import { context, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
 import { DomainError, newRequestId, routesOf, rpcSubject } from "@treasury/contracts";
 import type { AuthContext } from "@treasury/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectNats } from "./nats.ts";
 import { RpcServer, rpcCall, rpcForward } from "./rpc.ts";
 import { initTelemetry, tracer } from "./telemetry.ts";
-import { captureLogger, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
+import { captureLogger, installTestTracing, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
 
-const spans = new InMemorySpanExporter();
+let spans: InMemorySpanExporter;
 const prefix = randomPrefix();
 const { log, lines } = captureLogger("payments");
 let serverNc: NatsConnection;
@@ -24,9 +22,7 @@ const subject = (op: string): string => rpcSubject(prefix, "payments", op);
 const request = (body: unknown, extra: Record<string, unknown> = {}) => ({ auth, params: { id: "p1" }, query: {}, body, ...extra });
 
 beforeAll(async () => {
-  // What a test harness does: its own provider with an in-memory exporter, which initTelemetry must keep.
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }));
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  spans = installTestTracing();
   initTelemetry({ service: "payments" });
 
   serverNc = await connectNats({ url: TEST_NATS_URL, name: "rpc-server" });

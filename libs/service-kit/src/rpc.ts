@@ -681,12 +681,16 @@ class RpcClient {
   /** A publish that threw: a closed or draining connection is "unavailable"; anything else is the caller's error. */
   private failPublish(tokens: string[], e: unknown): void {
     const unavailable = e instanceof ClosedConnectionError || e instanceof DrainingConnectionError;
+    this.settleEach(tokens, (p) => (unavailable ? p.resolve(UNAVAILABLE) : p.reject(e)));
+  }
+
+  /** Settles each request still pending among `tokens`, then finishes it. */
+  private settleEach(tokens: string[], finish: (p: Pending) => void): void {
     for (const t of tokens) {
       const p = this.pending.get(t);
       if (p === undefined) continue;
       this.settle(t, p);
-      if (unavailable) p.resolve(UNAVAILABLE);
-      else p.reject(e);
+      finish(p);
     }
   }
 
@@ -703,12 +707,7 @@ class RpcClient {
     }
     if (records === undefined) {
       // Nobody serves the subject, or the answer is not batch frames (a service that cannot read batches).
-      for (const t of batch.tokens) {
-        const p = this.pending.get(t);
-        if (p === undefined) continue;
-        this.settle(t, p);
-        p.resolve(noResponders ? UNAVAILABLE : MALFORMED);
-      }
+      this.settleEach(batch.tokens, (p) => p.resolve(noResponders ? UNAVAILABLE : MALFORMED));
       return;
     }
     for (const [token, text] of records as [string, string][]) {

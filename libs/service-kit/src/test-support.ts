@@ -6,11 +6,25 @@ import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { context, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { eventsStreamName } from "@treasury/contracts";
 import postgres from "postgres";
 import type { Logger } from "pino";
 import { createLogger } from "./logger.ts";
 import type { NewEvent } from "./outbox.ts";
+
+/**
+ * What a test harness does for tracing: its own global provider recording into an in-memory exporter, and an
+ * async-local context manager. initTelemetry must keep both (it does not install its own over them).
+ */
+export function installTestTracing(): InMemorySpanExporter {
+  const spans = new InMemorySpanExporter();
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }));
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  return spans;
+}
 
 export const TEST_DATABASE_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const TEST_NATS_URL = process.env["TEST_NATS_URL"] ?? "nats://127.0.0.1:4222";
