@@ -1,8 +1,8 @@
 /** Shared benchmark plumbing: real PostgreSQL + NATS (env URLs or private servers), child processes, autocannon. */
 import { spawn, type ChildProcess } from "node:child_process";
 import { connect, type Socket } from "node:net";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { createWriteStream, readdirSync, readFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import autocannon from "autocannon";
 import postgres from "postgres";
 import { SERVICES } from "@treasury/contracts";
@@ -63,6 +63,9 @@ export async function startChild(file: string, env: Record<string, string>, read
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the child processes.
   const extraArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const proc = spawn(process.execPath, [...extraArgs, "--import", "tsx", file], { cwd: repoRoot(), env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  // BENCH_CHILD_STDOUT_DIR keeps each child's stdout (e.g. --trace-gc output) in <dir>/<file's name>.<pid>.log.
+  const keepDir = process.env.BENCH_CHILD_STDOUT_DIR;
+  if (keepDir && proc.stdout) proc.stdout.pipe(createWriteStream(`${keepDir}/${basename(file, ".ts")}.${proc.pid}.log`));
   let port: number | undefined;
   const listening = new Promise<void>((resolve) => {
     proc.stdout?.on("data", (d: Buffer) => {

@@ -21,7 +21,7 @@ import type { z } from "zod";
 import { requestContext, runInRequestContext } from "./context.ts";
 import type { RpcOutcome, ServiceMetrics } from "./metrics.ts";
 import { BATCH_VERSION, decodeFrames, frame, FrameHeaders } from "./rpc-batch.ts";
-import { extractTraceContext, injectTraceHeadersFrom, tracer } from "./telemetry.ts";
+import { extractTraceContext, injectTraceHeadersFrom, tracer, unsampledParentStaysUnsampled } from "./telemetry.ts";
 
 export interface HandlerCtx {
   log: Logger;
@@ -345,8 +345,15 @@ export class RpcServer {
     const requestId = h?.get(NATS_HEADERS.requestId) || newRequestId();
     const log = this.endpointLog(endpoint.operation);
     const parent = extractTraceContext(h);
-    const span = tracer().startSpan(endpoint.spanName, { kind: SpanKind.SERVER, attributes: { "messaging.destination.name": endpoint.subject } }, parent);
-    return runInRequestContext(requestId, trace.setSpan(parent, span), () => this.execute(endpoint, msg, { log, requestId }, span));
+    // Under an unsampled caller and a sampler that follows it, the SERVER span could only be non-recording;
+    // the caller's own (non-recording) span then stands in for it, as on the client side: same trace id in
+    // the logs and onward, without a span object and a random id per request.
+    const callerSpan = trace.getSpan(parent);
+    const span =
+      callerSpan !== undefined && (callerSpan.spanContext().traceFlags & TraceFlags.SAMPLED) === 0 && unsampledParentStaysUnsampled()
+        ? callerSpan
+        : tracer().startSpan(endpoint.spanName, { kind: SpanKind.SERVER, attributes: { "messaging.destination.name": endpoint.subject } }, parent);
+    return runInRequestContext(requestId, span === callerSpan ? parent : trace.setSpan(parent, span), () => this.execute(endpoint, msg, { log, requestId }, span));
   }
 
   private async execute(endpoint: Endpoint, msg: Incoming, ctx: { log: Logger; requestId: string }, span: Span): Promise<void> {

@@ -1,11 +1,11 @@
 // Proves the default without a collector: spans are not recorded (nothing would receive them), yet every span
 // has real ids, the request id and trace id reach log lines, and W3C context still crosses NATS headers.
 import { headers } from "@nats-io/transport-node";
-import { trace } from "@opentelemetry/api";
+import { context, propagation, trace } from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
 import { runInRequestContext } from "./context.ts";
 import { requestContext } from "./logger.ts";
-import { extractTraceContext, initTelemetry, injectTraceHeadersFrom, tracer } from "./telemetry.ts";
+import { extractTraceContext, initTelemetry, injectTraceHeadersFrom, tracer, unsampledParentStaysUnsampled } from "./telemetry.ts";
 import { captureLogger } from "./test-support.ts";
 
 describe("initTelemetry without an exporter", () => {
@@ -36,5 +36,31 @@ describe("initTelemetry without an exporter", () => {
     child.end();
     root.end();
     await t.shutdown();
+  });
+
+  it("knows when an unsampled caller's span may stand in for a service's own (the sampler follows it)", async () => {
+    const saved = process.env.OTEL_TRACES_SAMPLER;
+    try {
+      expect(unsampledParentStaysUnsampled()).toBe(false);
+      for (const [sampler, follows] of [[undefined, true], ["always_off", true], ["parentbased_traceidratio", true], ["always_on", false], ["traceidratio", false]] as const) {
+        if (sampler === undefined) delete process.env.OTEL_TRACES_SAMPLER;
+        else process.env.OTEL_TRACES_SAMPLER = sampler;
+        // The SDK's shutdown leaves its globals registered; a fresh start needs them cleared.
+        trace.disable();
+        context.disable();
+        propagation.disable();
+        const t = initTelemetry({ service: "ledger" });
+        expect({ sampler, follows: unsampledParentStaysUnsampled() }).toEqual({ sampler, follows });
+        // What the answer stands for: under an unsampled remote parent, this SDK makes no recording span.
+        const h = headers();
+        h.set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00");
+        expect(tracer().startSpan("server", {}, extractTraceContext(h)).isRecording()).toBe(!follows);
+        await t.shutdown();
+        expect(unsampledParentStaysUnsampled()).toBe(false);
+      }
+    } finally {
+      if (saved === undefined) delete process.env.OTEL_TRACES_SAMPLER;
+      else process.env.OTEL_TRACES_SAMPLER = saved;
+    }
   });
 });

@@ -36,6 +36,8 @@ const recordGetter: TextMapGetter<Record<string, string>> = {
 interface SdkState {
   sdk: NodeSDK;
   users: number;
+  /** The sampler never records a span whose remote parent is unsampled (always-off, or parent-based). */
+  unsampledParentStaysUnsampled: boolean;
 }
 let state: SdkState | undefined;
 
@@ -83,7 +85,10 @@ export function initTelemetry(opts: { service: string; otlpEndpoint?: string | u
     });
     sdk.start();
     noteContextManagerRegistered(contextManager);
-    state = { sdk, users: 0 };
+    // The kit's always-off, the SDK's default (parent-based, always-on root) and every parentbased_* sampler
+    // follow an unsampled parent; always_on and a bare traceidratio may not.
+    const unsampledParentStaysUnsampled = !samplerFromEnv || samplerFromEnv === "always_off" || samplerFromEnv.startsWith("parentbased_");
+    state = { sdk, users: 0, unsampledParentStaysUnsampled };
   }
   const owned = state;
   owned.users += 1;
@@ -108,6 +113,15 @@ export function injectTraceHeaders(h: MsgHdrs): void {
 /** Same, from a given context (no need to make it active first). */
 export function injectTraceHeadersFrom(ctx: Context, h: MsgHdrs): void {
   w3c.inject(ctx, h, natsSetter);
+}
+
+/**
+ * True when a span started under an unsampled remote parent could only be non-recording: the kit started the
+ * SDK with a sampler that follows such a parent. A process whose tracer provider someone else registered (a
+ * test's in-memory exporter) answers false.
+ */
+export function unsampledParentStaysUnsampled(): boolean {
+  return state?.unsampledParentStaysUnsampled === true;
 }
 
 /** The remote parent carried by incoming NATS headers (the root context when there is none). */
