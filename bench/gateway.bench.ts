@@ -8,19 +8,20 @@
  * reaches it with few, while the gateway's path (three processes and a broker on two cores) keeps gaining
  * because each event-loop turn then carries more requests per wake-up and per NATS write. Latency at half the
  * maximum: open loop at an even rate (bench/lib.ts pacedLoad), a wait for a free connection included, and
- * hello-world at the same rate for comparison.
+ * hello-world (and with BENCH_FLOOR=1 the floor) at the same rate for comparison, in alternating slices.
  *
  *   BENCH_ROUNDS (5) rounds, each measuring both servers at every level for BENCH_DURATION_SEC (5) in
  *   BENCH_SLICES (2) alternating slices, the median round reported; BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags
  *   for the gateway process (default: as deployed; "" for none); BENCH_FLOOR=1: each round also measures
  *   bench/floor.ts, Fastify plus the same NATS round trip and nothing else (the most a gateway on these parts
- *   could do); BENCH_TIMELINE=1: the half-rate run's latency per 500 ms; BENCH_EXTRA_FRACTIONS ("0.1,0.25"):
- *   more open-loop runs at these fractions of the maximum.
+ *   could do); BENCH_TIMELINE=1: the half-rate runs' latency per 500 ms and the share of slow requests by the
+ *   gateway's own histogram; BENCH_EXTRA_FRACTIONS ("0.1,0.25"): more open-loop runs at these fractions of the
+ *   maximum; BENCH_CHILD_STDOUT_DIR: keep each child's stdout there (e.g. with BENCH_NODE_ARGS=--trace-gc).
  */
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
-import { adminSql, GATEWAY_NODE_OPTIONS, nodeOptions, cpuMs, cpuMsByName, load, pacedLoad, startChild, startInfra, type Child, type LoadResult } from "./lib.ts";
+import { adminSql, GATEWAY_NODE_OPTIONS, mergePaced, nodeOptions, cpuMs, cpuMsByName, load, pacedLoad, startChild, startInfra, type Child, type LoadResult, type PacedResult } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
@@ -129,19 +130,34 @@ try {
   if (median === undefined) throw new Error("no rounds");
   const { hello: helloBest, gw: gwBest, helloCpuUs, helloClientCpuUs, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs } = median;
   const [helloMax, gwMax] = [helloBest.run, gwBest.run];
-  // Half the gateway's maximum rate against hello-world: this machine's latency floor for one process answering
-  // (the gateway's answer also waits on NATS and the service, each woken in turn).
-  const helloSameRate = await pacedLoad({ url: `http://127.0.0.1:${hello.port}/`, connections: gwBest.connections, durationSec: 10, rate: Math.max(1, gwMax.rps / 2) });
+  // Half the gateway's maximum rate, requests evenly spaced (what a caller sees when the gateway is not
+  // saturated), against hello-world at the same rate (this machine's latency floor for one process answering)
+  // and, with BENCH_FLOOR=1, the floor process (the tail any gateway on these parts would see here). Like the
+  // maxima they alternate in BENCH_SLICES slices (G H F, then F H G, …), so all see the same moments of a
+  // machine whose speed drifts; each one's percentiles are over all its slices' requests.
+  const halfRate = Math.max(1, gwMax.rps / 2);
   for (const f of EXTRA_FRACTIONS) {
     const r = await pacedLoad({ url: gwUrl, headers, connections: gwBest.connections, durationSec: 10, rate: Math.max(1, gwMax.rps * f), timeline: TIMELINE });
     console.log(`open loop at ${(f * 100).toFixed(0)} % of the maximum: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`);
   }
-  // Latency at half the maximum rate, requests evenly spaced: what a caller sees when the gateway is not saturated.
+  const halfSlices: { gw: PacedResult[]; hello: PacedResult[]; floor: PacedResult[] } = { gw: [], hello: [], floor: [] };
   const gwBuckets0 = TIMELINE ? await httpDurationBuckets(gwHealth) : undefined;
-  const half = await pacedLoad({ url: gwUrl, headers, connections: gwBest.connections, durationSec: 10, rate: Math.max(1, gwMax.rps / 2), timeline: TIMELINE });
+  const halfSliceSec = Math.max(1, 10 / SLICES);
+  const paced = (url: string, extra: { headers?: Record<string, string>; timeline?: boolean } = {}) => pacedLoad({ url, ...extra, connections: gwBest.connections, durationSec: halfSliceSec, rate: halfRate });
+  for (let k = 0; k < SLICES; k++) {
+    const steps: (() => Promise<void>)[] = [
+      async () => void halfSlices.gw.push(await paced(gwUrl, { headers, timeline: TIMELINE })),
+      async () => void halfSlices.hello.push(await paced(`http://127.0.0.1:${hello.port}/`)),
+      ...(floor ? [async () => void halfSlices.floor.push(await paced(`http://127.0.0.1:${floor.port}/v1/participants`))] : []),
+    ];
+    for (const step of k % 2 === 0 ? steps : steps.reverse()) await step();
+  }
+  const half = mergePaced(halfSlices.gw);
+  const helloSameRate = mergePaced(halfSlices.hello);
+  const floorSameRate = floor ? mergePaced(halfSlices.floor) : undefined;
   if (gwBuckets0) {
-    // The gateway's own measure (fastify onRequest → response sent): a tail seen by the client but not here
-    // was spent outside the gateway's handling (sockets, scheduling, the load client).
+    // The gateway's own measure (fastify onRequest → response sent), over its slices and their 1 s warm-ups:
+    // a tail the client sees but the gateway does not was spent outside its handling (sockets, scheduling).
     const after = await httpDurationBuckets(gwHealth);
     const count = (le: string) => (after.get(le) ?? 0) - (gwBuckets0.get(le) ?? 0);
     const all = count("+Inf");
@@ -156,12 +172,13 @@ try {
   row(`gateway+NATS+service, ${gwBest.connections} conns`, gwMax);
   row("gateway at 50% of max, open loop", half);
   row("hello-world at that rate, open loop", helloSameRate);
+  if (floorSameRate) row("floor at that rate, open loop", floorSameRate);
   const us = (v: number) => `${v.toFixed(0)} µs`;
   console.log(`CPU per request (median round, each at its best level): hello ${us(helloCpuUs)} + load client ${us(helloClientCpuUs)}; gateway ${us(gwCpuUs)} + service ${us(svcCpuUs)} + nats-server ${us(natsCpuUs)} + load client ${us(clientCpuUs)}`);
   console.log(`ratio gateway/hello = ${ratio.toFixed(3)} (target ≥ 0.35); p99 at half rate = ${half.p99.toFixed(1)} ms (target < 20 ms)`);
   if (rounds.some((r) => r.gw.run.non2xx + r.gw.run.errors > 0) || half.non2xx + half.errors > 0) console.log("warning: non-2xx answers during the gateway runs");
   const ms = (v: number) => Number(v.toFixed(1));
-  console.log(JSON.stringify({ gateway_rps: Math.round(gwMax.rps), hello_rps: Math.round(helloMax.rps), ratio: Number(ratio.toFixed(3)), p50_ms: ms(half.p50), p99_ms: ms(half.p99), gateway_connections: gwBest.connections, hello_connections: helloBest.connections, hello_same_rate_p99_ms: ms(helloSameRate.p99) }));
+  console.log(JSON.stringify({ gateway_rps: Math.round(gwMax.rps), hello_rps: Math.round(helloMax.rps), ratio: Number(ratio.toFixed(3)), p50_ms: ms(half.p50), p99_ms: ms(half.p99), gateway_connections: gwBest.connections, hello_connections: helloBest.connections, hello_same_rate_p99_ms: ms(helloSameRate.p99), ...(floorSameRate ? { floor_same_rate_p99_ms: ms(floorSameRate.p99) } : {}) }));
 } finally {
   for (const c of children.reverse()) await c.stop();
   await infra.stop();

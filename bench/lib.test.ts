@@ -1,8 +1,11 @@
-/** The benchmarks' open-loop client must pace evenly, count waits for a connection, and tell answers apart. */
+/**
+ * The benchmarks' open-loop client must pace evenly, count waits for a connection, and tell answers apart;
+ * slices of it merge into one run with percentiles over all requests.
+ */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { pacedLoad } from "./lib.ts";
+import { mergePaced, pacedLoad, type PacedResult } from "./lib.ts";
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -52,5 +55,22 @@ describe("pacedLoad", () => {
     expect(r.non2xx).toBe(100);
     expect(r.errors).toBe(0);
     expect(r.rps).toBe(0);
+  });
+});
+
+describe("mergePaced", () => {
+  const run = (latencies: number[], seconds: number, non2xx = 0): PacedResult => ({ rps: latencies.length / seconds, p50: 0, p99: 0, errors: 0, non2xx, total: latencies.length + non2xx, seconds, latencies });
+
+  it("takes percentiles over every slice's requests, not the mean of the slices' percentiles", () => {
+    // A fast slice and a slow one: the slow requests are 3 % of the whole, so the 99th percentile is slow.
+    const fast = run(Array.from({ length: 97 }, () => 1), 1);
+    const slow = run([50, 70, 60], 1, 3);
+    const m = mergePaced([fast, slow]);
+    expect(m.p50).toBe(1);
+    expect(m.p99).toBe(70);
+    expect(m.rps).toBe(50);
+    expect(m.total).toBe(103);
+    expect(m.non2xx).toBe(3);
+    expect(m.seconds).toBe(2);
   });
 });

@@ -166,7 +166,20 @@ export function percentile(sorted: number[], p: number): number {
  * request, and its own event-loop delay would show up as the server's latency. One second of the same load is
  * sent first and not measured (sockets, JIT). `timeline` prints latency per 500 ms.
  */
-export async function pacedLoad(opts: { url: string; headers?: Record<string, string>; rate: number; durationSec: number; connections: number; timeline?: boolean }): Promise<LoadResult> {
+/** An open-loop run: its figures and every successful request's latency (ms, ascending). */
+export interface PacedResult extends LoadResult {
+  latencies: number[];
+}
+
+/** Several open-loop runs as one: requests over their summed time, percentiles over all their latencies. */
+export function mergePaced(runs: PacedResult[]): PacedResult {
+  const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const sum = (f: (r: PacedResult) => number) => runs.reduce((acc, r) => acc + f(r), 0);
+  const seconds = sum((r) => r.seconds);
+  return { rps: latencies.length / Math.max(1e-9, seconds), p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors: sum((r) => r.errors), non2xx: sum((r) => r.non2xx), total: sum((r) => r.total), seconds, latencies };
+}
+
+export async function pacedLoad(opts: { url: string; headers?: Record<string, string>; rate: number; durationSec: number; connections: number; timeline?: boolean }): Promise<PacedResult> {
   const url = new URL(opts.url);
   const requestBytes = Buffer.from(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(opts.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`);
   type Done = (status: number) => void;
@@ -229,7 +242,7 @@ export async function pacedLoad(opts: { url: string; headers?: Record<string, st
     c.send(done);
   };
   const run = (seconds: number) =>
-    new Promise<LoadResult>((resolve) => {
+    new Promise<PacedResult>((resolve) => {
       const latencies: number[] = [];
       const timeline: [number, number][] | undefined = opts.timeline ? [] : undefined;
       const lags: number[] = [];
@@ -246,7 +259,7 @@ export async function pacedLoad(opts: { url: string; headers?: Record<string, st
           const cpu = process.cpuUsage(cpu0);
           console.log(`  load client: sends late by p50 ${percentile(lags, 50).toFixed(1)} / p99 ${percentile(lags, 99).toFixed(1)} ms; ${((cpu.user + cpu.system) / done).toFixed(0)} µs CPU per request`);
         }
-        resolve({ rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, non2xx, total: done, seconds: elapsed });
+        resolve({ rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, non2xx, total: done, seconds: elapsed, latencies });
       };
       // Every millisecond, send what has come due since the last tick, each timed from then (a wait for a free
       // connection counts; the timer's own lateness, printed with `timeline`, does not).
