@@ -156,16 +156,6 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
-/**
- * Open loop at an even rate: request i is due at start + i/rate and is sent at the first 1 ms tick after that,
- * whatever earlier answers do, so a slow answer cannot hold the next requests back (no coordinated omission). autocannon's overallRate cannot do this:
- * each connection sends its quota for the second as fast as it can and then waits for the next second, so its
- * "half rate" is full-speed bursts, and it corrects for omission with an interval of ceil(1 / rate) = 1 ms.
- * GET requests go out on up to `connections` keep-alive sockets (a due request waits for a free one, and that
- * wait counts), written and parsed by hand as autocannon does: node:http's client costs about twice the CPU per
- * request, and its own event-loop delay would show up as the server's latency. One second of the same load is
- * sent first and not measured (sockets, JIT). `timeline` prints latency per 500 ms.
- */
 /** An open-loop run: its figures and every successful request's latency (ms, ascending). */
 export interface PacedResult extends LoadResult {
   latencies: number[];
@@ -179,6 +169,16 @@ export function mergePaced(runs: PacedResult[]): PacedResult {
   return { rps: latencies.length / Math.max(1e-9, seconds), p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors: sum((r) => r.errors), non2xx: sum((r) => r.non2xx), total: sum((r) => r.total), seconds, latencies };
 }
 
+/**
+ * Open loop at an even rate: request i is due at start + i/rate and is sent at the first 1 ms tick after that,
+ * whatever earlier answers do, so a slow answer cannot hold the next requests back (no coordinated omission). autocannon's overallRate cannot do this:
+ * each connection sends its quota for the second as fast as it can and then waits for the next second, so its
+ * "half rate" is full-speed bursts, and it corrects for omission with an interval of ceil(1 / rate) = 1 ms.
+ * GET requests go out on up to `connections` keep-alive sockets (a due request waits for a free one, and that
+ * wait counts), written and parsed by hand as autocannon does: node:http's client costs about twice the CPU per
+ * request, and its own event-loop delay would show up as the server's latency. One second of the same load is
+ * sent first and not measured (sockets, JIT). `timeline` prints latency per 500 ms.
+ */
 export async function pacedLoad(opts: { url: string; headers?: Record<string, string>; rate: number; durationSec: number; connections: number; timeline?: boolean }): Promise<PacedResult> {
   const url = new URL(opts.url);
   const requestBytes = Buffer.from(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(opts.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`);
