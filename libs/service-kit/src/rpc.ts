@@ -191,8 +191,9 @@ export interface RpcServerOptions {
 
 /**
  * Answers RPCs for one service on NATS queue group `<service>`, so replicas share the load. Every request
- * runs inside a request context and a SERVER span continuing the caller's trace, and always gets a typed
- * reply: a result, a DomainError's code, or a generic internal_error (details stay in the log).
+ * runs inside a request context and a SERVER span continuing the caller's trace (under an unsampled caller
+ * that no sampler here would record, the caller's span itself), and always gets a typed reply: a result, a
+ * DomainError's code, or a generic internal_error (details stay in the log).
  */
 export class RpcServer {
   private readonly opts: RpcServerOptions;
