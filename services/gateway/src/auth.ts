@@ -34,6 +34,10 @@ function verdict(record: KeyRecord | null, environment: Environment, now: number
 
 export class Authenticator {
   private readonly cache = new Map<string, { record: KeyRecord | null; until: number }>();
+  /** Reads under way, by key hash: the requests that need a key while it is being read share that one query. */
+  private readonly reads = new Map<string, Promise<KeyRecord | null>>();
+  /** Bumped by every clear: a read that started before an admin change must not put its answer in the cache. */
+  private generation = 0;
   /**
    * Presented key → its SHA-256, for keys that were looked up: hashing was the costliest step of a cached
    * lookup. Cleared with the cache (on every admin change and when full). The process reads every presented
@@ -51,11 +55,12 @@ export class Authenticator {
 
   /** Subscribe to admin changes so revocations, suspensions and maintenance apply immediately, not after the TTL. */
   async start(): Promise<void> {
-    const sub = await this.sql.listen(AUTH_CHANGED_CHANNEL, () => {
-      this.cache.clear();
-      this.hashes.clear();
+    const changed = () => {
+      this.clear();
       void this.loadMaintenance();
-    }, () => void this.loadMaintenance());
+    };
+    // Also on every (re)subscription: changes made while the connection was down sent no notification.
+    const sub = await this.sql.listen(AUTH_CHANGED_CHANNEL, changed, changed);
     this.unlisten = () => sub.unlisten();
     await this.loadMaintenance();
   }
@@ -85,22 +90,65 @@ export class Authenticator {
     const known = this.hashes.get(presented);
     const hash = known ?? hashApiKey(presented);
     const hit = this.cache.get(hash);
-    if (hit && hit.until > now) return verdict(hit.record, environment, now);
-    return this.lookup(hash, now).then((record) => {
+    if (hit !== undefined) {
+      if (hit.until > now) return verdict(hit.record, environment, now);
+      // Expired less than a TTL ago: answer from it while one read refreshes it. Otherwise every TTL the
+      // key's requests would wait for the database, and each one arriving meanwhile would read it again.
+      // Admin changes do not wait for this: they clear the cache at once. A failed refresh is retried by
+      // the next request; past the grace period requests wait for the read (and see its failure).
+      if (hit.until + this.cacheTtlMs > now) {
+        this.read(hash, now).catch(() => {});
+        return verdict(hit.record, environment, now);
+      }
+    }
+    return this.read(hash, now).then((record) => {
       if (this.hashes.size >= CACHE_ENTRIES_MAX) this.hashes.clear();
       this.hashes.set(presented, hash);
       return verdict(record, environment, now);
     });
   }
 
-  private async lookup(hash: string, now: number): Promise<KeyRecord | null> {
+  private clear(): void {
+    this.cache.clear();
+    this.hashes.clear();
+    this.reads.clear();
+    this.generation += 1;
+  }
+
+  /** One database read per key at a time; its answer is cached unless an admin change cleared the cache meanwhile. */
+  private read(hash: string, now: number): Promise<KeyRecord | null> {
+    const running = this.reads.get(hash);
+    if (running !== undefined) return running;
+    const generation = this.generation;
+    const read = this.lookup(hash).then(
+      (record) => {
+        if (this.reads.get(hash) === read) this.reads.delete(hash);
+        if (generation === this.generation) {
+          if (this.cache.size >= CACHE_ENTRIES_MAX) {
+            this.cache.clear();
+            this.hashes.clear();
+          }
+          this.cache.set(hash, { record, until: now + this.cacheTtlMs });
+        }
+        return record;
+      },
+      (err: unknown) => {
+        if (this.reads.get(hash) === read) this.reads.delete(hash);
+        throw err;
+      },
+    );
+    this.reads.set(hash, read);
+    return read;
+  }
+
+  private async lookup(hash: string): Promise<KeyRecord | null> {
     const rows = await this.sql<
       { id: string; org_id: string; livemode: boolean; scopes: string[] | null; status: string; expires_at: Date | null; revoked_at: Date | null; rate_limits: KeyRecord["rateOverrides"] }[]
     >`select k.id, k.org_id, k.livemode, k.scopes, o.status, k.expires_at, k.revoked_at, o.rate_limits
         from gateway.api_keys k join gateway.orgs o on o.id = k.org_id
        where k.key_hash = ${hash}`;
     const row = rows[0];
-    const record: KeyRecord | null = row
+    return row
       ? {
           keyId: row.id,
           orgId: row.org_id,
@@ -112,11 +160,5 @@ export class Authenticator {
           rateOverrides: row.rate_limits ?? {},
         }
       : null;
-    if (this.cache.size >= CACHE_ENTRIES_MAX) {
-      this.cache.clear();
-      this.hashes.clear();
-    }
-    this.cache.set(hash, { record, until: now + this.cacheTtlMs });
-    return record;
   }
 }
