@@ -477,11 +477,15 @@ describe("operations", () => {
   });
 
   it("/metrics shows the deliveries waiting and how late the oldest due one is; the retention sweep deletes only finished deliveries past the period", async () => {
-    // A second service whose workers poll once a minute, so rows written here stay as they are while measured.
+    // A second service in its own database whose delivery workers are stopped before the rows are written, so
+    // they stay as they are while measured. (Only slowing the workers' poll was not enough: their first claim,
+    // made at start, could reach the database after these inserts on a loaded machine and attempt d_due.)
     const slow = await startWebhooks({ WEBHOOK_POLL_INTERVAL_MS: "60000", WEBHOOK_RETENTION_DAYS: "30" });
     try {
       const auth = authFor(newOrg());
       const e = await slow.manage<Created>(auth, { action: "create", url: "http://127.0.0.1:9/hook" });
+      await slow.svc.dispatcher.stop();
+      expect(slow.svc.dispatcher.isRunning()).toBe(false);
       const rows: Array<[string, string, string, string]> = [
         // id, status, next_retry_at offset, updated_at offset
         ["d_due", "pending", "-60 seconds", "0 seconds"],
