@@ -8,7 +8,9 @@
  * reaches it with few, while the gateway's path (three processes and a broker on two cores) keeps gaining
  * because each event-loop turn then carries more requests per wake-up and per NATS write. Latency at half the
  * maximum: open loop at an even rate (bench/lib.ts pacedLoad), a wait for a free connection included, and
- * hello-world (and with BENCH_FLOOR=1 the floor) at the same rate for comparison, in alternating slices.
+ * hello-world (and with BENCH_FLOOR=1 the floor) at the same rate for comparison, in alternating slices. For
+ * those runs it also prints CPU per request by process and each event loop's share of the wall time on a CPU
+ * and runnable but waiting for one (Linux schedstat): how close to saturated "half the maximum" leaves each.
  *
  *   BENCH_ROUNDS (5) rounds, each measuring both servers at every level for BENCH_DURATION_SEC (5) in
  *   BENCH_SLICES (2) alternating slices, the median round reported; BENCH_GATEWAY_NODE_OPTIONS: V8/Node flags
@@ -21,7 +23,7 @@
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
-import { adminSql, GATEWAY_NODE_OPTIONS, mergePaced, nodeOptions, cpuMs, cpuMsByName, load, pacedLoad, startChild, startInfra, type Child, type LoadResult, type PacedResult } from "./lib.ts";
+import { adminSql, GATEWAY_NODE_OPTIONS, mergePaced, nodeOptions, cpuMs, cpuMsByName, load, pacedLoad, schedTimes, startChild, startInfra, type Child, type LoadResult, type PacedResult, type SchedTimes } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
@@ -144,11 +146,33 @@ try {
   const gwBuckets0 = TIMELINE ? await httpDurationBuckets(gwHealth) : undefined;
   const halfSliceSec = Math.max(1, 10 / SLICES);
   const paced = (url: string, extra: { headers?: Record<string, string>; timeline?: boolean } = {}) => pacedLoad({ url, ...extra, connections: gwBest.connections, durationSec: halfSliceSec, rate: halfRate });
+  // CPU per request at half rate, by process (warm-ups included): under paced arrivals each turn carries few
+  // requests, so this can be well above the figure at the maximum, where turns carry many. And each process's
+  // share of the wall time on a CPU and runnable but waiting for one (its event loop; nats-server: all threads):
+  // hello-world and its client have a core each, while the gateway's path is four busy processes on two.
+  type Meter = { cpu: number[]; sched: SchedTimes[]; wallNs: number };
+  const meter = (): Meter => ({ cpu: [], sched: [], wallNs: 0 });
+  const halfMeters = { gw: meter(), hello: meter(), floor: meter() };
+  const selfPid = process.pid;
+  const gwProcs = () => ({ cpu: [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid), cpuMsByName("nats-server"), selfCpuMs()], sched: [schedTimes(gwChild?.proc.pid), schedTimes(svcChild?.proc.pid), schedTimes(infra.natsPid, true), schedTimes(selfPid)] });
+  const measured = async (m: Meter, read: () => { cpu: number[]; sched: (SchedTimes | undefined)[] }, run: () => Promise<PacedResult>, to: PacedResult[]) => {
+    const [before, t0] = [read(), process.hrtime.bigint()];
+    const r = await run();
+    const [after, t1] = [read(), process.hrtime.bigint()];
+    after.cpu.forEach((v, j) => (m.cpu[j] = (m.cpu[j] ?? 0) + v - (before.cpu[j] ?? 0)));
+    after.sched.forEach((v, j) => {
+      const b = before.sched[j];
+      const acc = (m.sched[j] ??= { run: 0, wait: 0 });
+      if (v && b) [acc.run, acc.wait] = [acc.run + v.run - b.run, acc.wait + v.wait - b.wait];
+    });
+    m.wallNs += Number(t1 - t0);
+    to.push(r);
+  };
   for (let k = 0; k < SLICES; k++) {
     const steps: (() => Promise<void>)[] = [
-      async () => void halfSlices.gw.push(await paced(gwUrl, { headers, timeline: TIMELINE })),
-      async () => void halfSlices.hello.push(await paced(`http://127.0.0.1:${hello.port}/`)),
-      ...(floor ? [async () => void halfSlices.floor.push(await paced(`http://127.0.0.1:${floor.port}/v1/participants`))] : []),
+      () => measured(halfMeters.gw, gwProcs, () => paced(gwUrl, { headers, timeline: TIMELINE }), halfSlices.gw),
+      () => measured(halfMeters.hello, () => ({ cpu: [cpuMs(hello.proc.pid)], sched: [schedTimes(hello.proc.pid), schedTimes(selfPid)] }), () => paced(`http://127.0.0.1:${hello.port}/`), halfSlices.hello),
+      ...(floor ? [() => measured(halfMeters.floor, () => ({ cpu: [cpuMs(floor.proc.pid)], sched: [schedTimes(floor.proc.pid), schedTimes(selfPid)] }), () => paced(`http://127.0.0.1:${floor.port}/v1/participants`), halfSlices.floor)] : []),
     ];
     for (const step of k % 2 === 0 ? steps : steps.reverse()) await step();
   }
@@ -175,6 +199,24 @@ try {
   if (floorSameRate) row("floor at that rate, open loop", floorSameRate);
   const us = (v: number) => `${v.toFixed(0)} µs`;
   console.log(`CPU per request (median round, each at its best level): hello ${us(helloCpuUs)} + load client ${us(helloClientCpuUs)}; gateway ${us(gwCpuUs)} + service ${us(svcCpuUs)} + nats-server ${us(natsCpuUs)} + load client ${us(clientCpuUs)}`);
+  // Each paced slice also sends a 1 s warm-up at the same rate (bench/lib.ts pacedLoad): its requests count too.
+  const perReq = (ms: number | undefined, results: PacedResult[]) => us(((ms ?? 0) * 1000) / Math.max(1, results.reduce((a, r) => a + r.total, 0) * (1 + 1 / halfSliceSec)));
+  const [hg, hs, hn, hc] = halfMeters.gw.cpu;
+  console.log(`CPU per request at half rate: gateway ${perReq(hg, halfSlices.gw)} + service ${perReq(hs, halfSlices.gw)} + nats-server ${perReq(hn, halfSlices.gw)} + load client ${perReq(hc, halfSlices.gw)}; hello ${perReq(halfMeters.hello.cpu[0], halfSlices.hello)}${floor ? `; floor ${perReq(halfMeters.floor.cpu[0], halfSlices.floor)}` : ""}`);
+  const shares = (m: Meter, names: string[]) =>
+    names
+      .map((name, j) => {
+        const t = m.sched[j];
+        const pct = (ns: number) => ((ns / Math.max(1, m.wallNs)) * 100).toFixed(0);
+        return t && t.run + t.wait > 0 ? `${name} ${pct(t.run)} / ${pct(t.wait)} %` : undefined;
+      })
+      .filter(Boolean)
+      .join(", ");
+  const gwShares = shares(halfMeters.gw, ["gateway", "service", "nats-server (all threads)", "load client"]);
+  if (gwShares) {
+    const floorShares = floor ? `; floor: ${shares(halfMeters.floor, ["floor", "load client"])}` : "";
+    console.log(`share of wall time at half rate on a CPU / runnable but waiting for one (event loops): gateway path: ${gwShares}; hello: ${shares(halfMeters.hello, ["hello", "load client"])}${floorShares}`);
+  }
   console.log(`ratio gateway/hello = ${ratio.toFixed(3)} (target ≥ 0.35); p99 at half rate = ${half.p99.toFixed(1)} ms (target < 20 ms)`);
   if (rounds.some((r) => r.gw.run.non2xx + r.gw.run.errors > 0) || half.non2xx + half.errors > 0) console.log("warning: non-2xx answers during the gateway runs");
   const ms = (v: number) => Number(v.toFixed(1));

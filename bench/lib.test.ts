@@ -5,7 +5,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { mergePaced, pacedLoad, type PacedResult } from "./lib.ts";
+import { existsSync } from "node:fs";
+import { mergePaced, pacedLoad, schedTimes, type PacedResult } from "./lib.ts";
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -72,5 +73,32 @@ describe("mergePaced", () => {
     expect(m.total).toBe(103);
     expect(m.non2xx).toBe(3);
     expect(m.seconds).toBe(2);
+  });
+});
+
+describe.runIf(existsSync(`/proc/${process.pid}/task/${process.pid}/schedstat`))("schedTimes", () => {
+  it("reads a thread's time on a CPU, which grows while it works, and all threads' together", () => {
+    const before = schedTimes(process.pid);
+    // Busy until this process has used 30 ms of CPU (not 30 ms of wall time: on a loaded machine the thread may
+    // spend most of that waiting for a CPU), almost all of it on this thread.
+    const cpu0 = process.cpuUsage();
+    const giveUp = performance.now() + 10_000;
+    for (;;) {
+      const used = process.cpuUsage(cpu0);
+      if (used.user + used.system >= 30_000 || performance.now() > giveUp) break;
+    }
+    const after = schedTimes(process.pid);
+    expect(before && after).toBeTruthy();
+    // Allow for other threads' share of the process's CPU and scheduler tick accounting.
+    expect(after!.run - before!.run).toBeGreaterThan(15e6);
+    expect(after!.wait).toBeGreaterThanOrEqual(before!.wait);
+    const all = schedTimes(process.pid, true);
+    expect(all!.run).toBeGreaterThanOrEqual(after!.run);
+  });
+
+  it("answers undefined for a process that does not exist", () => {
+    expect(schedTimes(2 ** 22 + 1)).toBeUndefined();
+    expect(schedTimes(2 ** 22 + 1, true)).toBeUndefined();
+    expect(schedTimes(undefined)).toBeUndefined();
   });
 });

@@ -22,6 +22,8 @@ export function nodeOptions(flags: string | undefined): { NODE_OPTIONS?: string 
 export interface BenchInfra {
   adminUrl: string;
   natsUrl: string;
+  /** The private nats-server's pid (absent with BENCH_NATS_URL). */
+  natsPid?: number;
   /** The private PostgreSQL's server log (absent with BENCH_DATABASE_URL). */
   pgLogFile?: string;
   stop(): Promise<void>;
@@ -33,6 +35,7 @@ export async function startInfra(): Promise<BenchInfra> {
   let natsUrl = process.env.BENCH_NATS_URL;
   const dir = makeScratchDir("treasury-bench-");
   let pgLogFile: string | undefined;
+  let natsPid: number | undefined;
   if (!adminUrl) {
     // fsync stays on: the benchmark measures durable commits, like pgbench does.
     const pg = await startPostgres({ dataDir: join(dir, "pg"), port: await freePort(), maxConnections: 200, fsync: true });
@@ -44,9 +47,10 @@ export async function startInfra(): Promise<BenchInfra> {
     const nats = await startNats({ storeDir: join(dir, "nats"), port: await freePort() });
     stops.push(nats.stop);
     natsUrl = nats.url;
+    natsPid = nats.pid;
   }
   await migrateAll({ adminUrl, rootDir: repoRoot(), services: SERVICES });
-  return { adminUrl, natsUrl, ...(pgLogFile !== undefined ? { pgLogFile } : {}), stop: async () => { for (const s of stops.reverse()) await s(); } };
+  return { adminUrl, natsUrl, ...(natsPid !== undefined ? { natsPid } : {}), ...(pgLogFile !== undefined ? { pgLogFile } : {}), stop: async () => { for (const s of stops.reverse()) await s(); } };
 }
 
 export function adminSql(url: string) {
@@ -122,6 +126,41 @@ export function cpuMsByName(comm: string): number {
     } catch {
       // The process ended meanwhile.
     }
+  }
+  return total;
+}
+
+/** Nanoseconds a thread has spent on a CPU and runnable but waiting for one (Linux /proc schedstat). */
+export interface SchedTimes {
+  run: number;
+  wait: number;
+}
+
+/**
+ * A process's scheduler times: its main thread's (a Node event loop) or, with `allThreads`, summed over its
+ * threads (nats-server's goroutines run on several). Undefined where /proc has no schedstat.
+ */
+export function schedTimes(pid: number | undefined, allThreads = false): SchedTimes | undefined {
+  if (pid === undefined) return undefined;
+  const read = (path: string): SchedTimes | undefined => {
+    try {
+      const [run, wait] = readFileSync(path, "utf8").trim().split(" ").map(Number);
+      return run === undefined || wait === undefined || Number.isNaN(run) || Number.isNaN(wait) ? undefined : { run, wait };
+    } catch {
+      return undefined;
+    }
+  };
+  if (!allThreads) return read(`/proc/${pid}/task/${pid}/schedstat`);
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return undefined;
+  }
+  const total = { run: 0, wait: 0 };
+  for (const tid of tids) {
+    const t = read(`/proc/${pid}/task/${tid}/schedstat`);
+    if (t) [total.run, total.wait] = [total.run + t.run, total.wait + t.wait];
   }
   return total;
 }

@@ -6,9 +6,11 @@
  *   key revoke --key-id ID
  *   maintenance on [--retry-after SECONDS] [--message TEXT] | maintenance off
  *   ledger verify [--org ID]                       → {ok, violations}; exits 1 when any invariant is violated
- * Connects with DATABASE_URL (an admin URL), else the dev stack's database (.data/dev-stack.json).
+ * Connects with DATABASE_URL (an admin URL), else the dev stack's database (.data/dev-stack.json, or under
+ * DEV_DATA_DIR as `npm start` uses it).
  */
 import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { createApiKey, createOrg, parseScopes, revokeApiKey, setMaintenance, setOrgStatus } from "../services/gateway/src/admin.ts";
@@ -16,7 +18,7 @@ import { checkInvariants } from "../services/ledger/src/invariants.ts";
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  const file = new URL("../.data/dev-stack.json", import.meta.url);
+  const file = process.env.DEV_DATA_DIR ? resolve(process.env.DEV_DATA_DIR, "dev-stack.json") : new URL("../.data/dev-stack.json", import.meta.url);
   if (existsSync(file)) {
     const stack = JSON.parse(readFileSync(file, "utf8")) as { database_url?: string };
     if (stack.database_url) return stack.database_url;

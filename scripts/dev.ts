@@ -1,6 +1,6 @@
 // `npm start`: the whole system on one machine.
 //   1. PostgreSQL and NATS JetStream: DATABASE_URL (admin URL) / NATS_URL when set, else private servers from the
-//      machine's binaries with their data under .data/ (kept between starts), on their own ports.
+//      machine's binaries with their data under .data/ (DEV_DATA_DIR; kept between starts), on their own ports.
 //   2. Migrations for every service.
 //   3. A sandbox org and test key on first start (.data/dev-credentials.json), reused afterwards.
 //   4. Every service as its own child process, output prefixed with its name; waits until all are ready.
@@ -29,11 +29,11 @@ import {
 } from "@treasury/testing/servers";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const dataRoot = join(root, ".data");
+const env = process.env;
+const dataRoot = env["DEV_DATA_DIR"] ? resolve(env["DEV_DATA_DIR"]) : join(root, ".data");
 const credentialsFile = join(dataRoot, "dev-credentials.json");
 const pidsFile = join(dataRoot, "dev-services.json");
 
-const env = process.env;
 const pgPort = Number(env["DEV_PG_PORT"] ?? 54329);
 const natsPort = Number(env["DEV_NATS_PORT"] ?? 42229);
 const mainPort = env["PORT"] ?? "8080";
@@ -49,16 +49,10 @@ const readyTimeoutMs = Number(env["DEV_READY_TIMEOUT_MS"] ?? 120_000);
 const stopTimeoutMs = Number(env["DEV_STOP_TIMEOUT_MS"] ?? 10_000);
 const readyPollIntervalMs = 250;
 
-const HEALTH_PORTS: Record<ServiceName, number> = {
-  gateway: 9100,
-  ledger: 9101,
-  payments: 9102,
-  payouts: 9103,
-  refunds: 9104,
-  receipts: 9105,
-  kyc: 9106,
-  webhooks: 9107,
-};
+/** Each service's /healthz, /readyz and /metrics port: DEV_HEALTH_PORT_BASE (9100) plus its offset. */
+const healthPortBase = Number(env["DEV_HEALTH_PORT_BASE"] ?? 9100);
+const HEALTH_PORT_OFFSETS: Record<ServiceName, number> = { gateway: 0, ledger: 1, payments: 2, payouts: 3, refunds: 4, receipts: 5, kyc: 6, webhooks: 7 };
+const HEALTH_PORTS = Object.fromEntries(SERVICES.map((s) => [s, healthPortBase + HEALTH_PORT_OFFSETS[s]])) as Record<ServiceName, number>;
 
 const tty = process.stdout.isTTY === true;
 const COLORS = [36, 33, 32, 35, 34, 96, 93, 92, 95];
@@ -152,7 +146,7 @@ async function startPrivatePostgres(): Promise<string> {
     const pgUser = lookupUser("postgres");
     const blocked = pgUser === undefined ? undefined : firstUntraversableAncestor(dataDir, pgUser);
     if (blocked !== undefined) {
-      const elsewhere = join("/var/tmp", `treasury-dev-${createHash("sha256").update(root).digest("hex").slice(0, 8)}`);
+      const elsewhere = join("/var/tmp", `treasury-dev-${createHash("sha256").update(env["DEV_DATA_DIR"] ? dataRoot : root).digest("hex").slice(0, 8)}`);
       mkdirSync(elsewhere, { recursive: true });
       chmodSync(elsewhere, 0o755);
       dataDir = join(elsewhere, "pg");
@@ -169,7 +163,7 @@ async function startPrivatePostgres(): Promise<string> {
 }
 
 async function startPrivateNats(): Promise<string> {
-  say(`starting nats-server -js on 127.0.0.1:${natsPort} (store .data/nats)`);
+  say(`starting nats-server -js on 127.0.0.1:${natsPort} (store ${join(dataRoot, "nats")})`);
   const nats = await startNats({
     storeDir: join(dataRoot, "nats"),
     port: natsPort,
