@@ -1,4 +1,4 @@
-// Proves the per-key token buckets: 429 with Retry-After and retry_after, the headers on every answer, per-org overrides, exactness in one process, sharing across replicas through a real Redis, and the per-IP limit on failed authentications.
+// Proves the per-key token buckets: 429 with Retry-After and retry_after, the headers on every answer, per-org overrides, exactness in one process, sharing across replicas through a real Redis, the per-IP limit on failed authentications, and separate buckets for deployments (NATS_PREFIX) sharing one Redis.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setupTestEnv, type TestEnv } from "@treasury/testing";
 import { buildGateway, type Gateway } from "../../services/gateway/src/service.ts";
@@ -87,5 +87,12 @@ describe("rate limits", () => {
     expect(blocked.status).toBe(429);
     expect(blocked.body.error_code).toBe("auth_rate_limited");
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+
+    // A replica of the same deployment (same NATS_PREFIX, same Redis) refuses this IP too; a deployment with
+    // another prefix on the same Redis has its own budget (test files running in parallel are such deployments).
+    const replica = await gateway({ AUTH_FAILURES_PER_MIN: "5" });
+    expect((await call(url(replica), "GET", "/v1/participants", { key: `slk_test_${"Z".repeat(31)}x` })).status).toBe(429);
+    const other = await gateway({ AUTH_FAILURES_PER_MIN: "5", NATS_PREFIX: `${env.prefix}other.` });
+    expect((await call(url(other), "GET", "/v1/participants", { key: `slk_test_${"Z".repeat(31)}y` })).status).toBe(401);
   });
 });

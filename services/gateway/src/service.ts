@@ -35,7 +35,11 @@ export async function buildGateway(env: Record<string, string | undefined>, deps
   const cfg = svc.config;
   const authenticator = new Authenticator(svc.sql, cfg.AUTH_CACHE_TTL_MS);
   await authenticator.start();
-  const limiter: RateLimiter = cfg.REDIS_URL ? new RedisRateLimiter(new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true })) : new MemoryRateLimiter();
+  // Buckets in Redis are named under the deployment's NATS_PREFIX: replicas of one deployment share them, and
+  // deployments sharing one Redis (or parallel test files) never spend each other's budgets, per-IP ones included.
+  const limiter: RateLimiter = cfg.REDIS_URL
+    ? new RedisRateLimiter(new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true }), `rl:${svc.prefix}`)
+    : new MemoryRateLimiter();
   const httpDuration = new Histogram({
     name: "http_request_duration_seconds",
     help: "Gateway HTTP request duration by route and status",
