@@ -25,6 +25,16 @@ export const requestContext = {
   },
 };
 
+/**
+ * The work in progress's context (request id and trace), captured to run later work as part of it: work a
+ * queue runs for a caller (a batch step) then logs and emits events under the caller's request, not under
+ * whichever request happened to start the queue.
+ */
+export function captureContext(): <T>(fn: () => T) => T {
+  const captured = store.getStore();
+  return (fn) => (captured === undefined ? fn() : store.run(captured, fn));
+}
+
 /** The OpenTelemetry context manager the kit registers: the same storage as requestContext. */
 export class KitContextManager implements ContextManager {
   private enabled = false;

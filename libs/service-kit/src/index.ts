@@ -1,6 +1,8 @@
 export { BaseEnv, ConfigError, loadConfig } from "./config.ts";
 export type { BaseConfig } from "./config.ts";
 export { createLogger, requestContext } from "./logger.ts";
+export { captureContext } from "./context.ts";
+export { eventHeaders } from "./event-headers.ts";
 export { extractTraceContext, initTelemetry, injectTraceHeaders, tracer } from "./telemetry.ts";
 export { createDb, isRetryableTxError, serviceDatabaseUrl, withTx } from "./db.ts";
 export type { Isolation, Sql, Tx } from "./db.ts";

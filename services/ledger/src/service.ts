@@ -3,15 +3,27 @@
  * every other service moves money through (`svc.ledger.post`). Operations it has not built yet answer 501
  * not_implemented through the real path (gateway → NATS → this process), never a fake success.
  */
-import { createService, type Service, type ServiceDeps } from "@treasury/service-kit";
+import { createService, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { z } from "zod";
 import { registerHandlers } from "./handlers/index.ts";
+import { Poster } from "./usecases/poster.ts";
 
 /** The ledger's own settings: how many group-commit batches may be in flight at once (ADR 0004). */
 const LedgerEnv = { POST_BATCH_SLOTS: z.coerce.number().int().min(1).max(4).default(4) };
 
-export async function buildLedger(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<Service> {
+export interface LedgerDeps extends ServiceDeps {
+  /** Pins the balance shard each system-account delta lands on (tests that count shards). */
+  pickShard?: () => number;
+}
+
+export interface LedgerService extends Service<ServiceConfig<typeof LedgerEnv>> {
+  /** The posting engine every money-moving operation goes through. */
+  poster: Poster;
+}
+
+export async function buildLedger(env: Record<string, string | undefined>, deps: LedgerDeps = {}): Promise<LedgerService> {
   const svc = await createService({ name: "ledger", env, deps, extraEnv: LedgerEnv });
-  registerHandlers(svc, {}, { batchSlots: svc.config.POST_BATCH_SLOTS });
-  return svc;
+  const poster = new Poster(svc.sql, { log: svc.log, slots: svc.config.POST_BATCH_SLOTS, ...(deps.pickShard === undefined ? {} : { pickShard: deps.pickShard }) });
+  registerHandlers(svc, poster);
+  return Object.assign(svc, { poster });
 }

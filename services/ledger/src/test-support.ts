@@ -4,15 +4,18 @@
  */
 import { randomBytes } from "node:crypto";
 import { rpcSubject, type AuthContext, type RpcReply } from "@treasury/contracts";
-import { rpcCall, type Service } from "@treasury/service-kit";
+import { rpcCall } from "@treasury/service-kit";
 import { setupTestEnv, type TestEnv } from "@treasury/testing";
 import postgres from "postgres";
-import { buildLedger } from "./service.ts";
+import { buildLedger, type LedgerDeps, type LedgerService } from "./service.ts";
+import type { Poster } from "./usecases/poster.ts";
 import type { Sql } from "./store/db.ts";
 
 export interface LedgerHarness {
   env: TestEnv;
-  svc: Service;
+  svc: LedgerService;
+  /** The service's posting engine, for calling money-moving use cases directly. */
+  poster: Poster;
   /** A pool as the ledger's own role (ledger_svc), for calling use cases directly. */
   sql: Sql;
   call(op: string, auth: AuthContext, req?: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }): Promise<RpcReply>;
@@ -31,14 +34,15 @@ export function newOrg(): string {
   return `org_${randomBytes(8).toString("hex")}`;
 }
 
-export async function startLedger(opts: { poolMax?: number } = {}): Promise<LedgerHarness> {
+export async function startLedger(opts: { poolMax?: number; deps?: LedgerDeps } = {}): Promise<LedgerHarness> {
   const env = await setupTestEnv();
-  const svc = await buildLedger(env.env("ledger", { DB_POOL_MAX: String(opts.poolMax ?? 10) }));
+  const svc = await buildLedger(env.env("ledger", { DB_POOL_MAX: String(opts.poolMax ?? 10) }), opts.deps);
   await svc.start();
   const sql = postgres(env.dbUrl("ledger"), { max: opts.poolMax ?? 10, onnotice: () => {} });
   return {
     env,
     svc,
+    poster: svc.poster,
     sql,
     call: (op, auth, req = {}) =>
       rpcCall(svc.nc, rpcSubject(env.prefix, "ledger", op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {} }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),

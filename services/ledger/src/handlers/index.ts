@@ -3,8 +3,7 @@ import { DomainError, schemas } from "@treasury/contracts";
 import type { RawRpcHandler, RpcHandler, Service } from "@treasury/service-kit";
 import { domainErrorReply } from "@treasury/service-kit";
 import { z } from "zod";
-import { PostBatcher } from "../usecases/batch.ts";
-import type { PostDeps } from "../usecases/post.ts";
+import type { Poster } from "../usecases/poster.ts";
 import { createParticipant, getParticipant, listParticipants } from "../usecases/participants.ts";
 import { createWallet, getWallet, listWalletEntries, listWallets, WALLET_PAGE_DEFAULT } from "../usecases/wallets.ts";
 import { depositToWallet, transferBetweenWallets, withdrawFromWallet } from "../usecases/movements.ts";
@@ -19,7 +18,7 @@ import { decode, param, scopeOf } from "./decode.ts";
 /** Holds lists accept an offset too (the shared query schema names only limit). */
 const HoldsOffset = z.object({ offset: schemas.pagingInt(0, 1_000_000_000).optional() });
 
-export function registerHandlers(svc: Pick<Service, "sql" | "handle" | "rpc" | "log">, deps: PostDeps = {}, opts: { batchSlots?: number } = {}): void {
+export function registerHandlers(svc: Pick<Service, "sql" | "handle" | "rpc">, poster: Poster): void {
   const sql = svc.sql;
   const ops: Record<string, RpcHandler> = {
     createParticipant: async (req, ctx) => {
@@ -45,19 +44,19 @@ export function registerHandlers(svc: Pick<Service, "sql" | "handle" | "rpc" | "
     }),
     depositToWallet: async (req, ctx) => ({
       status: 201,
-      body: await depositToWallet(sql, scopeOf(ctx.auth), param(req.params, "wallet_id"), decode(schemas.WalletMovementBody, req.body, "body"), deps),
+      body: await depositToWallet(sql, scopeOf(ctx.auth), param(req.params, "wallet_id"), decode(schemas.WalletMovementBody, req.body, "body"), poster),
     }),
     withdrawFromWallet: async (req, ctx) => ({
       status: 201,
-      body: await withdrawFromWallet(sql, scopeOf(ctx.auth), param(req.params, "wallet_id"), decode(schemas.WalletMovementBody, req.body, "body"), deps),
+      body: await withdrawFromWallet(sql, scopeOf(ctx.auth), param(req.params, "wallet_id"), decode(schemas.WalletMovementBody, req.body, "body"), poster),
     }),
     transferBetweenWallets: async (req, ctx) => ({
       status: 201,
-      body: await transferBetweenWallets(sql, scopeOf(ctx.auth), decode(schemas.TransferBody, req.body, "body"), deps),
+      body: await transferBetweenWallets(sql, scopeOf(ctx.auth), decode(schemas.TransferBody, req.body, "body"), poster),
     }),
     createHold: async (req, ctx) => ({
       status: 201,
-      body: await createHold(sql, scopeOf(ctx.auth), decode(schemas.CreateHoldBody, req.body, "body"), deps),
+      body: await createHold(sql, scopeOf(ctx.auth), decode(schemas.CreateHoldBody, req.body, "body"), poster),
     }),
     listHolds: async (req, ctx) => {
       const q = decode(schemas.ListHoldsQuery, req.query, "query");
@@ -66,32 +65,32 @@ export function registerHandlers(svc: Pick<Service, "sql" | "handle" | "rpc" | "
     },
     getHoldsSummary: async (_req, ctx) => ({ body: await getHoldsSummary(sql, scopeOf(ctx.auth)) }),
     releaseHold: async (req, ctx) => ({
-      body: await releaseHold(sql, scopeOf(ctx.auth), param(req.params, "hold_id"), decode(schemas.ReleaseHoldBody, req.body, "body"), deps),
+      body: await releaseHold(sql, scopeOf(ctx.auth), param(req.params, "hold_id"), decode(schemas.ReleaseHoldBody, req.body, "body"), poster),
     }),
-    recordSale: async (req, ctx) => ({ status: 201, body: await recordSale(sql, scopeOf(ctx.auth), decode(schemas.RecordSaleBody, req.body, "body"), deps) }),
-    recordIncome: async (req, ctx) => ({ status: 201, body: await recordIncome(sql, scopeOf(ctx.auth), decode(schemas.RecordIncomeBody, req.body, "body"), deps) }),
-    recordExpense: async (req, ctx) => ({ status: 201, body: await recordExpense(sql, scopeOf(ctx.auth), decode(schemas.RecordExpenseBody, req.body, "body"), deps) }),
-    recordBill: async (req, ctx) => ({ status: 201, body: await recordBill(sql, scopeOf(ctx.auth), decode(schemas.RecordBillBody, req.body, "body"), deps) }),
-    payBill: async (req, ctx) => ({ status: 201, body: await payBill(sql, scopeOf(ctx.auth), decode(schemas.PayBillBody, req.body, "body"), deps) }),
-    recordAdjustment: async (req, ctx) => ({ status: 201, body: await recordAdjustment(sql, scopeOf(ctx.auth), decode(schemas.RecordAdjustmentBody, req.body, "body"), deps) }),
-    recordOpeningBalance: async (req, ctx) => ({ status: 201, body: await recordOpeningBalance(sql, scopeOf(ctx.auth), decode(schemas.RecordOpeningBalanceBody, req.body, "body"), deps) }),
-    recordTransfer: async (req, ctx) => ({ status: 201, body: await recordTransfer(sql, scopeOf(ctx.auth), decode(schemas.RecordTransferBody, req.body, "body"), deps) }),
-    reverseTransaction: async (req, ctx) => ({ status: 201, body: await reverseTransaction(sql, scopeOf(ctx.auth), decode(schemas.ReverseTransactionBody, req.body, "body"), deps) }),
+    recordSale: async (req, ctx) => ({ status: 201, body: await recordSale(sql, scopeOf(ctx.auth), decode(schemas.RecordSaleBody, req.body, "body"), poster) }),
+    recordIncome: async (req, ctx) => ({ status: 201, body: await recordIncome(sql, scopeOf(ctx.auth), decode(schemas.RecordIncomeBody, req.body, "body"), poster) }),
+    recordExpense: async (req, ctx) => ({ status: 201, body: await recordExpense(sql, scopeOf(ctx.auth), decode(schemas.RecordExpenseBody, req.body, "body"), poster) }),
+    recordBill: async (req, ctx) => ({ status: 201, body: await recordBill(sql, scopeOf(ctx.auth), decode(schemas.RecordBillBody, req.body, "body"), poster) }),
+    payBill: async (req, ctx) => ({ status: 201, body: await payBill(sql, scopeOf(ctx.auth), decode(schemas.PayBillBody, req.body, "body"), poster) }),
+    recordAdjustment: async (req, ctx) => ({ status: 201, body: await recordAdjustment(sql, scopeOf(ctx.auth), decode(schemas.RecordAdjustmentBody, req.body, "body"), poster) }),
+    recordOpeningBalance: async (req, ctx) => ({ status: 201, body: await recordOpeningBalance(sql, scopeOf(ctx.auth), decode(schemas.RecordOpeningBalanceBody, req.body, "body"), poster) }),
+    recordTransfer: async (req, ctx) => ({ status: 201, body: await recordTransfer(sql, scopeOf(ctx.auth), decode(schemas.RecordTransferBody, req.body, "body"), poster) }),
+    reverseTransaction: async (req, ctx) => ({ status: 201, body: await reverseTransaction(sql, scopeOf(ctx.auth), decode(schemas.ReverseTransactionBody, req.body, "body"), poster) }),
     getTransactions: async (req, ctx) => ({ body: await getTransactions(sql, scopeOf(ctx.auth), decode(schemas.GetTransactionsQuery, req.query, "query")) }),
     generateReport: async (req, ctx) => ({ body: await generateReport(sql, scopeOf(ctx.auth), decode(schemas.GenerateReportBody, req.body, "body")) }),
   };
   for (const [operation, handler] of Object.entries(ops)) svc.handle(operation, handler);
-  svc.rpc.handleRaw("post", postHandler(new PostBatcher(sql, deps, svc.log, opts.batchSlots === undefined ? {} : { slots: opts.batchSlots })));
+  svc.rpc.handleRaw("post", postHandler(poster));
 }
 
 /**
  * `svc.ledger.post`: the payload is a PostRequest; the reply body is the PostResult plus `duplicate`. Plain
- * posting requests are group-committed (usecases/batch.ts); the reply is sent only after their COMMIT.
+ * posting requests are group-committed (usecases/poster.ts); the reply is sent only after their COMMIT.
  */
-export function postHandler(batcher: PostBatcher): RawRpcHandler {
+export function postHandler(poster: Poster): RawRpcHandler {
   return async (payload) => {
     try {
-      const outcome = await batcher.submit(payload);
+      const outcome = await poster.post(payload);
       return { ok: true, status: 200, body: { duplicate: outcome.duplicate, ...outcome.result } };
     } catch (e) {
       if (e instanceof DomainError) return domainErrorReply(e);

@@ -1,8 +1,8 @@
 /**
- * Set-based statements of the group-commit path (usecases/batch.ts): one statement per step for a whole batch
- * of postings, whatever its size, instead of one per posting.
+ * Set-based statements of the posting transaction (usecases/commit.ts): one statement per step for a whole batch
+ * of postings, whatever its size, instead of one per posting. A single post is a batch of one.
  */
-import { eventSubject, type EventType } from "@treasury/contracts";
+import { eventSubject, type Cents, type EventType } from "@treasury/contracts";
 import type { Side, WalletType } from "../domain/accounts.ts";
 import { money, type Q } from "./db.ts";
 import type { JSONValue } from "postgres";
@@ -63,9 +63,13 @@ function quoted(values: readonly (string | null)[]): string {
 }
 
 /** A transaction to claim in a batch: a NewTransaction with its scope (batches span orgs). */
-export interface ClaimRow extends NewTransaction {
+export interface ClaimRow extends Omit<NewTransaction, "effectiveAt"> {
   orgId: string;
   livemode: boolean;
+  /** ISO 8601, or null: the moment of posting. */
+  effectiveAt: string | null;
+  /** Already inserted at the start of the transaction (a claim taken first): the write stores its result. */
+  claimed: boolean;
 }
 
 
@@ -106,8 +110,8 @@ export interface LockedWallet {
   normal_side: Side;
   participant_id: string | null;
   status: string;
-  balance: number;
-  held_amount: number;
+  balance: Cents;
+  held_amount: Cents;
   /** The row version (its xmin): the batch write only applies if the row is still this version. */
   xmin: string;
 }
@@ -188,10 +192,21 @@ export interface BatchWrite {
   holds: readonly BatchHold[];
   /** Sales the batch's requests record (a sale reference already taken fails the statement: sales_pkey). */
   sales: readonly BatchSale[];
+  /** Holds released (each must still be held: its wallet's held_amount is in `wallets`). */
+  releases: readonly BatchRelease[];
+  /** Holds used in part (each must still be held, and larger than the part). */
+  reductions: readonly { holdId: string; by: number }[];
 }
 
-/** A hold the batch creates: a NewHold with its scope (batches span orgs), never releasing to a participant. */
-export interface BatchHold extends Omit<NewHold, "holdUntil" | "releaseTransferTo"> {
+export interface BatchRelease {
+  holdId: string;
+  releaseId: string;
+  transactionId: string;
+  transferExecuted: boolean;
+}
+
+/** A hold the batch creates: a NewHold with its scope (batches span orgs). */
+export interface BatchHold extends Omit<NewHold, "holdUntil"> {
   orgId: string;
   livemode: boolean;
   /** ISO 8601, or null: ready for release at once. */
@@ -213,22 +228,43 @@ export interface BatchSale extends NewSale {
  * can pipeline COMMIT right behind it. Answers the row version (xmin) the written wallets now have.
  */
 export function writeBatch(q: Q, w: BatchWrite): Promise<string | null> {
-  const t = w.transactions;
   const e = w.entries;
   const ev = w.events;
   const wa = w.wallets;
   const sh = w.shards;
   const ho = w.holds;
   const sa = w.sales;
+  const ti = w.transactions.filter((r) => !r.claimed);
+  const tu = w.transactions.filter((r) => r.claimed);
+  const re = w.releases;
+  const rd = w.reductions;
   return q`
     with tx as (
-      insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, metadata, result)
-      select v.id, v.org_id, v.livemode, v.kind, v.reference_id, v.request_hash, v.amount, v.description, j.doc -> 0, j.doc -> 1
-      from unnest(${plain(t.map((r) => r.id))}::text[], ${quoted(t.map((r) => r.orgId))}::text[], ${bools(t.map((r) => r.livemode))}::boolean[],
-        ${quoted(t.map((r) => r.kind))}::text[], ${quoted(t.map((r) => r.referenceId))}::text[], ${plain(t.map((r) => r.requestHash))}::text[],
-        ${plain(t.map((r) => r.amount))}::bigint[], ${quoted(t.map((r) => r.description))}::text[])
-        with ordinality as v(id, org_id, livemode, kind, reference_id, request_hash, amount, description, n)
-      join jsonb_array_elements(${q.json(t.map((r) => [r.metadata, r.result]) as JSONValue)}::jsonb) with ordinality as j(doc, n) on j.n = v.n
+      insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, effective_at, metadata, result)
+      select v.id, v.org_id, v.livemode, v.kind, v.reference_id, v.request_hash, v.amount, v.description, v.effective_at, j.doc -> 0, j.doc -> 1
+      from unnest(${plain(ti.map((r) => r.id))}::text[], ${quoted(ti.map((r) => r.orgId))}::text[], ${bools(ti.map((r) => r.livemode))}::boolean[],
+        ${quoted(ti.map((r) => r.kind))}::text[], ${quoted(ti.map((r) => r.referenceId))}::text[], ${plain(ti.map((r) => r.requestHash))}::text[],
+        ${plain(ti.map((r) => r.amount))}::bigint[], ${quoted(ti.map((r) => r.description))}::text[], ${quoted(ti.map((r) => r.effectiveAt))}::timestamptz[])
+        with ordinality as v(id, org_id, livemode, kind, reference_id, request_hash, amount, description, effective_at, n)
+      join jsonb_array_elements(${q.json(ti.map((r) => [r.metadata, r.result]) as JSONValue)}::jsonb) with ordinality as j(doc, n) on j.n = v.n
+      returning 1
+    ), tu as (
+      update ledger.transactions x set amount = v.amount, result = j.doc
+      from unnest(${plain(tu.map((r) => r.id))}::text[], ${plain(tu.map((r) => r.amount))}::bigint[]) with ordinality as v(id, amount, n)
+      join jsonb_array_elements(${q.json(tu.map((r) => r.result) as JSONValue)}::jsonb) with ordinality as j(doc, n) on j.n = v.n
+      where x.id = v.id
+      returning 1
+    ), re as (
+      update ledger.holds h set status = 'released', release_id = v.release_id, released_at = now(),
+        release_transaction_id = v.transaction_id, release_transfer_executed = v.executed
+      from unnest(${quoted(re.map((r) => r.holdId))}::text[], ${plain(re.map((r) => r.releaseId))}::text[], ${plain(re.map((r) => r.transactionId))}::text[],
+        ${bools(re.map((r) => r.transferExecuted))}::boolean[]) as v(id, release_id, transaction_id, executed)
+      where h.id = v.id and h.status = 'held'
+      returning 1
+    ), rd as (
+      update ledger.holds h set amount = h.amount - v.by
+      from unnest(${quoted(rd.map((r) => r.holdId))}::text[], ${plain(rd.map((r) => r.by))}::bigint[]) as v(id, by)
+      where h.id = v.id and h.status = 'held' and h.amount > v.by
       returning 1
     ), en as (
       insert into ledger.entries (id, org_id, livemode, transaction_id, account_id, entry_type, amount, balance_after)
@@ -257,14 +293,14 @@ export function writeBatch(q: Q, w: BatchWrite): Promise<string | null> {
       returning 1
     ), ho as (
       insert into ledger.holds (id, org_id, livemode, wallet_id, participant_id, amount, reference_id, hold_reason_code,
-        hold_reason_description, hold_until, status, transaction_id, metadata)
+        hold_reason_description, hold_until, release_transfer_to_participant_id, status, transaction_id, metadata)
       select v.id, v.org_id, v.livemode, v.wallet_id, v.participant_id, v.amount, v.reference_id, v.reason_code, v.description,
-        v.hold_until, 'held', v.transaction_id, j.doc
+        v.hold_until, v.release_to, 'held', v.transaction_id, j.doc
       from unnest(${plain(ho.map((r) => r.id))}::text[], ${quoted(ho.map((r) => r.orgId))}::text[], ${bools(ho.map((r) => r.livemode))}::boolean[],
         ${plain(ho.map((r) => r.walletId))}::uuid[], ${quoted(ho.map((r) => r.participantId))}::text[], ${plain(ho.map((r) => r.amount))}::bigint[],
         ${quoted(ho.map((r) => r.referenceId))}::text[], ${quoted(ho.map((r) => r.reasonCode))}::text[], ${quoted(ho.map((r) => r.description))}::text[],
-        ${quoted(ho.map((r) => r.holdUntil))}::timestamptz[], ${plain(ho.map((r) => r.transactionId))}::text[])
-        with ordinality as v(id, org_id, livemode, wallet_id, participant_id, amount, reference_id, reason_code, description, hold_until, transaction_id, n)
+        ${quoted(ho.map((r) => r.holdUntil))}::timestamptz[], ${quoted(ho.map((r) => r.releaseTransferTo))}::text[], ${plain(ho.map((r) => r.transactionId))}::text[])
+        with ordinality as v(id, org_id, livemode, wallet_id, participant_id, amount, reference_id, reason_code, description, hold_until, release_to, transaction_id, n)
       join jsonb_array_elements(${q.json(ho.map((r) => r.metadata) as JSONValue)}::jsonb) with ordinality as j(doc, n) on j.n = v.n
       returning 1
     ), sa as (
@@ -278,10 +314,12 @@ export function writeBatch(q: Q, w: BatchWrite): Promise<string | null> {
     )
     -- Inside the statement, so a mismatch fails it (and the COMMIT pipelined behind it then rolls back).
     select ledger.batch_write_check(
-      (select count(*) from tx) = ${t.length} and (select count(*) from en) = ${e.length} and (select count(*) from wa) = ${wa.length}
+      (select count(*) from tx) = ${ti.length} and (select count(*) from tu) = ${tu.length} and (select count(*) from re) = ${re.length}
+        and (select count(*) from rd) = ${rd.length}
+        and (select count(*) from en) = ${e.length} and (select count(*) from wa) = ${wa.length}
         and (select count(*) from sh) = ${sh.length} and (select count(*) from ob) = ${ev.length}
         and (select count(*) from ho) = ${ho.length} and (select count(*) from sa) = ${sa.length},
-      ${`${t.length} transactions, ${e.length} entries, ${wa.length} wallets, ${sh.length} shards, ${ev.length} events, ${ho.length} holds, ${sa.length} sales`}) as ok,
+      ${`${ti.length} + ${tu.length} transactions, ${re.length} releases, ${e.length} entries, ${wa.length} wallets, ${sh.length} shards, ${ev.length} events, ${ho.length} holds, ${sa.length} sales`}) as ok,
       (select xmin from wa limit 1) as xmin`
     .execute()
     .then((rows) => ((rows[0] as { xmin: string | null } | undefined)?.xmin ?? null));

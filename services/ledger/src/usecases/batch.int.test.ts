@@ -4,12 +4,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkInvariants } from "../invariants.ts";
 import { errorCode, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
-import { batchable } from "./batch.ts";
 import { createParticipant } from "./participants.ts";
-import { parsePostRequest, post } from "./post.ts";
+import { batchable, parsePostRequest } from "./post-request.ts";
+import { Poster } from "./poster.ts";
 import { createWallet } from "./wallets.ts";
 
 let h: LedgerHarness;
+/** A second engine, as another replica would be, that runs every request as a batch of one. */
+let single: Poster | undefined;
+const alone = (): Poster => (single ??= new Poster(h.sql, { groupCommit: false }));
 
 beforeAll(async () => {
   h = await startLedger();
@@ -121,14 +124,14 @@ describe("group commit", () => {
   });
 
   it("wallet rows the batcher remembers are never trusted once another path changed them", async () => {
-    // Proves the unlocked (remembered-row) batches stay exact: a balance or status changed by post() between
+    // Proves the unlocked (remembered-row) batches stay exact: a balance or status changed by another engine between
     // two batches is seen, never overwritten, and balance_after matches the real balance.
     const org = newOrg();
     const [a = "", b = ""] = await wallets(org, 2, 100);
     const base = { org_id: org, livemode: false, kind: "transfer" };
     ok(await h.postRpc({ ...base, reference_id: "warm", postings: [{ debit: { wallet_id: a }, credit: { wallet_id: b }, amount: 1 }] }));
     // Another path takes 90 from a (the batcher still remembers 99).
-    await post(h.sql, { ...base, kind: "withdrawal", reference_id: "w1", postings: [{ debit: { wallet_id: a }, credit: { system: "payouts_in_transit" }, amount: 90 }] });
+    await alone().post({ ...base, kind: "withdrawal", reference_id: "w1", postings: [{ debit: { wallet_id: a }, credit: { system: "payouts_in_transit" }, amount: 90 }] });
     expect(errorCode(await h.postRpc({ ...base, reference_id: "too-much", postings: [{ debit: { wallet_id: a }, credit: { wallet_id: b }, amount: 50 }] }))).toBe("insufficient_balance");
     const fits = ok(await h.postRpc({ ...base, reference_id: "fits", postings: [{ debit: { wallet_id: a }, credit: { wallet_id: b }, amount: 9 }] }));
     expect((fits.body["wallets"] as Record<string, { balance: number }>)[a]?.balance).toBe(0);
@@ -150,7 +153,7 @@ describe("group commit", () => {
       const to = ws[(i + 1) % 4] ?? "";
       const req = { ...base, kind: i % 3 === 0 ? "direct" : "transfer", reference_id: `m${i}`, postings: [{ debit: { wallet_id: from }, credit: { wallet_id: to }, amount: 7 }] };
       return i % 3 === 0
-        ? post(h.sql, req).then(() => true, (e: { code?: string }) => (e.code === "insufficient_balance" ? false : Promise.reject(e)))
+        ? alone().post(req).then(() => true, (e: { code?: string }) => (e.code === "insufficient_balance" ? false : Promise.reject(e)))
         : h.postRpc(req).then((r) => (r.ok ? true : r.error.code === "insufficient_balance" ? false : Promise.reject(new Error(r.error.code))));
     });
     await Promise.all(moves);
@@ -187,8 +190,8 @@ describe("group commit", () => {
         ...extra,
       };
     };
-    expect(batchable(parsePostRequest(sale(0, true)))).toBe(true);
-    // A clean burst: the group-commit path itself (its hold ids are time-ordered, unlike `post`'s random ones).
+    expect(batchable(parsePostRequest(sale(0, true)), undefined)).toBe(true);
+    // A clean burst: the group-commit path itself .
     const timePrefix = `hold_${Date.now().toString(36).padStart(9, "0").slice(0, 5)}`;
     const clean = await Promise.all(Array.from({ length: 30 }, (_, i) => h.postRpc(sale(i, i % 2 === 0))));
     const cleanHolds = clean.flatMap((r) => ok(r).body["holds_created"] as { hold_id: string }[]);
@@ -240,7 +243,7 @@ describe("group commit", () => {
     // same round trip): the debt is repaid from the first credits only, and balances stay exact.
     const org = newOrg();
     await createParticipant(h.sql, { orgId: org, livemode: false }, { participant_id: "owes" });
-    await post(h.sql, { org_id: org, livemode: false, kind: "adjust", reference_id: "debt", postings: [{ debit: { system: "creator_receivable", entity_id: "owes" }, credit: { system: "platform_cash" }, amount: 500 }] });
+    await alone().post({ org_id: org, livemode: false, kind: "adjust", reference_id: "debt", postings: [{ debit: { system: "creator_receivable", entity_id: "owes" }, credit: { system: "platform_cash" }, amount: 500 }] });
     const earn = (i: number) => ({ org_id: org, livemode: false, kind: "checkout_sale", reference_id: `e${i}`, postings: [{ debit: { system: "platform_cash" }, credit: { participant_id: "owes" }, amount: 300 }] });
     const replies = await Promise.all([0, 1, 2, 3].map((i) => h.postRpc(earn(i))));
     const recovered = replies.map((r) => Number(ok(r).body["extra"] === undefined ? 0 : ((ok(r).body["extra"] as Record<string, unknown>)["receivable_recovered"] ?? 0)));
@@ -260,7 +263,7 @@ describe("group commit", () => {
     // sale holding the share recovers nothing (nothing became available); releasing the hold repays first.
     const org = newOrg();
     await createParticipant(h.sql, { orgId: org, livemode: false }, { participant_id: "held" });
-    await post(h.sql, { org_id: org, livemode: false, kind: "adjust", reference_id: "debt", postings: [{ debit: { system: "creator_receivable", entity_id: "held" }, credit: { system: "platform_cash" }, amount: 500 }] });
+    await alone().post({ org_id: org, livemode: false, kind: "adjust", reference_id: "debt", postings: [{ debit: { system: "creator_receivable", entity_id: "held" }, credit: { system: "platform_cash" }, amount: 500 }] });
     const sale = ok(await h.postRpc({
       org_id: org, livemode: false, kind: "checkout_sale", reference_id: "s1",
       postings: [{ debit: { system: "platform_cash" }, credit: { participant_id: "held" }, amount: 800 }],
@@ -268,7 +271,7 @@ describe("group commit", () => {
     })).body;
     expect((sale["extra"] as Record<string, unknown>)["receivable_recovered"]).toBeUndefined();
     const holdId = (sale["holds_created"] as { hold_id: string }[])[0]?.hold_id ?? "";
-    const released = await post(h.sql, { org_id: org, livemode: false, kind: "hold_release", reference_id: "r1", holds_release: [holdId] });
+    const released = await alone().post({ org_id: org, livemode: false, kind: "hold_release", reference_id: "r1", holds_release: [holdId] });
     expect(released.result.extra["receivable_recovered"]).toBe(500);
     const [w] = await h.env.adminSql`select balance::int as balance, held_amount::int as held from ledger.accounts where org_id = ${org} and participant_id = 'held' and is_wallet`;
     expect(w).toEqual({ balance: 300, held: 0 });

@@ -7,7 +7,7 @@ import type { Sql } from "../store/db.ts";
 import { findHold, holdsSummary, listHolds as listRows } from "../store/holds.ts";
 import { participantExists } from "../store/participants.ts";
 import { duplicateReference } from "./movements.ts";
-import { post, type PostDeps } from "./post.ts";
+import type { PostPort } from "./post-request.ts";
 import { holdReady, presentHold, presentRelease } from "./present.ts";
 import { loadWallet } from "./wallets.ts";
 
@@ -49,7 +49,7 @@ async function loadCreatedHold(sql: Sql, scope: Scope, outcome: PostOutcome, now
  * Errors: validation_error, wallet_not_found, participant_not_found, insufficient_balance, wallet_not_active,
  * duplicate_reference_id, idempotency_conflict.
  */
-export async function createHold(sql: Sql, scope: Scope, body: CreateHoldBody, deps: PostDeps = {}, now: () => Date = () => new Date()) {
+export async function createHold(sql: Sql, scope: Scope, body: CreateHoldBody, poster: PostPort, now: () => Date = () => new Date()) {
   const wallet = await holdWallet(sql, scope, body);
   const target = body.release_transfer_to_participant_id;
   if (target !== undefined && !(await participantExists(sql, scope, target))) {
@@ -74,7 +74,7 @@ export async function createHold(sql: Sql, scope: Scope, body: CreateHoldBody, d
     ],
     ...(body.description !== undefined ? { description: body.description } : {}),
   };
-  const outcome = await post(sql, request, deps);
+  const outcome = await poster.post(request);
   const hold = await loadCreatedHold(sql, scope, outcome, now());
   if (outcome.duplicate) throw duplicateReference(outcome, "hold", hold);
   return { hold };
@@ -104,7 +104,7 @@ export async function getHoldsSummary(sql: Sql, scope: Scope) {
  * Errors: hold_not_found, hold_already_released (with the earlier release), hold_not_ready,
  * wallet_not_transferable, participant_not_found, wallet_not_active.
  */
-export async function releaseHold(sql: Sql, scope: Scope, holdId: string, body: { execute_transfer?: boolean | undefined }, deps: PostDeps = {}, now: () => Date = () => new Date()) {
+export async function releaseHold(sql: Sql, scope: Scope, holdId: string, body: { execute_transfer?: boolean | undefined }, poster: PostPort, now: () => Date = () => new Date()) {
   const hold = await findHold(sql, scope, holdId);
   if (hold === undefined) throw new DomainError("hold_not_found", `Hold ${holdId} not found`);
   if (hold.status === "released") throw alreadyReleased(hold);
@@ -135,7 +135,7 @@ export async function releaseHold(sql: Sql, scope: Scope, holdId: string, body: 
   };
   let outcome: PostOutcome;
   try {
-    outcome = await post(sql, request, deps);
+    outcome = await poster.post(request);
   } catch (e) {
     // A concurrent release won: answer what it did.
     if (e instanceof DomainError && (e.code === "hold_already_released" || e.code === "idempotency_conflict")) {

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { PostOutcome, PostRequestInput } from "@treasury/contracts";
 import { findCreatorWallet, type Scope, type WalletRow } from "../store/accounts.ts";
 import type { Sql } from "../store/db.ts";
-import { post, type PostDeps } from "./post.ts";
+import type { PostPort } from "./post-request.ts";
 import { loadWallet } from "./wallets.ts";
 
 type MovementBody = z.output<typeof schemas.WalletMovementBody>;
@@ -44,7 +44,7 @@ function base(scope: Scope, kind: string, body: { reference_id: string; descript
  * Errors: wallet_not_found, wallet_not_topupable, topup_requires_checkout, wallet_not_active,
  * duplicate_reference_id, idempotency_conflict.
  */
-export async function depositToWallet(sql: Sql, scope: Scope, walletId: string, body: MovementBody, deps: PostDeps = {}) {
+export async function depositToWallet(sql: Sql, scope: Scope, walletId: string, body: MovementBody, poster: PostPort) {
   const wallet = await loadWallet(sql, scope, walletId);
   if (wallet.account_type !== "consumer_credit" || !wallet.topup_supported) {
     throw new DomainError("wallet_not_topupable", `Wallet ${wallet.id} (${wallet.account_type}) does not support top-ups`);
@@ -58,7 +58,7 @@ export async function depositToWallet(sql: Sql, scope: Scope, walletId: string, 
     ...base(scope, KIND_TOPUP, body),
     postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: wallet.id }, amount: body.amount }],
   };
-  const outcome = await post(sql, request, deps);
+  const outcome = await poster.post(request);
   const topup = { wallet_id: wallet.id, owner_id: wallet.owner_id, transaction_id: outcome.result.transaction_id, amount: body.amount, ...balanceOf(outcome, wallet.id) };
   if (outcome.duplicate) throw duplicateReference(outcome, "topup", topup);
   return { topup };
@@ -70,7 +70,7 @@ export async function depositToWallet(sql: Sql, scope: Scope, walletId: string, 
  * Errors: wallet_not_found, wallet_withdrawal_not_supported, wallet_not_redeemable, insufficient_balance,
  * wallet_not_active, duplicate_reference_id, idempotency_conflict.
  */
-export async function withdrawFromWallet(sql: Sql, scope: Scope, walletId: string, body: MovementBody, deps: PostDeps = {}) {
+export async function withdrawFromWallet(sql: Sql, scope: Scope, walletId: string, body: MovementBody, poster: PostPort) {
   const wallet = await loadWallet(sql, scope, walletId);
   if (wallet.account_type === "creator_earnings") {
     throw new DomainError("wallet_withdrawal_not_supported", "Creator earnings leave through payouts", {
@@ -82,7 +82,7 @@ export async function withdrawFromWallet(sql: Sql, scope: Scope, walletId: strin
     ...base(scope, KIND_WITHDRAWAL, body),
     postings: [{ debit: { wallet_id: wallet.id }, credit: { system: scope.livemode ? "platform_cash" : "sandbox_funding" }, amount: body.amount }],
   };
-  const outcome = await post(sql, request, deps);
+  const outcome = await poster.post(request);
   const withdrawal = { wallet_id: wallet.id, owner_id: wallet.owner_id, transaction_id: outcome.result.transaction_id, amount: body.amount, ...balanceOf(outcome, wallet.id) };
   if (outcome.duplicate) throw duplicateReference(outcome, "withdrawal", withdrawal);
   return { withdrawal };
@@ -105,7 +105,7 @@ async function transferEnd(sql: Sql, scope: Scope, walletId: string | undefined,
  * Errors: validation_error, wallet_not_found, participant_not_found, transfer_to_self, wallet_not_transferable,
  * insufficient_balance, wallet_not_active, duplicate_reference_id, idempotency_conflict.
  */
-export async function transferBetweenWallets(sql: Sql, scope: Scope, body: TransferBody, deps: PostDeps = {}) {
+export async function transferBetweenWallets(sql: Sql, scope: Scope, body: TransferBody, poster: PostPort) {
   const from = await transferEnd(sql, scope, body.from_wallet_id, body.from_participant_id, "from");
   const to = await transferEnd(sql, scope, body.to_wallet_id, body.to_participant_id, "to");
   if (from.id === to.id) throw new DomainError("transfer_to_self", "Cannot transfer a wallet to itself");
@@ -116,7 +116,7 @@ export async function transferBetweenWallets(sql: Sql, scope: Scope, body: Trans
     ...base(scope, KIND_TRANSFER, body),
     postings: [{ debit: { wallet_id: from.id }, credit: { wallet_id: to.id }, amount: body.amount }],
   };
-  const outcome = await post(sql, request, deps);
+  const outcome = await poster.post(request);
   const transfer = {
     transaction_id: outcome.result.transaction_id,
     from_wallet_id: from.id,

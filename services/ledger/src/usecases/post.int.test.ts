@@ -10,7 +10,7 @@ import { errorCode, newOrg, ok, startLedger, type LedgerHarness } from "../test-
 import { createWallet } from "./wallets.ts";
 import { depositToWallet, withdrawFromWallet } from "./movements.ts";
 import { createParticipant } from "./participants.ts";
-import { post } from "./post.ts";
+import { Poster } from "./poster.ts";
 
 let h: LedgerHarness;
 
@@ -27,7 +27,7 @@ async function consumerWallet(orgId: string, owner: string, opts: { redeemable?:
 }
 
 async function fund(orgId: string, walletId: string, amount: number, ref: string): Promise<void> {
-  await depositToWallet(h.sql, { orgId, livemode: false }, walletId, { amount, reference_id: ref });
+  await depositToWallet(h.sql, { orgId, livemode: false }, walletId, { amount, reference_id: ref }, h.poster);
 }
 
 async function expectInvariants(orgId?: string): Promise<void> {
@@ -48,7 +48,7 @@ describe("post", () => {
       reference_id: "dup-1",
       postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 1234 }],
     };
-    const outcomes = await Promise.all(Array.from({ length: 200 }, () => post(h.sql, request)));
+    const outcomes = await Promise.all(Array.from({ length: 200 }, () => h.poster.post(request)));
     const fresh = outcomes.filter((o) => !o.duplicate);
     expect(fresh).toHaveLength(1);
     const txnId = fresh[0]?.result.transaction_id;
@@ -70,7 +70,7 @@ describe("post", () => {
     const w = await consumerWallet(org, "buyer-race");
     await fund(org, w, 50 * 100, "race-fund");
     const results = await Promise.allSettled(
-      Array.from({ length: 100 }, (_, i) => withdrawFromWallet(h.sql, scope, w, { amount: 100, reference_id: `race-${i}` })),
+      Array.from({ length: 100 }, (_, i) => withdrawFromWallet(h.sql, scope, w, { amount: 100, reference_id: `race-${i}` }, h.poster)),
     );
     const succeeded = results.filter((r) => r.status === "fulfilled");
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -89,8 +89,8 @@ describe("post", () => {
     const org = newOrg();
     const w = await consumerWallet(org, "buyer-conflict");
     const base = { org_id: org, livemode: false, kind: "wallet_topup", reference_id: "k1" };
-    await post(h.sql, { ...base, postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 100 }] });
-    const err = await post(h.sql, { ...base, postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 999 }] }).catch((e: unknown) => e);
+    await h.poster.post({ ...base, postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 100 }] });
+    const err = await h.poster.post({ ...base, postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 999 }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     expect((err as DomainError).code).toBe("idempotency_conflict");
     expect((err as DomainError).extra?.["existing_transaction_id"]).toMatch(/^txn_/);
@@ -113,7 +113,7 @@ describe("post", () => {
       holds_create: [{ wallet: { wallet_id: b }, amount: 500 }],
     };
     const outboxBefore = await h.env.adminSql`select count(*) as n from ledger.outbox where org_id = ${org}`;
-    await expect(post(h.sql, req)).rejects.toMatchObject({ code: "insufficient_balance" });
+    await expect(h.poster.post(req)).rejects.toMatchObject({ code: "insufficient_balance" });
     for (const table of ["transactions", "entries", "holds"]) {
       const [n] = await h.env.adminSql<{ n: string }[]>`select count(*) as n from ${h.env.adminSql(`ledger.${table}`)} where org_id = ${org}`;
       expect(Number(n?.n), table).toBe(0);
@@ -121,7 +121,7 @@ describe("post", () => {
     const outboxAfter = await h.env.adminSql`select count(*) as n from ledger.outbox where org_id = ${org}`;
     expect(outboxAfter).toEqual(outboxBefore);
     await fund(org, a, 500, "fund-a");
-    const done = await post(h.sql, req);
+    const done = await h.poster.post(req);
     expect(done.duplicate).toBe(false);
     expect(done.result.wallets[b]).toEqual({ balance: 500, held_amount: 500, available_balance: 0 });
     await expectInvariants(org);
@@ -140,8 +140,8 @@ describe("post", () => {
       postings: [{ debit: { wallet_id: a }, credit: { system: "platform_revenue" }, amount: 100 }],
       preconditions: [{ wallet: { wallet_id: a }, available_gte: gte }],
     });
-    await expect(post(h.sql, req("p1", 301))).rejects.toMatchObject({ code: "insufficient_balance" });
-    const res = await post(h.sql, req("p2", 300));
+    await expect(h.poster.post(req("p1", 301))).rejects.toMatchObject({ code: "insufficient_balance" });
+    const res = await h.poster.post(req("p2", 300));
     expect(res.result.wallets[a]?.balance).toBe(200);
     await expectInvariants(org);
   });
@@ -152,7 +152,7 @@ describe("post", () => {
     const scope = { orgId: org, livemode: false };
     await createParticipant(h.sql, scope, { participant_id: "creator-1" });
     await createParticipant(h.sql, scope, { participant_id: "creator-2" });
-    const sale = await post(h.sql, {
+    const sale = await h.poster.post({
       org_id: org,
       livemode: false,
       kind: "sale",
@@ -173,9 +173,9 @@ describe("post", () => {
     expect(saleRow).toEqual({ gross: "1000", refunded_amount: "0", hold_id: hold?.hold_id });
     // While held, nothing can move the share out.
     await expect(
-      post(h.sql, { org_id: org, livemode: false, kind: "transfer", reference_id: "steal", postings: [{ debit: { participant_id: "creator-1" }, credit: { participant_id: "creator-2" }, amount: 1 }] }),
+      h.poster.post({ org_id: org, livemode: false, kind: "transfer", reference_id: "steal", postings: [{ debit: { participant_id: "creator-1" }, credit: { participant_id: "creator-2" }, amount: 1 }] }),
     ).rejects.toMatchObject({ code: "insufficient_balance" });
-    const release = await post(h.sql, {
+    const release = await h.poster.post({
       org_id: org,
       livemode: false,
       kind: "hold_release",
@@ -187,7 +187,7 @@ describe("post", () => {
     expect(release.result.wallets[creatorWallet]).toEqual({ balance: 0, held_amount: 0, available_balance: 0 });
     // A second release of the same hold under another key is refused inside the transaction.
     await expect(
-      post(h.sql, { org_id: org, livemode: false, kind: "other_release", reference_id: "r2", holds_release: [hold?.hold_id ?? ""] }),
+      h.poster.post({ org_id: org, livemode: false, kind: "other_release", reference_id: "r2", holds_release: [hold?.hold_id ?? ""] }),
     ).rejects.toMatchObject({ code: "hold_already_released" });
     // Events: one per committed transaction and hold change, none for the refused attempts; the relay publishes them.
     const events = await h.env.adminSql<{ type: string; payload: { data: Record<string, unknown> } }[]>`
@@ -209,8 +209,8 @@ describe("post", () => {
     await fund(org, w, 100, "fz-fund");
     await h.env.adminSql`update ledger.accounts set status = 'frozen' where id = ${w}`;
     const req = (ref: string, extra: Partial<PostRequestInput>): PostRequestInput => ({ org_id: org, livemode: false, kind: "spend", reference_id: ref, ...extra });
-    await expect(post(h.sql, req("fz-1", { postings: [{ debit: { wallet_id: w }, credit: { system: "platform_revenue" }, amount: 1 }] }))).rejects.toMatchObject({ code: "wallet_not_active" });
-    await expect(post(h.sql, req("fz-2", { holds_create: [{ wallet: { wallet_id: w }, amount: 1 }] }))).rejects.toMatchObject({ code: "wallet_not_active" });
+    await expect(h.poster.post(req("fz-1", { postings: [{ debit: { wallet_id: w }, credit: { system: "platform_revenue" }, amount: 1 }] }))).rejects.toMatchObject({ code: "wallet_not_active" });
+    await expect(h.poster.post(req("fz-2", { holds_create: [{ wallet: { wallet_id: w }, amount: 1 }] }))).rejects.toMatchObject({ code: "wallet_not_active" });
     await expectInvariants(org);
   });
 
@@ -219,9 +219,9 @@ describe("post", () => {
     const org = newOrg();
     const w = await consumerWallet(org, "sharded");
     let shard = 0;
-    const pickShard = (): number => shard++ % BALANCE_SHARDS;
+    const pinned = new Poster(h.sql, { pickShard: () => shard++ % BALANCE_SHARDS });
     for (let i = 0; i < 20; i++) {
-      await post(h.sql, { org_id: org, livemode: false, kind: "wallet_topup", reference_id: `s${i}`, postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 10 }] }, { pickShard });
+      await pinned.post({ org_id: org, livemode: false, kind: "wallet_topup", reference_id: `s${i}`, postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 10 }] });
     }
     const shards = await h.env.adminSql<{ shard: number; balance: string }[]>`
       select s.shard, s.balance from ledger.account_balance_shards s join ledger.accounts a on a.id = s.account_id

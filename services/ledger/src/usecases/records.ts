@@ -12,7 +12,7 @@ import { requestHash } from "../domain/canonical.ts";
 import { ensureSystemAccount, type Scope } from "../store/accounts.ts";
 import { findBill, insertBill, lockBill, payBillAmount, type BillRow } from "../store/bills.ts";
 import type { Sql } from "../store/db.ts";
-import { post, type PostDeps, type PostHooks } from "./post.ts";
+import type { PostHooks, PostPort } from "./post-request.ts";
 
 type Body<T extends z.ZodType> = z.output<T>;
 type SystemRef = { system: SystemAccountType; entity_id?: string };
@@ -31,8 +31,8 @@ function flat(outcome: PostOutcome): Record<string, unknown> {
   return { transaction_id: outcome.result.transaction_id, reference_id: outcome.result.reference_id, amount: outcome.result.amount, created_at: outcome.result.created_at, ...outcome.result.extra };
 }
 
-async function record(sql: Sql, scope: Scope, kind: string, request: Omit<PostRequestInput, "org_id" | "livemode" | "kind">, deps: PostDeps, hooks: PostHooks = {}) {
-  const outcome = await post(sql, { org_id: scope.orgId, livemode: scope.livemode, kind, ...request }, deps, hooks);
+async function record(sql: Sql, scope: Scope, kind: string, request: Omit<PostRequestInput, "org_id" | "livemode" | "kind">, poster: PostPort, hooks?: PostHooks) {
+  const outcome = await poster.post({ org_id: scope.orgId, livemode: scope.livemode, kind, ...request }, hooks);
   const resource = flat(outcome);
   if (outcome.duplicate) {
     throw new DomainError("duplicate_reference_id", `A ${kind} with reference_id ${outcome.result.reference_id} exists`, {
@@ -65,25 +65,25 @@ function systemRef(type: string, path: string, entityId?: string): SystemRef {
 }
 
 /** Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
-export async function recordIncome(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordIncomeBody>, deps: PostDeps = {}) {
+export async function recordIncome(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordIncomeBody>, poster: PostPort) {
   return record(sql, scope, RECORD_KINDS.income, {
     reference_id: b.reference_id,
     postings: [{ debit: { system: "platform_cash" }, credit: { system: "income" }, amount: b.amount }],
     ...describe(b, { category: b.category, date: b.date, customer_name: b.customer_name }),
     ...effectiveDate(b.date),
     result_extra: { type: "income", category: b.category ?? null },
-  }, deps);
+  }, poster);
 }
 
 /** Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
-export async function recordExpense(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordExpenseBody>, deps: PostDeps = {}) {
+export async function recordExpense(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordExpenseBody>, poster: PostPort) {
   return record(sql, scope, RECORD_KINDS.expense, {
     reference_id: b.reference_id,
     postings: [{ debit: { system: "expense" }, credit: { system: "platform_cash" }, amount: b.amount }],
     ...describe(b, { category: b.category, date: b.date, vendor_name: b.vendor_name, paid_from: b.paid_from }),
     ...effectiveDate(b.date),
     result_extra: { type: "expense", category: b.category ?? null, vendor_name: b.vendor_name ?? null },
-  }, deps);
+  }, poster);
 }
 
 function presentBill(bill: BillRow): Record<string, unknown> {
@@ -91,7 +91,7 @@ function presentBill(bill: BillRow): Record<string, unknown> {
 }
 
 /** A bill: an expense owed (accounts_payable) until pay-bill settles it. Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
-export async function recordBill(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordBillBody>, deps: PostDeps = {}) {
+export async function recordBill(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordBillBody>, poster: PostPort) {
   const billId = `bill_${randomBytes(12).toString("hex")}`;
   const res = await record(sql, scope, RECORD_KINDS.bill, {
     reference_id: b.reference_id,
@@ -99,7 +99,7 @@ export async function recordBill(sql: Sql, scope: Scope, b: Body<typeof schemas.
     ...describe(b, { category: b.category, date: b.date, vendor_name: b.vendor_name, due_date: b.due_date }),
     ...effectiveDate(b.date),
     result_extra: { type: "bill", bill_id: billId, vendor_name: b.vendor_name, due_date: b.due_date === undefined ? null : new Date(b.due_date).toISOString() },
-  }, deps, {
+  }, poster, {
     // The bill id is fresh per attempt, so the idempotency hash is the client's body, not the request.
     hashInput: b,
     // The bill row commits with its transaction; the hook adds no postings.
@@ -115,7 +115,7 @@ export async function recordBill(sql: Sql, scope: Scope, b: Body<typeof schemas.
  * Pays a bill (all that is due, or `amount`), under the bill row's lock.
  * Errors: validation_error, bill_not_found, bill_amount_exceeds_unpaid, duplicate_reference_id, idempotency_conflict.
  */
-export async function payBill(sql: Sql, scope: Scope, b: Body<typeof schemas.PayBillBody>, deps: PostDeps = {}) {
+export async function payBill(sql: Sql, scope: Scope, b: Body<typeof schemas.PayBillBody>, poster: PostPort) {
   if (b.bill_id === undefined && b.bill_transaction_id === undefined) {
     throw new DomainError("validation_error", "bill_id or bill_transaction_id is required", { details: [{ path: "bill_id", message: "bill_id or bill_transaction_id is required" }] });
   }
@@ -126,7 +126,7 @@ export async function payBill(sql: Sql, scope: Scope, b: Body<typeof schemas.Pay
   const res = await record(sql, scope, RECORD_KINDS.billPayment, {
     reference_id: b.reference_id,
     ...describe(b, { bill_id: bill.id }),
-  }, deps, {
+  }, poster, {
     hashInput: { bill_id: bill.id, amount: b.amount ?? null },
     derive: async (tx) => {
       const locked = await lockBill(tx, scope, bill.id);
@@ -165,7 +165,7 @@ function linesToPostings(lines: readonly { ref: SystemRef; side: "debit" | "cred
 }
 
 /** Errors: validation_error (unknown account type, unbalanced entries), duplicate_reference_id, idempotency_conflict. */
-export async function recordAdjustment(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordAdjustmentBody>, deps: PostDeps = {}) {
+export async function recordAdjustment(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordAdjustmentBody>, poster: PostPort) {
   const lines = b.entries.map((e, i) => ({ ref: systemRef(e.account_type, `entries.${i}.account_type`, e.entity_id), side: e.entry_type, amount: e.amount }));
   const debits = lines.filter((l) => l.side === "debit").reduce((s, l) => s + l.amount, 0);
   const credits = lines.filter((l) => l.side === "credit").reduce((s, l) => s + l.amount, 0);
@@ -179,11 +179,11 @@ export async function recordAdjustment(sql: Sql, scope: Scope, b: Body<typeof sc
     metadata: { ...(b.metadata ?? {}), adjustment_type: b.adjustment_type, ...(b.adjustment_date !== undefined ? { adjustment_date: b.adjustment_date } : {}), ...(b.prepared_by !== undefined ? { prepared_by: b.prepared_by } : {}) },
     result_extra: { type: "adjustment", adjustment_type: b.adjustment_type, debits, credits },
     ...effectiveDate(b.adjustment_date),
-  }, deps);
+  }, poster);
 }
 
 /** Each balance against opening_balance_equity. Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
-export async function recordOpeningBalance(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordOpeningBalanceBody>, deps: PostDeps = {}) {
+export async function recordOpeningBalance(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordOpeningBalanceBody>, poster: PostPort) {
   const postings: NonNullable<PostRequestInput["postings"]> = [];
   for (const [i, line] of b.balances.entries()) {
     const ref = systemRef(line.account_type, `balances.${i}.account_type`, line.entity_id);
@@ -205,11 +205,11 @@ export async function recordOpeningBalance(sql: Sql, scope: Scope, b: Body<typeo
     metadata: { ...(b.metadata ?? {}), as_of_date: b.as_of_date },
     result_extra: { type: "opening_balance", as_of_date: b.as_of_date, accounts: postings.length },
     ...effectiveDate(b.as_of_date),
-  }, deps);
+  }, poster);
 }
 
 /** Moves money between two of the org's own accounts. Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
-export async function recordTransfer(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordTransferBody>, deps: PostDeps = {}) {
+export async function recordTransfer(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordTransferBody>, poster: PostPort) {
   const from = systemRef(b.from_account_type, "from_account_type");
   const to = systemRef(b.to_account_type, "to_account_type");
   if (from.system === to.system) throw new DomainError("validation_error", "from_account_type and to_account_type are the same", { details: [{ path: "to_account_type", message: "must differ from from_account_type" }] });
@@ -218,5 +218,5 @@ export async function recordTransfer(sql: Sql, scope: Scope, b: Body<typeof sche
     postings: [{ debit: to, credit: from, amount: b.amount }],
     ...describe(b, { transfer_type: b.transfer_type }),
     result_extra: { type: "transfer", transfer_type: b.transfer_type, from_account_type: from.system, to_account_type: to.system },
-  }, deps);
+  }, poster);
 }

@@ -8,16 +8,14 @@
  * creator's available balance cannot cover is booked to the platform-funded creator_receivable, which the
  * posting engine recovers from the creator's next earnings.
  */
-import { DomainError, newId, type schemas } from "@treasury/contracts";
-import { writeOutbox } from "@treasury/service-kit";
+import { DomainError, type schemas } from "@treasury/contracts";
 import type { z } from "zod";
 import { InvariantViolation, type ResolvedPosting } from "../domain/posting.ts";
-import { ensureSystemAccount, findCreatorWallet, lockWallets, type Scope } from "../store/accounts.ts";
-import type { Sql, Tx } from "../store/db.ts";
-import { lockHolds, markReleased, reduceHold } from "../store/holds.ts";
+import { ensureSystemAccount, findCreatorWallet, type Scope } from "../store/accounts.ts";
+import type { Q, Sql } from "../store/db.ts";
 import { lockSaleByTransaction, updateSaleRemainder } from "../store/sales.ts";
 import { findTransaction, latestReversal, markReversal, transactionEntries, type EntryRow, type TransactionRow } from "../store/transactions.ts";
-import { post, type Derived, type PostDeps } from "./post.ts";
+import type { Derived, PostPort } from "./post-request.ts";
 
 type ReverseBody = z.output<typeof schemas.ReverseTransactionBody>;
 
@@ -55,7 +53,7 @@ function presentReversal(r: TransactionRow | { transaction_id: string; extra: Re
   return { transaction_id: r.id, amount: r.amount, ...extra };
 }
 
-async function alreadyReversed(sql: Tx | Sql, scope: Scope, original: TransactionRow): Promise<DomainError> {
+async function alreadyReversed(sql: Q, scope: Scope, original: TransactionRow): Promise<DomainError> {
   const last = await latestReversal(sql, scope, original.id);
   return new DomainError("duplicate_reversal_reference", `Transaction ${original.id} was already reversed`, {
     extra: { existing_transaction_id: last?.id ?? null, ...(last !== undefined ? { reversal: presentReversal(last) } : {}) },
@@ -69,7 +67,7 @@ async function alreadyReversed(sql: Tx | Sql, scope: Scope, original: Transactio
  * reversal_amount_exceeds_remaining, insufficient_balance (a non-sale reversal a wallet cannot cover),
  * idempotency_conflict.
  */
-export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBody, deps: PostDeps = {}) {
+export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBody, poster: PostPort) {
   const original = await findTransaction(sql, scope, body.transaction_id);
   if (original === undefined) throw new DomainError("transaction_not_found", `Transaction ${body.transaction_id} not found`, { hint: "GET /v1/get-transactions lists transaction ids" });
   if (original.kind === KIND_REVERSAL) throw new DomainError("validation_error", "A reversal cannot be reversed", { details: [{ path: "transaction_id", message: "names a reversal" }] });
@@ -85,7 +83,7 @@ export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBo
   const receivable = participantId === undefined ? undefined : await ensureSystemAccount(sql, scope, "creator_receivable", participantId);
 
   const reference = body.idempotency_key ?? `${original.id}:${body.partial_amount ?? "full"}`;
-  const derive = async (tx: Tx, ctx: { transactionId: string }): Promise<Derived> => {
+  const derive = async (tx: Q, ctx: { transactionId: string }): Promise<Derived> => {
     const sale = await lockSaleByTransaction(tx, scope, original.id);
     const locked = await findTransaction(tx, scope, original.id, { forUpdate: true });
     if (locked === undefined) throw new InvariantViolation(`transaction ${original.id} vanished`);
@@ -104,19 +102,14 @@ export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBo
       });
     }
     const after = before + amount;
-    let out = reversingPostings(postings, total, before, after);
-    const heldDeltas = new Map<string, number>();
-    let fromHold = 0;
-    let shortfall = 0;
-    if (sale !== undefined && creatorWallet !== undefined && receivable !== undefined) {
-      ({ out, fromHold, shortfall } = await coverCreatorPart(tx, scope, out, { walletId: creatorWallet.id, holdId: sale.hold_id, receivableId: receivable.id, transactionId: ctx.transactionId }));
-      if (fromHold > 0) heldDeltas.set(creatorWallet.id, -fromHold);
-      await updateSaleRemainder(tx, scope, sale.sale_reference, after, after === total);
-    }
+    if (sale !== undefined) await updateSaleRemainder(tx, scope, sale.sale_reference, after, after === total);
     await markReversal(tx, scope, ctx.transactionId, original.id, locked.reversed_amount + amount, after === total);
+    const cover = sale !== undefined && creatorWallet !== undefined && receivable !== undefined
+      ? { walletId: creatorWallet.id, holdId: sale.hold_id, receivableId: receivable.id, reason: KIND_REVERSAL }
+      : undefined;
     return {
-      postings: out,
-      heldDeltas,
+      postings: reversingPostings(postings, total, before, after),
+      ...(cover === undefined ? {} : { cover }),
       amount,
       extra: {
         reversed_transaction_id: original.id,
@@ -124,15 +117,14 @@ export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBo
         is_partial: body.partial_amount !== undefined && after !== total,
         remaining_amount: total - after,
         reason: body.reason,
-        hold_amount_used: fromHold,
-        creator_receivable_amount: shortfall,
+        // The engine's cover replaces these for a sale (domain/engine.ts).
+        hold_amount_used: 0,
+        creator_receivable_amount: 0,
       },
     };
   };
-  const outcome = await post(
-    sql,
+  const outcome = await poster.post(
     { org_id: scope.orgId, livemode: scope.livemode, kind: KIND_REVERSAL, reference_id: reference, description: body.reason, ...(body.metadata !== undefined ? { metadata: body.metadata } : {}) },
-    deps,
     { derive, hashInput: { transaction_id: original.id, partial_amount: body.partial_amount ?? null } },
   );
   const reversal = presentReversal({ transaction_id: outcome.result.transaction_id, amount: outcome.result.amount, extra: outcome.result.extra });
@@ -148,65 +140,4 @@ async function saleParticipant(sql: Sql, scope: Scope, transactionId: string): P
   const [row] = await sql<{ participant_id: string | null }[]>`
     select participant_id from ledger.sales where transaction_id = ${transactionId} and org_id = ${scope.orgId} and livemode = ${scope.livemode}`;
   return row?.participant_id ?? undefined;
-}
-
-/**
- * The creator's part of a sale reversal: from the sale's hold first, then the available balance; any
- * shortfall is debited to creator_receivable instead of the wallet (the platform advances it).
- */
-async function coverCreatorPart(
-  tx: Tx,
-  scope: Scope,
-  postings: ResolvedPosting[],
-  c: { walletId: string; holdId: string | null; receivableId: string; transactionId: string },
-): Promise<{ out: ResolvedPosting[]; fromHold: number; shortfall: number }> {
-  let take = 0;
-  for (const p of postings) {
-    if (p.debit === c.walletId) take += p.amount;
-    if (p.credit === c.walletId) take -= p.amount;
-  }
-  if (take <= 0) return { out: postings, fromHold: 0, shortfall: 0 };
-  const [wallet] = await lockWallets(tx, scope, [c.walletId]);
-  if (wallet === undefined) throw new InvariantViolation(`creator wallet ${c.walletId} missing`);
-  let fromHold = 0;
-  if (c.holdId !== null) {
-    const [hold] = await lockHolds(tx, scope, [c.holdId]);
-    if (hold !== undefined && hold.status === "held") {
-      fromHold = Math.min(take, hold.amount);
-      if (fromHold === hold.amount) {
-        const released = await markReleased(tx, scope, hold.id, { releaseId: newId("rel"), transactionId: c.transactionId, transferExecuted: false });
-        // The same event a release answers, so hold subscribers see the hold end however it ended.
-        await writeOutbox(tx, "ledger", {
-          org_id: scope.orgId,
-          livemode: scope.livemode,
-          type: "hold.released",
-          data: {
-            hold_id: released.id,
-            release_id: released.release_id,
-            participant_id: released.participant_id,
-            wallet_id: released.wallet_id,
-            amount: released.amount,
-            currency: "USD",
-            transfer_executed: false,
-            transaction_id: released.release_transaction_id,
-            reason: "reversal",
-          },
-        });
-      } else await reduceHold(tx, scope, hold.id, fromHold);
-    }
-  }
-  const availableNow = wallet.balance - (wallet.held_amount - fromHold);
-  const shortfall = Math.max(0, take - Math.max(0, availableNow));
-  if (shortfall === 0) return { out: postings, fromHold, shortfall };
-  let left = shortfall;
-  const out: ResolvedPosting[] = [];
-  for (const p of postings) {
-    if (left > 0 && p.debit === c.walletId) {
-      const moved = Math.min(left, p.amount);
-      left -= moved;
-      if (p.amount - moved > 0) out.push({ ...p, amount: p.amount - moved });
-      out.push({ debit: c.receivableId, credit: p.credit, amount: moved });
-    } else out.push(p);
-  }
-  return { out, fromHold, shortfall };
 }

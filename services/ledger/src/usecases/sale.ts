@@ -5,7 +5,7 @@ import { DEFAULT_CREATOR_BPS, splitSale, type SaleSplit } from "../domain/sale.t
 import type { Scope } from "../store/accounts.ts";
 import type { Sql } from "../store/db.ts";
 import { findParticipant } from "../store/participants.ts";
-import { post, type PostDeps } from "./post.ts";
+import type { PostPort } from "./post-request.ts";
 
 type RecordSaleBody = z.output<typeof schemas.RecordSaleBody>;
 
@@ -44,7 +44,7 @@ function present(outcome: PostOutcome, walletId: string): Record<string, unknown
  * Errors: validation_error, participant_not_found, wallet_not_active, duplicate_reference_id (with the sale),
  * idempotency_conflict.
  */
-export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, deps: PostDeps = {}) {
+export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, poster: PostPort) {
   const participant = await findParticipant(sql, scope, body.creator_id);
   if (participant === undefined) {
     throw new DomainError("participant_not_found", `Participant ${body.creator_id} not found`, { hint: "POST /v1/participants with participant_id creates it" });
@@ -95,7 +95,7 @@ export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, d
     },
     result_extra: { breakdown },
   };
-  const outcome = await post(sql, request, deps);
+  const outcome = await poster.post(request);
   const sale = present(outcome, participant.wallet_id);
   if (outcome.duplicate) {
     throw new DomainError("duplicate_reference_id", `A sale with reference_id ${body.reference_id} exists`, {
