@@ -11,8 +11,8 @@ let env: TestEnv;
 let s: Stack;
 const children: SpawnedService[] = [];
 
-async function startPayments(extra: Record<string, string>): Promise<SpawnedService> {
-  const child = spawnService("payments", env.env("payments", { HEALTH_PORT: String(await freePort()), LOG_LEVEL: "warn", ...extra }));
+async function startPayments(extra: Record<string, string>, entry?: string): Promise<SpawnedService> {
+  const child = spawnService("payments", env.env("payments", { HEALTH_PORT: String(await freePort()), LOG_LEVEL: "warn", ...extra }), entry === undefined ? {} : { entry });
   children.push(child);
   await child.ready;
   return child;
@@ -39,7 +39,7 @@ describe("crash between ledger post and settle", () => {
   // Proves kill -9 after the ledger post leaves the session `completing`; after restart the reconciler settles it exactly once.
   // Two process starts (tsx) dominate the time; on a loaded 2-core machine they can take several seconds each.
   it("recovers through the reconciler", { timeout: 120_000 }, async () => {
-    const crashing = await startPayments({ PAYMENTS_CRASH_AFTER_LEDGER_POST: "1", PAYMENTS_RECONCILE_INTERVAL_MS: "600000" });
+    const crashing = await startPayments({ PAYMENTS_RECONCILE_INTERVAL_MS: "600000" }, "tests/e2e/fixtures/payments-crash-after-post.ts");
     const pid = `crash_creator_${Date.now().toString(36)}`;
     expect((await call(s.baseUrl, "POST", "/v1/participants", { key: s.testKey, body: { participant_id: pid, default_split_percent: 60 } })).status).toBe(201);
     const created = await call(s.baseUrl, "POST", "/v1/checkout-sessions", { key: s.testKey, body: { participant_id: pid, amount: 12_345 } });

@@ -22,6 +22,11 @@ export interface SpawnServiceOptions {
   readyTimeoutMs?: number;
   /** Also print its lines to this process's stderr, prefixed (default: when TEST_LOG_LEVEL is set). */
   echo?: boolean;
+  /**
+   * The script to run, relative to the repository root (default `services/<name>/src/main.ts`): a test's own
+   * entry that builds the service with test dependencies (a crash point, say).
+   */
+  entry?: string;
 }
 
 const outputLinesMax = 5_000;
@@ -39,7 +44,7 @@ function installExitHook(): void {
 }
 
 /**
- * Starts `node --import tsx services/<name>/src/main.ts` with `env` on top of this process's environment.
+ * Starts `node --import tsx services/<name>/src/main.ts` (or `opts.entry`) with `env` on top of this process's environment.
  * `env.HEALTH_PORT` must be an explicit free port (freePort()), since `ready` polls it.
  */
 export function spawnService(name: string, env: Record<string, string>, opts: SpawnServiceOptions = {}): SpawnedService {
@@ -49,7 +54,7 @@ export function spawnService(name: string, env: Record<string, string>, opts: Sp
   }
   const healthHost = env["HEALTH_HOST"] ?? "127.0.0.1";
   const root = repoRoot();
-  const entry = join(root, "services", name, "src", "main.ts");
+  const entry = opts.entry === undefined ? join(root, "services", name, "src", "main.ts") : join(root, opts.entry);
   if (!existsSync(entry)) throw new Error(`spawnService: ${entry} does not exist`);
 
   installExitHook();

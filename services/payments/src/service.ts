@@ -13,7 +13,12 @@ import { Reconciler } from "./usecases/reconcile.ts";
 
 export type PaymentsService = Service<ServiceConfig<typeof PaymentsEnv>> & { reconciler: Reconciler; deps: PaymentsDeps };
 
-export async function buildPayments(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<PaymentsService> {
+export interface PaymentsBuildDeps extends ServiceDeps {
+  /** Runs between a completion's ledger post and its settle step (crash tests stop the process there). */
+  afterLedgerPost?: () => Promise<void>;
+}
+
+export async function buildPayments(env: Record<string, string | undefined>, deps: PaymentsBuildDeps = {}): Promise<PaymentsService> {
   const svc = await createService({ name: "payments", env, extraEnv: PaymentsEnv, deps });
   const cfg = svc.config;
   // Where a completion's time goes (intent → ledger post → settle): the first place to look when checkouts slow down.
@@ -31,7 +36,7 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     providers: { soledgic: soledgicProvider, stripe: stripeProvider({ secretKey: cfg.STRIPE_SECRET_KEY, apiBase: cfg.STRIPE_API_BASE }) },
     log: svc.log,
     now: () => new Date(),
-    afterLedgerPost: cfg.PAYMENTS_CRASH_AFTER_LEDGER_POST ? crashPoint(svc) : async () => {},
+    afterLedgerPost: deps.afterLedgerPost ?? (async () => {}),
     observeStep: (step, seconds) => stepChildren[step].observe(seconds),
   };
   registerHandlers(svc, useCaseDeps);
@@ -52,16 +57,4 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
   });
   svc.onShutdown(() => reconciler.stop());
   return withReconciler;
-}
-
-/**
- * Test-only: stop doing anything right after the ledger answered, before the settle step, and say so on
- * stderr, so a test can kill -9 the process at exactly this point. Never resolves.
- */
-function crashPoint(svc: Service): () => Promise<void> {
-  return () => {
-    svc.log.fatal("crash point reached: after ledger post, before settle");
-    process.stderr.write("PAYMENTS_CRASH_POINT_REACHED\n");
-    return new Promise<void>(() => {});
-  };
 }
