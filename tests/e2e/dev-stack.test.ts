@@ -86,11 +86,14 @@ async function start(logLevel?: string): Promise<Started> {
   proc.stdout!.on("data", (b: Buffer) => (text += b.toString()));
   proc.stderr!.on("data", (b: Buffer) => (text += b.toString()));
   const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
-  const deadline = Date.now() + 150_000;
-  while (!text.includes("Treasury is up")) {
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up (exit ${proc.exitCode}):\n${text}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  // Up, or dead: whichever comes first (a stack that died is not waited for until the deadline).
+  const died = exited.then((code) => {
+    throw new Error(`npm start exited with ${code}:\n${text}`);
+  });
+  died.catch(() => undefined);
+  await Promise.race([waitFor(() => text.includes("Treasury is up"), { timeoutMs: 150_000, intervalMs: 200 }), died]).catch((e: unknown) => {
+    throw new Error(`npm start did not come up (exit ${proc.exitCode}):\n${text}`, { cause: e });
+  });
   return { proc, output: () => text, exited };
 }
 

@@ -5,7 +5,7 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { connect } from "@nats-io/transport-node";
-import { setupTestEnv, type TestEnv } from "@treasury/testing";
+import { setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
 import { buildGateway } from "../../services/gateway/src/service.ts";
 import { createApiKey, createOrg } from "../../services/gateway/src/admin.ts";
 import { buildKyc } from "../../services/kyc/src/service.ts";
@@ -37,9 +37,13 @@ describe("tracing", () => {
       exporter.reset();
       const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
       const r = await call(`http://127.0.0.1:${gw.ports.main}`, "GET", "/v1/kyc/business", { key, headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
-      expect(r.status).toBe(501);
-      await new Promise((res) => setTimeout(res, 200));
-      const spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+      expect(r.status).toBeLessThan(500);
+      // Spans end after the answer is written: wait until both ends have finished theirs.
+      const spans = await waitFor(() => {
+        const found = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+        const names = new Set(found.map((s) => s.name));
+        return names.has("HTTP GET /v1/kyc/business") && names.has("kyc.getBusinessVerification") ? found : false;
+      });
       const names = spans.map((s) => s.name);
       expect(names).toEqual(expect.arrayContaining(["HTTP GET /v1/kyc/business", "kyc.getBusinessVerification"]));
       const http = spans.find((s) => s.name.startsWith("HTTP"))!;
@@ -65,17 +69,19 @@ describe("graceful shutdown", () => {
   it("finishes a request that is in flight when SIGTERM-style stop begins, and takes no new ones", async () => {
     const gw = await buildGateway({ ...env.env("gateway"), PORT: "0", ALT_PORT: "0", RPC_TIMEOUT_MS: "5000" });
     const nc = await connect({ servers: env.natsUrl });
-    // A slow service: answers after 500 ms.
+    // A slow service: it answers only when the test lets it, after the stop has begun.
+    let received: (() => void) | undefined;
     nc.subscribe(`${env.prefix}svc.ledger.listParticipants`, {
       callback: (_e, m) => {
-        setTimeout(() => m.respond(JSON.stringify({ ok: true, status: 200, body: { participants: [] } })), 500);
+        received = () => m.respond(JSON.stringify({ ok: true, status: 200, body: { participants: [] } }));
       },
     });
     await nc.flush();
     const base = `http://127.0.0.1:${gw.ports.main}`;
     const inflight = call(base, "GET", "/v1/participants", { key });
-    await new Promise((r) => setTimeout(r, 150));
+    const answer = await waitFor(() => received ?? false);
     const stopping = gw.stop();
+    answer();
     const r = await inflight;
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ success: true, participants: [] });

@@ -10,7 +10,8 @@ import { Authenticator, type AuthResult } from "./auth.ts";
 let env: TestEnv;
 let sql: postgres.Sql;
 /** Key reads made through `counted`, and how long the next ones are held back before they answer. */
-const reads = { count: 0, holdMs: 0 };
+/** Key reads seen; while `gate` is set, each read's rows wait for it (counted in `held`) before they are returned. */
+const reads: { count: number; held: number; gate: Promise<void> | undefined } = { count: 0, held: 0, gate: undefined };
 let counted: postgres.Sql;
 const authenticators: Authenticator[] = [];
 /** Admin-change notifications seen on the authenticators' own LISTEN connection (they see each one first). */
@@ -25,8 +26,13 @@ beforeAll(async () => {
       const strings = args[0] as readonly string[] | undefined;
       if (!Array.isArray(strings) || !strings.join("").includes("gateway.api_keys")) return query;
       reads.count += 1;
-      const hold = reads.holdMs;
-      return hold === 0 ? query : query.then(async (rows) => (await new Promise((r) => setTimeout(r, hold)), rows));
+      const gate = reads.gate;
+      if (gate === undefined) return query;
+      return query.then(async (rows) => {
+        reads.held += 1;
+        await gate;
+        return rows;
+      });
     },
   });
   await sql.listen(AUTH_CHANGED_CHANNEL, () => void (notifications += 1));
@@ -93,17 +99,20 @@ describe("Authenticator cache", () => {
   it("does not cache what a read saw before an admin change that arrived while it ran", async () => {
     const auth = await started(60_000);
     const { api_key, key_id } = await newKey();
-    reads.holdMs = 1_500;
+    let open = (): void => {};
+    reads.gate = new Promise<void>((r) => (open = r));
+    const heldBefore = reads.held;
     const inFlight = auth.authenticate(api_key);
     try {
       // The read has its (still active) row and is held; the key is revoked and the change announced meanwhile.
-      await new Promise((r) => setTimeout(r, 200));
+      await waitFor(() => reads.held > heldBefore);
       await announced(() => revokeApiKey(env.adminSql, key_id));
-      // The request that was already being authenticated may pass (it started before the revocation) …
-      expect(code(await inFlight)).toBe("ok");
     } finally {
-      reads.holdMs = 0;
+      reads.gate = undefined;
+      open();
     }
+    // The request that was already being authenticated may pass (it started before the revocation) …
+    expect(code(await inFlight)).toBe("ok");
     // … but the next one reads the key again and is refused.
     expect(code(await auth.authenticate(api_key))).toBe("invalid_api_key");
   });
