@@ -157,7 +157,7 @@ export function applyPosting(req: PostRequest, view: LedgerView, derived?: Deriv
         details: [{ path: `postings.${i}`, message: "debit and credit name the same account" }],
       });
     }
-    postings.push({ debit, credit, amount: p.amount });
+    postings.push({ debit, credit, amount: cents(p.amount) });
     for (const id of [debit, credit]) if (wallets.has(id)) moving.add(id);
   }
   const holdsCreated: Applied["holdsCreated"] = [];
@@ -314,8 +314,8 @@ export function coverCreatorPart(
     if (left > 0 && p.debit === c.walletId) {
       const moved = Math.min(left, p.amount);
       left -= moved;
-      if (p.amount - moved > 0) out.push({ ...p, amount: p.amount - moved });
-      out.push({ debit: c.receivableId, credit: p.credit, amount: moved });
+      if (p.amount - moved > 0) out.push({ ...p, amount: cents(p.amount - moved) });
+      out.push({ debit: c.receivableId, credit: p.credit, amount: cents(moved) });
     } else out.push(p);
   }
   return { postings: out, fromHold: cents(fromHold), shortfall: cents(shortfall), hold };

@@ -1,6 +1,7 @@
 // Proves the pure posting arithmetic: entries and balance_after per posting, balanced totals, and that a
 // broken invariant (unbalanced entries, unknown account, self-posting) crashes instead of answering.
 import fc from "fast-check";
+import { cents } from "@treasury/contracts";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, requestHash } from "./canonical.ts";
 import { assertBalanced, InvariantViolation, planPostings, walletStateOk, type AccountState } from "./posting.ts";
@@ -17,9 +18,9 @@ describe("planPostings", () => {
     // Proves entries follow postings in order and wallets' running balances are exact.
     const plan = planPostings(
       [
-        { debit: "w1", credit: "w2", amount: 60 },
-        { debit: "cash", credit: "w2", amount: 5 },
-        { debit: "w2", credit: "rev", amount: 10 },
+        { debit: "w1", credit: "w2", amount: cents(60) },
+        { debit: "cash", credit: "w2", amount: cents(5) },
+        { debit: "w2", credit: "rev", amount: cents(10) },
       ],
       accounts,
     );
@@ -43,10 +44,10 @@ describe("planPostings", () => {
 
   it("crashes on invariant violations rather than answering a client error", () => {
     // Proves unbalanced entries, unresolved accounts and self-postings are bugs that throw InvariantViolation.
-    expect(() => assertBalanced([{ entry_type: "debit", amount: 5 }, { entry_type: "credit", amount: 4 }])).toThrow(InvariantViolation);
-    expect(() => planPostings([{ debit: "nope", credit: "w2", amount: 1 }], accounts)).toThrow(InvariantViolation);
-    expect(() => planPostings([{ debit: "w1", credit: "w1", amount: 1 }], accounts)).toThrow(InvariantViolation);
-    expect(() => planPostings([{ debit: "w1", credit: "w2", amount: 0 }], accounts)).toThrow(InvariantViolation);
+    expect(() => assertBalanced([{ entry_type: "debit", amount: cents(5) }, { entry_type: "credit", amount: cents(4) }])).toThrow(InvariantViolation);
+    expect(() => planPostings([{ debit: "nope", credit: "w2", amount: cents(1) }], accounts)).toThrow(InvariantViolation);
+    expect(() => planPostings([{ debit: "w1", credit: "w1", amount: cents(1) }], accounts)).toThrow(InvariantViolation);
+    expect(() => planPostings([{ debit: "w1", credit: "w2", amount: cents(0) }], accounts)).toThrow(InvariantViolation);
   });
 
   it("keeps debits equal to credits and money conserved for any postings", () => {
@@ -55,7 +56,7 @@ describe("planPostings", () => {
     const posting = fc
       .record({ d: fc.constantFrom(...ids), c: fc.constantFrom(...ids), amount: fc.integer({ min: 1, max: 1_000_000 }) })
       .filter((p) => p.d !== p.c)
-      .map((p) => ({ debit: p.d, credit: p.c, amount: p.amount }));
+      .map((p) => ({ debit: p.d, credit: p.c, amount: cents(p.amount) }));
     fc.assert(
       fc.property(fc.array(posting, { maxLength: 30 }), (postings) => {
         const plan = planPostings(postings, accounts);

@@ -2,6 +2,7 @@
  * Pure posting arithmetic: from resolved accounts and postings to entries with balance_after, the wallets'
  * new states and the system accounts' deltas. No I/O; the use case feeds it locked rows.
  */
+import type { Cents } from "@treasury/contracts";
 import { signedDelta, type Side } from "./accounts.ts";
 
 export interface AccountState {
@@ -16,13 +17,13 @@ export interface AccountState {
 export interface ResolvedPosting {
   debit: string;
   credit: string;
-  amount: number;
+  amount: Cents;
 }
 
 export interface PlannedEntry {
   account_id: string;
   entry_type: Side;
-  amount: number;
+  amount: Cents;
   /** Exact for wallets; null for sharded system accounts. */
   balance_after: number | null;
 }
@@ -57,7 +58,7 @@ export function planPostings(postings: readonly ResolvedPosting[], accounts: Rea
   const wallets = new Map<string, AccountState>();
   const systemDeltas = new Map<string, number>();
   const entries: PlannedEntry[] = [];
-  const apply = (accountId: string, side: Side, amount: number): void => {
+  const apply = (accountId: string, side: Side, amount: Cents): void => {
     const account = accounts.get(accountId);
     if (account === undefined) throw new InvariantViolation(`posting names an unresolved account ${accountId}`);
     const delta = signedDelta(account.normal, side, amount);

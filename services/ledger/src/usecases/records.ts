@@ -5,7 +5,7 @@
  * duplicate_reference_id with the existing record.
  */
 import { randomBytes } from "node:crypto";
-import { DomainError, type PostOutcome, type PostRequestInput, type schemas } from "@treasury/contracts";
+import { cents, DomainError, type PostOutcome, type PostRequestInput, type schemas } from "@treasury/contracts";
 import type { z } from "zod";
 import { isSystemAccountType, NORMAL_SIDE, type SystemAccountType } from "../domain/accounts.ts";
 import { requestHash } from "../domain/canonical.ts";
@@ -137,7 +137,7 @@ export async function payBill(sql: Sql, scope: Scope, b: Body<typeof schemas.Pay
         throw new DomainError("bill_amount_exceeds_unpaid", `Payment ${amount} exceeds the ${due} due on bill ${bill.id}`, { extra: { bill: presentBill(locked) } });
       }
       const after = await payBillAmount(tx, scope, bill.id, amount);
-      return { postings: [{ debit: payable.id, credit: cash.id, amount }], amount, extra: { type: "bill_payment", ...presentBill(after) } };
+      return { postings: [{ debit: payable.id, credit: cash.id, amount: cents(amount) }], amount, extra: { type: "bill_payment", ...presentBill(after) } };
     },
   });
   return res;

@@ -8,7 +8,7 @@
  * creator's available balance cannot cover is booked to the platform-funded creator_receivable, which the
  * posting engine recovers from the creator's next earnings.
  */
-import { DomainError, type schemas } from "@treasury/contracts";
+import { cents, DomainError, type schemas } from "@treasury/contracts";
 import type { z } from "zod";
 import { InvariantViolation, type ResolvedPosting } from "../domain/posting.ts";
 import { ensureSystemAccount, findCreatorWallet, type Scope } from "../store/accounts.ts";
@@ -42,7 +42,7 @@ export function reversingPostings(original: readonly ResolvedPosting[], total: n
   const out: ResolvedPosting[] = [];
   for (const p of original) {
     const part = cum(p.amount, reversedAfter) - cum(p.amount, reversedBefore);
-    if (part > 0) out.push({ debit: p.credit, credit: p.debit, amount: part });
+    if (part > 0) out.push({ debit: p.credit, credit: p.debit, amount: cents(part) });
   }
   return out;
 }
