@@ -1,4 +1,4 @@
-// Proves every envelope status of wire-decisions §1, the headers on every response, health, OpenAPI, and that random input never breaks the envelope.
+// Proves every envelope status of docs/api.md, Conventions, the headers on every response, health, OpenAPI, and that random input never breaks the envelope.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { connect } from "@nats-io/transport-node";

@@ -49,7 +49,7 @@ describe("ledger accounting over HTTP", () => {
   });
 
   it("accounting writes need the accounting scope; a read key may still generate reports", async () => {
-    // Proves fail-closed scopes for the new operations (wire-decisions §1a).
+    // Proves fail-closed scopes for the new operations (docs/api.md, Scopes).
     const { api_key } = await stack.key({ scopes: ["read"] });
     expect((await post("/v1/record-income", { reference_id: "i1", amount: 100 }, api_key)).body).toMatchObject({ error_code: "insufficient_scope" });
     expect((await post("/v1/generate-report", { report_type: "profit_loss" }, api_key)).status).toBe(200);

@@ -33,7 +33,7 @@ const hookUrl = (): string => `http://127.0.0.1:${(server.address() as AddressIn
 const webhooks = (key: string, body: unknown) => call(stack.baseUrl, "POST", "/v1/webhooks", { key, body });
 
 it("create answers 201 {success, request_id, data} with the secret; list answers the endpoints without it", async () => {
-  // Proves the management envelope of wire-decisions §6 through the gateway.
+  // Proves the management envelope of docs/api.md, Webhooks through the gateway.
   const created = await webhooks(stack.testKey, { action: "create", url: hookUrl(), description: "e2e", events: ["payout.failed"] });
   expect(created.status).toBe(201);
   expect(created.body).toMatchObject({ success: true, data: { url: hookUrl(), description: "e2e", events: ["payout.failed"], is_active: true } });

@@ -1,4 +1,4 @@
-// Proves the shared contracts' rules: money helpers are exact, and the route table matches wire-decisions §1a.
+// Proves the shared contracts' rules: money helpers are exact, and the route table matches docs/api.md, Scopes.
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { AMOUNT_MAX_CENTS, PositiveCents, cents, parseCents, percentToBps, shareOf } from "./money.ts";
@@ -41,7 +41,7 @@ describe("route table", () => {
     expect(new Set(ops).size).toBe(ops.length);
   });
 
-  it("requires read on every GET, and the scopes of wire-decisions §1a on writes", () => {
+  it("requires read on every GET, and the scopes of docs/api.md, Scopes on writes", () => {
     for (const r of ROUTES.filter((x) => x.method === "GET")) expect([r.path, r.scope]).toEqual([r.path, r.path === "/v1/receipts/jwks" ? null : "read"]);
     const scopeOf = (path: string) => ROUTES.find((r) => r.method === "POST" && r.path === path)?.scope;
     expect(scopeOf("/v1/participants")).toBe("creators");

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** The largest amount any single operation may move (wire-decisions §1). */
+/** The largest amount any single operation may move (docs/api.md, Conventions). */
 export const AMOUNT_MAX_CENTS = 100_000_000_000;
 
 declare const centsBrand: unique symbol;

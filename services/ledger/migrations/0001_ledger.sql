@@ -44,7 +44,7 @@ create unique index accounts_consumer_wallet_uq on accounts (org_id, livemode, o
 create index accounts_wallet_list_idx on accounts (org_id, livemode, created_at, id) where is_wallet;
 
 -- Running balances of system accounts, split over N rows so concurrent postings rarely wait for each other.
--- The account's balance is the sum of its shards (see ADR-hot-accounts.md).
+-- The account's balance is the sum of its shards (see docs/adr/0004-hot-accounts.md).
 create table account_balance_shards (
   account_id uuid not null references accounts (id),
   shard smallint not null check (shard >= 0),

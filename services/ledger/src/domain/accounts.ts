@@ -43,7 +43,7 @@ export function signedDelta(normal: Side, entryType: Side, amount: number): numb
   return normal === entryType ? amount : -amount;
 }
 
-/** Number of rows a system account's running balance is spread over (see ADR-hot-accounts.md). */
+/** Number of rows a system account's running balance is spread over (see docs/adr/0004-hot-accounts.md). */
 export const BALANCE_SHARDS = 16;
 
 /** Human-readable names of system accounts (shown in transaction listings). */
@@ -62,7 +62,7 @@ export const SYSTEM_ACCOUNT_NAMES: Record<SystemAccountType, string> = {
   sandbox_funding: "Sandbox funding (simulated cards)",
 };
 
-/** Wallet capabilities by type (wire-decisions §2). */
+/** Wallet capabilities by type (docs/api.md, Participants and wallets). */
 export interface WalletFlags {
   redeemable: boolean;
   transferable: boolean;

@@ -1,5 +1,5 @@
 // Proves the ledger's public operations through real RPC (NATS → handler → PostgreSQL): fields, statuses,
-// named keys, replays and every error code wire-decisions §2/§3 assign them.
+// named keys, replays and every error code docs/api.md assign them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkInvariants } from "../invariants.ts";
 import { authFor, err, errorCode, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
@@ -21,7 +21,7 @@ async function expectInvariants(): Promise<void> {
 
 describe("participants", () => {
   it("create is idempotent on participant_id: 201 created, 200 replay, 409 with different fields", async () => {
-    // Proves wire-decisions §2 participant create semantics, and that the creator wallet comes with it.
+    // Proves docs/api.md, Participants and wallets participant create semantics, and that the creator wallet comes with it.
     const auth = authFor(newOrg());
     const body = { participant_id: "creator_a", display_name: "Ada", email: "ada@example.com", default_split_percent: 80.5, tax_info: { tax_id_type: "ssn", tax_id: "123-45-6789", date_of_birth: "1990-01-01" } };
     const first = ok(await h.call("createParticipant", auth, { body }));

@@ -94,7 +94,7 @@ describe("reverse-transaction", () => {
   });
 
   it("sale reversal takes the hold first, books a shortfall to creator_receivable, recovered from the next earnings", async () => {
-    // Proves DESIGN.md's wallet-never-negative rule for reversals and the receivable recovery in the engine.
+    // Proves the wallet-never-negative rule (docs/architecture.md) for reversals and the receivable recovery in the engine.
     const auth = authFor(newOrg());
     await creator(auth, "cr", 80);
     await creator(auth, "friend");

@@ -1,4 +1,4 @@
-/** Wire shapes of the ledger's resources (wire-decisions §2, §3). */
+/** Wire shapes of the ledger's resources (docs/api.md). */
 import type { WalletRow } from "../store/accounts.ts";
 import type { HoldRow } from "../store/holds.ts";
 import type { ParticipantRow, ParticipantWithBalance } from "../store/participants.ts";

@@ -1,4 +1,4 @@
-/** get-transactions: the ledger's transactions, newest first, filtered and paged (wire-decisions §5). */
+/** get-transactions: the ledger's transactions, newest first, filtered and paged (docs/api.md, Transactions and accounting). */
 import type { schemas } from "@treasury/contracts";
 import type { z } from "zod";
 import { findCreatorWallet, type Scope } from "../store/accounts.ts";

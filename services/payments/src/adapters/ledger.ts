@@ -45,7 +45,7 @@ export interface LedgerClient {
   getParticipant(scope: Scope, participantId: string): Promise<LedgerParticipant>;
   /**
    * The participant's immutable facts (existence, wallet id, display name, default split), cached briefly:
-   * a participant is never changed or deleted once created (wire-decisions §2), so a cached answer stays true.
+   * a participant is never changed or deleted once created (docs/api.md, Participants and wallets), so a cached answer stays true.
    * Balances are not part of it; read them with getParticipant.
    */
   participantInfo(scope: Scope, participantId: string): Promise<Pick<LedgerParticipant, "id" | "wallet_id" | "display_name" | "default_split_percent">>;

@@ -4,7 +4,7 @@
  */
 import { cents, percentToBps, shareOf, subCents, type Cents } from "@treasury/contracts";
 
-/** Creator share when neither the request nor the participant names one (wire-decisions §2). */
+/** Creator share when neither the request nor the participant names one (docs/api.md, Participants and wallets). */
 export const DEFAULT_CREATOR_PERCENT = 80;
 
 export interface Split {

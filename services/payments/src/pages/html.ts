@@ -10,7 +10,7 @@ export function usd(amountCents: number): string {
   return `${sign}$${Math.floor(abs / 100).toLocaleString("en-US")}.${String(abs % 100).padStart(2, "0")}`;
 }
 
-/** Sandbox test cards (wire-decisions §3). */
+/** Sandbox test cards (docs/api.md, Checkout). */
 export const TEST_CARD_SUCCESS = "4242424242424242";
 export const TEST_CARD_DECLINE = "4000000000000002";
 

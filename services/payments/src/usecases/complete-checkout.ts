@@ -1,5 +1,5 @@
 /**
- * Completing a checkout, per DESIGN.md "Money across services":
+ * Completing a checkout, per docs/architecture.md, "Money across services":
  *   1. record the intent: the session becomes `completing` with ledger reference `checkout:<id>`;
  *   2. one svc.ledger.post records the sale (creator share, platform share, sales tax; the hold on the creator
  *      share when hold_funds) — idempotent on the reference, so any number of drivers move money once;

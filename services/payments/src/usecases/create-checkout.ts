@@ -19,7 +19,7 @@ import { presentCheckout, saleReferenceOf } from "./present.ts";
 
 export type CreateCheckoutBody = z.output<typeof schemas.CreateCheckoutBody>;
 
-/** Sandbox test payment methods (wire-decisions §3). */
+/** Sandbox test payment methods (docs/api.md, Checkout). */
 export const TEST_PAYMENT_METHODS = { pm_card_visa: "succeeds", pm_card_chargeDeclined: "declines" } as const;
 
 function invalid(path: string, message: string, hint?: string): DomainError {

@@ -16,7 +16,7 @@ export interface PaymentsDeps {
   observeStep?: (step: CompletionStep, seconds: number) => void;
 }
 
-/** The steps of DESIGN.md "Money across services" as payments runs them for a checkout. */
+/** The steps of docs/architecture.md, "Money across services" as payments runs them for a checkout. */
 export type CompletionStep = "intent" | "ledger_post" | "settle";
 
 export const CHECKOUT_TTL_MS = 60 * 60 * 1000;

@@ -1,4 +1,4 @@
-/** Wire shape of a checkout session (wire-decisions §3). */
+/** Wire shape of a checkout session (docs/api.md, Checkout). */
 import { breakdownOf } from "../domain/split.ts";
 import type { CheckoutRow } from "../store/checkouts.ts";
 

@@ -10,7 +10,7 @@
  * reverseSharedWalletSpend: makes the buyer whole and takes the split back, following "Money across
  * services": the intent (with its reason, in the audit table) is recorded first, then one ledger post with
  * reference = the spend's transaction id, then the outcome. What the creator's available balance cannot cover
- * is booked to the platform-funded creator_receivable account (DESIGN.md), so a reversal never fails on a
+ * is booked to the platform-funded creator_receivable account (docs/architecture.md), so a reversal never fails on a
  * creator who has already been paid out.
  * Errors: transaction_not_found, duplicate_reversal_reference (already reversed; the reversal is returned),
  * insufficient_balance (the creator's balance moved under the plan: retry), service_timeout.

@@ -23,7 +23,7 @@ function codeOf(fn: () => unknown): string | undefined {
 
 describe("signing", () => {
   it("secrets are whsec_ + base64 of 24 bytes", () => {
-    // Proves the secret format of wire-decisions §6.
+    // Proves the secret format of docs/api.md, Webhooks.
     const s = newSecret();
     expect(s).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     expect(Buffer.from(s.slice(6), "base64")).toHaveLength(24);

@@ -1,4 +1,4 @@
-/** Wire shapes of endpoints and deliveries (wire-decisions §6). */
+/** Wire shapes of endpoints and deliveries (docs/api.md, Webhooks). */
 
 export interface EndpointView {
   id: string;

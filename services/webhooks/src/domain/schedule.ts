@@ -1,5 +1,5 @@
 /**
- * The retry schedule (wire-decisions §6): attempt 1 now, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after
+ * The retry schedule (docs/api.md, Webhooks): attempt 1 now, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after
  * each failure, with ± 10 % jitter; after the last attempt the delivery is failed.
  */
 export const DEFAULT_RETRY_SCHEDULE_MS = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const;

@@ -1,5 +1,5 @@
 /**
- * Endpoint URL rules (wire-decisions §6). Live: https only, and the host must not be, or resolve to, a private,
+ * Endpoint URL rules (docs/api.md, Webhooks). Live: https only, and the host must not be, or resolve to, a private,
  * loopback or link-local address (the resolution is checked by the caller, here and again at connect time).
  * Sandbox: https anywhere, or http to localhost / 127.0.0.1 / [::1] for local development.
  */

@@ -238,7 +238,7 @@ export interface SettleItem {
   outcome: AttemptOutcome;
 }
 
-/** Days an endpoint may keep failing before it is disabled (wire-decisions §6). */
+/** Days an endpoint may keep failing before it is disabled (docs/api.md, Webhooks). */
 const FAILING_DISABLE_DAYS = 5;
 
 /**
