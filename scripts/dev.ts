@@ -13,7 +13,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { SERVICES, type ServiceName } from "@treasury/contracts";
-import { migrateAll, serviceDatabaseUrl } from "@treasury/service-kit";
+import { generateKeyRingEntry, migrateAll, serviceDatabaseUrl } from "@treasury/service-kit";
 import {
   MissingBinaryError,
   findBinary,
@@ -33,6 +33,14 @@ const env = process.env;
 const dataRoot = env["DEV_DATA_DIR"] ? resolve(env["DEV_DATA_DIR"]) : join(root, ".data");
 const credentialsFile = join(dataRoot, "dev-credentials.json");
 const pidsFile = join(dataRoot, "dev-services.json");
+/**
+ * Key rings that seal secrets at rest, generated on first start into the data folder (readable by its owner
+ * only) and reused afterwards; a value set in the environment wins. Each service gets the rings it uses.
+ */
+const KEY_RINGS: { service: ServiceName; variable: string; file: string; what: string }[] = [
+  { service: "kyc", variable: "PII_KEYS", file: "pii-keys", what: "personal data" },
+  { service: "receipts", variable: "RECEIPTS_SEALING_KEYS", file: "receipts-sealing-keys", what: "receipt signing keys" },
+];
 
 const pgPort = Number(env["DEV_PG_PORT"] ?? 54329);
 const natsPort = Number(env["DEV_NATS_PORT"] ?? 42229);
@@ -220,6 +228,9 @@ function serviceEnv(name: ServiceName, adminUrl: string, natsUrl: string): NodeJ
     LOG_LEVEL: env["LOG_LEVEL"] ?? "info",
     DB_POOL_MAX: String(dbPoolMax),
   };
+  for (const ring of KEY_RINGS) {
+    if (ring.service === name && (env[ring.variable] ?? "") === "") vars[ring.variable] = ensureKeyRing(ring.file, ring.what);
+  }
   if (name === "gateway") {
     vars["PORT"] = mainPort;
     vars["ALT_PORT"] = altPort;
@@ -227,6 +238,16 @@ function serviceEnv(name: ServiceName, adminUrl: string, natsUrl: string): NodeJ
     vars["ALT_BASE_URL"] = env["ALT_BASE_URL"] ?? `http://${host}:${altPort}`;
   }
   return vars;
+}
+
+/** Reuses a key ring of the data folder, or creates one (readable by its owner only) on first start. */
+function ensureKeyRing(name: string, what: string): string {
+  const file = join(dataRoot, name);
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  const ring = generateKeyRingEntry("dev1");
+  writeFileSync(file, `${ring}\n`, { mode: 0o600 });
+  say(`generated the key that seals ${what} (${file})`);
+  return ring;
 }
 
 function startService(name: ServiceName, index: number, vars: NodeJS.ProcessEnv): void {

@@ -126,13 +126,6 @@ describe("envelope statuses", () => {
     await waitFor(async () => (await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey })).status === 200, { timeoutMs: 2_000, intervalMs: 20 });
   });
 
-  it("501 not_implemented through the real path for operations not built yet", async () => {
-    const r = await call(stack.baseUrl, "GET", "/v1/kyc/business", { key: stack.testKey });
-    expect(r.status).toBe(501);
-    expect(r.body.error_code).toBe("not_implemented");
-    expectEnvelope(r);
-  });
-
   it("echoes a client's valid X-Request-Id and replaces an invalid one", async () => {
     const mine = "req_0123456789abcdef0123456789abcdef";
     const r = await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey, headers: { "x-request-id": mine } });
@@ -220,13 +213,13 @@ describe("health, OpenAPI and docs", () => {
     expect(html).toContain("createCheckoutSession");
   });
 
-  it("routes hosted pages on the alt listener only, as HTML with no API key, answering 501 HTML until built", async () => {
-    // Receipt pages are not built yet: the answer comes through the real path as HTML.
+  it("routes hosted pages on the alt listener only, as HTML with no API key", async () => {
+    // An unknown receipt's page: the owning service answers through the real path, as HTML.
     const page = await fetch(`${stack.altUrl}/v1/receipts/rcpt_x/view`);
-    expect(page.status).toBe(501);
+    expect(page.status).toBe(404);
     expect(page.headers.get("content-type")).toContain("text/html");
     expect(page.headers.get("x-frame-options")).toBe("DENY");
-    expect(await page.text()).toContain("not implemented");
+    expect(await page.text()).toContain("does not exist");
     const onMain = await call(stack.baseUrl, "GET", "/v1/receipts/rcpt_x/view");
     expect(onMain.status).toBe(404);
     expect(onMain.body.error_code).toBe("route_not_found");

@@ -21,8 +21,22 @@ export const PUBLIC_EVENT_TYPES = [
 ] as const;
 export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
 
+/**
+ * A payout's lifecycle: created when its money left the creator's wallet, processing when it went into a bank
+ * file, executed when it is paid, failed when the bank returned it (its money is back in the wallet). Each
+ * event's data is the payout object as `GET /v1/payouts/{id}` shows it at that moment.
+ */
+export const PAYOUT_EVENT_TYPES = ["payout.created", "payout.processing", "payout.executed", "payout.failed"] as const satisfies readonly PublicEventType[];
+export type PayoutEventType = (typeof PAYOUT_EVENT_TYPES)[number];
+
+/**
+ * KYC decisions are internal events: the public list above names none, and payouts reads them to keep payout
+ * eligibility current. Their data never carries personal data: ids, statuses, the actor and the reason.
+ */
+export const KYC_EVENT_TYPES = ["kyc.submitted", "kyc.approved", "kyc.rejected", "kyc.suspended"] as const;
+export type KycEventType = (typeof KYC_EVENT_TYPES)[number];
 /** Internal event types never reach webhooks; they live under `evt.internal.`. */
-export const INTERNAL_EVENT_TYPES = ["ledger.transaction.posted"] as const;
+export const INTERNAL_EVENT_TYPES = ["ledger.transaction.posted", ...KYC_EVENT_TYPES] as const;
 export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
 export type EventType = PublicEventType | InternalEventType;
 

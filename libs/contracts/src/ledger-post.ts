@@ -5,7 +5,8 @@
  * Reply: `{ ok: true, status: 200, body: PostResult & { duplicate: boolean } }`, or a typed error:
  *   validation_error (malformed request), idempotency_conflict (same kind + reference_id, other request),
  *   insufficient_balance, wallet_not_found, participant_not_found, wallet_not_active, hold_not_found,
- *   hold_already_released.
+ *   hold_already_released; for a refund also original_sale_not_found, sale_already_reversed,
+ *   sale_already_fully_refunded, refund_amount_exceeds_remaining (with remaining_amount).
  */
 import { z } from "zod";
 import { AMOUNT_MAX_CENTS } from "./money.ts";
@@ -94,6 +95,28 @@ export const SaleRecord = z.strictObject({
   hold_index: z.number().int().nonnegative().optional(),
 });
 
+/** How a refund takes a sale's money back (see RefundSpec). */
+export const REFUND_FROM = ["both", "platform_only", "creator_only"] as const;
+export type RefundFrom = (typeof REFUND_FROM)[number];
+
+/**
+ * A refund of a recorded sale: the ledger locks the sale, checks and decrements its refundable remainder and
+ * computes the postings itself (the request carries no postings). `both` splits pro rata to the sale's original
+ * creator/platform split, cumulatively, so any sequence of partial refunds ends exactly where one full refund
+ * would; the creator's part comes from the sale's hold first, then the available balance, and a shortfall is
+ * booked to creator_receivable (`shortfall: "receivable"`) or refuses the refund (`"refuse"`:
+ * insufficient_balance).
+ */
+export const RefundSpec = z.strictObject({
+  sale_reference: ReferenceId,
+  /** Absent: everything that remains refundable (on the side refund_from names). */
+  amount: Amount.optional(),
+  refund_from: z.enum(REFUND_FROM).default("both"),
+  shortfall: z.enum(["receivable", "refuse"]).default("receivable"),
+  reason: z.string().max(1000).optional(),
+});
+export type RefundSpec = z.output<typeof RefundSpec>;
+
 export const PostRequest = z.strictObject({
   org_id: z.string().min(1).max(100),
   livemode: z.boolean(),
@@ -111,6 +134,8 @@ export const PostRequest = z.strictObject({
   sale: SaleRecord.optional(),
   /** Stored with the result and answered again on a replay. */
   result_extra: Json.optional(),
+  /** A refund of a recorded sale; the ledger computes its postings (kind must be `refund`). */
+  refund: RefundSpec.optional(),
   /**
    * The accounting date (ISO 8601 date or date-time) when it is not the moment of posting: a backdated expense,
    * an opening balance. Date filters of the listing and the reports use it; the entries' order does not change.

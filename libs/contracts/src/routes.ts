@@ -9,7 +9,7 @@ import type { ServiceName } from "./rpc.ts";
 import * as S from "./schemas.ts";
 
 export type RateClass = "read" | "record_sale" | "treasury_write" | "write";
-export type HttpMethod = "GET" | "POST";
+export type HttpMethod = "GET" | "POST" | "PUT";
 
 export interface RouteDef {
   operation: string;
@@ -41,6 +41,8 @@ const get = (path: string, r: Omit<R, "scope" | "rateClass"> & Partial<Pick<R, "
   ...r,
 });
 const post = (path: string, r: Omit<R, "rateClass"> & Partial<Pick<R, "rateClass">>): RouteDef => ({ method: "POST", path, rateClass: "write", ...r });
+/** PUT replaces a resource the path names whole (a participant's bank account). */
+const put = (path: string, r: Omit<R, "rateClass"> & Partial<Pick<R, "rateClass">>): RouteDef => ({ method: "PUT", path, rateClass: "write", ...r });
 
 export const ROUTES: readonly RouteDef[] = [
   // Participants
@@ -81,6 +83,9 @@ export const ROUTES: readonly RouteDef[] = [
   // Payouts
   post("/v1/payouts", { operation: "requestPayout", service: "payouts", scope: "payouts", rateClass: "treasury_write", summary: "Request a payout", body: S.CreatePayoutBody, creates: true }),
   get("/v1/payouts/:payout_id", { operation: "getPayout", service: "payouts", summary: "Payout status" }),
+  get("/v1/payouts", { operation: "listPayouts", service: "payouts", summary: "List payouts, newest first", query: S.ListPayoutsQuery }),
+  put("/v1/participants/:participant_id/bank-account", { operation: "putBankAccount", service: "payouts", scope: "creators", summary: "Set the participant's payout bank account (replaces it)", body: S.BankAccountBody }),
+  get("/v1/participants/:participant_id/bank-account", { operation: "getBankAccount", service: "payouts", summary: "The participant's payout bank account, masked" }),
 
   // Receipts
   post("/v1/receipts/generate", { operation: "generateReceipt", service: "receipts", scope: "payments", summary: "Generate a receipt", body: S.GenerateReceiptBody, creates: true }),
@@ -114,6 +119,16 @@ export const ROUTES: readonly RouteDef[] = [
   post("/v1/record-transfer", { operation: "recordTransfer", service: "ledger", scope: "accounting", summary: "Record an internal transfer", body: S.RecordTransferBody, creates: true }),
   post("/v1/reverse-transaction", { operation: "reverseTransaction", service: "ledger", scope: "accounting", summary: "Reverse a transaction (full or partial)", body: S.ReverseTransactionBody, creates: true }),
   post("/v1/generate-report", { operation: "generateReport", service: "ledger", scope: "read", rateClass: "read", summary: "Generate a report (trial balance, …)", body: S.GenerateReportBody }),
+  get("/v1/trial-balance", { operation: "getTrialBalance", service: "ledger", summary: "Trial balance as of a date (as_of_date)", query: S.ReportQuery }),
+  get("/v1/balance-sheet", { operation: "getBalanceSheet", service: "ledger", summary: "Balance sheet as of a date (as_of_date)", query: S.ReportQuery }),
+  get("/v1/profit-loss", { operation: "getProfitLoss", service: "ledger", summary: "Profit and loss for start_date..end_date", query: S.ReportQuery }),
+
+  // Reconciliation of imported bank lines with ledger transactions. The route table has no DELETE, so a match
+  // is removed with POST …/delete.
+  post("/v1/reconciliations/auto-match", { operation: "autoMatchReconciliation", service: "ledger", scope: "accounting", summary: "Match unmatched bank lines to ledger transactions", body: S.AutoMatchBody }),
+  post("/v1/reconciliations/matches", { operation: "createReconciliationMatch", service: "ledger", scope: "accounting", summary: "Match a bank line to a transaction by hand", body: S.ManualMatchBody, creates: true }),
+  post("/v1/reconciliations/matches/:match_id/delete", { operation: "deleteReconciliationMatch", service: "ledger", scope: "accounting", summary: "Unmatch a bank line and its transaction" }),
+  get("/v1/reconciliations/unmatched", { operation: "listUnmatched", service: "ledger", summary: "Unmatched bank lines and ledger transactions", query: S.UnmatchedQuery }),
 
   // Webhooks
   post("/v1/webhooks", { operation: "manageWebhooks", service: "webhooks", scope: "webhooks", summary: "Webhook endpoint management (action-based)", body: S.WebhooksBody }),

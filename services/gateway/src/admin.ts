@@ -39,11 +39,15 @@ export async function setOrgStatus(sql: Sql, orgId: string, status: "active" | "
   await sql`select pg_notify(${AUTH_CHANGED_CHANNEL}, ${orgId})`;
 }
 
-/** Whether the org's business verification (KYB) is approved; the KYC service owns that record. */
+/**
+ * Whether the org's business verification (KYB) is approved; the KYC service owns that record. A business is
+ * verified once per org, whichever environment's key submitted it (an org has only test keys until this
+ * approval), so the record is the org's, not an environment's.
+ */
 async function kybApproved(sql: Sql, orgId: string): Promise<boolean> {
   const [t] = await sql<{ t: string | null }[]>`select to_regclass('kyc.business_verifications')::text as t`;
   if (!t?.t) return false;
-  const rows = await sql`select 1 from kyc.business_verifications where org_id = ${orgId} and livemode = true and status = 'approved' limit 1`;
+  const rows = await sql`select 1 from kyc.business_verifications where org_id = ${orgId} and status = 'approved'`;
   return rows.length > 0;
 }
 

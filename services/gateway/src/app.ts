@@ -302,7 +302,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       }
       query = q.data;
     }
-    let body: unknown = route.method === "POST" ? (req.body ?? {}) : undefined;
+    let body: unknown = route.method !== "GET" ? (req.body ?? {}) : undefined;
     if (route.body) {
       if (typeof body !== "object" || body === null || Array.isArray(body)) {
         return sendError(req, reply, { code: "validation_error", message: "Request body must be a JSON object", details: [{ path: "", message: "must be a JSON object" }] });

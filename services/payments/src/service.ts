@@ -8,6 +8,7 @@ import { natsLedger } from "./adapters/ledger.ts";
 import { soledgicProvider, stripeProvider } from "./adapters/providers.ts";
 import { PaymentsEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
+import { registerInternalReads } from "./handlers/internal-reads.ts";
 import type { PaymentsDeps } from "./usecases/deps.ts";
 import { Reconciler } from "./usecases/reconcile.ts";
 
@@ -40,6 +41,7 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     observeStep: (step, seconds) => stepChildren[step].observe(seconds),
   };
   registerHandlers(svc, useCaseDeps);
+  registerInternalReads(svc);
   const reconciler = new Reconciler(
     useCaseDeps,
     { intervalMs: cfg.PAYMENTS_RECONCILE_INTERVAL_MS, graceMs: cfg.PAYMENTS_RECONCILE_GRACE_MS, batchMax: cfg.PAYMENTS_RECONCILE_BATCH_MAX },

@@ -89,6 +89,7 @@ export function canonicalPostRequest(req: PostRequest): string {
     out += `${i > 0 ? "," : ""}{"available_gte":${JSON.stringify(p.available_gte)},"wallet":${refJson(p.wallet)}}`;
   }
   out += `],"reference_id":${JSON.stringify(req.reference_id)}`;
+  if (req.refund !== undefined) out += `,"refund":${canonicalJson(req.refund)}`;
   if (req.result_extra !== undefined) out += `,"result_extra":${canonicalJson(req.result_extra)}`;
   if (req.sale !== undefined) out += `,"sale":${canonicalJson(req.sale)}`;
   return `${out}}`;

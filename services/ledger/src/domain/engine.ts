@@ -73,6 +73,8 @@ export interface Cover {
   receivableId: string;
   /** Why the hold shrinks or ends (on its hold.released event). */
   reason: string;
+  /** Refuse (insufficient_balance) instead of booking a shortfall to the receivable. */
+  refuseShortfall?: boolean;
 }
 
 export interface ReleasedHold {
@@ -183,6 +185,11 @@ export function applyPosting(req: PostRequest, view: LedgerView, derived?: Deriv
   let derivedPostings = derived?.postings ?? [];
   if (derived?.cover !== undefined) {
     const c = coverCreatorPart(derivedPostings, derived.cover, view);
+    if (c.shortfall > 0 && derived.cover.refuseShortfall === true) {
+      const w = view.wallet(derived.cover.walletId);
+      if (w === undefined) throw new InvariantViolation(`creator wallet ${derived.cover.walletId} was not locked`);
+      return insufficient(w, c.shortfall + available(w));
+    }
     derivedPostings = c.postings;
     covered = { fromHold: c.fromHold, shortfall: c.shortfall };
     if (c.hold !== undefined && c.fromHold > 0) {

@@ -3,7 +3,10 @@ import { DomainError, schemas } from "@treasury/contracts";
 import type { RawRpcHandler, RpcHandler, Service } from "@treasury/service-kit";
 import { domainErrorReply } from "@treasury/service-kit";
 import { z } from "zod";
+import { parsePostRequest } from "../usecases/post-request.ts";
 import type { Poster } from "../usecases/poster.ts";
+import { postRefund } from "../usecases/refund.ts";
+import type { Sql } from "../store/db.ts";
 import { createParticipant, getParticipant, listParticipants } from "../usecases/participants.ts";
 import { createWallet, getWallet, listWalletEntries, listWallets, WALLET_PAGE_DEFAULT } from "../usecases/wallets.ts";
 import { depositToWallet, transferBetweenWallets, withdrawFromWallet } from "../usecases/movements.ts";
@@ -80,21 +83,27 @@ export function registerHandlers(svc: Pick<Service, "sql" | "handle" | "rpc">, p
     generateReport: async (req, ctx) => ({ body: await generateReport(sql, scopeOf(ctx.auth), decode(schemas.GenerateReportBody, req.body, "body")) }),
   };
   for (const [operation, handler] of Object.entries(ops)) svc.handle(operation, handler);
-  svc.rpc.handleRaw("post", postHandler(poster));
+  svc.rpc.handleRaw("post", postHandler(sql, poster));
 }
 
 /**
  * `svc.ledger.post`: the payload is a PostRequest; the reply body is the PostResult plus `duplicate`. Plain
- * posting requests are group-committed (usecases/poster.ts); the reply is sent only after their COMMIT.
+ * posting requests are group-committed (usecases/poster.ts); the reply is sent only after their COMMIT. A
+ * refund (`refund` in the payload) has its postings computed by the ledger (usecases/refund.ts).
  */
-export function postHandler(poster: Poster): RawRpcHandler {
+export function postHandler(sql: Sql, poster: Poster): RawRpcHandler {
   return async (payload) => {
     try {
-      const outcome = await poster.post(payload);
+      const outcome = isRefund(payload) ? await postRefund(sql, poster, parsePostRequest(payload, true)) : await poster.post(payload);
       return { ok: true, status: 200, body: { duplicate: outcome.duplicate, ...outcome.result } };
     } catch (e) {
       if (e instanceof DomainError) return domainErrorReply(e);
       throw e;
     }
   };
+}
+
+/** A cheap look before parsing: nearly every request is a plain posting, parsed once by the Poster. */
+function isRefund(payload: unknown): boolean {
+  return typeof payload === "object" && payload !== null && (payload as Record<string, unknown>)["refund"] !== undefined;
 }

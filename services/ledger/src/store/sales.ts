@@ -51,9 +51,31 @@ export interface SaleRow {
   participant_id: string | null;
   gross: Cents;
   creator_amount: Cents;
+  sales_tax: Cents;
   refunded_amount: Cents;
+  creator_refunded: Cents;
+  platform_refunded: Cents;
   reversed: boolean;
   hold_id: string | null;
+}
+
+type RawSale = Omit<SaleRow, "gross" | "creator_amount" | "sales_tax" | "refunded_amount" | "creator_refunded" | "platform_refunded"> &
+  Record<"gross" | "creator_amount" | "sales_tax" | "refunded_amount" | "creator_refunded" | "platform_refunded", string>;
+
+const saleCols = (q: Q) => q`
+  sale_reference, transaction_id, participant_id, gross, creator_amount, sales_tax, refunded_amount, creator_refunded,
+  platform_refunded, reversed, hold_id`;
+
+function toSale(r: RawSale): SaleRow {
+  return {
+    ...r,
+    gross: money(r.gross),
+    creator_amount: money(r.creator_amount),
+    sales_tax: money(r.sales_tax),
+    refunded_amount: money(r.refunded_amount),
+    creator_refunded: money(r.creator_refunded),
+    platform_refunded: money(r.platform_refunded),
+  };
 }
 
 /**
@@ -61,16 +83,37 @@ export interface SaleRow {
  * this lock (taken before any wallet lock).
  */
 export async function lockSaleByTransaction(q: Q, s: Scope, transactionId: string): Promise<SaleRow | undefined> {
-  const [row] = await q<(Omit<SaleRow, "gross" | "creator_amount" | "refunded_amount"> & { gross: string; creator_amount: string; refunded_amount: string })[]>`
-    select sale_reference, transaction_id, participant_id, gross, creator_amount, refunded_amount, reversed, hold_id
-    from ledger.sales where transaction_id = ${transactionId} and org_id = ${s.orgId} and livemode = ${s.livemode}
+  const [row] = await q<RawSale[]>`
+    select ${saleCols(q)} from ledger.sales where transaction_id = ${transactionId} and org_id = ${s.orgId} and livemode = ${s.livemode}
     for update`;
-  return row === undefined ? undefined : { ...row, gross: money(row.gross), creator_amount: money(row.creator_amount), refunded_amount: money(row.refunded_amount) };
+  return row === undefined ? undefined : toSale(row);
 }
 
-export async function updateSaleRemainder(q: Q, s: Scope, saleReference: string, refundedAmount: number, reversed: boolean): Promise<void> {
+/** A sale by its reference, locked FOR UPDATE (the same lock as lockSaleByTransaction). */
+export async function lockSaleByReference(q: Q, s: Scope, saleReference: string): Promise<SaleRow | undefined> {
+  const [row] = await q<RawSale[]>`
+    select ${saleCols(q)} from ledger.sales where sale_reference = ${saleReference} and org_id = ${s.orgId} and livemode = ${s.livemode}
+    for update`;
+  return row === undefined ? undefined : toSale(row);
+}
+
+/** A sale by its reference, unlocked (identity: its transaction, creator and hold never change). */
+export async function findSale(q: Q, s: Scope, saleReference: string): Promise<SaleRow | undefined> {
+  const [row] = await q<RawSale[]>`
+    select ${saleCols(q)} from ledger.sales where sale_reference = ${saleReference} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+  return row === undefined ? undefined : toSale(row);
+}
+
+/** The sale's remainder after a refund or reversal, by side (refunded = creator + platform, checked by the table). */
+export async function updateSaleRemainder(
+  q: Q,
+  s: Scope,
+  saleReference: string,
+  r: { refunded: number; creatorRefunded: number; platformRefunded: number; reversed: boolean },
+): Promise<void> {
   const res = await q`
-    update ledger.sales set refunded_amount = ${refundedAmount}, reversed = ${reversed}
+    update ledger.sales set refunded_amount = ${r.refunded}, creator_refunded = ${r.creatorRefunded},
+      platform_refunded = ${r.platformRefunded}, reversed = ${r.reversed}
     where sale_reference = ${saleReference} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
   if (res.count !== 1) throw new Error(`sale ${saleReference} not updated`);
 }

@@ -102,7 +102,13 @@ export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBo
       });
     }
     const after = before + amount;
-    if (sale !== undefined) await updateSaleRemainder(tx, scope, sale.sale_reference, after, after === total);
+    if (sale !== undefined) {
+      // The creator's part is the creator posting's cumulative share; the sides always sum to what is refunded.
+      const share = (done: number): number => Number((BigInt(sale.creator_amount) * BigInt(done)) / BigInt(total));
+      const platformTotal = total - sale.creator_amount;
+      const creatorRefunded = Math.min(Math.max(sale.creator_refunded + share(after) - share(before), after - platformTotal, 0), sale.creator_amount, after);
+      await updateSaleRemainder(tx, scope, sale.sale_reference, { refunded: after, creatorRefunded, platformRefunded: after - creatorRefunded, reversed: after === total });
+    }
     await markReversal(tx, scope, ctx.transactionId, original.id, locked.reversed_amount + amount, after === total);
     const cover = sale !== undefined && creatorWallet !== undefined && receivable !== undefined
       ? { walletId: creatorWallet.id, holdId: sale.hold_id, receivableId: receivable.id, reason: KIND_REVERSAL }

@@ -1,0 +1,25 @@
+/** RPC handlers of kyc: decode with the shared contracts → use case → named-key body. */
+import { DomainError, ParticipantId, parseOrThrow, schemas } from "@treasury/contracts";
+import type { Service } from "@treasury/service-kit";
+import { getBusiness, getCreator, getCreatorStatus } from "../usecases/read.ts";
+import { submitBusiness, submitCreator } from "../usecases/submit.ts";
+import type { KycDeps } from "../usecases/deps.ts";
+
+/** Path parameter participant_id, checked like the participant ids the ledger issues. */
+function participantId(params: Record<string, string>): string {
+  const parsed = ParticipantId.safeParse(params["participant_id"]);
+  if (!parsed.success) {
+    throw new DomainError("validation_error", "Invalid path parameter participant_id", { details: [{ path: "params.participant_id", message: "1–100 characters of A-Z a-z 0-9 _ . : -" }] });
+  }
+  return parsed.data;
+}
+
+export function registerHandlers(svc: Pick<Service, "handle">, deps: KycDeps): void {
+  svc.handle("getBusinessVerification", async (_req, ctx) => ({ body: await getBusiness(deps, ctx.auth) }));
+  // Bodies are parsed again here: the gateway validates too, but a direct RPC caller may not have.
+  svc.handle("submitBusinessVerification", (req, ctx) => submitBusiness(deps, ctx.auth, parseOrThrow(schemas.SubmitBusinessBody, req.body)));
+  svc.handle("getCreatorVerification", async (req, ctx) => ({ body: await getCreator(deps, ctx.auth, participantId(req.params)) }));
+  svc.handle("submitCreatorVerification", (req, ctx) => submitCreator(deps, ctx.auth, participantId(req.params), parseOrThrow(schemas.SubmitCreatorBody, req.body)));
+  // Internal (no public route): payout eligibility reads a creator's status and tax certification.
+  svc.handle(schemas.CREATOR_KYC_STATUS_OPERATION, async (req, ctx) => ({ body: await getCreatorStatus(deps, ctx.auth, participantId(req.params)) }));
+}

@@ -1,0 +1,224 @@
+/**
+ * SQL of the kyc schema: submissions (history, personal data sealed), the verification of each business and
+ * creator (pointing at its latest submission) and the append-only review actions. Tables are named with their
+ * schema, so the same queries run on the service's pool and on an operator's admin connection.
+ */
+import type { Sql, Tx } from "@treasury/service-kit";
+import type { KycStatus, Subject, SubmissionStatus } from "../domain/states.ts";
+
+/** A pool or a transaction. */
+export type Q = Sql | Tx;
+
+/** Which verification: the organisation's business, or one creator in one environment. */
+export type VerificationKey = { subject: "business"; orgId: string } | { subject: "creator"; orgId: string; livemode: boolean; participantId: string };
+
+export interface SubmissionRow {
+  id: string;
+  org_id: string;
+  livemode: boolean;
+  subject: Subject;
+  participant_id: string | null;
+  status: SubmissionStatus;
+  business_type: string | null;
+  tax_id_type: string | null;
+  tax_id_last4: string | null;
+  certify_tax_info: boolean;
+  document_types: string[];
+  missing_fields: string[];
+  pii: string;
+  pii_key_id: string;
+  submitted_at: Date | null;
+  reviewed_at: Date | null;
+  rejection_reason: string | null;
+  created_at: Date;
+}
+
+export interface VerificationRow {
+  org_id: string;
+  livemode: boolean;
+  participant_id: string | null;
+  status: KycStatus;
+  tax_certified: boolean;
+  latest_submission_id: string;
+  updated_at: Date;
+}
+
+export type NewSubmission = Omit<SubmissionRow, "rejection_reason" | "created_at"> & { request_id: string | null; key_id: string | null };
+
+/**
+ * Serialises every write to one verification (first submissions included, when there is no row to lock yet)
+ * until the transaction ends.
+ */
+export async function lockVerification(tx: Tx, key: VerificationKey): Promise<void> {
+  const name = key.subject === "business" ? `kyc:business:${key.orgId}` : `kyc:creator:${key.orgId}:${String(key.livemode)}:${key.participantId}`;
+  await tx`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`;
+}
+
+export async function findVerification(q: Q, key: VerificationKey): Promise<VerificationRow | undefined> {
+  const rows =
+    key.subject === "business"
+      ? await q<VerificationRow[]>`
+          select org_id, livemode, null::text as participant_id, status, tax_certified, latest_submission_id, updated_at
+          from kyc.business_verifications where org_id = ${key.orgId}`
+      : await q<VerificationRow[]>`
+          select org_id, livemode, participant_id, status, tax_certified, latest_submission_id, updated_at
+          from kyc.creator_verifications
+          where org_id = ${key.orgId} and livemode = ${key.livemode} and participant_id = ${key.participantId}`;
+  return rows[0];
+}
+
+/** Points the verification at its latest submission, with that submission's status. */
+export async function saveVerification(tx: Tx, key: VerificationKey, v: { livemode: boolean; status: KycStatus; taxCertified: boolean; latestSubmissionId: string }): Promise<void> {
+  if (key.subject === "business") {
+    await tx`
+      insert into kyc.business_verifications (org_id, livemode, status, tax_certified, latest_submission_id)
+      values (${key.orgId}, ${v.livemode}, ${v.status}, ${v.taxCertified}, ${v.latestSubmissionId})
+      on conflict (org_id) do update set livemode = excluded.livemode, status = excluded.status, tax_certified = excluded.tax_certified,
+        latest_submission_id = excluded.latest_submission_id, updated_at = now()`;
+    return;
+  }
+  await tx`
+    insert into kyc.creator_verifications (org_id, livemode, participant_id, status, tax_certified, latest_submission_id)
+    values (${key.orgId}, ${key.livemode}, ${key.participantId}, ${v.status}, ${v.taxCertified}, ${v.latestSubmissionId})
+    on conflict (org_id, livemode, participant_id) do update set status = excluded.status, tax_certified = excluded.tax_certified,
+      latest_submission_id = excluded.latest_submission_id, updated_at = now()`;
+}
+
+export async function insertSubmission(tx: Tx, s: NewSubmission): Promise<SubmissionRow> {
+  const [row] = await tx<SubmissionRow[]>`
+    insert into kyc.submissions (id, org_id, livemode, subject, participant_id, status, business_type, tax_id_type, tax_id_last4,
+      certify_tax_info, document_types, missing_fields, pii, pii_key_id, request_id, key_id, submitted_at, reviewed_at)
+    values (${s.id}, ${s.org_id}, ${s.livemode}, ${s.subject}, ${s.participant_id}, ${s.status}, ${s.business_type}, ${s.tax_id_type},
+      ${s.tax_id_last4}, ${s.certify_tax_info}, ${tx.array(s.document_types)}, ${tx.array(s.missing_fields)}, ${s.pii}, ${s.pii_key_id},
+      ${s.request_id}, ${s.key_id}, ${s.submitted_at}, ${s.reviewed_at})
+    returning *`;
+  if (row === undefined) throw new Error("insert into kyc.submissions returned no row");
+  return row;
+}
+
+export async function getSubmission(q: Q, id: string, opts: { forUpdate?: boolean } = {}): Promise<SubmissionRow | undefined> {
+  const rows = opts.forUpdate
+    ? await q<SubmissionRow[]>`select * from kyc.submissions where id = ${id} for update`
+    : await q<SubmissionRow[]>`select * from kyc.submissions where id = ${id}`;
+  return rows[0];
+}
+
+/** A submission replaced before its decision. */
+export async function supersede(tx: Tx, id: string): Promise<void> {
+  await tx`update kyc.submissions set status = 'superseded', updated_at = now() where id = ${id} and status in ('pending', 'under_review')`;
+}
+
+export async function setSubmissionDecision(tx: Tx, id: string, d: { status: KycStatus; reviewedAt: Date; rejectionReason: string | null }): Promise<SubmissionRow> {
+  const [row] = await tx<SubmissionRow[]>`
+    update kyc.submissions set status = ${d.status}, reviewed_at = ${d.reviewedAt}, rejection_reason = ${d.rejectionReason}, updated_at = now()
+    where id = ${id} returning *`;
+  if (row === undefined) throw new Error(`kyc submission ${id} vanished inside its decision`);
+  return row;
+}
+
+export interface NewReviewAction {
+  org_id: string;
+  livemode: boolean;
+  submission_id: string;
+  subject: Subject;
+  participant_id: string | null;
+  action: "approve" | "reject" | "suspend" | "auto_approve" | "view";
+  from_status: string;
+  to_status: string;
+  actor: string;
+  reason: string | null;
+  event_id: string | null;
+  created_at: Date;
+}
+
+export async function insertReviewAction(tx: Tx, a: NewReviewAction): Promise<string> {
+  const [row] = await tx<{ id: string }[]>`
+    insert into kyc.review_actions (org_id, livemode, submission_id, subject, participant_id, action, from_status, to_status, actor, reason, event_id, created_at)
+    values (${a.org_id}, ${a.livemode}, ${a.submission_id}, ${a.subject}, ${a.participant_id}, ${a.action}, ${a.from_status}, ${a.to_status},
+      ${a.actor}, ${a.reason}, ${a.event_id}, ${a.created_at})
+    returning id::text as id`;
+  if (row === undefined) throw new Error("insert into kyc.review_actions returned no row");
+  return row.id;
+}
+
+export interface ReviewQueueRow {
+  submission_id: string;
+  subject: Subject;
+  org_id: string;
+  livemode: boolean;
+  participant_id: string | null;
+  status: KycStatus;
+  business_type: string | null;
+  tax_id_type: string | null;
+  tax_id_last4: string | null;
+  certify_tax_info: boolean;
+  document_types: string[];
+  submitted_at: Date | null;
+  updated_at: Date;
+}
+
+/** Verifications in a status (oldest first, as a review queue), their latest submission's clear facts only. */
+export async function listByStatus(q: Q, opts: { status: KycStatus; orgId?: string | undefined; subject?: Subject | undefined; limit: number }): Promise<ReviewQueueRow[]> {
+  const org = opts.orgId ?? null;
+  const subject = opts.subject ?? null;
+  return q<ReviewQueueRow[]>`
+    select s.id as submission_id, s.subject, v.org_id, s.livemode, v.participant_id, v.status, s.business_type, s.tax_id_type, s.tax_id_last4,
+      s.certify_tax_info, s.document_types, s.submitted_at, v.updated_at
+    from (
+      select org_id, null::text as participant_id, status, latest_submission_id, updated_at from kyc.business_verifications
+      union all
+      select org_id, participant_id, status, latest_submission_id, updated_at from kyc.creator_verifications
+    ) v join kyc.submissions s on s.id = v.latest_submission_id
+    where v.status = ${opts.status} and (${org}::text is null or v.org_id = ${org}) and (${subject}::text is null or s.subject = ${subject})
+    order by coalesce(s.submitted_at, s.created_at), s.id
+    limit ${opts.limit}`;
+}
+
+/** Submissions sealed with one of `keyIds`, locked for a re-seal; another replica re-sealing skips them. */
+export async function lockStaleSealed(tx: Tx, keyIds: readonly string[], limit: number): Promise<{ id: string; pii: string }[]> {
+  return tx<{ id: string; pii: string }[]>`
+    select id, pii from kyc.submissions where pii_key_id = any(${tx.array([...keyIds])}) order by id limit ${limit} for update skip locked`;
+}
+
+export async function updateSealed(tx: Tx, id: string, pii: string, keyId: string): Promise<void> {
+  await tx`update kyc.submissions set pii = ${pii}, pii_key_id = ${keyId} where id = ${id}`;
+}
+
+export interface HistoryRow {
+  id: string;
+  status: SubmissionStatus;
+  livemode: boolean;
+  submitted_at: Date | null;
+  reviewed_at: Date | null;
+  rejection_reason: string | null;
+  created_at: Date;
+}
+
+/** Every submission of one verification, oldest first. */
+export async function submissionHistory(q: Q, key: VerificationKey): Promise<HistoryRow[]> {
+  return key.subject === "business"
+    ? q<HistoryRow[]>`
+        select id, status, livemode, submitted_at, reviewed_at, rejection_reason, created_at from kyc.submissions
+        where org_id = ${key.orgId} and subject = 'business' order by created_at, id`
+    : q<HistoryRow[]>`
+        select id, status, livemode, submitted_at, reviewed_at, rejection_reason, created_at from kyc.submissions
+        where org_id = ${key.orgId} and subject = 'creator' and livemode = ${key.livemode} and participant_id = ${key.participantId}
+        order by created_at, id`;
+}
+
+export interface ReviewActionRow {
+  id: string;
+  action: string;
+  from_status: string;
+  to_status: string;
+  actor: string;
+  reason: string | null;
+  event_id: string | null;
+  created_at: Date;
+}
+
+export async function reviewActionsOf(q: Q, submissionId: string): Promise<ReviewActionRow[]> {
+  return q<ReviewActionRow[]>`
+    select id::text as id, action, from_status, to_status, actor, reason, event_id, created_at from kyc.review_actions
+    where submission_id = ${submissionId} order by id`;
+}

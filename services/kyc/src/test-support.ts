@@ -1,0 +1,118 @@
+/**
+ * Shared setup of the kyc integration tests: this file's database and prefix (libs/testing), the service built
+ * in-process with a PII key ring from its deps, RPC calls through NATS, and a stand-in answering the ledger's
+ * `getParticipant` over real NATS for the participants a test declares (a service may not import another; the
+ * end-to-end tests run the real ledger).
+ */
+import { randomBytes } from "node:crypto";
+import { connect } from "@nats-io/transport-node";
+import { DomainError, rpcSubject, type AuthContext, type RpcReply } from "@treasury/contracts";
+import { createLogger, generateKeyRingEntry, parseKeyRing, rpcCall, RpcServer, type KeyRing } from "@treasury/service-kit";
+import { setupTestEnv, type TestEnv } from "@treasury/testing";
+import { buildKyc, type KycService, type KycServiceDeps } from "./service.ts";
+
+const RPC_TIMEOUT_TEST_MS = 20_000;
+
+export function authFor(orgId: string, livemode = false): AuthContext {
+  return { org_id: orgId, livemode, key_id: "key_test", scopes: null, request_id: `req_${randomBytes(16).toString("hex")}` };
+}
+
+export function newOrg(): string {
+  return `org_${randomBytes(8).toString("hex")}`;
+}
+
+export function testKeyRing(...kids: string[]): { spec: string; ring: KeyRing } {
+  const spec = (kids.length > 0 ? kids : ["t1"]).map((k) => generateKeyRingEntry(k)).join(",");
+  return { spec, ring: parseKeyRing(spec, kids.at(-1)) };
+}
+
+export interface KycHarness {
+  env: TestEnv;
+  svc: KycService;
+  /** Declares a participant the ledger stand-in knows, in the org and environment of `auth`. */
+  addParticipant(auth: AuthContext, participantId: string): void;
+  call(svc: KycService, op: string, auth: AuthContext, req?: { params?: Record<string, string>; body?: unknown }): Promise<RpcReply>;
+  /** Builds and starts another instance of the service on the same database and prefix (closed with the harness). */
+  another(env?: Record<string, string>, deps?: KycServiceDeps): Promise<KycService>;
+  close(): Promise<void>;
+}
+
+/** `ring: null` starts the service without PII keys. */
+export async function startKyc(opts: { ring?: KeyRing | null; env?: Record<string, string> } = {}): Promise<KycHarness> {
+  const env = await setupTestEnv();
+  const known = new Set<string>();
+  // The kit's own RPC server, so the stand-in speaks the same wire (batched requests included) as the ledger.
+  const ledgerNc = await connect({ servers: env.natsUrl });
+  const ledger = new RpcServer({ nc: ledgerNc, prefix: env.prefix, service: "ledger", log: createLogger({ service: "ledger-standin", level: "silent" }), concurrencyMax: 64 });
+  ledger.handle("getParticipant", async (req, ctx) => {
+    const id = req.params["participant_id"] ?? "";
+    if (!known.has(`${ctx.auth.org_id}|${String(ctx.auth.livemode)}|${id}`)) throw new DomainError("participant_not_found", `Participant ${id} not found`);
+    return { body: { participant: { id } } };
+  });
+  ledger.start();
+  await ledgerNc.flush();
+  const started: KycService[] = [];
+  const another = async (extra: Record<string, string> = {}, deps: KycServiceDeps = {}) => {
+    const svc = await buildKyc(env.env("kyc", { KYC_LEDGER_TIMEOUT_MS: "2000", ...opts.env, ...extra }), deps);
+    await svc.start();
+    started.push(svc);
+    return svc;
+  };
+  const ring = opts.ring === undefined ? testKeyRing().ring : opts.ring;
+  const svc = await another({}, ring === null ? {} : { keyRing: ring });
+  return {
+    env,
+    svc,
+    addParticipant: (auth, participantId) => known.add(`${auth.org_id}|${String(auth.livemode)}|${participantId}`),
+    call: (target, op, auth, req = {}) =>
+      rpcCall(target.nc, rpcSubject(env.prefix, "kyc", op), { auth, params: req.params ?? {}, query: {}, body: req.body ?? {} }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
+    another,
+    close: async () => {
+      await Promise.all(started.map((s) => s.stop()));
+      await ledger.drain();
+      await ledgerNc.close();
+      await env.cleanup();
+    },
+  };
+}
+
+/** The body of a successful reply, or a thrown error naming what came back instead. */
+export function ok(reply: RpcReply): { status: number; body: Record<string, unknown> } {
+  if (!reply.ok) throw new Error(`expected success, got ${reply.error.code}: ${reply.error.message} ${JSON.stringify(reply.error.details ?? [])}`);
+  return reply;
+}
+
+export function err(reply: RpcReply): { code: string; message: string; details?: Array<{ path: string; message: string }>; extra?: Record<string, unknown>; hint?: string } {
+  if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
+  return reply.error;
+}
+
+/** A complete creator submission (sandbox documents: the type alone). */
+export function creatorBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    legal_name: "Ada Quill Lovelace",
+    email: "ada.quill@example.com",
+    date_of_birth: "1990-12-10",
+    address: { line1: "12 Analytical Row", city: "London", postal_code: "NW1 6XE", country: "GB" },
+    document_evidence: [{ type: "government_id", description: "passport" }],
+    tax_id_type: "ssn",
+    tax_id_last4: "6789",
+    certify_tax_info: true,
+    ...extra,
+  };
+}
+
+/** A complete business submission of an LLC. */
+export function businessBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    business_type: "llc",
+    legal_name: "Quill Works LLC",
+    primary_contact: { name: "Grace Quill", email: "grace@quill.example", phone: "+1 (415) 555-0134" },
+    business_address: { line1: "500 Market St", city: "San Francisco", state: "CA", postal_code: "94105", country: "US" },
+    document_evidence: [{ type: "articles_of_incorporation", file_id: "file_articles" }],
+    tax_id_type: "ein",
+    tax_id_last4: "4321",
+    beneficial_owners: [{ name: "Grace Quill", date_of_birth: "1985-03-14", ownership_percent: 60 }],
+    ...extra,
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * submitBusinessVerification / submitCreatorVerification: each POST is a new submission kept as history; the
+ * verification points at it and takes its status. `submit_for_review` (default true) sends it to review: a
+ * sandbox creator submission is approved at once, everything else waits for an operator (`under_review`);
+ * `false` keeps a draft (`pending`) whose answer lists `missing_fields`. Personal data is sealed before it
+ * reaches the database; the clear columns hold types, statuses and a tax id's last four digits only.
+ *
+ * Errors: validation_error (bad field; a submission for review with missing fields; a live document without
+ * file_id or url), participant_not_found, invalid_state_transition (suspended; a draft over an approved
+ * verification), service_unavailable (no PII keys; the ledger did not answer).
+ */
+import { newId, type AuthContext, type schemas } from "@treasury/contracts";
+import { withTx } from "@treasury/service-kit";
+import { presentVerification } from "../domain/present.ts";
+import { businessMissingFields, checkDocuments, creatorMissingFields, refuseIncomplete, type BusinessBody, type CreatorBody } from "../domain/requirements.ts";
+import { statusOfNewSubmission, taxCertified, type Subject } from "../domain/states.ts";
+import { findVerification, insertSubmission, lockVerification, saveVerification, supersede, type VerificationKey } from "../store/verifications.ts";
+import { announce, eventData, recordDecision } from "./decisions.ts";
+import { piiContext, requireSealer, type KycDeps } from "./deps.ts";
+
+/** The system's name in the audit trail for the spec's sandbox auto-approval. */
+export const SANDBOX_AUTO_APPROVER = "system:sandbox_auto_approval";
+
+interface Intake {
+  key: VerificationKey;
+  subject: Subject;
+  participantId: string | null;
+  forReview: boolean;
+  missing: string[];
+  clear: { business_type: string | null; tax_id_type: string | null; tax_id_last4: string | null; certify_tax_info: boolean; document_types: string[] };
+  pii: Record<string, unknown>;
+}
+
+/** A document's type stays in the clear (review needs it); where its file is and what it says is sealed. */
+function documentsPii(docs: BusinessBody["document_evidence"]): Record<string, unknown>[] {
+  return docs.map(({ type: _type, ...rest }) => rest);
+}
+
+export async function submitBusiness(deps: KycDeps, auth: AuthContext, body: BusinessBody): Promise<{ status: number; body: { business_kyb: schemas.KycProfileView } }> {
+  checkDocuments(body.document_evidence, auth.livemode);
+  const intake: Intake = {
+    key: { subject: "business", orgId: auth.org_id },
+    subject: "business",
+    participantId: null,
+    forReview: body.submit_for_review ?? true,
+    missing: businessMissingFields(body),
+    clear: {
+      business_type: body.business_type,
+      tax_id_type: body.tax_id_type ?? null,
+      tax_id_last4: body.tax_id_last4 ?? null,
+      certify_tax_info: false,
+      document_types: body.document_evidence.map((d) => d.type),
+    },
+    pii: {
+      legal_name: body.legal_name,
+      primary_contact: body.primary_contact,
+      business_address: body.business_address,
+      beneficial_owners: body.beneficial_owners ?? [],
+      documents: documentsPii(body.document_evidence),
+      metadata: body.metadata ?? {},
+    },
+  };
+  if (intake.forReview) refuseIncomplete(intake.missing);
+  return { status: 201, body: { business_kyb: await record(deps, auth, intake) } };
+}
+
+export async function submitCreator(
+  deps: KycDeps,
+  auth: AuthContext,
+  participantId: string,
+  body: CreatorBody,
+): Promise<{ status: number; body: { creator_kyc: schemas.KycProfileView & { participant_id: string } } }> {
+  checkDocuments(body.document_evidence, auth.livemode);
+  const intake: Intake = {
+    key: { subject: "creator", orgId: auth.org_id, livemode: auth.livemode, participantId },
+    subject: "creator",
+    participantId,
+    forReview: body.submit_for_review ?? true,
+    missing: creatorMissingFields(body),
+    clear: {
+      business_type: body.business_type ?? null,
+      tax_id_type: body.tax_id_type ?? null,
+      tax_id_last4: body.tax_id_last4 ?? null,
+      certify_tax_info: body.certify_tax_info ?? false,
+      document_types: body.document_evidence.map((d) => d.type),
+    },
+    pii: {
+      legal_name: body.legal_name,
+      email: body.email,
+      date_of_birth: body.date_of_birth,
+      address: body.address,
+      display_name: body.display_name ?? null,
+      documents: documentsPii(body.document_evidence),
+      metadata: body.metadata ?? {},
+    },
+  };
+  if (intake.forReview) refuseIncomplete(intake.missing);
+  // The ledger owns participants: only a participant of this org and environment gets a verification.
+  await deps.participants.requireParticipant(auth, participantId);
+  return { status: 201, body: { creator_kyc: { participant_id: participantId, ...(await record(deps, auth, intake)) } } };
+}
+
+/** Seals, then in one transaction: the submission, the verification's new pointer and status, the audit row and event. */
+async function record(deps: KycDeps, auth: AuthContext, intake: Intake): Promise<schemas.KycProfileView> {
+  const sealer = requireSealer(deps);
+  const id = newId("kycs");
+  const pii = sealer.sealJson(intake.pii, piiContext(id));
+  const now = deps.now();
+  return withTx(deps.sql, async (tx) => {
+    await lockVerification(tx, intake.key);
+    const current = await findVerification(tx, intake.key);
+    const status = statusOfNewSubmission({ subject: intake.subject, livemode: auth.livemode, forReview: intake.forReview, current: current?.status });
+    const certified = taxCertified(intake.subject, status, intake.clear.certify_tax_info);
+    const row = await insertSubmission(tx, {
+      id,
+      org_id: auth.org_id,
+      livemode: auth.livemode,
+      subject: intake.subject,
+      participant_id: intake.participantId,
+      status,
+      ...intake.clear,
+      missing_fields: intake.forReview ? [] : intake.missing,
+      pii,
+      pii_key_id: sealer.activeKeyId,
+      request_id: auth.request_id,
+      key_id: auth.key_id,
+      submitted_at: intake.forReview ? now : null,
+      reviewed_at: status === "approved" ? now : null,
+    });
+    if (current !== undefined) await supersede(tx, current.latest_submission_id);
+    await saveVerification(tx, intake.key, { livemode: auth.livemode, status, taxCertified: certified, latestSubmissionId: id });
+    if (status === "approved") {
+      await recordDecision(tx, row, { action: "auto_approve", from: "pending", actor: SANDBOX_AUTO_APPROVER, reason: null, taxCertified: certified, at: now });
+    } else {
+      await announce(tx, row, eventData(row, { previousStatus: current?.status ?? null, taxCertified: certified, at: now }));
+    }
+    return presentVerification({ status, tax_certified: certified }, row, []);
+  });
+}

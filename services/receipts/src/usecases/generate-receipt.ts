@@ -1,0 +1,100 @@
+/**
+ * generateReceipt: one receipt per sale. The sale is named by a checkout session (its recorded sale) or by the
+ * sale transaction itself; order ids and metadata are the merchant's labels. Generating again for the same
+ * sale answers the same receipt (200, created: false); different labels for it are idempotency_conflict.
+ */
+import { isDeepStrictEqual } from "node:util";
+import { DomainError, newId, type schemas } from "@treasury/contracts";
+import type { z } from "zod";
+import type { Scope } from "../store/db.ts";
+import { findReceiptBySale, insertReceipt, type ReceiptRow } from "../store/receipts.ts";
+import type { ReceiptsDeps } from "./deps.ts";
+import { presentReceipt } from "./present.ts";
+
+type Body = z.output<typeof schemas.GenerateReceiptBody>;
+
+export function hostedUrlOf(altBaseUrl: string, receiptId: string): string {
+  return `${altBaseUrl.replace(/\/+$/, "")}/v1/receipts/${receiptId}/view`;
+}
+
+/** The sale a request names, and what a checkout knows of it. Errors: see generateReceipt. */
+async function resolveSale(deps: ReceiptsDeps, scope: Scope, body: Body): Promise<{ saleTransactionId: string; checkout: schemas.CheckoutSale | undefined }> {
+  if (body.checkout_id === undefined) {
+    if (body.sale_transaction_id === undefined) {
+      throw new DomainError("validation_error", "Name the sale: checkout_id or sale_transaction_id is required", {
+        details: [{ path: "checkout_id", message: "checkout_id or sale_transaction_id is required" }],
+        hint: "POST /v1/receipts/generate with checkout_id (a completed checkout session) or sale_transaction_id",
+      });
+    }
+    return { saleTransactionId: body.sale_transaction_id, checkout: undefined };
+  }
+  const checkout = await deps.reads.checkoutSale(scope, body.checkout_id.toLowerCase());
+  if (checkout.status !== "completed" || checkout.sale_transaction_id === null) {
+    throw new DomainError("checkout_not_completed", `Checkout session ${checkout.id} is ${checkout.status}; a receipt needs its sale`, {
+      hint: "Generate the receipt after the checkout completes (checkout.completed webhook)",
+    });
+  }
+  if (body.sale_transaction_id !== undefined && body.sale_transaction_id !== checkout.sale_transaction_id) {
+    throw new DomainError("receipt_sale_mismatch", `Checkout session ${checkout.id} recorded sale ${checkout.sale_transaction_id}, not ${body.sale_transaction_id}`);
+  }
+  return { saleTransactionId: checkout.sale_transaction_id, checkout };
+}
+
+/** The existing receipt answers a repeat, unless the repeat gives it other labels. */
+function replay(existing: ReceiptRow, body: Body): { status: number; body: Record<string, unknown> } {
+  const differs =
+    (body.order_id !== undefined && body.order_id !== existing.order_id) ||
+    (body.external_order_id !== undefined && body.external_order_id !== existing.external_order_id) ||
+    (body.metadata !== undefined && !isDeepStrictEqual(JSON.parse(JSON.stringify(body.metadata)), existing.metadata)) ||
+    (body.checkout_id !== undefined && existing.checkout_session_id !== null && body.checkout_id.toLowerCase() !== existing.checkout_session_id);
+  const view = presentReceipt(existing);
+  if (differs) {
+    throw new DomainError("idempotency_conflict", `Sale ${existing.sale_transaction_id} already has receipt ${existing.id} with other order ids or metadata`, {
+      extra: { receipt: view },
+      hint: `GET /v1/receipts/${existing.id}`,
+    });
+  }
+  return { status: 200, body: { created: false, receipt_id: existing.id, hosted_url: existing.hosted_url, receipt: view } };
+}
+
+/**
+ * Errors: validation_error (no sale named), checkout_session_not_found, checkout_not_completed,
+ * receipt_sale_mismatch, transaction_not_found, transaction_not_a_sale, idempotency_conflict.
+ */
+export async function generateReceipt(deps: ReceiptsDeps, scope: Scope, body: Body, altBaseUrl: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const { saleTransactionId, checkout } = await resolveSale(deps, scope, body);
+  const existing = await findReceiptBySale(deps.sql, scope, saleTransactionId);
+  if (existing !== undefined) return replay(existing, body);
+  const record = await deps.reads.transactionRecord(scope, saleTransactionId);
+  if (record.sale === null) {
+    throw new DomainError("transaction_not_a_sale", `Transaction ${saleTransactionId} is a ${record.transaction_type}, not a sale`, {
+      hint: "Pass the sale_transaction_id of a checkout or recorded sale, or GET /v1/receipts/proofs/{transaction_id} for a proof of any transaction",
+    });
+  }
+  const id = newId("rcpt");
+  const inserted = await insertReceipt(deps.sql, {
+    id,
+    org_id: scope.orgId,
+    livemode: scope.livemode,
+    sale_transaction_id: saleTransactionId,
+    checkout_session_id: checkout?.id ?? null,
+    order_id: body.order_id ?? null,
+    external_order_id: body.external_order_id ?? null,
+    total_amount: record.sale.gross,
+    sales_tax: record.sale.sales_tax,
+    currency: record.currency,
+    metadata: body.metadata ?? {},
+    hosted_url: hostedUrlOf(altBaseUrl, id),
+    merchant_name: checkout?.merchant_name ?? record.sale.participant_display_name ?? record.sale.participant_id,
+    product_name: checkout?.product_name ?? null,
+    description: record.description,
+    sold_at: new Date(record.created_at),
+  });
+  // A concurrent request for the same sale won the insert: answer its receipt, as a repeat would.
+  if (inserted === undefined) {
+    const winner = await findReceiptBySale(deps.sql, scope, saleTransactionId);
+    if (winner === undefined) throw new Error("receipt insert conflicted but no receipt is visible");
+    return replay(winner, body);
+  }
+  return { status: 201, body: { created: true, receipt_id: inserted.id, hosted_url: inserted.hosted_url, receipt: presentReceipt(inserted) } };
+}
