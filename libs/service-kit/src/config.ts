@@ -17,6 +17,11 @@ export const BaseEnv = z.object({
   DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   RPC_CONCURRENCY_MAX: z.coerce.number().int().min(1).max(100_000).default(256),
+  /**
+   * Replicas of the EVENTS stream: 1 on a single NATS server (more is refused there), 3 on a 3-node JetStream
+   * cluster. Give every service the same value: each one brings the stream to it when it starts.
+   */
+  EVENTS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** Days a published outbox event is kept after publishing (the stream has it); 0 keeps them forever. */
   OUTBOX_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(14),
   /**

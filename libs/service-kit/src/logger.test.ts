@@ -20,7 +20,8 @@ describe("createLogger", () => {
     await requestContext.run({ requestId: "req_abc" }, () =>
       tracer().startActiveSpan("work", async (span) => {
         ids = span.spanContext();
-        await new Promise((r) => setTimeout(r, 5));
+        // Across a macrotask: the ids must survive the hop, whatever its length.
+        await new Promise((r) => setImmediate(r));
         log.info("inside");
         span.end();
       }),

@@ -22,14 +22,19 @@ export async function connectNats(opts: { url: string; name: string }): Promise<
   });
 }
 
-/** Creates the EVENTS stream of a prefix, or brings an existing one to the current limits. */
-export async function ensureEventsStream(nc: NatsConnection, prefix: string): Promise<void> {
+/**
+ * Creates the EVENTS stream of a prefix, or brings an existing one to the current limits and replica count.
+ * `replicas` (EVENTS_REPLICAS) is 1 on a single server; on a JetStream cluster 3 keeps every event on three
+ * servers, and an existing stream with fewer replicas is raised to it (JetStream copies the messages over).
+ */
+export async function ensureEventsStream(nc: NatsConnection, prefix: string, opts: { replicas?: number } = {}): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const name = eventsStreamName(prefix);
   const limits = {
     subjects: [eventsSubjectFilter(prefix)],
     max_age: nanos(EVENTS_MAX_AGE_MS),
     duplicate_window: nanos(EVENTS_DUPLICATE_WINDOW_MS),
+    num_replicas: opts.replicas ?? 1,
   } satisfies Partial<StreamConfig>;
   try {
     // Adding with an identical configuration is a no-op on the server, so replicas may all do it.

@@ -16,8 +16,9 @@ import type { Sql } from "./db.ts";
 import { migrateAll } from "./migrate.ts";
 import { connectNats, ensureEventsStream } from "./nats.ts";
 import { OutboxRelay, writeOutbox } from "./outbox.ts";
-import type { OutboxRelayOptions } from "./outbox.ts";
-import { captureLogger, createTestDatabase, deleteEventsStream, randomPrefix, sleep, TEST_NATS_URL, testEvent, unpublishedCount, waitFor } from "./test-support.ts";
+import type { OutboxRelayDeps, OutboxRelayOptions } from "./outbox.ts";
+import type { EventPublisher } from "./outbox-publisher.ts";
+import { captureLogger, createTestDatabase, deleteEventsStream, observedClock, publishThen, randomPrefix, TEST_NATS_URL, testEvent, unpublishedCount, waitFor } from "./test-support.ts";
 import type { TestDatabase } from "./test-support.ts";
 
 const SCHEMA = "payments";
@@ -66,14 +67,22 @@ function countingPool(): { pool: Sql; statements: string[] } {
   return { pool, statements };
 }
 
-function relay(extra: Partial<OutboxRelayOptions> = {}): OutboxRelay {
-  const r = new OutboxRelay({ sql, nc, schema: SCHEMA, prefix, source: SCHEMA, log, pollIntervalMs: 50, ...extra });
+function relay(extra: Partial<OutboxRelayOptions> = {}, deps: OutboxRelayDeps = {}): OutboxRelay {
+  const r = new OutboxRelay({ sql, nc, schema: SCHEMA, prefix, source: SCHEMA, log, pollIntervalMs: 50, ...extra }, deps);
   running.push(r);
   return r;
 }
 
 const event = testEvent;
 const unpublished = (ids: string[]): Promise<number> => unpublishedCount(sql, ids);
+/** A relay with no poll to speak of, whose clock tells when it is idle (waiting for that poll). */
+const IDLE_POLL_MS = 60_000;
+
+/** Publishes each batch for real and records its event ids. */
+function recordBatches(): { batches: string[][]; publisher: EventPublisher } {
+  const batches: string[][] = [];
+  return { batches, publisher: publishThen(nc, log, (ids) => void batches.push(ids)) };
+}
 
 /** Waits until every id is published, failing at once on an uncaught error (the relay's session died under it). */
 async function waitPublished(ids: string[], uncaught: { check(): void }): Promise<void> {
@@ -136,21 +145,22 @@ function recordUncaught(): { errors: unknown[]; check(): void; stop(): void } {
 describe("outbox relay round trips and batching", () => {
   it("publishes a commit's event with a handful of statements per wake-up, and nothing while idle", async () => {
     const { pool, statements } = countingPool();
-    const r = relay({ sql: pool, pollIntervalMs: 60_000, lockCheckIntervalMs: 60_000 });
+    const time = observedClock();
+    const r = relay({ sql: pool, pollIntervalMs: IDLE_POLL_MS, lockCheckIntervalMs: 60_000 }, { clock: time.clock });
     await r.start();
+    /** Commits one event, then waits until it is published and the relay idle again (any trailing cycle over). */
+    const publishOne = async (n: number): Promise<void> => {
+      const idle = time.waitsOf(IDLE_POLL_MS);
+      const id = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event("org_rt", { n })));
+      await waitFor(async () => (await unpublished([id])) === 0, 3000, `event ${n} published`);
+      await waitFor(() => time.waitsOf(IDLE_POLL_MS) > idle, 3000, `the relay idle after event ${n}`);
+    };
     // Warm up: the first use of each statement on the connection also prepares it.
-    const warm = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event("org_rt")));
-    await waitFor(async () => (await unpublished([warm])) === 0, 3000, "warm-up event published");
-    await sleep(100);
+    await publishOne(0);
 
     const wakes = 5;
     statements.length = 0;
-    for (let i = 0; i < wakes; i++) {
-      const id = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event("org_rt", { i })));
-      await waitFor(async () => (await unpublished([id])) === 0, 3000, `event ${i} published`);
-      await sleep(30); // any trailing cycle of this wake-up finishes before the next commit
-    }
-    await sleep(100);
+    for (let i = 1; i <= wakes; i++) await publishOne(i);
     // numbering + BEGIN + SELECT, then UPDATE + COMMIT (two round trips); the old relay sent ~17 statements
     // per wake-up (two empty passes, BEGIN/COMMIT around each statement, a lock check every loop).
     expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(wakes * 5);
@@ -159,10 +169,10 @@ describe("outbox relay round trips and batching", () => {
   });
 
   it("publishes a burst of events committed together as one batch, in order", async () => {
-    const batches: string[][] = [];
-    const r = relay({ pollIntervalMs: 60_000, hooks: { afterPublishBeforeMark: async (ids) => void batches.push(ids) } });
-    await r.start();
-    await sleep(100);
+    const { batches, publisher } = recordBatches();
+    const time = observedClock();
+    await relay({ pollIntervalMs: IDLE_POLL_MS }, { publisher, clock: time.clock }).start();
+    await waitFor(() => time.waitsOf(IDLE_POLL_MS) > 0, 3000, "the relay to go idle");
     const org = `org_${newId("evt")}`;
     const ids = await withTx(sql, async (tx) => {
       const out: string[] = [];
@@ -177,13 +187,14 @@ describe("outbox relay round trips and batching", () => {
   });
 
   it("with coalesceMs, commits arriving together go out in one batch", async () => {
-    const batches: string[][] = [];
+    const { batches, publisher } = recordBatches();
+    const time = observedClock();
     // A window wide enough for a slow, shared CI machine: the five commits below must land inside it.
-    const r = relay({ pollIntervalMs: 60_000, coalesceMs: 500, hooks: { afterPublishBeforeMark: async (ids) => void batches.push(ids) } });
-    await r.start();
-    await sleep(100);
-    // Five pool connections open before the commits, so that no commit waits for a connection to be made.
-    await Promise.all(Array.from({ length: 5 }, () => sql`select pg_sleep(0.01)`));
+    await relay({ pollIntervalMs: IDLE_POLL_MS, coalesceMs: 500 }, { publisher, clock: time.clock }).start();
+    await waitFor(() => time.waitsOf(IDLE_POLL_MS) > 0, 3000, "the relay to go idle");
+    // Five pool connections open before the commits (all five reserved at once), so that no commit waits for a
+    // connection to be made.
+    for (const c of await Promise.all(Array.from({ length: 5 }, () => sql.reserve()))) c.release();
     const org = `org_${newId("evt")}`;
     const ids = await Promise.all(Array.from({ length: 5 }, (_, i) => withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org, { i })))));
     await waitFor(async () => (await unpublished(ids)) === 0, 3000, "commits published");
@@ -197,14 +208,15 @@ describe("outbox relay round trips and batching", () => {
     const org = `org_${newId("evt")}`;
     const first = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org, { n: 1 })));
     let crashes = 0;
-    const crashing = relay({
-      hooks: {
-        afterPublishBeforeMark: async () => {
+    const crashing = relay(
+      {},
+      {
+        publisher: publishThen(nc, log, () => {
           crashes += 1;
           throw new Error("simulated crash after publish");
-        },
+        }),
       },
-    });
+    );
     await crashing.start();
     await waitFor(() => crashes > 0, 3000, "first publish");
     await crashing.stop();
@@ -213,8 +225,8 @@ describe("outbox relay round trips and batching", () => {
     expect(Number(row?.["attempts"])).toBeGreaterThanOrEqual(1);
 
     const later = await withTx(sql, async (tx) => [await writeOutbox(tx, SCHEMA, event(org, { n: 2 })), await writeOutbox(tx, SCHEMA, event(org, { n: 3 }))]);
-    const batches: string[][] = [];
-    await relay({ hooks: { afterPublishBeforeMark: async (ids) => void batches.push(ids) } }).start();
+    const { batches, publisher } = recordBatches();
+    await relay({}, { publisher }).start();
     await waitFor(async () => (await unpublished([first, ...later])) === 0, 3000, "all published");
     expect(batches.filter((b) => b.some((id) => id === first || later.includes(id)))).toEqual([[first], later]);
     const msgs = await orgMessages(org);
@@ -273,18 +285,18 @@ describe("outbox relay round trips and batching", () => {
       // Each published event, with the session that held the lock when its batch went out.
       const published: Array<[string, number | undefined]> = [];
       const lockCheckIntervalMs = 200;
+      const time = observedClock();
       // No polls: between commits the relay sends nothing, so its session dies with no statement under way.
-      const r = relay({
-        sql: countingPool().pool,
-        pollIntervalMs: 60_000,
-        lockCheckIntervalMs,
-        hooks: {
-          afterPublishBeforeMark: async (ids) => {
+      const r = relay(
+        { sql: countingPool().pool, pollIntervalMs: IDLE_POLL_MS, lockCheckIntervalMs },
+        {
+          clock: time.clock,
+          publisher: publishThen(nc, log, async (ids) => {
             const holder = await lockHolderPid();
             published.push(...ids.map((id): [string, number | undefined] => [id, holder]));
-          },
+          }),
         },
-      });
+      );
       await r.start();
       expect(r.isLeader()).toBe(true);
       const before = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org)));
@@ -292,10 +304,12 @@ describe("outbox relay round trips and batching", () => {
       const pid = await lockHolderPid();
       expect(pid).toBeDefined();
 
-      await sleep(lockCheckIntervalMs);
+      time.advance(lockCheckIntervalMs);
       await terminateBackend(pid);
+      // The client reports the closed connection; the relay takes the lock again on a new session.
+      await waitFor(async () => r.isLeader() && ![undefined, pid].includes(await lockHolderPid()), 5000, "lock taken again");
       // Past the lock check interval, so the next wake-up checks the lock before anything else.
-      await sleep(lockCheckIntervalMs * 2);
+      time.advance(lockCheckIntervalMs * 2);
 
       const ids = await withTx(sql, async (tx) => [await writeOutbox(tx, SCHEMA, event(org, { n: 1 })), await writeOutbox(tx, SCHEMA, event(org, { n: 2 }))]);
       ids.push(await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org, { n: 3 }))));
@@ -318,21 +332,20 @@ describe("outbox relay round trips and batching", () => {
     try {
       const org = `org_${newId("evt")}`;
       const batches: Array<{ ids: string[]; holder: number | undefined }> = [];
-      const r = relay({
-        sql: countingPool().pool,
-        pollIntervalMs: 50,
-        hooks: {
-          afterPublishBeforeMark: async (ids) => {
+      const r = relay(
+        { sql: countingPool().pool, pollIntervalMs: 50 },
+        {
+          publisher: publishThen(nc, log, async (ids) => {
             const holder = await lockHolderPid();
             batches.push({ ids, holder });
             // The first batch is out: end the session before the relay marks it, and let the client see it closed.
             if (batches.length === 1) {
               await terminateBackend(holder);
-              await sleep(50);
+              await waitFor(() => !r.isLeader(), 3000, "the relay to see its session closed");
             }
-          },
+          }),
         },
-      });
+      );
       await r.start();
       const ids = await withTx(sql, async (tx) => [await writeOutbox(tx, SCHEMA, event(org, { n: 1 })), await writeOutbox(tx, SCHEMA, event(org, { n: 2 }))]);
       await waitPublished(ids, uncaught);

@@ -16,8 +16,8 @@ import { migrateAll } from "./migrate.ts";
 import { connectNats, ensureEventsStream } from "./nats.ts";
 import { OutboxRelay, writeOutbox } from "./outbox.ts";
 import { tracer } from "./telemetry.ts";
-import type { OutboxRelayOptions } from "./outbox.ts";
-import { captureLogger, installTestTracing, createTestDatabase, deleteEventsStream, randomPrefix, sleep, TEST_NATS_URL, testEvent, unpublishedCount, waitFor } from "./test-support.ts";
+import type { OutboxRelayDeps, OutboxRelayOptions } from "./outbox.ts";
+import { captureLogger, installTestTracing, createTestDatabase, deleteEventsStream, observedClock, publishThen, randomPrefix, sleep, TEST_NATS_URL, testEvent, unpublishedCount, waitFor } from "./test-support.ts";
 import type { TestDatabase } from "./test-support.ts";
 
 const SCHEMA = "payments";
@@ -54,8 +54,8 @@ afterAll(async () => {
   if (rootDir) await rm(rootDir, { recursive: true, force: true });
 });
 
-function relay(extra: Partial<OutboxRelayOptions> = {}): OutboxRelay {
-  const r = new OutboxRelay({ sql, nc, schema: SCHEMA, prefix, source: SCHEMA, log, pollIntervalMs: 50, ...extra });
+function relay(extra: Partial<OutboxRelayOptions> = {}, deps: OutboxRelayDeps = {}): OutboxRelay {
+  const r = new OutboxRelay({ sql, nc, schema: SCHEMA, prefix, source: SCHEMA, log, pollIntervalMs: 50, ...extra }, deps);
   running.push(r);
   return r;
 }
@@ -136,17 +136,19 @@ describe("outbox relay", () => {
   });
 
   it("is woken right after a withTx COMMIT rather than waiting for the poll, and not by a rollback", async () => {
-    const r = relay({ pollIntervalMs: 60_000 });
-    await r.start();
-    await sleep(100); // let the first (empty) cycle finish, so only the commit signal can start the next one
+    const time = observedClock();
+    await relay({ pollIntervalMs: 60_000 }, { clock: time.clock }).start();
+    // The first (empty) cycle is over once the relay waits for its poll: only the commit signal can start the next.
+    await waitFor(() => time.waitsOf(60_000) > 0, 3000, "the relay to go idle");
     const id = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event("org_notify")));
     await waitFor(async () => (await unpublished([id])) === 0, 3000, "commit-driven publish");
   });
 
   it("finds rows committed outside withTx (or by another replica) with its poll", async () => {
-    const r = relay({ pollIntervalMs: 100 });
-    await r.start();
-    await sleep(150);
+    const time = observedClock();
+    await relay({ pollIntervalMs: 100 }, { clock: time.clock }).start();
+    // Written once the relay waits for its poll, so that no cycle already under way can find it.
+    await waitFor(() => time.waitsOf(100) > 0, 3000, "the relay to go idle");
     const id = await sql.begin((tx) => writeOutbox(tx, SCHEMA, event("org_poll")));
     await waitFor(async () => (await unpublished([id])) === 0, 3000, "poll-driven publish");
   });
@@ -167,14 +169,15 @@ describe("outbox relay", () => {
   it("republishes the same id after a crash between publish and mark; the consumer handles it once", async () => {
     const id = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event("org_crash")));
     const crashed: string[][] = [];
-    const first = relay({
-      hooks: {
-        afterPublishBeforeMark: async (ids) => {
+    const first = relay(
+      {},
+      {
+        publisher: publishThen(nc, log, (ids) => {
           crashed.push(ids);
           throw new Error("simulated crash after publish");
-        },
+        }),
       },
-    });
+    );
     await first.start();
     await waitFor(() => crashed.some((ids) => ids.includes(id)), 3000, "first publish");
     await first.stop();
@@ -184,7 +187,7 @@ describe("outbox relay", () => {
     const sequence = Number(row?.["sequence"]);
 
     const republished: string[] = [];
-    await relay({ hooks: { afterPublishBeforeMark: async (ids) => void republished.push(...ids) } }).start();
+    await relay({}, { publisher: publishThen(nc, log, (ids) => void republished.push(...ids)) }).start();
     await waitFor(async () => (await unpublished([id])) === 0, 3000, "second relay marks it");
     expect(republished).toContain(id);
 
@@ -193,9 +196,11 @@ describe("outbox relay", () => {
     expect(copies.map((m) => m.env.sequence)).toEqual([sequence]);
 
     const seen: string[] = [];
-    await consumer("crash_once", (evt) => void seen.push(evt.id)).start();
+    const c = consumer("crash_once", (evt) => void seen.push(evt.id));
+    await c.start();
     await waitFor(async () => (await handledCount("crash_once", id)) === 1, 5000, "consumer handles the event");
-    await sleep(200);
+    // Everything delivered is acknowledged, so nothing can be delivered again.
+    await waitFor(async () => (await c.pending()) === 0, 5000, "every delivery acknowledged");
     expect(seen.filter((s) => s === id)).toEqual([id]);
   });
 });
@@ -250,6 +255,7 @@ describe("event consumer", () => {
     const c = consumer("slow_once", async (evt) => {
       if (evt.id !== id) return;
       calls += 1;
+      // Slower than three ack waits in real time: the broker's timer is what is under test.
       await sleep(1_500);
     }, { ackWaitMs: 500 });
     await c.start();
@@ -258,7 +264,8 @@ describe("event consumer", () => {
     const deliveriesBefore = (await info()).delivered.consumer_seq;
     await jetstream(nc).publish(eventSubject(prefix, "sandbox.test"), JSON.stringify(testEnvelope(id)), { msgID: id });
     await waitFor(async () => (await handledCount("slow_once", id)) === 1, 8000, "slow event handled");
-    await sleep(700);
+    // Once it is acknowledged, the broker can deliver it no more: the count below is final.
+    await waitFor(async () => (await c.pending()) === 0, 5000, "the event acknowledged");
     expect(calls).toBe(1);
     // Delivered once: three ack waits passed while the handler ran.
     expect((await info()).delivered.consumer_seq - deliveriesBefore).toBe(1);

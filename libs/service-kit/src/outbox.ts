@@ -1,9 +1,4 @@
-import { jetstream } from "@nats-io/jetstream";
-import type { JetStreamClient } from "@nats-io/jetstream";
-import { headers } from "@nats-io/transport-node";
-import type { MsgHdrs, NatsConnection } from "@nats-io/transport-node";
-import { SpanKind, trace } from "@opentelemetry/api";
-import type { Context } from "@opentelemetry/api";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { eventSubject, NATS_HEADERS, newId } from "@treasury/contracts";
 import type { EventEnvelope, EventType } from "@treasury/contracts";
 import type postgres from "postgres";
@@ -11,8 +6,10 @@ import type { Logger } from "pino";
 import { sessionClient } from "./db.ts";
 import type { Sql, Tx } from "./db.ts";
 import { requestContext } from "./context.ts";
+import { jetStreamPublisher } from "./outbox-publisher.ts";
+import type { EventPublisher, OutboxMessage } from "./outbox-publisher.ts";
 import { markOutboxWritten, onOutboxCommitted } from "./outbox-signal.ts";
-import { extractTraceRecord, injectTraceHeadersFrom, injectTraceRecord, tracer } from "./telemetry.ts";
+import { injectTraceRecord } from "./telemetry.ts";
 
 export interface NewEvent {
   type: EventType;
@@ -79,7 +76,29 @@ export interface OutboxRelayOptions {
   coalesceMs?: number;
   /** How often the leader re-checks that its session still holds the advisory lock. */
   lockCheckIntervalMs?: number;
-  hooks?: { afterPublishBeforeMark?: (ids: string[]) => Promise<void> };
+}
+
+/** The relay's clock: how it reads the time (the lock check's schedule) and how it waits (polls, back-off). */
+export interface RelayClock {
+  now(): number;
+  /** Calls `fn` once after `ms`; the function returned cancels that. */
+  after(ms: number, fn: () => void): () => void;
+}
+
+const systemClock: RelayClock = {
+  now: () => Date.now(),
+  after: (ms, fn) => {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
+  },
+};
+
+/** What the relay works with beyond its options; each default is the production one. */
+export interface OutboxRelayDeps {
+  /** Default: JetStream on `opts.nc` (outbox-publisher.ts). */
+  publisher?: EventPublisher;
+  /** Default: the system's clock and timers. */
+  clock?: RelayClock;
 }
 
 const BATCH_SIZE_MAX_DEFAULT = 100;
@@ -172,7 +191,8 @@ export class OutboxRelay {
   private readonly coalesceMs: number;
   private readonly lockCheckIntervalMs: number;
   private readonly lockKey: string;
-  private readonly js: JetStreamClient;
+  private readonly publisher: EventPublisher;
+  private readonly clock: RelayClock;
   /** The relay's own client of one connection (created on first use, ended by stop()). */
   private db: Sql | undefined;
   /** Backend pid of the session that took the lock. */
@@ -188,14 +208,15 @@ export class OutboxRelay {
   private woken = false;
   private interrupt: (() => void) | undefined;
 
-  constructor(opts: OutboxRelayOptions) {
+  constructor(opts: OutboxRelayOptions, deps: OutboxRelayDeps = {}) {
     this.opts = opts;
     this.batchSizeMax = opts.batchSizeMax ?? BATCH_SIZE_MAX_DEFAULT;
     this.pollIntervalMs = opts.pollIntervalMs ?? POLL_INTERVAL_MS_DEFAULT;
     this.coalesceMs = opts.coalesceMs ?? COALESCE_MS_DEFAULT;
     this.lockCheckIntervalMs = opts.lockCheckIntervalMs ?? LOCK_CHECK_INTERVAL_MS_DEFAULT;
     this.lockKey = `${opts.schema}.outbox_relay`;
-    this.js = jetstream(opts.nc);
+    this.publisher = deps.publisher ?? jetStreamPublisher(opts.nc, opts.log);
+    this.clock = deps.clock ?? systemClock;
   }
 
   async start(): Promise<void> {
@@ -256,11 +277,11 @@ export class OutboxRelay {
     if (this.stopped || (wakeable && this.woken)) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        cancel();
         this.interrupt = undefined;
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const cancel = this.clock.after(ms, done);
       this.interrupt = () => {
         if (this.stopped || wakeable) done();
       };
@@ -324,13 +345,10 @@ export class OutboxRelay {
       }
       // The session closed since the SELECT: its row locks are gone, another relay may be taking the lock.
       if (!this.leader) throw new SessionReplaced();
-      const ids = rows.map((r) => r.id);
-      // Pipelined: all of the batch's publishes go out on the one connection before the first ack comes
-      // back, so the broker stores them in this order. If one fails the batch is not marked and is
-      // republished whole (same ids: the broker drops the copies); only then can a later event of the
-      // batch reach the stream before the failed one, and consumers order by `sequence`.
-      await Promise.all(rows.map((row) => this.publish(row)));
-      await this.opts.hooks?.afterPublishBeforeMark?.(ids);
+      // If one publish fails the batch is not marked and is republished whole (same ids: the broker drops
+      // the copies); only then can a later event of the batch reach the stream before the failed one, and
+      // consumers order by `sequence`.
+      await this.publisher.publish(rows.map((row) => this.message(row)));
       const seqs = rows.map((r) => r.seq);
       open = false;
       const [marked, commit] = await settled([
@@ -432,8 +450,8 @@ export class OutboxRelay {
       order by seq limit ${this.batchSizeMax} for update skip locked`;
   }
 
-  private envelope(row: OutboxRow): EventEnvelope {
-    return {
+  private message(row: OutboxRow): OutboxMessage {
+    const envelope: EventEnvelope = {
       id: row.id,
       type: row.type,
       org_id: row.org_id,
@@ -443,31 +461,7 @@ export class OutboxRelay {
       source: this.opts.source,
       data: row.payload.data,
     };
-  }
-
-  private messageHeaders(row: OutboxRow, traceCtx: Context): MsgHdrs {
-    const h = headers();
-    for (const [k, v] of Object.entries(row.headers)) {
-      if (k !== NATS_HEADERS.traceparent && k !== NATS_HEADERS.tracestate) h.set(k, v);
-    }
-    // The publish span (child of the stored request context) becomes the consumer's parent.
-    injectTraceHeadersFrom(traceCtx, h);
-    return h;
-  }
-
-  private async publish(row: OutboxRow): Promise<void> {
-    const subject = eventSubject(this.opts.prefix, row.type as EventType);
-    const parent = extractTraceRecord(row.headers);
-    const span = tracer().startSpan(`publish ${row.type}`, { kind: SpanKind.PRODUCER }, parent);
-    try {
-      const ack = await this.js.publish(subject, JSON.stringify(this.envelope(row)), {
-        msgID: row.id,
-        headers: this.messageHeaders(row, trace.setSpan(parent, span)),
-      });
-      if (ack.duplicate) this.opts.log.info({ event_id: row.id }, "event already in stream; broker de-duplicated the republish");
-    } finally {
-      span.end();
-    }
+    return { subject: eventSubject(this.opts.prefix, row.type as EventType), envelope, headers: row.headers };
   }
 
   /** The relay's client, created on first use; when its connection closes, the relay stops leading at once. */
@@ -486,11 +480,11 @@ export class OutboxRelay {
 
   /** Takes the lock when not leading; while leading, re-checks it every `lockCheckIntervalMs` (and after a failure). */
   private async tryLead(): Promise<void> {
-    if (this.leader && Date.now() - this.lockCheckedAt < this.lockCheckIntervalMs) return;
+    if (this.leader && this.clock.now() - this.lockCheckedAt < this.lockCheckIntervalMs) return;
     const db = this.session();
     try {
       this.leader = this.leader ? await this.stillHoldsLock(db) : await this.takeLock(db);
-      if (this.leader) this.lockCheckedAt = Date.now();
+      if (this.leader) this.lockCheckedAt = this.clock.now();
     } catch (e) {
       // A failed session has (or soon will have) lost its lock; take it again next time, on a new session if need be.
       if (sessionLost(e)) this.lostSession(e);

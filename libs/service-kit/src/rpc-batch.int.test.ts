@@ -6,12 +6,13 @@ import { headers as natsHeaders } from "@nats-io/transport-node";
 import { context, trace } from "@opentelemetry/api";
 import type { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
 import { DomainError, NATS_HEADERS, rpcSubject } from "@treasury/contracts";
-import type { AuthContext } from "@treasury/contracts";
+import type { AuthContext, RpcReply } from "@treasury/contracts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { connectNats } from "./nats.ts";
-import { BATCH_SEND_AT, RpcServer, rpcCall, rpcForward } from "./rpc.ts";
+import { BATCH_SEND_AT, rpcCall, rpcForward } from "./rpc-client.ts";
+import { RpcServer } from "./rpc-server.ts";
 import { initTelemetry, tracer } from "./telemetry.ts";
-import { captureLogger, installTestTracing, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
+import { captureLogger, gate, installTestTracing, randomPrefix, TEST_NATS_URL, waitFor } from "./test-support.ts";
 
 let spans: InMemorySpanExporter;
 const prefix = randomPrefix();
@@ -23,6 +24,8 @@ let server: RpcServer;
 let tight: RpcServer;
 let spy: Subscription;
 let seen: Msg[] = [];
+/** Holds the requests that ask for it until the test opens it. */
+let held = gate();
 
 const auth: AuthContext = { org_id: "org_1", livemode: false, key_id: "key_1", scopes: null, request_id: "req_x" };
 const subject = (op: string, service = "receipts"): string => rpcSubject(prefix, service, op);
@@ -38,8 +41,9 @@ beforeAll(async () => {
   server = new RpcServer({ nc: serverNc, prefix, service: "receipts", log, concurrencyMax: 64 });
   server.handle("echo", async (req, ctx) => ({ body: { echo: req.body, request_id: ctx.requestId } }));
   server.handle("slow", async (req) => {
-    await sleep((req.body as { ms: number }).ms);
-    return { body: { slept: (req.body as { ms: number }).ms } };
+    const { hold } = req.body as { hold: boolean };
+    if (hold) await held.wait;
+    return { body: { held: hold } };
   });
   server.handle("fail", async () => {
     throw new DomainError("receipt_not_found", "No receipt rc_1");
@@ -48,7 +52,7 @@ beforeAll(async () => {
   // A second service whose concurrencyMax is 2, to see shedding per request inside one batch.
   tight = new RpcServer({ nc: serverNc, prefix, service: "kyc", log, concurrencyMax: 2 });
   tight.handle("slow", async () => {
-    await sleep(300);
+    await held.wait;
     return { body: { slow: true } };
   });
   tight.start();
@@ -60,6 +64,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  held.open();
   spy?.unsubscribe();
   await server?.drain();
   await tight?.drain();
@@ -84,12 +89,13 @@ describe("RPC batches", () => {
   });
 
   it("sends a batch that reaches BATCH_SEND_AT requests at once, and the rest of the turn's at its end", async () => {
-    const socket = (clientNc as unknown as { protocol: { transport: { socket: { writableLength: number } } } }).protocol.transport.socket;
+    const sentBefore = clientNc.stats().outMsgs;
     const calls = Array.from({ length: BATCH_SEND_AT }, (_, i) => rpcCall(clientNc, subject("echo"), request(i), { timeoutMs: 2000 }));
-    // Still the same turn: only microtasks have run, yet the full batch has left the process.
-    for (let i = 0; i < 5; i++) await Promise.resolve();
-    expect(socket.writableLength).toBe(0);
+    // Still the same turn, yet the full batch is published (the client writes it to its socket after this microtask).
+    expect(clientNc.stats().outMsgs - sentBefore).toBe(1);
     calls.push(...[0, 1, 2].map((i) => rpcCall(clientNc, subject("echo"), request(BATCH_SEND_AT + i), { timeoutMs: 2000 })));
+    // The rest of the turn's requests wait for its end.
+    expect(clientNc.stats().outMsgs - sentBefore).toBe(1);
     const replies = await Promise.all(calls);
     expect(replies.map((r) => (r.ok ? r.body["echo"] : r.error.code))).toEqual(Array.from({ length: BATCH_SEND_AT + 3 }, (_, i) => i));
     await waitFor(() => seen.length >= 2, 2000, "spy copies");
@@ -140,30 +146,43 @@ describe("RPC batches", () => {
   });
 
   it("answers the fast requests of a batch without waiting for a slow one", async () => {
-    const started = Date.now();
-    const slow = rpcCall(clientNc, subject("slow"), request({ ms: 800 }), { timeoutMs: 3000 });
-    const fast = [1, 2, 3].map(() => rpcCall(clientNc, subject("slow"), request({ ms: 0 }), { timeoutMs: 3000 }));
-    expect(await Promise.all(fast)).toEqual([1, 2, 3].map(() => ({ ok: true, status: 200, body: { slept: 0 } })));
-    expect(Date.now() - started).toBeLessThan(600);
-    expect(await slow).toEqual({ ok: true, status: 200, body: { slept: 800 } });
+    held = gate();
+    const slow = rpcCall(clientNc, subject("slow"), request({ hold: true }), { timeoutMs: 3000 });
+    const fast = [1, 2, 3].map(() => rpcCall(clientNc, subject("slow"), request({ hold: false }), { timeoutMs: 3000 }));
+    // Answered while the slow one of their batch is still held.
+    expect(await Promise.all(fast)).toEqual([1, 2, 3].map(() => ({ ok: true, status: 200, body: { held: false } })));
+    expect(server.inFlight()).toBe(1);
+    held.open();
+    expect(await slow).toEqual({ ok: true, status: 200, body: { held: true } });
+    await spyNc.flush();
     expect(seen.filter(isBatch)).toHaveLength(1);
   });
 
   it("times each request of a batch out on its own", async () => {
+    held = gate();
     const [late, onTime] = await Promise.all([
-      rpcCall(clientNc, subject("slow"), request({ ms: 500 }), { timeoutMs: 100 }),
-      rpcCall(clientNc, subject("slow"), request({ ms: 0 }), { timeoutMs: 2000 }),
+      rpcCall(clientNc, subject("slow"), request({ hold: true }), { timeoutMs: 100 }),
+      rpcCall(clientNc, subject("slow"), request({ hold: false }), { timeoutMs: 2000 }),
     ]);
     expect(late).toMatchObject({ ok: false, error: { code: "service_timeout" } });
-    expect(onTime).toEqual({ ok: true, status: 200, body: { slept: 0 } });
-    // The late reply still arrives, after its request gave up, and is dropped.
-    await sleep(600);
+    expect(onTime).toEqual({ ok: true, status: 200, body: { held: false } });
+    // The late reply still comes, after its request gave up, and is dropped; the client answers on as before.
+    held.open();
+    await waitFor(() => server.inFlight() === 0, 2000, "the held request to finish");
+    expect(await rpcCall(clientNc, subject("echo"), request("after"), { timeoutMs: 2000 })).toMatchObject({ ok: true, body: { echo: "after" } });
   });
 
   it("sheds, request by request, what a batch brings beyond concurrencyMax", async () => {
-    const replies = await Promise.all([1, 2, 3, 4, 5].map(() => rpcCall(clientNc, subject("slow", "kyc"), request({}), { timeoutMs: 2000 })));
+    held = gate();
+    const answered: RpcReply[] = [];
+    const calls = [1, 2, 3, 4, 5].map((i) => rpcCall(clientNc, subject("slow", "kyc"), request(i), { timeoutMs: 2000 }).then((r) => (answered.push(r), r)));
+    // Two of the batch run (held); the three beyond concurrencyMax are answered at once.
+    await waitFor(() => answered.length === 3, 2000, "the shed requests answered");
+    expect(answered.map((r) => (r.ok ? "ok" : r.error.code))).toEqual(["service_unavailable", "service_unavailable", "service_unavailable"]);
+    expect(tight.inFlight()).toBe(2);
+    held.open();
+    const replies = await Promise.all(calls);
     expect(replies.filter((r) => r.ok)).toHaveLength(2);
-    expect(replies.filter((r) => !r.ok && r.error.code === "service_unavailable")).toHaveLength(3);
   });
 
   it("reports every request of a batch nobody serves as service_unavailable", async () => {
@@ -190,15 +209,22 @@ describe("RPC batches", () => {
   it("sends the batched replies of requests in flight when the server drains", async () => {
     const nc = await connectNats({ url: TEST_NATS_URL, name: "batch-drain" });
     const own = new RpcServer({ nc, prefix, service: "refunds", log, concurrencyMax: 8 });
+    held = gate();
     own.handle("slow", async () => {
-      await sleep(300);
+      await held.wait;
       return { body: { done: true } };
     });
     own.start();
     await nc.flush();
     const calls = [1, 2, 3].map(() => rpcCall(clientNc, subject("slow", "refunds"), request({}), { timeoutMs: 3000 }));
     await waitFor(() => own.inFlight() === 3, 2000, "three requests in flight");
-    await own.drain();
+    let drained = false;
+    const draining = own.drain().then(() => void (drained = true));
+    // A round trip behind the server's unsubscribes: it has stopped taking requests and waits for the three.
+    await nc.flush();
+    expect(drained).toBe(false);
+    held.open();
+    await draining;
     await nc.drain();
     expect(await Promise.all(calls)).toEqual([1, 2, 3].map(() => ({ ok: true, status: 200, body: { done: true } })));
   });

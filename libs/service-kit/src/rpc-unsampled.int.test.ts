@@ -7,7 +7,8 @@ import { rpcSubject } from "@treasury/contracts";
 import type { AuthContext } from "@treasury/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectNats } from "./nats.ts";
-import { RpcServer, rpcCall } from "./rpc.ts";
+import { rpcCall } from "./rpc-client.ts";
+import { RpcServer } from "./rpc-server.ts";
 import { initTelemetry, tracer, unsampledParentStaysUnsampled } from "./telemetry.ts";
 import { captureLogger, randomPrefix, TEST_NATS_URL } from "./test-support.ts";
 

@@ -6,9 +6,10 @@ import { DomainError, newRequestId, routesOf, rpcSubject } from "@treasury/contr
 import type { AuthContext } from "@treasury/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectNats } from "./nats.ts";
-import { RpcServer, rpcCall, rpcForward } from "./rpc.ts";
+import { rpcCall, rpcForward } from "./rpc-client.ts";
+import { RpcServer } from "./rpc-server.ts";
 import { initTelemetry, tracer } from "./telemetry.ts";
-import { captureLogger, installTestTracing, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
+import { captureLogger, gate, installTestTracing, randomPrefix, TEST_NATS_URL, waitFor } from "./test-support.ts";
 
 let spans: InMemorySpanExporter;
 const prefix = randomPrefix();
@@ -16,6 +17,8 @@ const { log, lines } = captureLogger("payments");
 let serverNc: NatsConnection;
 let clientNc: NatsConnection;
 let server: RpcServer;
+/** Holds createWalletSession until the test opens it. */
+let held = gate();
 
 const auth: AuthContext = { org_id: "org_1", livemode: false, key_id: "key_1", scopes: null, request_id: "req_x" };
 const subject = (op: string): string => rpcSubject(prefix, "payments", op);
@@ -39,7 +42,7 @@ beforeAll(async () => {
     throw new Error("connection string postgres://secret@db leaked");
   });
   server.handle("createWalletSession", async () => {
-    await sleep(400);
+    await held.wait;
     return { body: { slow: true } };
   });
   server.handleRaw("post", async (payload) => ({ ok: true, status: 200, body: { got: payload } }));
@@ -50,6 +53,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  held.open();
   await server?.drain();
   await clientNc?.drain();
   await serverNc?.drain();
@@ -80,8 +84,11 @@ describe("RpcServer + rpcCall", () => {
   });
 
   it("reports a slow service as service_timeout", async () => {
+    held = gate();
     const reply = await rpcCall(clientNc, subject("createWalletSession"), request({}), { timeoutMs: 100 });
     expect(reply).toMatchObject({ ok: false, error: { code: "service_timeout" } });
+    expect(server.inFlight()).toBe(1);
+    held.open();
     await waitFor(() => server.inFlight() === 0, 2000, "slow handler to finish");
   });
 
@@ -144,10 +151,12 @@ describe("RpcServer + rpcCall", () => {
   });
 
   it("sheds load beyond concurrencyMax with service_unavailable", async () => {
+    held = gate();
     const slow = [1, 2].map(() => rpcCall(clientNc, subject("createWalletSession"), request({}), { timeoutMs: 2000 }));
     await waitFor(() => server.inFlight() === 2, 2000, "two slow requests in flight");
     const shed = await rpcCall(clientNc, subject("createCheckoutSession"), request({}), { timeoutMs: 2000 });
     expect(shed).toMatchObject({ ok: false, error: { code: "service_unavailable" } });
+    held.open();
     expect(await Promise.all(slow)).toEqual([
       { ok: true, status: 200, body: { slow: true } },
       { ok: true, status: 200, body: { slow: true } },

@@ -12,10 +12,10 @@ import { serviceDatabaseUrl, withTx } from "./db.ts";
 import { migrateAll } from "./migrate.ts";
 import { connectNats } from "./nats.ts";
 import { writeOutbox } from "./outbox.ts";
-import { rpcCall } from "./rpc.ts";
+import { rpcCall } from "./rpc-client.ts";
 import { createService } from "./service.ts";
 import type { Service, ServiceConfig } from "./service.ts";
-import { captureLogger, createTestDatabase, deleteEventsStream, randomPrefix, sleep, TEST_NATS_URL, waitFor } from "./test-support.ts";
+import { captureLogger, createTestDatabase, deleteEventsStream, gate, randomPrefix, TEST_NATS_URL, waitFor } from "./test-support.ts";
 import type { TestDatabase } from "./test-support.ts";
 
 const prefix = randomPrefix();
@@ -29,6 +29,8 @@ let base: string;
 const handled: string[] = [];
 let slowCalls = 0;
 let slowStarted: () => void = () => {};
+/** Holds createWalletSession until the test opens it. */
+const held = gate();
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -44,7 +46,7 @@ beforeAll(async () => {
   svc.handle("createWalletSession", async () => {
     slowCalls += 1;
     slowStarted();
-    await sleep(400);
+    await held.wait;
     return { body: { finished: true } };
   });
   svc.consume({
@@ -60,6 +62,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  held.open();
   await svc?.stop();
   if (client) await deleteEventsStream(client, prefix);
   await client?.drain();
@@ -129,15 +132,22 @@ describe("createService", () => {
     const inFlight = call("createWalletSession", 3000);
     await started;
     const stopping = svc.stop();
-    await sleep(50);
 
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ checks: { shutdown: "shutting down" } });
+    // A payload that is not a request never reaches the handler: answered validation_error while the
+    // service still takes requests on the subject, service_unavailable once it has stopped.
+    const probe = async (): Promise<string> => {
+      const r = await rpcCall(client, rpcSubject(prefix, "payments", "createWalletSession"), {}, { timeoutMs: 500 });
+      return r.ok ? "ok" : r.error.code;
+    };
+    await waitFor(async () => (await probe()) === "service_unavailable", 3000, "the service to stop taking requests");
     const late = await call("createWalletSession", 500);
     expect(late.ok).toBe(false);
     expect(late.ok ? "" : late.error.code).toBe("service_unavailable");
 
+    held.open();
     expect(await inFlight).toEqual({ ok: true, status: 200, body: { finished: true } });
     await stopping;
     expect(slowCalls).toBe(1);

@@ -16,8 +16,9 @@ import { createLogger } from "./logger.ts";
 import { createMetrics } from "./metrics.ts";
 import { connectNats, ensureEventsStream } from "./nats.ts";
 import { OutboxRelay } from "./outbox.ts";
-import { errorReply, RpcServer } from "./rpc.ts";
-import type { RpcHandler } from "./rpc.ts";
+import { RpcServer } from "./rpc-server.ts";
+import type { RpcHandler } from "./rpc-server.ts";
+import { errorReply } from "./rpc-wire.ts";
 import { initTelemetry } from "./telemetry.ts";
 
 /** Connections and logger a test (or a host process) supplies; the service then leaves closing them to it. */
@@ -162,7 +163,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
 
   async start(): Promise<{ healthPort: number }> {
     if (this.started || this.stopping) throw new Error(`${this.name}: start() called twice or after stop()`);
-    await ensureEventsStream(this.nc, this.prefix);
+    await ensureEventsStream(this.nc, this.prefix, { replicas: this.config.EVENTS_REPLICAS });
     await this.relay?.start();
     for (const c of this.consumers) await c.start();
     this.rpc.answerUnimplemented([...routesOf(this.name), ...PAGE_ROUTES.filter((p) => p.service === this.name)].map((r) => r.operation));

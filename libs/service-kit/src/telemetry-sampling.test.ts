@@ -28,7 +28,8 @@ describe("initTelemetry without an exporter", () => {
     expect(child.spanContext().traceId).toBe(sc.traceId);
     const { log, lines } = captureLogger("ledger");
     await runInRequestContext("req_1", trace.setSpan(parent, child), async () => {
-      await new Promise((r) => setTimeout(r, 1));
+      // Across a macrotask: the context must survive the hop, whatever its length.
+      await new Promise((r) => setImmediate(r));
       expect(requestContext.get()?.requestId).toBe("req_1");
       log.info("inside");
     });

@@ -13,7 +13,9 @@ import { eventsStreamName } from "@treasury/contracts";
 import postgres from "postgres";
 import type { Logger } from "pino";
 import { createLogger } from "./logger.ts";
-import type { NewEvent } from "./outbox.ts";
+import type { NewEvent, RelayClock } from "./outbox.ts";
+import { jetStreamPublisher } from "./outbox-publisher.ts";
+import type { EventPublisher } from "./outbox-publisher.ts";
 
 /**
  * What a test harness does for tracing: its own global provider recording into an in-memory exporter, and an
@@ -95,6 +97,49 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs 
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A promise the test settles itself: a handler held until the test lets it go. */
+export function gate(): { wait: Promise<void>; open(): void } {
+  let open!: () => void;
+  const wait = new Promise<void>((resolve) => (open = resolve));
+  return { wait, open };
+}
+
+/**
+ * An outbox relay's clock on real timers, which records every wait the relay starts and whose time a test can
+ * move forward. A relay starts a wait of its poll interval only when it has nothing left to do: counting those
+ * tells a test that the relay is idle.
+ */
+export function observedClock(): { clock: RelayClock; waitsOf(ms: number): number; advance(ms: number): void } {
+  let offset = 0;
+  const waits: number[] = [];
+  return {
+    clock: {
+      now: () => Date.now() + offset,
+      after: (ms, fn) => {
+        waits.push(ms);
+        const timer = setTimeout(fn, ms);
+        return () => clearTimeout(timer);
+      },
+    },
+    waitsOf: (ms) => waits.filter((w) => w === ms).length,
+    advance: (ms) => void (offset += ms),
+  };
+}
+
+/**
+ * The relay's own JetStream publisher, followed by `after` with each batch's event ids once the broker has
+ * stored the batch and before the relay marks it published: a throw there is a crash between the two.
+ */
+export function publishThen(nc: NatsConnection, log: Logger, after: (ids: string[]) => Promise<void> | void): EventPublisher {
+  const real = jetStreamPublisher(nc, log);
+  return {
+    publish: async (batch) => {
+      await real.publish(batch);
+      await after(batch.map((m) => m.envelope.id));
+    },
+  };
+}
 
 /** A test event of org `org` (outbox tests). */
 export function testEvent(org: string, data: Record<string, unknown> = {}): NewEvent {
