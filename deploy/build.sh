@@ -14,11 +14,14 @@ cd "$src"
 
 # NODE_ENV=production in the environment would make `npm ci` skip the compiler; the build needs it.
 npm ci --include=dev --ignore-scripts --no-audit --no-fund --prefer-offline
+# Install scripts stay off (no dependency runs code at install); the project's own patches are applied by hand.
+npx --no-install patch-package --error-on-fail
 rm -rf "$out"
 mkdir -p "$out"
 node deploy/bundle.mjs "$out"
 
 cp package.json package-lock.json .npmrc "$out/"
+cp -R patches "$out/"
 for pkg in libs/*/ services/*/; do
   pkg="${pkg%/}"
   mkdir -p "$out/$pkg"
@@ -29,5 +32,7 @@ done
 
 cd "$out"
 npm ci --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline
+# patch-package is a production dependency for this step: the pinned fix of postgres.js (ADR 0010) ships.
+npx --no-install patch-package --error-on-fail
 # The lockfile and manifests stay (npm ls works in the image); npm's own cache is not part of the tree.
 echo "build: production tree ready in $out"

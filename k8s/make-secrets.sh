@@ -32,6 +32,7 @@ for service in gateway ledger payments payouts refunds receipts kyc webhooks; do
 done
 write redis.env "password=$(password)"
 write kyc-pii.env "keys=$(key_ring "pii$(date +%Y%m)")"
+write payouts-pii.env "keys=$(key_ring "bank$(date +%Y%m)")"
 write receipts-sealing.env "keys=$(key_ring "seal$(date +%Y%m)")"
 # Empty unless a Stripe account is connected: the payments service then answers provider_not_configured for it.
 write stripe.env "secret-key=${STRIPE_SECRET_KEY:-}"

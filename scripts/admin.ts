@@ -11,8 +11,19 @@
  *   kyc approve|reject|suspend --id kycs_… [--reason TEXT] [--actor NAME]   → the decision (reason required to reject or suspend)
  *   kyc show --id kycs_… --reason TEXT [--actor NAME]   → the submission with its personal data, history and audit trail;
  *                                                  the access is audited; needs PII_KEYS (else the dev stack's key)
+ *   refunds set-policy --org ID --env test|live --shortfall receivable|refuse   → {org_id, environment, shortfall_policy}:
+ *                                                  what a refund does when the creator's balance cannot cover the
+ *                                                  creator's part (docs/adr/0009-refund-shortfall.md); default receivable
+ *   refunds get-policy --org ID --env test|live    → {org_id, environment, shortfall_policy}
  *   receipts rotate-key                            → {kid, alg, retired_kids, created_at}: new proofs are signed with the
  *                                                    new key, older ones still verify; needs RECEIPTS_SEALING_KEYS
+ *   payouts cut-file                               → {file, payout_ids}: live payouts waiting for the bank go into one NACHA
+ *                                                    file in the payouts service's drop directory (processing)
+ *   payouts settle --date YYYY-MM-DD               → {settled, pending}: processing payouts filed at least the settlement
+ *                                                    window before that date are paid
+ *   payouts ingest-returns FILE                    → {failed, already_failed, unmatched, notices}: the bank's NACHA return
+ *                                                    file fails the payouts it returns (their money back to the wallets)
+ *   (payouts commands ask the running payouts service over NATS: NATS_URL and NATS_PREFIX, else the dev stack's)
  * Connects with DATABASE_URL (an admin URL), else the dev stack's database (.data/dev-stack.json, or under
  * DEV_DATA_DIR as `npm start` uses it).
  */
@@ -28,6 +39,10 @@ import { checkInvariants } from "../services/ledger/src/invariants.ts";
 import { sealerOf } from "../services/receipts/src/signing/sealer.ts";
 import { rotateSigningKey } from "../services/receipts/src/usecases/rotate-key.ts";
 import { listVerifications, reviewSubmission, showSubmission } from "../services/kyc/src/usecases/review.ts";
+import { SHORTFALL_POLICIES, setShortfallPolicy, shortfallPolicy } from "../services/refunds/src/store/settings.ts";
+import { connectNats, rpcCall } from "@treasury/service-kit";
+import { rpcSubject } from "@treasury/contracts";
+import { ADMIN_OPERATIONS, RETURN_FILE_MAX_BYTES } from "../services/payouts/src/handlers/index.ts";
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
@@ -59,6 +74,31 @@ function defaultActor(): string {
   }
 }
 
+function devStackNatsUrl(): string {
+  if (process.env.NATS_URL) return process.env.NATS_URL;
+  const file = process.env.DEV_DATA_DIR ? resolve(process.env.DEV_DATA_DIR, "dev-stack.json") : new URL("../.data/dev-stack.json", import.meta.url);
+  if (existsSync(file)) {
+    const stack = JSON.parse(readFileSync(file, "utf8")) as { nats_url?: string };
+    if (stack.nats_url) return stack.nats_url;
+  }
+  throw new Error("set NATS_URL (the payouts service's NATS) or start the dev stack with `npm start` first");
+}
+
+/**
+ * Payout operations run in the payouts service, which holds the rail's configuration and the keys that open
+ * account numbers: the CLI asks it over NATS and prints its answer.
+ */
+async function payoutsCommand(operation: string, payload: unknown): Promise<unknown> {
+  const nc = await connectNats({ url: devStackNatsUrl(), name: "admin-cli" });
+  try {
+    const reply = await rpcCall(nc, rpcSubject(process.env.NATS_PREFIX ?? "", "payouts", operation), payload, { timeoutMs: 120_000 });
+    if (!reply.ok) throw new DomainError(reply.error.code, reply.error.message);
+    return reply.body;
+  } finally {
+    await nc.close();
+  }
+}
+
 function need(v: string | undefined, flag: string): string {
   if (!v) throw new Error(`missing ${flag}`);
   return v;
@@ -66,7 +106,7 @@ function need(v: string | undefined, flag: string): string {
 
 async function run(argv: string[]): Promise<unknown> {
   const [group, action, ...rest] = argv;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
     options: {
       name: { type: "string" },
@@ -83,9 +123,14 @@ async function run(argv: string[]): Promise<unknown> {
       id: { type: "string" },
       reason: { type: "string" },
       actor: { type: "string" },
+      date: { type: "string" },
+      shortfall: { type: "string" },
     },
     strict: true,
+    allowPositionals: true,
   });
+  const takesFile = `${group} ${action}` === "payouts ingest-returns";
+  if (positionals.length > (takesFile ? 1 : 0)) throw new Error(`unexpected argument "${positionals.at(-1) ?? ""}"`);
   const sql = postgres(databaseUrl(), { max: 1, onnotice: () => {} });
   try {
     switch (`${group} ${action}`) {
@@ -143,14 +188,36 @@ async function run(argv: string[]): Promise<unknown> {
         });
       case "kyc show":
         return await showSubmission(sql, piiSealer(), { submissionId: need(values.id, "--id"), actor: values.actor ?? defaultActor(), reason: values.reason });
+      case "refunds set-policy":
+      case "refunds get-policy": {
+        const env = need(values.env, "--env");
+        if (env !== "test" && env !== "live") throw new Error("--env must be test or live");
+        const scope = { orgId: need(values.org, "--org"), livemode: env === "live" };
+        if (action === "set-policy") {
+          const policy = SHORTFALL_POLICIES.find((p) => p === values.shortfall);
+          if (policy === undefined) throw new Error(`--shortfall must be one of ${SHORTFALL_POLICIES.join(", ")}`);
+          await setShortfallPolicy(sql, scope, policy);
+        }
+        return { org_id: scope.orgId, environment: env, shortfall_policy: await shortfallPolicy(sql, scope) };
+      }
       case "receipts rotate-key": {
         // The receipts service's sealing keys: the new private key is sealed with the active one before it is stored.
         const sealer = sealerOf(process.env.RECEIPTS_SEALING_KEYS || undefined, process.env.RECEIPTS_SEALING_ACTIVE_KEY_ID || undefined);
         if (sealer === undefined) throw new Error("set RECEIPTS_SEALING_KEYS (and RECEIPTS_SEALING_ACTIVE_KEY_ID) as the receipts service has them");
         return await rotateSigningKey(sql, sealer);
       }
+      case "payouts cut-file":
+        return await payoutsCommand(ADMIN_OPERATIONS.cutFile, {});
+      case "payouts settle":
+        return await payoutsCommand(ADMIN_OPERATIONS.settle, { date: need(values.date, "--date") });
+      case "payouts ingest-returns": {
+        const path = need(positionals[0], "FILE");
+        const content = readFileSync(path, "latin1");
+        if (content.length > RETURN_FILE_MAX_BYTES) throw new Error(`${path} is larger than ${RETURN_FILE_MAX_BYTES} bytes`);
+        return await payoutsCommand(ADMIN_OPERATIONS.ingestReturns, { name: path, content });
+      }
       default:
-        throw new Error(`unknown command "${argv.slice(0, 2).join(" ")}"; commands: org create|suspend|activate, key create|revoke, maintenance on|off, ledger verify, kyc list|show|approve|reject|suspend, receipts rotate-key`);
+        throw new Error(`unknown command "${argv.slice(0, 2).join(" ")}"; commands: org create|suspend|activate, key create|revoke, maintenance on|off, ledger verify, kyc list|show|approve|reject|suspend, refunds set-policy|get-policy, receipts rotate-key, payouts cut-file|settle|ingest-returns`);
     }
   } finally {
     await sql.end({ timeout: 5 });

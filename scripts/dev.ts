@@ -39,6 +39,7 @@ const pidsFile = join(dataRoot, "dev-services.json");
  */
 const KEY_RINGS: { service: ServiceName; variable: string; file: string; what: string }[] = [
   { service: "kyc", variable: "PII_KEYS", file: "pii-keys", what: "personal data" },
+  { service: "payouts", variable: "PII_KEYS", file: "payouts-pii-keys", what: "bank account numbers" },
   { service: "receipts", variable: "RECEIPTS_SEALING_KEYS", file: "receipts-sealing-keys", what: "receipt signing keys" },
 ];
 

@@ -76,7 +76,6 @@ export const ERROR_CODES = {
   bank_account_not_found: { status: 404, message: "No bank account is set up for this participant" },
   wallet_payout_not_supported: { status: 400, message: "Only creator earnings wallets pay out" },
   participant_wallet_mismatch: { status: 400, message: "wallet_id is not the participant's creator earnings wallet" },
-  payout_rail_not_configured: { status: 503, message: "The bank payout rail is not configured" },
 
   // Refunds, receipts, ledger records (§5).
   original_sale_not_found: { status: 404, message: "Original sale not found" },
@@ -86,6 +85,7 @@ export const ERROR_CODES = {
   reversal_amount_exceeds_remaining: { status: 409, message: "Reversal amount exceeds the transaction's unreversed amount" },
   bill_amount_exceeds_unpaid: { status: 409, message: "Payment exceeds the bill's unpaid amount" },
   refund_request_not_found: { status: 404, message: "Refund request not found" },
+  refund_not_found: { status: 404, message: "Refund not found" },
   invalid_state_transition: { status: 409, message: "Illegal state transition" },
   receipt_not_found: { status: 404, message: "Receipt not found" },
   transaction_not_found: { status: 404, message: "Transaction not found" },

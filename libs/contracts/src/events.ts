@@ -30,6 +30,22 @@ export const PAYOUT_EVENT_TYPES = ["payout.created", "payout.processing", "payou
 export type PayoutEventType = (typeof PAYOUT_EVENT_TYPES)[number];
 
 /**
+ * Refunds: `refund.created` when a refund completed (data: the refund object as `GET /v1/refunds/{id}` shows it);
+ * `sale.refunded` with it (data: the sale, this refund's amount and the sale's remaining refundable amount).
+ * A refund request emits one event per move: created, completed (approved and refunded), rejected, cancelled,
+ * failed (approved, the ledger refused the refund); data: the refund request, and on completed and failed its refund.
+ */
+export const REFUND_EVENT_TYPES = ["refund.created", "sale.refunded"] as const satisfies readonly PublicEventType[];
+export const REFUND_REQUEST_EVENT_TYPES = [
+  "refund_request.created",
+  "refund_request.completed",
+  "refund_request.rejected",
+  "refund_request.cancelled",
+  "refund_request.failed",
+] as const satisfies readonly PublicEventType[];
+export type RefundRequestEventType = (typeof REFUND_REQUEST_EVENT_TYPES)[number];
+
+/**
  * KYC decisions are internal events: the public list above names none, and payouts reads them to keep payout
  * eligibility current. Their data never carries personal data: ids, statuses, the actor and the reason.
  */

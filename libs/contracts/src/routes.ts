@@ -31,6 +31,11 @@ export interface RouteDef {
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 export const IMPORT_BODY_LIMIT_BYTES = 1024 * 1024;
+/**
+ * Room kept under NATS's 1 MiB max_payload for what the gateway adds around a body (auth context, deadline,
+ * headers): a body within this much of 1 MiB would make a request NATS refuses, so it is a 413 instead.
+ */
+export const RPC_ENVELOPE_BYTES_MAX = 16 * 1024;
 
 type R = Omit<RouteDef, "method" | "path">;
 const get = (path: string, r: Omit<R, "scope" | "rateClass"> & Partial<Pick<R, "scope" | "rateClass">>): RouteDef => ({
@@ -99,6 +104,7 @@ export const ROUTES: readonly RouteDef[] = [
   // Refunds
   get("/v1/refunds", { operation: "listRefunds", service: "refunds", summary: "List refunds", query: S.ListRefundsQuery }),
   post("/v1/refunds", { operation: "createRefund", service: "refunds", scope: "payments", rateClass: "treasury_write", summary: "Refund a sale", body: S.CreateRefundBody, creates: true }),
+  get("/v1/refunds/:refund_id", { operation: "getRefund", service: "refunds", summary: "Refund" }),
   get("/v1/refund-requests", { operation: "listRefundRequests", service: "refunds", summary: "List refund requests", query: S.ListRefundRequestsQuery }),
   post("/v1/refund-requests", { operation: "createRefundRequest", service: "refunds", scope: "payments", summary: "Create a buyer refund request", body: S.CreateRefundRequestBody, creates: true }),
   get("/v1/refund-requests/:refund_request_id", { operation: "getRefundRequest", service: "refunds", summary: "Refund request" }),
@@ -108,7 +114,7 @@ export const ROUTES: readonly RouteDef[] = [
 
   // Transactions and accounting
   get("/v1/get-transactions", { operation: "getTransactions", service: "ledger", summary: "List transactions", query: S.GetTransactionsQuery }),
-  post("/v1/import-transactions", { operation: "importTransactions", service: "ledger", scope: "accounting", summary: "Parse or import bank statements", body: S.ImportTransactionsBody, bodyLimitBytes: 1024 * 1024 }),
+  post("/v1/import-transactions", { operation: "importTransactions", service: "ledger", scope: "accounting", summary: "Parse or import bank statements", body: S.ImportTransactionsBody, bodyLimitBytes: IMPORT_BODY_LIMIT_BYTES - RPC_ENVELOPE_BYTES_MAX }),
   post("/v1/record-sale", { operation: "recordSale", service: "ledger", scope: "accounting", rateClass: "record_sale", summary: "Record a sale with its split", body: S.RecordSaleBody, creates: true }),
   post("/v1/record-income", { operation: "recordIncome", service: "ledger", scope: "accounting", summary: "Record income", body: S.RecordIncomeBody, creates: true }),
   post("/v1/record-expense", { operation: "recordExpense", service: "ledger", scope: "accounting", summary: "Record an expense", body: S.RecordExpenseBody, creates: true }),
@@ -153,6 +159,7 @@ export const PAGE_ROUTES: readonly PageRouteDef[] = [
   { method: "POST", path: "/v1/checkout/:checkout_id/cancel", service: "payments", operation: "page.checkoutCancel", summary: "Checkout page cancel" },
   { method: "GET", path: "/v1/wallet/:session_id", service: "payments", operation: "page.wallet", summary: "Hosted wallet page" },
   { method: "POST", path: "/v1/wallet/:session_id/topup", service: "payments", operation: "page.walletTopup", summary: "Wallet page top-up form" },
+  { method: "POST", path: "/v1/wallet/:session_id/refund-request", service: "payments", operation: "page.walletRefundRequest", summary: "Wallet page refund-request form" },
   { method: "GET", path: "/v1/receipts/:receipt_id/view", service: "receipts", operation: "page.receipt", summary: "Hosted receipt page" },
 ];
 

@@ -493,26 +493,40 @@ export interface CheckoutSale {
 }
 
 // ---- Refunds (§5) ----
-const refundFrom = z.enum(["both", "platform_only", "creator_only"]);
-export const ListRefundsQuery = z.object({ sale_reference: str(255).optional(), limit: pagingInt(1, 100).optional(), offset: pagingInt(0, 1_000_000_000).optional() });
+export const REFUND_FROM_VALUES = ["both", "platform_only", "creator_only"] as const;
+const refundFrom = z.enum(REFUND_FROM_VALUES, { error: "must be one of both, platform_only, creator_only" });
+export const REFUND_STATUSES = ["pending", "completed", "failed"] as const;
+export const REFUND_REQUEST_STATUSES = ["created", "processing", "completed", "rejected", "cancelled", "failed"] as const;
+export type RefundRequestStatus = (typeof REFUND_REQUEST_STATUSES)[number];
+/** A sale reference: checkout sales are `checkout:<session id>`, record-sale sales the client's reference_id. */
+const saleReference = ReferenceId;
+export const ListRefundsQuery = z.object({
+  sale_reference: saleReference.optional(),
+  limit: pagingInt(1, 100).optional(),
+  offset: pagingInt(0, 1_000_000_000).optional(),
+});
 export const CreateRefundBody = z
   .object({
-    original_sale_reference: str(255).min(1).optional(),
-    sale_reference: str(255).min(1).optional(),
-    reason: str(1000).min(1),
+    original_sale_reference: saleReference.optional(),
+    sale_reference: saleReference.optional(),
+    reason: str(1000).min(1, { message: "must not be empty" }),
     amount: PositiveCents.optional(),
     refund_from: refundFrom.optional(),
-    external_refund_id: str(255).optional(),
+    external_refund_id: str(255).min(1, { message: "must not be empty" }).optional(),
     idempotency_key: ReferenceId.optional(),
     metadata: Metadata.optional(),
   })
   .refine((b) => b.original_sale_reference !== undefined || b.sale_reference !== undefined, {
     message: "original_sale_reference is required",
     path: ["original_sale_reference"],
+  })
+  .refine((b) => b.original_sale_reference === undefined || b.sale_reference === undefined || b.original_sale_reference === b.sale_reference, {
+    message: "must equal sale_reference when both are given",
+    path: ["original_sale_reference"],
   });
 export const CreateRefundRequestBody = z.object({
-  sale_reference: str(255).min(1),
-  customer_id: str(255).optional(),
+  sale_reference: saleReference,
+  customer_id: str(255).min(1, { message: "must not be empty" }).optional(),
   customer_email: email.optional(),
   amount: PositiveCents.optional(),
   reason: str(1000).optional(),
@@ -521,8 +535,8 @@ export const CreateRefundRequestBody = z.object({
   metadata: Metadata.optional(),
 });
 export const ListRefundRequestsQuery = z.object({
-  status: str(32).optional(),
-  sale_reference: str(255).optional(),
+  status: z.enum(REFUND_REQUEST_STATUSES, { error: `must be one of ${REFUND_REQUEST_STATUSES.join(", ")}` }).optional(),
+  sale_reference: saleReference.optional(),
   limit: pagingInt(1, 100).optional(),
   offset: pagingInt(0, 1_000_000_000).optional(),
 });
@@ -600,14 +614,14 @@ export const ReverseTransactionBody = z.object({
   metadata: Metadata.optional(),
 });
 export const REPORT_TYPES = ["trial_balance", "balance_sheet", "profit_loss", "transaction_history"] as const;
-/** transaction_history pages its transactions (page/per_page, defaults 1/100, at most 500 a page). */
+/** transaction_history pages its transactions with their entries (page/per_page, defaults 1/50, at most 100 a page). */
 export const GenerateReportBody = z.object({
   report_type: z.enum(REPORT_TYPES),
   as_of: isoDate.optional(),
   start_date: isoDate.optional(),
   end_date: isoDate.optional(),
   page: z.number({ error: "must be a number" }).int().min(1).max(1_000_000).optional(),
-  per_page: z.number({ error: "must be a number" }).int().min(1).max(500).optional(),
+  per_page: z.number({ error: "must be a number" }).int().min(1).max(100).optional(),
 });
 /**
  * The report reads (GET /v1/trial-balance, /v1/balance-sheet, /v1/profit-loss): the same figures as

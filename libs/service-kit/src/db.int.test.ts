@@ -2,7 +2,7 @@
 // other errors, and that int8/numeric columns come back as strings.
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, withTx } from "./db.ts";
+import { createDb, isDatabaseUnavailable, withTx } from "./db.ts";
 import type { Sql } from "./db.ts";
 import { createTestDatabase } from "./test-support.ts";
 import type { TestDatabase } from "./test-support.ts";
@@ -66,5 +66,30 @@ describe("withTx", () => {
   it("keeps int8 and numeric as strings", async () => {
     const [row] = await sql`select n, amount from counters where id = 1`;
     expect(row).toEqual({ n: "9007199254740993", amount: "12.50" });
+  });
+});
+
+describe("a connection the server closes", () => {
+  // Proves the pinned postgres.js patch (patches/postgres+3.4.9.patch, ADR 0010): pipelined statements on a
+  // reserved connection whose server went away fail, never the process (a TypeError thrown from a timer) and
+  // never by waiting forever; the released connection is not handed out again, and the next query reconnects.
+  it("fails a reserved connection's queries when its backend dies, and the pool serves the next query", async () => {
+    const conn = await sql.reserve();
+    const [me] = await conn<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    const admin = postgres(db.url, { max: 1, onnotice: () => {} });
+    await admin`select pg_terminate_backend(${me?.pid ?? 0})`;
+    await admin.end();
+    const big = "x".repeat(4096);
+    // As the ledger's batches send them: BEGIN, a statement, COMMIT, without waiting in between.
+    const pipeline = () => Promise.allSettled([conn`begin`.execute(), conn`select ${big}::text`.execute(), conn`commit`.execute()]);
+    const first = await pipeline();
+    expect(first.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+    // Now the client has seen the close: the same again takes the closed-connection path.
+    const second = await pipeline();
+    expect(second.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const r of [...first, ...second]) expect(isDatabaseUnavailable((r as PromiseRejectedResult).reason)).toBe(true);
+    conn.release();
+    const [row] = await sql<{ one: number }[]>`select 1 as one`;
+    expect(row?.one).toBe(1);
   });
 });

@@ -56,6 +56,23 @@ export function isRetryableTxError(e: unknown): boolean {
   return e instanceof postgres.PostgresError && RETRYABLE_CODES.has(e.code);
 }
 
+/** PostgreSQL codes of a server that is restarting, failing over or out of connections: try again shortly. */
+const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+/** The client's own codes for a connection that broke or could not be made. */
+const UNAVAILABLE_CLIENT_CODES = new Set(["CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH"]);
+
+/**
+ * The database could not be reached (restarting, failing over, refusing connections) or the connection broke
+ * mid-request: the caller is answered "unavailable, retry with the same key", never an internal error. Work
+ * that ran is either committed or rolled back by the server, and every operation that moves money is
+ * idempotent, so the retry is safe.
+ */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  if (e instanceof postgres.PostgresError) return e.code.startsWith("08") || UNAVAILABLE_SQLSTATES.has(e.code);
+  const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
+  return typeof code === "string" && UNAVAILABLE_CLIENT_CODES.has(code);
+}
+
 function backoffMs(attempt: number): number {
   // Full jitter: concurrent losers of the same conflict must not retry in lockstep.
   return Math.random() * Math.min(TX_BACKOFF_MAX_MS, TX_BACKOFF_BASE_MS * 2 ** attempt);

@@ -4,7 +4,7 @@ export { createLogger, requestContext } from "./logger.ts";
 export { captureContext } from "./context.ts";
 export { eventHeaders } from "./event-headers.ts";
 export { extractTraceContext, initTelemetry, injectTraceHeaders, tracer } from "./telemetry.ts";
-export { createDb, isRetryableTxError, serviceDatabaseUrl, withTx } from "./db.ts";
+export { createDb, isDatabaseUnavailable, isRetryableTxError, serviceDatabaseUrl, withTx } from "./db.ts";
 export type { Isolation, Sql, Tx } from "./db.ts";
 export { migrateAll } from "./migrate.ts";
 export { connectNats, ensureEventsStream } from "./nats.ts";

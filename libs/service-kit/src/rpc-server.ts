@@ -4,6 +4,7 @@ import type { Span } from "@opentelemetry/api";
 import { DomainError, NATS_HEADERS, newRequestId, RPC_TIMEOUT_MS, rpcSubject } from "@treasury/contracts";
 import type { AuthContext, RpcReply, RpcRequest } from "@treasury/contracts";
 import type { Logger } from "pino";
+import { isDatabaseUnavailable } from "./db.ts";
 import { runInRequestContext } from "./context.ts";
 import type { RpcOutcome, ServiceMetrics } from "./metrics.ts";
 import { BATCH_VERSION, decodeFrames, frame, FrameHeaders } from "./rpc-batch.ts";
@@ -263,6 +264,11 @@ export class RpcServer {
 
   private failureReply(e: unknown, log: Logger, span: Span): RpcReply {
     if (e instanceof DomainError) return domainErrorReply(e);
+    if (isDatabaseUnavailable(e)) {
+      log.warn({ err: e }, "database unavailable");
+      span.setStatus({ code: SpanStatusCode.ERROR, message: "database unavailable" });
+      return errorReply("service_unavailable");
+    }
     // Unknown failures are bugs: the stack goes to the log and the trace, never to the caller.
     log.error({ err: e }, "rpc handler failed");
     span.recordException(e instanceof Error ? e : new Error(String(e)));

@@ -6,6 +6,7 @@
 import { createService, Histogram, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
 import { soledgicProvider, stripeProvider } from "./adapters/providers.ts";
+import { natsRefunds } from "./adapters/refunds.ts";
 import { PaymentsEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { registerInternalReads } from "./handlers/internal-reads.ts";
@@ -34,6 +35,7 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
   const useCaseDeps: PaymentsDeps = {
     sql: svc.sql,
     ledger: natsLedger(svc.nc, svc.prefix, cfg.PAYMENTS_LEDGER_TIMEOUT_MS),
+    refunds: natsRefunds(svc.nc, svc.prefix, cfg.PAYMENTS_LEDGER_TIMEOUT_MS),
     providers: { soledgic: soledgicProvider, stripe: stripeProvider({ secretKey: cfg.STRIPE_SECRET_KEY, apiBase: cfg.STRIPE_API_BASE }) },
     log: svc.log,
     now: () => new Date(),

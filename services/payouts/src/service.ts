@@ -1,9 +1,103 @@
 /**
- * The payouts service. Operations it has not built yet answer 501 not_implemented through the real path
- * (gateway → NATS → this process), never a fake success.
+ * The payouts service: creators' bank accounts, payout eligibility, payouts (sandbox simulated and paid at
+ * once; live through the ACH rail: files cut on schedule or on demand, settled, returns ingested), and the
+ * reconciler. It moves money only through `svc.ledger.post`.
  */
-import { createService, type Service, type ServiceDeps } from "@treasury/service-kit";
+import { ConfigError, createService, parseKeyRing, Sealer, SealedValueError, type KeyRing, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { achDropRail, type BankRail } from "./adapters/bank-rail.ts";
+import { natsCompliance, type ComplianceDirectory } from "./adapters/compliance.ts";
+import { natsLedger } from "./adapters/ledger.ts";
+import { PayoutsEnv } from "./config.ts";
+import { registerAdminHandlers, registerHandlers } from "./handlers/index.ts";
+import type { PayoutsDeps } from "./usecases/deps.ts";
+import { Reconciler } from "./usecases/reconcile.ts";
 
-export async function buildPayouts(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<Service> {
-  return createService({ name: "payouts", env, deps });
+type PayoutsConfig = ServiceConfig<typeof PayoutsEnv>;
+export type PayoutsService = Service<PayoutsConfig> & { reconciler: Reconciler; deps: PayoutsDeps };
+
+/** What a test (or host process) may supply instead of configuration, and the crash points of the recovery tests. */
+export interface PayoutsBuildDeps extends ServiceDeps {
+  keyRing?: KeyRing;
+  compliance?: ComplianceDirectory;
+  rail?: BankRail;
+  now?: () => Date;
+  /** Runs after a payout's intent is recorded, before its ledger post. */
+  afterIntent?: () => Promise<void>;
+  /** Runs between a payout's ledger post and its settle step. */
+  afterLedgerPost?: () => Promise<void>;
+}
+
+function keyRingOf(cfg: PayoutsConfig): KeyRing | undefined {
+  if (cfg.PII_KEYS === undefined) return undefined;
+  try {
+    return parseKeyRing(cfg.PII_KEYS, cfg.PII_ACTIVE_KEY_ID);
+  } catch (e) {
+    // The ring's messages name entries and key ids, never key material.
+    if (e instanceof SealedValueError) throw new ConfigError([`PII_KEYS: ${e.message}`]);
+    throw e;
+  }
+}
+
+/** The ACH drop rail when its directory and origin are all configured; undefined (live payouts refused) otherwise. */
+function railOf(cfg: PayoutsConfig): BankRail | undefined {
+  const { PAYOUTS_ACH_DIR: dir, PAYOUTS_ACH_IMMEDIATE_DESTINATION: dest, PAYOUTS_ACH_IMMEDIATE_ORIGIN: origin, PAYOUTS_ACH_COMPANY_NAME: company, PAYOUTS_ACH_COMPANY_ID: companyId, PAYOUTS_ACH_ODFI_ROUTING: odfi } = cfg;
+  if (dir === undefined || dest === undefined || origin === undefined || company === undefined || companyId === undefined || odfi === undefined) return undefined;
+  return achDropRail({
+    dir,
+    origin: {
+      immediateDestination: dest,
+      immediateDestinationName: cfg.PAYOUTS_ACH_IMMEDIATE_DESTINATION_NAME,
+      immediateOrigin: origin,
+      immediateOriginName: cfg.PAYOUTS_ACH_IMMEDIATE_ORIGIN_NAME,
+      companyName: company,
+      companyId,
+      odfiRouting: odfi,
+      entryDescription: cfg.PAYOUTS_ACH_ENTRY_DESCRIPTION,
+    },
+  });
+}
+
+export async function buildPayouts(env: Record<string, string | undefined>, deps: PayoutsBuildDeps = {}): Promise<PayoutsService> {
+  const svc = await createService({ name: "payouts", env, extraEnv: PayoutsEnv, deps });
+  const cfg = svc.config;
+  let ring: KeyRing | undefined;
+  try {
+    ring = deps.keyRing ?? keyRingOf(cfg);
+  } catch (e) {
+    await svc.stop();
+    throw e;
+  }
+  // Sandbox payouts need no keys, so the service is ready without them; what needs them answers 503 and says why.
+  if (ring === undefined) svc.log.warn("PII_KEYS is not set: bank accounts and live payouts are refused until encryption keys are configured");
+  const useCaseDeps: PayoutsDeps = {
+    sql: svc.sql,
+    ledger: natsLedger(svc.nc, svc.prefix, cfg.PAYOUTS_LEDGER_TIMEOUT_MS),
+    compliance: deps.compliance ?? natsCompliance(svc.nc, svc.prefix, cfg.PAYOUTS_KYC_TIMEOUT_MS),
+    sealer: ring === undefined ? undefined : new Sealer(ring),
+    rail: deps.rail ?? railOf(cfg),
+    log: svc.log,
+    now: deps.now ?? (() => new Date()),
+    afterIntent: deps.afterIntent ?? (async () => {}),
+    afterLedgerPost: deps.afterLedgerPost ?? (async () => {}),
+    settlementDays: cfg.PAYOUTS_ACH_SETTLEMENT_DAYS,
+    fileEntriesMax: cfg.PAYOUTS_ACH_FILE_ENTRIES_MAX,
+  };
+  registerHandlers(svc, useCaseDeps);
+  registerAdminHandlers(svc, useCaseDeps);
+  const reconciler = new Reconciler(
+    useCaseDeps,
+    { intervalMs: cfg.PAYOUTS_RECONCILE_INTERVAL_MS, graceMs: cfg.PAYOUTS_RECONCILE_GRACE_MS, batchMax: cfg.PAYOUTS_RECONCILE_BATCH_MAX, cutIntervalMs: cfg.PAYOUTS_ACH_CUT_INTERVAL_MS },
+    svc.log,
+  );
+  const start = svc.start.bind(svc);
+  svc.onShutdown(() => reconciler.stop());
+  return Object.assign(svc, {
+    reconciler,
+    deps: useCaseDeps,
+    start: async () => {
+      const res = await start();
+      reconciler.start();
+      return res;
+    },
+  });
 }

@@ -1,9 +1,51 @@
 /**
- * The refunds service. Operations it has not built yet answer 501 not_implemented through the real path
- * (gateway → NATS → this process), never a fake success.
+ * The refunds service: refunds of recorded sales and buyer refund requests (approve / reject / cancel), with a
+ * reconciler for refunds stuck between intent and settle. It moves money only through `svc.ledger.post`, whose
+ * refund request does the arithmetic (docs/architecture.md, "Money across services").
  */
-import { createService, type Service, type ServiceDeps } from "@treasury/service-kit";
+import { createService, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { natsLedger } from "./adapters/ledger.ts";
+import { RefundsEnv } from "./config.ts";
+import { registerHandlers } from "./handlers/index.ts";
+import type { RefundsDeps } from "./usecases/deps.ts";
+import { Reconciler } from "./usecases/reconcile.ts";
 
-export async function buildRefunds(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<Service> {
-  return createService({ name: "refunds", env, deps });
+export type RefundsService = Service<ServiceConfig<typeof RefundsEnv>> & { reconciler: Reconciler; deps: RefundsDeps };
+
+export interface RefundsBuildDeps extends ServiceDeps {
+  /** Runs after a refund intent is recorded, before the ledger post (crash tests stop the process there). */
+  afterIntent?: () => Promise<void>;
+  /** Runs between a refund's ledger post and its settle step (crash tests stop the process there). */
+  afterLedgerPost?: () => Promise<void>;
+}
+
+export async function buildRefunds(env: Record<string, string | undefined>, deps: RefundsBuildDeps = {}): Promise<RefundsService> {
+  const svc = await createService({ name: "refunds", env, extraEnv: RefundsEnv, deps });
+  const cfg = svc.config;
+  const useCaseDeps: RefundsDeps = {
+    sql: svc.sql,
+    ledger: natsLedger(svc.nc, svc.prefix, cfg.REFUNDS_LEDGER_TIMEOUT_MS),
+    log: svc.log,
+    now: () => new Date(),
+    afterIntent: deps.afterIntent ?? (async () => {}),
+    afterLedgerPost: deps.afterLedgerPost ?? (async () => {}),
+  };
+  registerHandlers(svc, useCaseDeps);
+  const reconciler = new Reconciler(
+    useCaseDeps,
+    { intervalMs: cfg.REFUNDS_RECONCILE_INTERVAL_MS, graceMs: cfg.REFUNDS_RECONCILE_GRACE_MS, batchMax: cfg.REFUNDS_RECONCILE_BATCH_MAX },
+    svc.log,
+  );
+  const start = svc.start.bind(svc);
+  const withReconciler = Object.assign(svc, {
+    reconciler,
+    deps: useCaseDeps,
+    start: async () => {
+      const res = await start();
+      reconciler.start();
+      return res;
+    },
+  });
+  svc.onShutdown(() => reconciler.stop());
+  return withReconciler;
 }

@@ -3,7 +3,7 @@ import { DomainError, parseOrThrow, RpcRequest, schemas, type RpcReply } from "@
 import type { Service } from "@treasury/service-kit";
 import type { z } from "zod";
 import { checkoutCancelHandler, checkoutPageHandler, checkoutPayHandler } from "../pages/checkout-page.ts";
-import { walletPageHandler, walletTopupHandler } from "../pages/wallet-page.ts";
+import { walletPageHandler, walletRefundRequestHandler, walletTopupHandler } from "../pages/wallet-page.ts";
 import { completeCheckout } from "../usecases/complete-checkout.ts";
 import { createCheckoutSession } from "../usecases/create-checkout.ts";
 import { scopeOfAuth, type PaymentsDeps } from "../usecases/deps.ts";
@@ -83,6 +83,7 @@ export function registerHandlers(svc: Pick<Service, "rpc">, deps: PaymentsDeps):
     "page.checkoutCancel": (p) => checkoutCancelHandler(deps, p),
     "page.wallet": (p) => walletPageHandler(deps, p),
     "page.walletTopup": (p) => walletTopupHandler(deps, p),
+    "page.walletRefundRequest": (p) => walletRefundRequestHandler(deps, p),
   };
   for (const [operation, handler] of Object.entries(pages)) svc.rpc.handleRaw(operation, (payload) => handler(payload));
 }

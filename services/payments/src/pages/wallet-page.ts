@@ -1,7 +1,8 @@
 /**
  * The hosted wallet page (alt listener, authorised by the wallet session id in the path): balance and
- * activity as the session's permissions allow, and in sandbox a top-up form paid with the test cards.
- * Expired or revoked sessions are refused.
+ * activity as the session's permissions allow, in sandbox a top-up form paid with the test cards, and with
+ * `request_refund` a form that asks for a refund of one of the wallet's purchases (a refund request the platform
+ * then approves or rejects). Expired or revoked sessions are refused.
  */
 import { randomUUID } from "node:crypto";
 import { AMOUNT_MAX_CENTS, DomainError, PageRequest, type RpcReply } from "@treasury/contracts";
@@ -13,9 +14,21 @@ import { walletSessionStatus } from "../usecases/wallet-sessions.ts";
 import { cardDigits, esc, page, redirect, TEST_CARD_DECLINE, TEST_CARD_SUCCESS, usd } from "./html.ts";
 
 const ACTIVITY_ROWS_MAX = 20;
+/** Wallet entries read to find the purchases a buyer may ask a refund for (the ledger's page maximum). */
+const PURCHASE_ENTRIES_MAX = 100;
+const REFUND_REASON_CHARS_MAX = 1000;
+/** The ledger kind of a checkout sale: a wallet-funded one debits the buyer's wallet. */
+const CHECKOUT_SALE_KIND = "checkout_sale";
 const SESSION_ID_RE = /^wals_[a-z0-9]{1,64}$/;
 
 type Message = { kind: "error" | "ok"; text: string };
+
+interface Purchase {
+  saleReference: string;
+  description: string;
+  amount: number;
+  date: string;
+}
 
 async function loadSession(deps: PaymentsDeps, payload: unknown): Promise<{ req: PageRequest; row: WalletSessionRow }> {
   const parsed = PageRequest.safeParse(payload);
@@ -34,6 +47,48 @@ function refused(row: WalletSessionRow, now: Date) {
 
 function canTopUp(row: WalletSessionRow, wallet: LedgerWallet): boolean {
   return row.permissions.includes("top_up") && wallet.wallet_type === "consumer_credit" && wallet.topup_supported;
+}
+
+function canRequestRefund(row: WalletSessionRow, wallet: LedgerWallet): boolean {
+  return row.permissions.includes("request_refund") && wallet.wallet_type === "consumer_credit";
+}
+
+/**
+ * The wallet's purchases among its latest entries: checkout sales it paid, one per sale (a sale debits the wallet
+ * once per part of its split). Read from the ledger on every use, so the form offers, and accepts, only sales
+ * this wallet paid.
+ */
+async function purchasesOf(deps: PaymentsDeps, scope: { orgId: string; livemode: boolean }, walletId: string): Promise<Purchase[]> {
+  const bySale = new Map<string, Purchase>();
+  for (const e of await deps.ledger.listEntries(scope, walletId, PURCHASE_ENTRIES_MAX)) {
+    if (e["entry_type"] !== "debit" || e["transaction_type"] !== CHECKOUT_SALE_KIND || typeof e["reference_id"] !== "string") continue;
+    const saleReference = e["reference_id"];
+    const seen = bySale.get(saleReference);
+    const amount = Number(e["amount"] ?? 0);
+    if (seen !== undefined) seen.amount += amount;
+    else bySale.set(saleReference, { saleReference, description: productOf(e["description"]), amount, date: String(e["created_at"] ?? "").slice(0, 10) });
+  }
+  return [...bySale.values()];
+}
+
+/** A checkout sale's description is `Checkout <id>: <product>`; the buyer recognises the product. */
+function productOf(description: unknown): string {
+  const text = typeof description === "string" ? description : "";
+  const colon = text.indexOf(": ");
+  return colon >= 0 ? text.slice(colon + 2) : "Purchase";
+}
+
+function refundForm(row: WalletSessionRow, purchases: Purchase[]): string {
+  if (purchases.length === 0) return `<h2>Request a refund</h2><p class="muted" id="no-purchases">No purchases to refund.</p>`;
+  const options = purchases.map((p) => `<option value="${esc(p.saleReference)}">${esc(p.date)} · ${esc(p.description)} · ${esc(usd(p.amount))}</option>`).join("");
+  return (
+    `<h2>Request a refund</h2><form method="post" action="/v1/wallet/${esc(row.id)}/refund-request" id="refund-form">` +
+    `<input type="hidden" name="nonce" value="${esc(randomUUID())}">` +
+    `<label for="sale_reference">Purchase</label><select id="sale_reference" name="sale_reference" required>${options}</select>` +
+    `<label for="refund_amount">Amount (USD, blank for all of it)</label><input id="refund_amount" name="amount" inputmode="decimal" placeholder="all">` +
+    `<label for="refund_reason">Reason</label><input id="refund_reason" name="reason" maxlength="${REFUND_REASON_CHARS_MAX}" required>` +
+    `<button type="submit" id="request-refund">Request refund</button></form>`
+  );
 }
 
 async function render(deps: PaymentsDeps, row: WalletSessionRow, message: Message | undefined, status = 200): Promise<RpcReply> {
@@ -71,6 +126,7 @@ async function render(deps: PaymentsDeps, row: WalletSessionRow, message: Messag
       );
     }
   }
+  if (canRequestRefund(row, wallet)) parts.push(refundForm(row, await purchasesOf(deps, scope, row.wallet_id)));
   if (row.success_url !== null) parts.push(`<p><a href="${esc(row.success_url)}" id="done">Done</a></p>`);
   if (row.cancel_url !== null) parts.push(`<p><a href="${esc(row.cancel_url)}" id="back">Back</a></p>`);
   return page(status, "Wallet", parts.join(""));
@@ -80,7 +136,64 @@ export async function walletPageHandler(deps: PaymentsDeps, payload: unknown): P
   const { req, row } = await loadSession(deps, payload);
   const gone = refused(row, deps.now());
   if (gone !== undefined) return gone;
-  return render(deps, row, req.query["topup"] === "ok" ? { kind: "ok", text: "Funds added." } : undefined);
+  return render(deps, row, pageMessage(req));
+}
+
+const REFUND_REQUEST_ID_RE = /^rr_[a-z0-9]{1,64}$/;
+
+/** The message a redirect back to the page asks for (only fixed texts, and an id of a known shape). */
+function pageMessage(req: PageRequest): Message | undefined {
+  if (req.query["topup"] === "ok") return { kind: "ok", text: "Funds added." };
+  const requested = req.query["refund_request"];
+  if (typeof requested === "string" && REFUND_REQUEST_ID_RE.test(requested)) return { kind: "ok", text: `Refund requested (${requested}). The merchant will review it.` };
+  return undefined;
+}
+
+/** Why the refunds service refused a request, in words for the buyer. */
+function refusalText(e: DomainError): string {
+  if (e.code === "service_timeout" || e.code === "service_unavailable") return "The request could not be sent just now; please try again.";
+  if (e.code === "validation_error") return "Check the amount and the reason, then try again.";
+  return "The refund request could not be made.";
+}
+
+/**
+ * The refund-request form: the session (not the browser) names the org, environment, wallet and buyer; the
+ * purchase must be one this wallet paid. One form render makes at most one request: its nonce is the
+ * idempotency key, so a double submit answers the same request.
+ */
+export async function walletRefundRequestHandler(deps: PaymentsDeps, payload: unknown): Promise<RpcReply> {
+  const { req, row } = await loadSession(deps, payload);
+  const gone = refused(row, deps.now());
+  if (gone !== undefined) return gone;
+  const scope = { orgId: row.org_id, livemode: row.livemode };
+  const wallet = await deps.ledger.getWallet(scope, row.wallet_id);
+  if (!canRequestRefund(row, wallet)) return render(deps, row, { kind: "error", text: "This session does not allow refund requests." }, 403);
+  const nonce = req.form["nonce"] ?? "";
+  if (!isUuid(nonce)) return render(deps, row, { kind: "error", text: "The form expired; please try again." }, 422);
+  const purchase = (await purchasesOf(deps, scope, row.wallet_id)).find((p) => p.saleReference === req.form["sale_reference"]);
+  if (purchase === undefined) return render(deps, row, { kind: "error", text: "Choose one of your purchases." }, 422);
+  const amountText = (req.form["amount"] ?? "").trim();
+  const amount = amountText === "" ? undefined : parseDollars(amountText);
+  if (amount === undefined && amountText !== "") return render(deps, row, { kind: "error", text: "Enter an amount such as 10.00, or leave it blank." }, 422);
+  if (amount !== undefined && amount > purchase.amount) return render(deps, row, { kind: "error", text: `The amount is more than the purchase (${usd(purchase.amount)}).` }, 422);
+  const reason = (req.form["reason"] ?? "").trim();
+  if (reason === "" || reason.length > REFUND_REASON_CHARS_MAX) return render(deps, row, { kind: "error", text: "Say why you want a refund." }, 422);
+  let created: Record<string, unknown>;
+  try {
+    created = await deps.refunds.createRefundRequest(scope, {
+      sale_reference: purchase.saleReference,
+      ...(wallet.owner_id !== "" ? { customer_id: wallet.owner_id } : {}),
+      ...(row.customer_email !== null ? { customer_email: row.customer_email } : {}),
+      ...(amount !== undefined ? { amount } : {}),
+      reason,
+      idempotency_key: `wallet_session:${row.id}:${nonce}`,
+      metadata: { source: "wallet_page", wallet_session_id: row.id, wallet_id: row.wallet_id },
+    });
+  } catch (e) {
+    if (!(e instanceof DomainError)) throw e;
+    return render(deps, row, { kind: "error", text: refusalText(e) }, e.code === "service_timeout" || e.code === "service_unavailable" ? 503 : 422);
+  }
+  return redirect(`${req.alt_base_url}/v1/wallet/${row.id}?refund_request=${encodeURIComponent(String(created["id"]))}`);
 }
 
 /** Dollars with at most two decimals → cents; undefined when malformed or out of range. */

@@ -2,12 +2,15 @@
 import type { Logger } from "pino";
 import type { LedgerClient, Scope } from "../adapters/ledger.ts";
 import type { Providers } from "../adapters/providers.ts";
+import type { RefundsClient } from "../adapters/refunds.ts";
 import type { Sql } from "../store/db.ts";
 
 export interface PaymentsDeps {
   sql: Sql;
   ledger: LedgerClient;
   providers: Providers;
+  /** The refunds service, for the wallet page's refund-request form. */
+  refunds: RefundsClient;
   log: Logger;
   now: () => Date;
   /** Runs between the ledger post and the settle step (the crash point of the recovery test); a no-op otherwise. */

@@ -1,0 +1,278 @@
+/**
+ * Payouts benchmark: sandbox payouts through the gateway (gateway → payouts → ledger, each its own process, on a
+ * durable PostgreSQL) from many funded creators, against pgbench TPC-B (-c 8 -j 2) on the same cluster in the
+ * same run. Then the ledger invariant check, and a cross-check that every payout moved money exactly once and
+ * that the creators' wallets hold exactly what was funded minus what was paid out. Last line: one JSON object.
+ *
+ * Closed loop first (each of N clients sends payouts back to back) to find the maximum rate, then open loop:
+ * payouts start at a fixed 50 % of that rate whatever the answers do, and p50/p99 are measured there. Rounds of
+ * pgbench, the maximum rate at the best concurrency and the open loop give the ratio and the latency (medians).
+ *
+ *   BENCH_DURATION_SEC (default 5) per level; BENCH_CONCURRENCY (default "1,4,16,32,64"); BENCH_PACED_SEC (default 10);
+ *   BENCH_ROUNDS (default 3); BENCH_PARTICIPANTS (default 64 funded creators).
+ */
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Pool } from "undici";
+import { freePort } from "@treasury/testing";
+import { serviceDatabaseUrl } from "@treasury/service-kit";
+import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
+import { checkInvariants } from "../services/ledger/src/invariants.ts";
+import { adminSql, cpuMs, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, percentile, startChild, startInfra, type Child } from "./lib.ts";
+
+const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
+const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32,64").split(",").map(Number).filter((n) => n > 0);
+const PARTICIPANTS = Number(process.env.BENCH_PARTICIPANTS ?? 64);
+/** Each creator's starting balance: far more than any run pays out, so no payout is refused for funds. */
+const FUNDING_CENTS = 10_000_000_000;
+const PACED_FRACTION = 0.5;
+const PGBENCH_SCALE = 4;
+const PGBENCH_CLIENTS = 8;
+
+interface LevelResult {
+  concurrency: number;
+  payouts: number;
+  errors: number;
+  perSec: number;
+  p50: number;
+  p99: number;
+}
+
+/** pgbench TPC-B (the default script) on a fresh database of the same cluster, initialised before each run. */
+function pgbench(adminUrl: string): { tps(seconds: number): number } {
+  const u = new URL(adminUrl);
+  const conn = ["-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres")];
+  const env = { ...process.env, PGPASSWORD: decodeURIComponent(u.password) };
+  const run = (cmd: string, args: string[], seconds: number) => {
+    const r = spawnSync(cmd, [...conn, ...args], { encoding: "utf8", env, timeout: (seconds + 120) * 1000 });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr}`);
+    return r.stdout + r.stderr;
+  };
+  run("psql", ["-d", "postgres", "-c", "drop database if exists pgbench", "-c", "create database pgbench"], 0);
+  return {
+    tps(seconds) {
+      run("pgbench", ["-i", "-q", "-s", String(PGBENCH_SCALE), "pgbench"], 0);
+      run("psql", ["-d", "pgbench", "-c", "checkpoint"], 0);
+      const out = run("pgbench", ["-c", String(PGBENCH_CLIENTS), "-j", "2", "-T", String(seconds), "pgbench"], seconds);
+      const m = /tps = ([\d.]+)/.exec(out);
+      if (m === null) throw new Error(`no tps in pgbench output:\n${out}`);
+      return Number(m[1]);
+    },
+  };
+}
+
+/** Fields of /proc/<pid>/stat after the command name: [1] ppid, [11] utime, [12] stime, [13] cutime, [14] cstime. */
+function statFields(pid: number | string): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time (ms) of this benchmark's PostgreSQL cluster only: the postmaster, the children it has reaped (ended
+ * backends) and its live children. Counting every process named postgres would count other clusters on a shared
+ * machine, and backends that ended in between would make the difference negative.
+ */
+function clusterCpuMs(postmasterPid: number): number {
+  const ticks = (f: string[] | undefined, from: number, to: number) => (f === undefined ? 0 : f.slice(from, to + 1).reduce((t, v) => t + Number(v), 0));
+  let total = ticks(statFields(postmasterPid), 11, 14);
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    const f = statFields(pid);
+    if (f !== undefined && Number(f[1]) === postmasterPid) total += ticks(f, 11, 12);
+  }
+  return (total * 1000) / 100;
+}
+
+const infra = await startInfra();
+const children: Child[] = [];
+try {
+  const sql = adminSql(infra.adminUrl);
+  const { org_id } = await createOrg(sql, { name: "payouts-bench" });
+  // Capacity, not the per-key limits, is what is measured.
+  const lifted = { capacity: 1e12, refill_per_sec: 1e12 };
+  await sql`update gateway.orgs set rate_limits = ${sql.json({ read: lifted, write: lifted, treasury_write: lifted })} where id = ${org_id}`;
+  const { api_key } = await createApiKey(sql, { orgId: org_id, environment: "sandbox", scopes: null });
+  const [dataDir] = await sql<{ setting: string }[]>`select setting from pg_settings where name = 'data_directory'`;
+  // A cluster elsewhere (BENCH_DATABASE_URL) has no postmaster here: its CPU is then not reported.
+  let postmasterPid: number | undefined;
+  try {
+    postmasterPid = Number(readFileSync(join(dataDir?.setting ?? "", "postmaster.pid"), "utf8").split("\n")[0]);
+  } catch {
+    postmasterPid = undefined;
+  }
+  const pgCpuMs = () => (postmasterPid === undefined ? Number.NaN : clusterCpuMs(postmasterPid));
+
+  const common = { NATS_URL: infra.natsUrl, NATS_PREFIX: "", DB_POOL_MAX: "20", LOG_LEVEL: "warn" };
+  const names: string[] = [];
+  const start = async (name: string, extra: Record<string, string> = {}) => {
+    const health = await freePort();
+    names.push(name);
+    children.push(await startChild(`services/${name}/src/main.ts`, { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra }, `http://127.0.0.1:${health}/readyz`));
+  };
+  await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
+  await start("payouts");
+  const [gwPort, altPort] = [await freePort(), await freePort()];
+  await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort), ...nodeOptions(GATEWAY_NODE_OPTIONS) });
+  const headers = { "x-api-key": api_key, "content-type": "application/json" };
+  const pool = new Pool(`http://127.0.0.1:${gwPort}`, { connections: Math.max(...LEVELS, 64), pipelining: 1 });
+  const post = async (path: string, body: unknown) => {
+    const res = await pool.request({ method: "POST", path, headers, body: JSON.stringify(body) });
+    return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+  };
+
+  const participants: string[] = [];
+  for (let i = 0; i < PARTICIPANTS; i++) {
+    const id = `bench_payee_${i}`;
+    const created = await post("/v1/participants", { participant_id: id });
+    if (created.status !== 201 && created.status !== 200) throw new Error(`participant: ${created.status} ${JSON.stringify(created.body)}`);
+    const funded = await post("/v1/record-sale", { reference_id: `bench_fund_${i}`, creator_id: id, amount: FUNDING_CENTS, creator_percent: 100 });
+    if (funded.status !== 201) throw new Error(`funding: ${funded.status} ${JSON.stringify(funded.body)}`);
+    participants.push(id);
+  }
+
+  let seq = 0;
+  /** One payout; answers its latency in ms, or throws. */
+  const payout = async (): Promise<number> => {
+    const n = seq++;
+    const t0 = performance.now();
+    const r = await post("/v1/payouts", { participant_id: participants[n % participants.length], amount: 100 + (n % 97), reference_id: `bench_${n}`, fees: n % 7, fees_paid_by: n % 2 === 0 ? "creator" : "platform" });
+    if (r.status !== 201) throw new Error(`payout ${r.status}: ${JSON.stringify(r.body)}`);
+    return performance.now() - t0;
+  };
+
+  const runLevel = async (concurrency: number, seconds: number): Promise<LevelResult> => {
+    const latencies: number[] = [];
+    let errors = 0;
+    let firstError: unknown;
+    const until = performance.now() + seconds * 1000;
+    const startedAt = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < until) {
+          try {
+            latencies.push(await payout());
+          } catch (e) {
+            errors++;
+            firstError ??= e;
+          }
+        }
+      }),
+    );
+    const elapsed = (performance.now() - startedAt) / 1000;
+    if (firstError !== undefined) console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
+    latencies.sort((a, b) => a - b);
+    return { concurrency, payouts: latencies.length, errors, perSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  };
+
+  /** Open loop: a payout starts every 1/rate s (late starts catch up at once); latency from each one's start. */
+  const runPaced = async (rate: number, seconds: number): Promise<LevelResult & { rate: number }> => {
+    const latencies: number[] = [];
+    let errors = 0;
+    const inflight = new Set<Promise<void>>();
+    const startedAt = performance.now();
+    const intervalMs = 1000 / rate;
+    for (let n = 0; performance.now() - startedAt < seconds * 1000; n++) {
+      const wait = startedAt + n * intervalMs - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const p: Promise<void> = payout()
+        .then((ms) => void latencies.push(ms), () => void (errors += 1))
+        .finally(() => inflight.delete(p));
+      inflight.add(p);
+    }
+    await Promise.all([...inflight]);
+    const elapsed = (performance.now() - startedAt) / 1000;
+    latencies.sort((a, b) => a - b);
+    return { rate, concurrency: 0, payouts: latencies.length, errors, perSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  };
+
+  await runLevel(4, 2); // warm-up: JIT, pools, system accounts
+  const results: LevelResult[] = [];
+  const cpuBefore = children.map((c) => cpuMs(c.proc.pid));
+  const clientBefore = process.cpuUsage();
+  const serversBefore = [pgCpuMs(), cpuMs(infra.natsPid)];
+  for (const c of LEVELS) results.push(await runLevel(c, DURATION_SEC));
+  const measured = Math.max(1, results.reduce((n, r) => n + r.payouts, 0));
+  const clientUsage = process.cpuUsage(clientBefore);
+  // CPU per payout by process: robust to other load on the machine, and it shows where the time goes.
+  const cpuPer: Record<string, number> = {};
+  children.forEach((c, i) => (cpuPer[names[i] ?? `child${i}`] = (cpuMs(c.proc.pid) - (cpuBefore[i] ?? 0)) / measured));
+  cpuPer["load_generator"] = (clientUsage.user + clientUsage.system) / 1000 / measured;
+  cpuPer["postgres"] = (pgCpuMs() - (serversBefore[0] ?? 0)) / measured;
+  cpuPer["nats_server"] = (cpuMs(infra.natsPid) - (serversBefore[1] ?? 0)) / measured;
+  const best = results.reduce((a, b) => (b.perSec > a.perSec ? b : a));
+
+  const baseline = pgbench(infra.adminUrl);
+  type Round = { tps: number; max: LevelResult; paced: LevelResult & { rate: number } };
+  const rounds: Round[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const tps = baseline.tps(DURATION_SEC * 2);
+    const max = await runLevel(best.concurrency, DURATION_SEC);
+    const paced = await runPaced(Math.max(1, max.perSec * PACED_FRACTION), PACED_SEC);
+    rounds.push({ tps, max, paced });
+  }
+  const median = <T>(xs: T[], key: (x: T) => number): T => {
+    const sorted = [...xs].sort((a, b) => key(a) - key(b));
+    const m = sorted[Math.floor(sorted.length / 2)];
+    if (m === undefined) throw new Error("no rounds");
+    return m;
+  };
+  const ratioRound = median(rounds, (r) => r.max.perSec / r.tps);
+  const latencyRound = median(rounds, (r) => r.paced.p99);
+  const ratio = ratioRound.max.perSec / ratioRound.tps;
+
+  console.log("concurrency  payouts/s    p50 ms    p99 ms  payouts  errors");
+  for (const r of results) {
+    console.log(`${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(10)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.payouts).padStart(8)} ${String(r.errors).padStart(7)}`);
+  }
+  console.log(`round   pgbench tps (-c ${PGBENCH_CLIENTS} -j 2)   max payouts/s  ratio   ${PACED_FRACTION * 100} % open loop: offered  payouts/s  p50 ms  p99 ms  errors`);
+  for (const [i, r] of rounds.entries()) {
+    console.log(`${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(26)} ${r.max.perSec.toFixed(1).padStart(15)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.paced.rate.toFixed(1).padStart(26)} ${r.paced.perSec.toFixed(1).padStart(10)} ${r.paced.p50.toFixed(1).padStart(7)} ${r.paced.p99.toFixed(1).padStart(7)} ${String(r.paced.errors).padStart(7)}`);
+  }
+  console.log(`median ratio round: ${ratioRound.max.perSec.toFixed(1)} payouts/s ÷ ${ratioRound.tps.toFixed(1)} pgbench tps = ${ratio.toFixed(3)} (target ≥ 0.3)`);
+  console.log(`median latency round, open loop at ${PACED_FRACTION * 100} % of its max (${latencyRound.paced.rate.toFixed(1)} payouts/s): p50 ${latencyRound.paced.p50.toFixed(1)} ms, p99 ${latencyRound.paced.p99.toFixed(1)} ms (target < 100 ms)`);
+  console.log(`CPU ms per payout (closed loop): ${Object.entries(cpuPer).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ")}`);
+
+  // Invariants: the ledger's own checks, then money-once per payout and the creators' totals.
+  const report = await checkInvariants(sql);
+  const [once] = await sql<{ bad: string }[]>`
+    select count(*)::text as bad from payouts.payouts p
+     where p.status = 'paid' and (select count(*) from ledger.transactions t
+       where t.org_id = p.org_id and t.livemode = p.livemode and t.reference_id = 'payout:' || p.id) <> 1`;
+  const [totals] = await sql<{ paid: string; wallets: string; stuck: string }[]>`
+    select (select coalesce(sum(amount), 0)::text from payouts.payouts where status = 'paid' and org_id = ${org_id}) as paid,
+           (select coalesce(sum(balance), 0)::text from ledger.accounts where account_type = 'creator_earnings' and org_id = ${org_id}) as wallets,
+           (select count(*)::text from payouts.payouts where status not in ('paid')) as stuck`;
+  const funded = BigInt(FUNDING_CENTS) * BigInt(PARTICIPANTS);
+  const walletsOk = BigInt(totals?.wallets ?? "0") === funded - BigInt(totals?.paid ?? "0");
+  const errorsAll = rounds.reduce((n, r) => n + r.max.errors + r.paced.errors, 0) + results.reduce((n, r) => n + r.errors, 0);
+  const invariantsOk = errorsAll === 0 && report.ok && once?.bad === "0" && walletsOk && totals?.stuck === "0";
+  if (invariantsOk) {
+    console.log(`invariants ok: ledger checks pass, every paid payout moved money once, wallets = funded − paid out (${totals?.paid} cents paid)`);
+  } else {
+    console.log(`invariant problems: errors ${errorsAll}; ledger ${JSON.stringify(report.violations.slice(0, 5))}; payouts not moved exactly once: ${once?.bad}; ` +
+      `wallets ${totals?.wallets} vs funded ${funded} − paid ${totals?.paid}; not paid: ${totals?.stuck}`);
+  }
+  await sql.end();
+  console.log(JSON.stringify({
+    payouts_per_s: Number(ratioRound.max.perSec.toFixed(1)),
+    pgbench_tps: Number(ratioRound.tps.toFixed(1)),
+    ratio: Number(ratio.toFixed(3)),
+    p50_ms: Number(latencyRound.paced.p50.toFixed(1)),
+    p99_ms: Number(latencyRound.paced.p99.toFixed(1)),
+    paced_rate: Number(latencyRound.paced.rate.toFixed(1)),
+    cpu_ms_per_payout: Object.fromEntries(Object.entries(cpuPer).map(([k, v]) => [k, Number(v.toFixed(3))])),
+    invariants: invariantsOk ? "ok" : "failed",
+  }));
+  await pool.close();
+  if (!invariantsOk) process.exitCode = 1;
+} finally {
+  for (const c of children.reverse()) await c.stop();
+  await infra.stop();
+}

@@ -1,0 +1,163 @@
+// Proves the ACH machinery of the payouts service on real PostgreSQL and NATS: a file recorded but not delivered
+// (a crash in between) is delivered later with the same bytes; file size limits and file id modifiers; sandbox
+// rows never filed; and the reconciler finishing a settle or return whose ledger post a crash interrupted, with a
+// stand-in answering `svc.ledger.post` over real NATS (a service may not import another; the end-to-end tests
+// run the real ledger).
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId, type PostRequestInput } from "@treasury/contracts";
+import { createLogger, generateKeyRingEntry, parseKeyRing, RpcServer, Sealer } from "@treasury/service-kit";
+import { makeScratchDir, setupTestEnv, type TestEnv } from "@treasury/testing";
+import { readNachaFile } from "../test/nacha-reader.ts";
+import { achDropRail, type BankRail } from "./adapters/bank-rail.ts";
+import { buildPayouts, type PayoutsService } from "./service.ts";
+import { cutFile } from "./usecases/cut-file.ts";
+import { achFileAad, payoutDestinationAad } from "./usecases/deps.ts";
+
+const ORIGIN = {
+  immediateDestination: "091000019",
+  immediateDestinationName: "ODFI BANK",
+  immediateOrigin: "1987654321",
+  immediateOriginName: "PLATFORM",
+  companyName: "PLATFORM",
+  companyId: "1987654321",
+  odfiRouting: "091000019",
+  entryDescription: "PAYOUT",
+};
+
+let env: TestEnv;
+let svc: PayoutsService;
+let dir: string;
+let sealer: Sealer;
+let ledgerNc: NatsConnection;
+let ledger: RpcServer;
+const posted: PostRequestInput[] = [];
+/** While set, deliveries fail as a crash between the cut's commit and the write would leave them. */
+let deliveryBroken = false;
+
+beforeAll(async () => {
+  env = await setupTestEnv();
+  dir = makeScratchDir("payouts-ach-int-");
+  const ring = parseKeyRing(generateKeyRingEntry("i1"));
+  sealer = new Sealer(ring);
+  const real = achDropRail({ dir, origin: ORIGIN });
+  const rail: BankRail = {
+    ...real,
+    deliver: async (name, text) => {
+      if (deliveryBroken) throw new Error("the drop directory is unreachable");
+      return real.deliver(name, text);
+    },
+  };
+  ledgerNc = await connect({ servers: env.natsUrl });
+  ledger = new RpcServer({ nc: ledgerNc, prefix: env.prefix, service: "ledger", log: createLogger({ service: "ledger-standin", level: "silent" }), concurrencyMax: 16 });
+  ledger.handleRaw("post", async (payload) => {
+    const req = payload as PostRequestInput;
+    posted.push(req);
+    return { ok: true, status: 200, body: { transaction_id: `txn_${req.reference_id.replace(/[^a-z0-9]/gi, "")}`, kind: req.kind, reference_id: req.reference_id, amount: 0, created_at: new Date().toISOString(), wallets: {}, holds_created: [], holds_released: [], extra: {}, duplicate: false } };
+  });
+  ledger.start();
+  await ledgerNc.flush();
+  svc = await buildPayouts(env.env("payouts", { PAYOUTS_ACH_FILE_ENTRIES_MAX: "2", PAYOUTS_ACH_CUT_INTERVAL_MS: "0", PAYOUTS_RECONCILE_INTERVAL_MS: "600000", PAYOUTS_RECONCILE_GRACE_MS: "0" }), { keyRing: ring, rail });
+  await svc.start();
+});
+afterAll(async () => {
+  await svc?.stop();
+  await ledger?.drain();
+  await ledgerNc?.close();
+  await env?.cleanup();
+});
+
+/** A live payout whose money already left the wallet, waiting for a file (as a request leaves it). */
+async function pendingLivePayout(amount: number, extra: Record<string, unknown> = {}): Promise<string> {
+  const id = newId("po");
+  await env.adminSql`
+    insert into payouts.payouts (id, org_id, livemode, participant_id, reference_id, request_hash, amount, fees, fees_paid_by, net_amount, rail, status,
+      ledger_reference, transaction_id, wallet_id, dest_routing_number, dest_account_type, dest_last4, dest_sealed, created_at)
+    values (${id}, 'org_int', true, 'creator_int', ${id}, 'h', ${amount}, 0, 'platform', ${amount}, 'bank_ach', 'pending', ${`payout:${id}`},
+      ${`txn_${id}`}, '00000000-0000-4000-8000-000000000001', '011000015', 'checking', '6789',
+      ${sealer.sealJson({ account_holder_name: "Ada Lovelace", account_number: "000123456789" }, payoutDestinationAad(id))},
+      ${(extra["created_at"] as Date | undefined) ?? new Date()})`;
+  return id;
+}
+const files = () => readdirSync(dir).filter((f) => f.endsWith(".ach")).sort();
+async function statusOf(id: string): Promise<Record<string, unknown> | undefined> {
+  const [r] = await env.adminSql<Record<string, unknown>[]>`select status, action, trace_number, ach_file_id, bank_transfer_status from payouts.payouts where id = ${id}`;
+  return r;
+}
+
+describe("ACH files", () => {
+  it("a file recorded but not delivered is delivered later, with the same bytes", async () => {
+    // Proves the cut's commit and the file write are made safe by re-delivery: nothing is lost, nothing is filed twice.
+    const a = await pendingLivePayout(1500, { created_at: new Date(Date.now() - 2000) });
+    const b = await pendingLivePayout(2500, { created_at: new Date(Date.now() - 1000) });
+    deliveryBroken = true;
+    await expect(cutFile(svc.deps)).rejects.toThrow(/unreachable/);
+    expect(files()).toEqual([]);
+    expect(await statusOf(a)).toMatchObject({ status: "processing", bank_transfer_status: "submitted" });
+    const [recorded] = await env.adminSql<{ name: string; sealed_content: string; delivered_at: Date | null }[]>`select name, sealed_content, delivered_at from payouts.ach_files`;
+    expect(recorded?.delivered_at).toBeNull();
+    deliveryBroken = false;
+    expect(await svc.reconciler.runOnce()).toBeGreaterThanOrEqual(1);
+    expect(files()).toEqual([recorded?.name]);
+    const text = readFileSync(join(dir, recorded?.name ?? ""), "utf8");
+    expect(text).toBe(sealer.open(recorded?.sealed_content ?? "", achFileAad(recorded?.name ?? "")));
+    const file = readNachaFile(text);
+    expect(file.batches[0]?.entries.map((e) => [e.amountCents, e.traceNumber])).toEqual([
+      [1500, (await statusOf(a))?.["trace_number"]],
+      [2500, (await statusOf(b))?.["trace_number"]],
+    ]);
+    const events = await env.adminSql<{ type: string }[]>`select type from payouts.outbox where payload->'data'->>'id' in (${a}, ${b})`;
+    expect(events.map((e) => e.type)).toEqual(["payout.processing", "payout.processing"]);
+  });
+
+  it("splits payouts over files by the entry limit, each with the next file id modifier of the day", async () => {
+    // Proves PAYOUTS_ACH_FILE_ENTRIES_MAX (2 here), oldest first, modifiers B and C after A, and an empty cut.
+    const at = (msAgo: number) => ({ created_at: new Date(Date.now() - msAgo) });
+    const ids = [await pendingLivePayout(100, at(3000)), await pendingLivePayout(200, at(2000)), await pendingLivePayout(300, at(1000))];
+    const first = await cutFile(svc.deps);
+    const second = await cutFile(svc.deps);
+    expect(first.payout_ids).toEqual(ids.slice(0, 2));
+    expect(second.payout_ids).toEqual(ids.slice(2));
+    expect(await cutFile(svc.deps)).toEqual({ file: null, payout_ids: [] });
+    const modifiers = files().map((f) => readNachaFile(readFileSync(join(dir, f), "utf8")).fileIdModifier).sort();
+    expect(modifiers).toEqual(["A", "B", "C"]);
+  });
+
+  it("never claims a sandbox payout, even one made to look pending", async () => {
+    // Proves the claim's filter: a sandbox row is left alone by the cut.
+    const id = newId("po");
+    await env.adminSql`
+      insert into payouts.payouts (id, org_id, livemode, participant_id, reference_id, request_hash, amount, fees, fees_paid_by, net_amount, rail, status, ledger_reference, transaction_id)
+      values (${id}, 'org_int', false, 'creator_int', ${id}, 'h', 100, 0, 'platform', 100, 'sandbox', 'pending', ${`payout:${id}`}, 'txn_s')`;
+    expect(await cutFile(svc.deps)).toEqual({ file: null, payout_ids: [] });
+    expect(await statusOf(id)).toMatchObject({ status: "pending", ach_file_id: null, trace_number: null });
+  });
+});
+
+describe("the reconciler finishes interrupted transitions", () => {
+  it("drives a settle and a return left in flight to paid and failed, posting each with its own reference", async () => {
+    // Proves the action intents survive a crash before their ledger post: the re-drive posts once each and writes the event.
+    const s = await pendingLivePayout(4000);
+    const r = await pendingLivePayout(700);
+    await cutFile(svc.deps);
+    await env.adminSql`update payouts.payouts set action = 'settle', action_at = now() - interval '1 minute' where id = ${s}`;
+    await env.adminSql`update payouts.payouts set action = 'return', action_at = now() - interval '1 minute', return_code = 'R02', return_from = 'payouts_in_transit' where id = ${r}`;
+    posted.length = 0;
+    expect(await svc.reconciler.runOnce()).toBe(2);
+    expect(await statusOf(s)).toMatchObject({ status: "paid", action: null, bank_transfer_status: "settled" });
+    expect(await statusOf(r)).toMatchObject({ status: "failed", action: null, bank_transfer_status: "returned" });
+    const [failed] = await env.adminSql<{ failure_reason: string }[]>`select failure_reason from payouts.payouts where id = ${r}`;
+    expect(failed?.failure_reason).toBe("R02: Account closed");
+    expect(posted.map((p) => [p.kind, p.reference_id, p.postings])).toEqual([
+      ["payout_settlement", `payout:${s}:settle`, [{ debit: { system: "payouts_in_transit" }, credit: { system: "platform_cash" }, amount: 4000 }]],
+      ["payout_return", `payout:${r}:return`, [{ debit: { system: "payouts_in_transit" }, credit: { wallet_id: "00000000-0000-4000-8000-000000000001" }, amount: 700 }]],
+    ]);
+    const events = await env.adminSql<{ type: string }[]>`select type from payouts.outbox where payload->'data'->>'id' in (${s}, ${r}) order by seq`;
+    expect(events.map((e) => e.type)).toEqual(["payout.processing", "payout.processing", "payout.executed", "payout.failed"]);
+    // Nothing left to drive: a second pass posts nothing.
+    expect(await svc.reconciler.runOnce()).toBe(0);
+    expect(posted).toHaveLength(2);
+  });
+});

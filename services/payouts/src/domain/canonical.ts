@@ -1,0 +1,19 @@
+/** A stable hash of a request: the same fields in any key order hash the same (idempotency conflicts). */
+import { createHash } from "node:crypto";
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v !== undefined) out[k] = canonical(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+export function requestHash(value: unknown): string {
+  return createHash("sha256").update(JSON.stringify(canonical(value))).digest("hex");
+}

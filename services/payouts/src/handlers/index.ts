@@ -1,0 +1,57 @@
+/** RPC handlers of payouts: decode with the shared contracts → use case → named-key body. */
+import { DomainError, ParticipantId, parseOrThrow, schemas, type RpcReply } from "@treasury/contracts";
+import { domainErrorReply, type Service } from "@treasury/service-kit";
+import { z } from "zod";
+import { getBankAccount, putBankAccount } from "../usecases/bank-account.ts";
+import { cutFile } from "../usecases/cut-file.ts";
+import { scopeOfAuth, type PayoutsDeps } from "../usecases/deps.ts";
+import { checkEligibility } from "../usecases/eligibility.ts";
+import { getPayout, listPayouts } from "../usecases/read.ts";
+import { requestPayout } from "../usecases/request-payout.ts";
+import { ingestReturns } from "../usecases/returns.ts";
+import { settleDue } from "../usecases/settle.ts";
+
+/** Path parameter participant_id, checked like the participant ids the ledger issues. */
+function participantId(params: Record<string, string>): string {
+  const parsed = ParticipantId.safeParse(params["participant_id"]);
+  if (!parsed.success) {
+    throw new DomainError("validation_error", "Invalid path parameter participant_id", { details: [{ path: "params.participant_id", message: "1–100 characters of A-Z a-z 0-9 _ . : -" }] });
+  }
+  return parsed.data;
+}
+
+export function registerHandlers(svc: Pick<Service, "handle">, deps: PayoutsDeps): void {
+  // Bodies and queries are parsed again here: the gateway validates too, but a direct RPC caller may not have.
+  svc.handle("requestPayout", (req, ctx) => requestPayout(deps, scopeOfAuth(ctx.auth), parseOrThrow(schemas.CreatePayoutBody, req.body)));
+  svc.handle("getPayout", async (req, ctx) => ({ body: await getPayout(deps, scopeOfAuth(ctx.auth), req.params["payout_id"] ?? "") }));
+  svc.handle("listPayouts", async (req, ctx) => ({ body: await listPayouts(deps, scopeOfAuth(ctx.auth), parseOrThrow(schemas.ListPayoutsQuery, req.query, "query")) }));
+  svc.handle("checkPayoutEligibility", async (req, ctx) => {
+    const { wallet_id: _w, ...eligibility } = await checkEligibility(deps, scopeOfAuth(ctx.auth), participantId(req.params));
+    return { body: { eligibility } };
+  });
+  svc.handle("putBankAccount", (req, ctx) => putBankAccount(deps, scopeOfAuth(ctx.auth), participantId(req.params), parseOrThrow(schemas.BankAccountBody, req.body)));
+  svc.handle("getBankAccount", async (req, ctx) => ({ body: await getBankAccount(deps, scopeOfAuth(ctx.auth), participantId(req.params)) }));
+}
+
+/** Operator commands (`npm run admin -- payouts …`): internal subjects the gateway never routes. */
+export const ADMIN_OPERATIONS = { cutFile: "admin.cutFile", settle: "admin.settle", ingestReturns: "admin.ingestReturns" } as const;
+/** A return file travels in one NATS message. */
+export const RETURN_FILE_MAX_BYTES = 512 * 1024;
+
+const SettleRequest = z.object({ date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be YYYY-MM-DD" }).refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), { message: "must be a real date" }) });
+const ReturnsRequest = z.object({ name: z.string().max(255).optional(), content: z.string().min(1).max(RETURN_FILE_MAX_BYTES) });
+
+export function registerAdminHandlers(svc: Pick<Service, "rpc">, deps: PayoutsDeps): void {
+  const admin = (op: string, fn: (payload: unknown) => Promise<Record<string, unknown>>) =>
+    svc.rpc.handleRaw(op, async (payload): Promise<RpcReply> => {
+      try {
+        return { ok: true, status: 200, body: await fn(payload) };
+      } catch (e) {
+        if (e instanceof DomainError) return domainErrorReply(e);
+        throw e;
+      }
+    });
+  admin(ADMIN_OPERATIONS.cutFile, async () => ({ ...(await cutFile(deps)) }));
+  admin(ADMIN_OPERATIONS.settle, async (p) => ({ ...(await settleDue(deps, parseOrThrow(SettleRequest, p).date)) }));
+  admin(ADMIN_OPERATIONS.ingestReturns, async (p) => ({ ...(await ingestReturns(deps, parseOrThrow(ReturnsRequest, p).content)) }));
+}

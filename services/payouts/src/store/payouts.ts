@@ -1,0 +1,268 @@
+/** SQL of payouts. int8 columns are parsed into Cents once, here, with safe-integer checks. */
+import { parseCents, type Cents } from "@treasury/contracts";
+import type { OutboxRowValues } from "@treasury/service-kit";
+import type postgres from "postgres";
+import type { Scope } from "../adapters/ledger.ts";
+import type { FeesPaidBy, Rail } from "../domain/money.ts";
+import type { Q } from "./db.ts";
+
+export type PayoutStatus = "posting" | "refused" | "pending" | "processing" | "paid" | "failed";
+export type PayoutAction = "settle" | "return";
+export type ReturnFrom = "payouts_in_transit" | "platform_cash";
+
+export interface PayoutRow {
+  id: string;
+  org_id: string;
+  livemode: boolean;
+  participant_id: string;
+  requested_wallet_id: string | null;
+  wallet_id: string | null;
+  reference_id: string;
+  request_hash: string;
+  reference_type: string | null;
+  description: string | null;
+  payout_method: string | null;
+  metadata: Record<string, unknown>;
+  amount: Cents;
+  fees: Cents;
+  fees_paid_by: FeesPaidBy;
+  net_amount: Cents;
+  rail: Rail;
+  status: PayoutStatus;
+  ledger_reference: string;
+  transaction_id: string | null;
+  previous_balance: Cents | null;
+  new_balance: Cents | null;
+  refusal_code: string | null;
+  dest_routing_number: string | null;
+  dest_account_type: "checking" | "savings" | null;
+  dest_last4: string | null;
+  dest_sealed: string | null;
+  ach_file_id: string | null;
+  trace_number: string | null;
+  bank_transfer_status: string | null;
+  action: PayoutAction | null;
+  action_at: Date | null;
+  return_from: ReturnFrom | null;
+  return_code: string | null;
+  failure_reason: string | null;
+  settle_transaction_id: string | null;
+  return_transaction_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  processing_at: Date | null;
+  paid_at: Date | null;
+  failed_at: Date | null;
+}
+
+type RawRow = Omit<PayoutRow, "amount" | "fees" | "net_amount" | "previous_balance" | "new_balance"> & {
+  amount: string;
+  fees: string;
+  net_amount: string;
+  previous_balance: string | null;
+  new_balance: string | null;
+};
+
+function parse(r: RawRow): PayoutRow {
+  return {
+    ...r,
+    amount: parseCents(r.amount),
+    fees: parseCents(r.fees),
+    net_amount: parseCents(r.net_amount),
+    previous_balance: r.previous_balance === null ? null : parseCents(r.previous_balance),
+    new_balance: r.new_balance === null ? null : parseCents(r.new_balance),
+  };
+}
+const one = (rows: RawRow[]): PayoutRow | undefined => (rows[0] === undefined ? undefined : parse(rows[0]));
+
+export type NewPayout = Pick<
+  PayoutRow,
+  | "id" | "org_id" | "livemode" | "participant_id" | "requested_wallet_id" | "reference_id" | "request_hash" | "reference_type" | "description"
+  | "payout_method" | "metadata" | "amount" | "fees" | "fees_paid_by" | "net_amount" | "rail" | "ledger_reference"
+  | "dest_routing_number" | "dest_account_type" | "dest_last4" | "dest_sealed"
+>;
+
+/** Records the intent (`posting`); undefined when the reference is taken (the caller reads the existing one). */
+export async function insertIntent(q: Q, p: NewPayout): Promise<PayoutRow | undefined> {
+  return one(await q<RawRow[]>`
+    insert into payouts.payouts (id, org_id, livemode, participant_id, requested_wallet_id, reference_id, request_hash, reference_type,
+      description, payout_method, metadata, amount, fees, fees_paid_by, net_amount, rail, status, ledger_reference,
+      dest_routing_number, dest_account_type, dest_last4, dest_sealed)
+    values (${p.id}, ${p.org_id}, ${p.livemode}, ${p.participant_id}, ${p.requested_wallet_id}, ${p.reference_id}, ${p.request_hash},
+      ${p.reference_type}, ${p.description}, ${p.payout_method}, ${q.json(p.metadata as postgres.JSONValue)}, ${p.amount}, ${p.fees},
+      ${p.fees_paid_by}, ${p.net_amount}, ${p.rail}, 'posting', ${p.ledger_reference}, ${p.dest_routing_number}, ${p.dest_account_type},
+      ${p.dest_last4}, ${p.dest_sealed})
+    on conflict (org_id, livemode, reference_id) do nothing
+    returning *`);
+}
+
+export async function findByReference(q: Q, s: Scope, referenceId: string): Promise<PayoutRow | undefined> {
+  return one(await q<RawRow[]>`select * from payouts.payouts where org_id = ${s.orgId} and livemode = ${s.livemode} and reference_id = ${referenceId}`);
+}
+
+export async function findPayout(q: Q, s: Scope, id: string): Promise<PayoutRow | undefined> {
+  return one(await q<RawRow[]>`select * from payouts.payouts where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`);
+}
+
+export async function findById(q: Q, id: string): Promise<PayoutRow | undefined> {
+  return one(await q<RawRow[]>`select * from payouts.payouts where id = ${id}`);
+}
+
+/** A refused intent asked for again with the same request: back to `posting`, once. */
+export async function retryRefused(q: Q, id: string): Promise<PayoutRow | undefined> {
+  return one(await q<RawRow[]>`
+    update payouts.payouts set status = 'posting', refusal_code = null, updated_at = now() where id = ${id} and status = 'refused' returning *`);
+}
+
+/** A refused intent moved nothing: a different request with its reference_id replaces it. */
+export async function discardRefused(q: Q, id: string): Promise<void> {
+  await q`delete from payouts.payouts where id = ${id} and status = 'refused'`;
+}
+
+export async function refuse(q: Q, id: string, code: string): Promise<void> {
+  await q`update payouts.payouts set status = 'refused', refusal_code = ${code}, updated_at = now() where id = ${id} and status = 'posting'`;
+}
+
+/** Events to write with a state change, in order; each becomes an outbox row only if the row moved. */
+function eventsJson(q: Q, events: readonly OutboxRowValues[]) {
+  return q.json(events.map((e, n) => ({ ...e, n })) as unknown as postgres.JSONValue);
+}
+
+/**
+ * posting → pending (live) or paid (sandbox) with what the ledger answered, and its events, in ONE statement:
+ * the event rows are inserted only when the payout moved. Undefined when it was not `posting` (another driver won).
+ */
+export async function settleIntent(
+  q: Q,
+  id: string,
+  fields: { status: "pending" | "paid"; transaction_id: string; wallet_id: string | null; previous_balance: number | null; new_balance: number | null; at: Date },
+  events: readonly OutboxRowValues[],
+): Promise<PayoutRow | undefined> {
+  return one(await q<RawRow[]>`
+    with done as (
+      update payouts.payouts
+         set status = ${fields.status}, transaction_id = ${fields.transaction_id}, wallet_id = ${fields.wallet_id},
+             previous_balance = ${fields.previous_balance}, new_balance = ${fields.new_balance},
+             paid_at = case when ${fields.status} = 'paid' then ${fields.at}::timestamptz else null end,
+             bank_transfer_status = case when rail = 'bank_ach' then 'awaiting_file' else null end, updated_at = ${fields.at}
+       where id = ${id} and status = 'posting'
+       returning *
+    ), ev as (
+      insert into payouts.outbox (id, org_id, livemode, type, subject, payload, headers)
+      select e.id, e.org_id, e.livemode, e.type, e.subject, e.payload, e.headers
+        from done, jsonb_to_recordset(${eventsJson(q, events)}) as e(id text, org_id text, livemode boolean, type text, subject text, payload jsonb, headers jsonb, n int)
+       order by e.n
+      returning 1
+    )
+    select done.* from done`);
+}
+
+/** Payouts stuck in `posting` past the grace period, oldest first. */
+export async function stuckPosting(q: Q, graceMs: number, limit: number): Promise<PayoutRow[]> {
+  const rows = await q<RawRow[]>`
+    select * from payouts.payouts where status = 'posting' and updated_at < now() - make_interval(secs => ${graceMs / 1000})
+    order by updated_at limit ${limit}`;
+  return rows.map(parse);
+}
+
+export interface ListFilter {
+  participantId?: string | undefined;
+  status?: "pending" | "processing" | "paid" | "failed" | undefined;
+  limit: number;
+  offset: number;
+}
+
+/** Visible payouts, newest first (an intent not yet posted shows as pending; refused ones are not shown). */
+export async function listPayouts(q: Q, s: Scope, f: ListFilter): Promise<{ rows: PayoutRow[]; total: number }> {
+  const statuses = f.status === undefined ? ["posting", "pending", "processing", "paid", "failed"] : f.status === "pending" ? ["posting", "pending"] : [f.status];
+  const participant = f.participantId ?? null;
+  const rows = await q<(RawRow & { total: string })[]>`
+    select *, count(*) over () as total from payouts.payouts
+     where org_id = ${s.orgId} and livemode = ${s.livemode} and status = any(${statuses})
+       and (${participant}::text is null or participant_id = ${participant})
+     order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
+  let total = rows.length === 0 ? 0 : Number(rows[0]?.total);
+  if (rows.length === 0 && f.offset > 0) {
+    const [c] = await q<{ n: string }[]>`
+      select count(*)::text as n from payouts.payouts
+       where org_id = ${s.orgId} and livemode = ${s.livemode} and status = any(${statuses}) and (${participant}::text is null or participant_id = ${participant})`;
+    total = Number(c?.n ?? 0);
+  }
+  return { rows: rows.map(({ total: _t, ...r }) => parse(r)), total };
+}
+
+/** Starts a transition (settle or return) of a filed payout: at most one in flight, and only from the given states. */
+export async function markAction(
+  q: Q,
+  id: string,
+  action: PayoutAction,
+  from: readonly PayoutStatus[],
+  fields: { return_code?: string; return_from?: ReturnFrom } = {},
+): Promise<PayoutRow | undefined> {
+  return one(await q<RawRow[]>`
+    update payouts.payouts
+       set action = ${action}, action_at = now(), return_code = ${fields.return_code ?? null}, return_from = ${fields.return_from ?? null}, updated_at = now()
+     where id = ${id} and action is null and status = any(${from as string[]}) and rail = 'bank_ach'
+     returning *`);
+}
+
+/** Ends the transition in flight with its outcome and event, in one statement; undefined when another driver ended it. */
+export async function finishAction(
+  q: Q,
+  id: string,
+  action: PayoutAction,
+  fields: { status: "paid" | "failed"; transaction_id: string; failure_reason?: string | null; bank_transfer_status: string },
+  event: OutboxRowValues,
+): Promise<PayoutRow | undefined> {
+  const settle = action === "settle";
+  return one(await q<RawRow[]>`
+    with done as (
+      update payouts.payouts
+         set status = ${fields.status}, action = null, action_at = null, bank_transfer_status = ${fields.bank_transfer_status},
+             settle_transaction_id = case when ${settle} then ${fields.transaction_id} else settle_transaction_id end,
+             return_transaction_id = case when ${settle} then return_transaction_id else ${fields.transaction_id} end,
+             failure_reason = coalesce(${fields.failure_reason ?? null}, failure_reason),
+             paid_at = case when ${settle} then now() else paid_at end,
+             failed_at = case when ${settle} then failed_at else now() end, updated_at = now()
+       where id = ${id} and action = ${action}
+       returning *
+    ), ev as (
+      insert into payouts.outbox (id, org_id, livemode, type, subject, payload, headers)
+      select ${event.id}, ${event.org_id}, ${event.livemode}, ${event.type}, ${event.subject}, ${q.json(event.payload as never)}, ${q.json(event.headers)}
+        from done
+      returning 1
+    )
+    select done.* from done`);
+}
+
+export async function stuckActions(q: Q, graceMs: number, limit: number): Promise<PayoutRow[]> {
+  const rows = await q<RawRow[]>`
+    select * from payouts.payouts where action is not null and action_at < now() - make_interval(secs => ${graceMs / 1000})
+    order by action_at limit ${limit}`;
+  return rows.map(parse);
+}
+
+/** Processing payouts filed before `before`: settled by the bank by now. */
+export async function dueForSettlement(q: Q, before: Date, limit: number): Promise<PayoutRow[]> {
+  const rows = await q<RawRow[]>`
+    select * from payouts.payouts where status = 'processing' and action is null and processing_at < ${before}
+    order by processing_at limit ${limit}`;
+  return rows.map(parse);
+}
+
+/** The filed payout a returned entry names: the latest with that trace number (sequences cycle after ten million). */
+export async function findByTrace(q: Q, trace: string): Promise<PayoutRow | undefined> {
+  return one(await q<RawRow[]>`
+    select * from payouts.payouts where trace_number = ${trace} and livemode order by processing_at desc nulls last limit 1`);
+}
+
+/** Live payouts waiting for a file, oldest first, locked for this cut (never a sandbox payout). */
+export async function claimUnfiled(q: Q, limit: number): Promise<PayoutRow[]> {
+  const rows = await q<RawRow[]>`
+    select * from payouts.payouts
+     where status = 'pending' and rail = 'bank_ach' and livemode and action is null
+     order by created_at, id
+     limit ${limit}
+       for update skip locked`;
+  return rows.map(parse);
+}

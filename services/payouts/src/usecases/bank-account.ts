@@ -1,0 +1,59 @@
+/**
+ * A participant's payout bank account: set (replacing any earlier one) and read masked. The account number is
+ * sealed at rest with the holder's name, bound to the participant; answers show only its last four digits.
+ *
+ * Errors: participant_not_found, bank_account_not_found, invalid_routing_number / validation_error (the body),
+ * service_unavailable (no encryption keys configured, or the ledger did not answer).
+ */
+import { DomainError, newUuid, type schemas } from "@treasury/contracts";
+import type { z } from "zod";
+import type { Scope } from "../adapters/ledger.ts";
+import { findBankAccount, upsertBankAccount, type BankAccountRow } from "../store/bank-accounts.ts";
+import { bankAccountAad, requireSealer, type PayoutsDeps, type SealedBankDetails } from "./deps.ts";
+
+type BankAccountBody = z.output<typeof schemas.BankAccountBody>;
+
+function present(row: BankAccountRow, holder: string): Record<string, unknown> {
+  return {
+    object: "bank_account",
+    participant_id: row.participant_id,
+    account_holder_name: holder,
+    routing_number: row.routing_number,
+    account_type: row.account_type,
+    last4: row.last4,
+    status: "active",
+    livemode: row.livemode,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export async function putBankAccount(deps: PayoutsDeps, scope: Scope, participantId: string, body: BankAccountBody): Promise<{ status: number; body: Record<string, unknown> }> {
+  const sealer = requireSealer(deps);
+  await deps.ledger.getParticipant(scope, participantId);
+  const details: SealedBankDetails = { account_holder_name: body.account_holder_name, account_number: body.account_number };
+  const { row, created } = await upsertBankAccount(deps.sql, scope, participantId, `ba_${newUuid().replace(/-/g, "")}`, {
+    routing_number: body.routing_number,
+    account_type: body.account_type,
+    last4: body.account_number.slice(-4),
+    sealed: sealer.sealJson(details, bankAccountAad(scope, participantId)),
+    sealed_key_id: sealer.activeKeyId,
+  });
+  return { status: created ? 201 : 200, body: { bank_account: present(row, body.account_holder_name) } };
+}
+
+export async function getBankAccount(deps: PayoutsDeps, scope: Scope, participantId: string): Promise<Record<string, unknown>> {
+  const row = await findBankAccount(deps.sql, scope, participantId);
+  if (row === undefined) {
+    throw new DomainError("bank_account_not_found", `Participant ${participantId} has no bank account`, { hint: `PUT /v1/participants/${participantId}/bank-account sets it` });
+  }
+  const details = requireSealer(deps).openJson<SealedBankDetails>(row.sealed, bankAccountAad(scope, participantId));
+  return { bank_account: present(row, details.account_holder_name) };
+}
+
+/** The sealed details of a participant's account, for a live payout's destination; undefined when none is set. */
+export async function bankDetailsOf(deps: PayoutsDeps, scope: Scope, participantId: string): Promise<{ row: BankAccountRow; details: SealedBankDetails } | undefined> {
+  const row = await findBankAccount(deps.sql, scope, participantId);
+  if (row === undefined) return undefined;
+  return { row, details: requireSealer(deps).openJson<SealedBankDetails>(row.sealed, bankAccountAad(scope, participantId)) };
+}

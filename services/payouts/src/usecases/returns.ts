@@ -1,0 +1,72 @@
+/**
+ * Ingesting a bank's return file: each returned entry names the trace number of the credit it returns and an
+ * R code. Its payout (processing, or already paid) fails: the creator's wallet gets the money back through the
+ * ledger (`payout:<id>:return`), the payout shows the code's reason, and `payout.failed` is emitted
+ * (transitions.ts). Idempotent: a return for a payout already failed changes nothing.
+ */
+import { DomainError } from "@treasury/contracts";
+import { ReturnFileError } from "../domain/nacha-returns.ts";
+import { findByTrace, markAction } from "../store/payouts.ts";
+import type { PayoutsDeps } from "./deps.ts";
+import { driveAction } from "./transitions.ts";
+
+export interface ReturnsResult {
+  returns: number;
+  failed: Array<{ payout_id: string; trace_number: string; return_code: string }>;
+  already_failed: string[];
+  /** Returns naming no payout of ours (or a payout in no state a return applies to). */
+  unmatched: Array<{ trace_number: string; return_code: string; reason: string }>;
+  notices: Array<{ trace_number: string; change_code: string }>;
+  /** Recorded, but the ledger did not answer: the reconciler finishes them. */
+  pending: Array<{ payout_id: string; error: string }>;
+}
+
+export async function ingestReturns(deps: PayoutsDeps, text: string): Promise<ReturnsResult> {
+  if (deps.rail === undefined) throw new DomainError("rail_not_enabled", "The bank payout rail is not configured");
+  let parsed;
+  try {
+    parsed = deps.rail.parseReturns(text);
+  } catch (e) {
+    if (e instanceof ReturnFileError) throw new DomainError("validation_error", `Not a readable return file: ${e.message}`);
+    throw e;
+  }
+  const result: ReturnsResult = {
+    returns: parsed.returns.length,
+    failed: [],
+    already_failed: [],
+    unmatched: [],
+    notices: parsed.notices.map((n) => ({ trace_number: n.originalTrace, change_code: n.changeCode })),
+    pending: [],
+  };
+  for (const r of parsed.returns) {
+    const row = await findByTrace(deps.sql, r.originalTrace);
+    const miss = (reason: string) => result.unmatched.push({ trace_number: r.originalTrace, return_code: r.returnCode, reason });
+    if (row === undefined) {
+      miss("no payout has this trace number");
+      continue;
+    }
+    if (row.status === "failed") {
+      result.already_failed.push(row.id);
+      continue;
+    }
+    if (row.net_amount !== r.amountCents) {
+      miss(`returned amount ${r.amountCents} is not the payout's ${row.net_amount}`);
+      continue;
+    }
+    const marked = await markAction(deps.sql, row.id, "return", ["processing", "paid"], {
+      return_code: r.returnCode,
+      return_from: row.status === "paid" ? "platform_cash" : "payouts_in_transit",
+    });
+    if (marked === undefined) {
+      miss(`payout ${row.id} is ${row.status}${row.action !== null ? ` with a ${row.action} in progress; ingest the file again shortly` : ""}`);
+      continue;
+    }
+    try {
+      const done = await driveAction(deps, marked);
+      if (done.status === "failed") result.failed.push({ payout_id: done.id, trace_number: r.originalTrace, return_code: r.returnCode });
+    } catch (e) {
+      result.pending.push({ payout_id: row.id, error: e instanceof Error ? e.message : String(e) });
+    }
+  }
+  return result;
+}

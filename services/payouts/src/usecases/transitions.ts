@@ -1,0 +1,73 @@
+/**
+ * The two money-moving transitions of a filed live payout, each the same three steps as a request: the intent
+ * (`action` set on the row, with what the ledger request needs), one svc.ledger.post with a deterministic
+ * reference, then one statement that ends the action with the new state and its event.
+ *   settle: the bank paid it. Payouts in transit → platform cash (`payout:<id>:settle`); processing → paid,
+ *     `payout.executed`.
+ *   return: the bank sent it back (an R code). The creator's wallet gets `amount` back (`payout:<id>:return`);
+ *     processing|paid → failed with the code's reason, `payout.failed`.
+ * The reconciler drives actions a crash or a ledger timeout left in flight.
+ */
+import { DomainError, type PostRequestInput } from "@treasury/contracts";
+import { outboxRowValues, wakeOutboxRelay } from "@treasury/service-kit";
+import { LedgerOutcomeUnknown } from "../adapters/ledger.ts";
+import { returnPostings, settlementPostings } from "../domain/money.ts";
+import { returnReason } from "../domain/nacha-returns.ts";
+import { findById, finishAction, type PayoutRow } from "../store/payouts.ts";
+import type { PayoutsDeps } from "./deps.ts";
+import { presentPayout } from "./present.ts";
+import { amountsOf } from "./request-payout.ts";
+
+export function actionRequest(row: PayoutRow): PostRequestInput {
+  const base = { org_id: row.org_id, livemode: row.livemode, metadata: { payout_id: row.id, participant_id: row.participant_id }, result_extra: { payout_id: row.id } };
+  if (row.action === "settle") {
+    return { ...base, kind: "payout_settlement", reference_id: `${row.ledger_reference}:settle`, description: `Payout ${row.id} settled by the bank`, postings: settlementPostings(amountsOf(row)) };
+  }
+  if (row.action === "return" && row.wallet_id !== null && row.return_from !== null && row.return_code !== null) {
+    return {
+      ...base,
+      kind: "payout_return",
+      reference_id: `${row.ledger_reference}:return`,
+      description: `Payout ${row.id} returned by the bank (${row.return_code})`,
+      postings: returnPostings({ wallet_id: row.wallet_id }, amountsOf(row), row.return_from),
+    };
+  }
+  throw new Error(`payout ${row.id} has no complete action in flight`);
+}
+
+/** Steps 2 and 3 of the action in flight on `row`. */
+export async function driveAction(deps: PayoutsDeps, row: PayoutRow): Promise<PayoutRow> {
+  const action = row.action;
+  if (action === null) return row;
+  let result;
+  try {
+    result = await deps.ledger.post(actionRequest(row));
+  } catch (e) {
+    if (e instanceof LedgerOutcomeUnknown) throw new DomainError("service_timeout", `The ledger did not answer in time; payout ${row.id} is finished by the reconciler`);
+    throw e;
+  }
+  const settle = action === "settle";
+  const fields = settle
+    ? { status: "paid" as const, transaction_id: result.transaction_id, bank_transfer_status: "settled" }
+    : { status: "failed" as const, transaction_id: result.transaction_id, bank_transfer_status: "returned", failure_reason: returnReason(row.return_code ?? "") };
+  const now = deps.now();
+  const after: PayoutRow = {
+    ...row,
+    ...fields,
+    failure_reason: settle ? row.failure_reason : fields.failure_reason ?? null,
+    action: null,
+    action_at: null,
+    paid_at: settle ? now : row.paid_at,
+    failed_at: settle ? row.failed_at : now,
+    updated_at: now,
+  };
+  const event = outboxRowValues({ type: settle ? "payout.executed" : "payout.failed", org_id: row.org_id, livemode: row.livemode, data: presentPayout(after) });
+  const done = await finishAction(deps.sql, row.id, action, fields, event);
+  if (done !== undefined) {
+    wakeOutboxRelay("payouts");
+    return done;
+  }
+  const current = await findById(deps.sql, row.id);
+  if (current === undefined) throw new Error(`payout ${row.id} vanished`);
+  return current;
+}

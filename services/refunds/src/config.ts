@@ -1,0 +1,13 @@
+/** The refunds service's own environment keys (the kit's BaseEnv comes first). process.env is read only here. */
+import { z } from "zod";
+
+export const RefundsEnv = {
+  /** How often the reconciler looks for refunds stuck between the intent and the settle step. */
+  REFUNDS_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(5_000),
+  /** An intent younger than this is left to the request that is still driving it. */
+  REFUNDS_RECONCILE_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(2_000),
+  /** Intents re-driven per reconciler pass. */
+  REFUNDS_RECONCILE_BATCH_MAX: z.coerce.number().int().min(1).max(1_000).default(50),
+  /** Deadline of one ledger request; past it the outcome is unknown and the reconciler retries. */
+  REFUNDS_LEDGER_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8_000),
+};

@@ -1,0 +1,188 @@
+/** SQL of refunds. int8 columns are parsed into numbers once, here, with safe-integer checks. */
+import { parseCents } from "@treasury/contracts";
+import type { OutboxRowValues } from "@treasury/service-kit";
+import type postgres from "postgres";
+import type { RefundFrom, ShortfallPolicy } from "../domain/refund.ts";
+import type { Q, Scope } from "./db.ts";
+
+export type RefundStatus = "pending" | "completed" | "failed";
+
+export interface RefundRow {
+  id: string;
+  org_id: string;
+  livemode: boolean;
+  request_key: string;
+  request_hash: string;
+  idempotency_key: string | null;
+  external_refund_id: string | null;
+  refund_request_id: string | null;
+  sale_reference: string;
+  amount_requested: number | null;
+  refund_from: RefundFrom;
+  shortfall: ShortfallPolicy;
+  reason: string;
+  metadata: Record<string, unknown>;
+  status: RefundStatus;
+  ledger_reference: string;
+  transaction_id: string | null;
+  sale_transaction_id: string | null;
+  participant_id: string | null;
+  refunded_amount: number;
+  from_creator: number;
+  from_platform: number;
+  sales_tax: number;
+  hold_amount_used: number;
+  creator_receivable_amount: number;
+  remaining_amount: number | null;
+  sale_gross: number | null;
+  is_full_refund: boolean;
+  failure_code: string | null;
+  failure_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+const CENTS = ["refunded_amount", "from_creator", "from_platform", "sales_tax", "hold_amount_used", "creator_receivable_amount"] as const;
+const NULLABLE_CENTS = ["amount_requested", "remaining_amount", "sale_gross"] as const;
+type RawRow = Omit<RefundRow, (typeof CENTS)[number] | (typeof NULLABLE_CENTS)[number]> &
+  Record<(typeof CENTS)[number], string> &
+  Record<(typeof NULLABLE_CENTS)[number], string | null>;
+
+function parse(r: RawRow): RefundRow {
+  const out = { ...r } as unknown as RefundRow;
+  for (const k of CENTS) out[k] = parseCents(r[k]);
+  for (const k of NULLABLE_CENTS) out[k] = r[k] === null ? null : parseCents(r[k]);
+  return out;
+}
+
+const one = (rows: RawRow[]): RefundRow | undefined => (rows[0] === undefined ? undefined : parse(rows[0]));
+
+export interface NewRefund {
+  id: string;
+  request_key: string;
+  request_hash: string;
+  idempotency_key: string | null;
+  external_refund_id: string | null;
+  refund_request_id: string | null;
+  sale_reference: string;
+  amount_requested: number | null;
+  refund_from: RefundFrom;
+  reason: string;
+  metadata: Record<string, unknown>;
+  ledger_reference: string;
+  created_at: Date;
+}
+
+/**
+ * Records a refund intent (`pending`) with the org's shortfall policy as it stands now (no settings row: the
+ * default, receivable). Undefined when its request key, external id or ledger reference is taken: the caller
+ * reads the existing refund.
+ */
+export async function insertRefund(q: Q, s: Scope, r: NewRefund): Promise<RefundRow | undefined> {
+  return one(await q<RawRow[]>`
+    insert into refunds.refunds (id, org_id, livemode, request_key, request_hash, idempotency_key, external_refund_id, refund_request_id,
+      sale_reference, amount_requested, refund_from, shortfall, reason, metadata, status, ledger_reference, created_at, updated_at)
+    values (${r.id}, ${s.orgId}, ${s.livemode}, ${r.request_key}, ${r.request_hash}, ${r.idempotency_key}, ${r.external_refund_id},
+      ${r.refund_request_id}, ${r.sale_reference}, ${r.amount_requested}, ${r.refund_from},
+      coalesce((select shortfall_policy from refunds.settings where org_id = ${s.orgId} and livemode = ${s.livemode}), 'receivable'),
+      ${r.reason}, ${q.json(r.metadata as postgres.JSONValue)}, 'pending', ${r.ledger_reference}, ${r.created_at}, ${r.created_at})
+    on conflict do nothing
+    returning *`);
+}
+
+export async function findRefund(q: Q, s: Scope, id: string): Promise<RefundRow | undefined> {
+  return one(await q<RawRow[]>`select * from refunds.refunds where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`);
+}
+
+/** The refund a client request names: by its request key, else by its external_refund_id. */
+export async function findRefundForRequest(q: Q, s: Scope, requestKey: string, externalRefundId: string | undefined): Promise<RefundRow | undefined> {
+  return one(await q<RawRow[]>`
+    select * from refunds.refunds
+    where org_id = ${s.orgId} and livemode = ${s.livemode}
+      and (request_key = ${requestKey} or (${externalRefundId ?? null}::text is not null and external_refund_id = ${externalRefundId ?? null}))
+    order by (request_key = ${requestKey}) desc
+    limit 1`);
+}
+
+export async function listRefunds(q: Q, s: Scope, f: { saleReference: string | undefined; limit: number; offset: number }): Promise<{ rows: RefundRow[]; total: number }> {
+  const sale = f.saleReference ?? null;
+  const rows = await q<RawRow[]>`
+    select * from refunds.refunds
+    where org_id = ${s.orgId} and livemode = ${s.livemode} and (${sale}::text is null or sale_reference = ${sale})
+    order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
+  const [count] = await q<{ n: string }[]>`
+    select count(*)::text as n from refunds.refunds
+    where org_id = ${s.orgId} and livemode = ${s.livemode} and (${sale}::text is null or sale_reference = ${sale})`;
+  return { rows: rows.map(parse), total: Number(count?.n ?? 0) };
+}
+
+export interface RefundOutcome {
+  transaction_id: string;
+  sale_transaction_id: string;
+  participant_id: string | null;
+  refunded_amount: number;
+  from_creator: number;
+  from_platform: number;
+  sales_tax: number;
+  hold_amount_used: number;
+  creator_receivable_amount: number;
+  remaining_amount: number;
+  sale_gross: number;
+  is_full_refund: boolean;
+  completed_at: Date;
+}
+
+/**
+ * pending → completed with what the ledger did, its events, and (for an approved refund request) the request
+ * processing → completed, in ONE statement: one round trip and its own commit, the events written if and only if
+ * the refund moved. Undefined when it was not pending (another driver settled it first).
+ */
+export async function settleCompleted(q: Q, id: string, o: RefundOutcome, events: OutboxRowValues[], requestId: string | null): Promise<RefundRow | undefined> {
+  const [r] = await q<(RawRow & { request_moved: boolean })[]>`
+    with done as (
+      update refunds.refunds set status = 'completed', transaction_id = ${o.transaction_id}, sale_transaction_id = ${o.sale_transaction_id},
+        participant_id = ${o.participant_id}, refunded_amount = ${o.refunded_amount}, from_creator = ${o.from_creator},
+        from_platform = ${o.from_platform}, sales_tax = ${o.sales_tax}, hold_amount_used = ${o.hold_amount_used},
+        creator_receivable_amount = ${o.creator_receivable_amount}, remaining_amount = ${o.remaining_amount}, sale_gross = ${o.sale_gross},
+        is_full_refund = ${o.is_full_refund}, completed_at = ${o.completed_at}, updated_at = ${o.completed_at}
+      where id = ${id} and status = 'pending'
+      returning *
+    ), ev as (
+      insert into refunds.outbox (id, org_id, livemode, type, subject, payload, headers)
+      select e.id, e.org_id, e.livemode, e.type, e.subject, e.payload, e.headers
+      from rows from (jsonb_to_recordset(${q.json(events as unknown as postgres.JSONValue)}::jsonb)
+        as (id text, org_id text, livemode boolean, type text, subject text, payload jsonb, headers jsonb)) with ordinality as e
+      cross join done
+      order by e.ordinality
+      returning 1
+    ), rq as (
+      update refunds.refund_requests set status = 'completed', refund_transaction_id = ${o.transaction_id}, completed_at = ${o.completed_at},
+        updated_at = ${o.completed_at}
+      where id = ${requestId} and status = 'processing' and exists (select 1 from done)
+      returning 1
+    )
+    select done.*, exists (select 1 from rq) as request_moved from done`;
+  if (r === undefined) return undefined;
+  // A refund request is processing exactly while its refund is pending (both move in one statement): a bug otherwise.
+  if (requestId !== null && !r.request_moved) throw new Error(`refund request ${requestId} was not processing while its refund ${id} completed`);
+  const { request_moved: _moved, ...row } = r;
+  return parse(row);
+}
+
+/** pending → failed with the ledger's refusal; undefined when it was not pending. */
+export async function markFailed(q: Q, id: string, code: string, reason: string, at: Date): Promise<RefundRow | undefined> {
+  return one(await q<RawRow[]>`
+    update refunds.refunds set status = 'failed', failure_code = ${code}, failure_reason = ${reason}, updated_at = ${at}
+    where id = ${id} and status = 'pending'
+    returning *`);
+}
+
+/** Refunds stuck in `pending` for longer than the grace period, oldest first. */
+export async function stuckPending(q: Q, graceMs: number, limit: number): Promise<RefundRow[]> {
+  const rows = await q<RawRow[]>`
+    select * from refunds.refunds
+    where status = 'pending' and updated_at < now() - make_interval(secs => ${graceMs / 1000})
+    order by updated_at limit ${limit}`;
+  return rows.map(parse);
+}

@@ -1,0 +1,61 @@
+/**
+ * POST /v1/refunds: refunds a recorded sale (all of what remains, or `amount`), following "Money across
+ * services": the intent is recorded first (a `pending` refund with its ledger reference), then executed
+ * (usecases/execute-refund.ts). The same client request (same idempotency_key; without one, the same sale
+ * reference, amount and external_refund_id) is the same refund: a replay answers it with `idempotent: true`
+ * (driving it first when it is still pending), and never moves money again. The same key or external_refund_id
+ * with a different request is 409 duplicate_refund_reference with the existing refund.
+ *
+ * Errors: validation_error, duplicate_refund_reference, original_sale_not_found, sale_already_reversed,
+ * sale_already_fully_refunded, refund_amount_exceeds_remaining (with remaining_amount), insufficient_balance
+ * (the org's shortfall policy is `refuse`), wallet_not_active, service_timeout (outcome unknown: retry).
+ */
+import { DomainError, newId } from "@treasury/contracts";
+import { intentHash, intentOf, ledgerReferenceOf, requestKeyOf, type CreateRefundInput, type RefundIntent } from "../domain/refund.ts";
+import type { Scope } from "../store/db.ts";
+import { findRefundForRequest, insertRefund, type RefundRow } from "../store/refunds.ts";
+import type { RefundsDeps } from "./deps.ts";
+import { executeRefund } from "./execute-refund.ts";
+import { presentRefund } from "./present.ts";
+
+function duplicate(existing: RefundRow): DomainError {
+  return new DomainError("duplicate_refund_reference", `Refund ${existing.id} was already made for this idempotency_key or external_refund_id with a different request`, {
+    hint: `GET /v1/refunds/${existing.id} shows it; send a new idempotency_key (and external_refund_id) for another refund`,
+    extra: { existing_refund_id: existing.id, existing_transaction_id: existing.transaction_id, refund: presentRefund(existing) },
+  });
+}
+
+/** Step 1: the pending refund of this request, or the refund it already names. */
+async function recordIntent(deps: RefundsDeps, scope: Scope, intent: RefundIntent, key: string, hash: string): Promise<{ row: RefundRow; fresh: boolean }> {
+  // Insert first: a new refund costs one statement; a replay conflicts and is then read.
+  const id = newId("re");
+  const inserted = await insertRefund(deps.sql, scope, {
+    id,
+    request_key: key,
+    request_hash: hash,
+    idempotency_key: intent.idempotency_key ?? null,
+    external_refund_id: intent.external_refund_id ?? null,
+    refund_request_id: null,
+    sale_reference: intent.sale_reference,
+    amount_requested: intent.amount ?? null,
+    refund_from: intent.refund_from,
+    reason: intent.reason,
+    metadata: intent.metadata,
+    ledger_reference: ledgerReferenceOf(id, null),
+    created_at: deps.now(),
+  });
+  if (inserted !== undefined) return { row: inserted, fresh: true };
+  // This request's key or external id is taken: an earlier (or concurrent) request recorded it.
+  const known = await findRefundForRequest(deps.sql, scope, key, intent.external_refund_id);
+  if (known === undefined) throw new Error(`refund intent for ${key} neither inserted nor found`);
+  return { row: known, fresh: false };
+}
+
+export async function createRefund(deps: RefundsDeps, scope: Scope, body: CreateRefundInput): Promise<{ status: number; body: Record<string, unknown> }> {
+  const intent = intentOf(body);
+  const hash = intentHash(intent);
+  const { row, fresh } = await recordIntent(deps, scope, intent, requestKeyOf(intent), hash);
+  if (!fresh && row.request_hash !== hash) throw duplicate(row);
+  const done = await executeRefund(deps, row);
+  return fresh ? { status: 201, body: { refund: presentRefund(done) } } : { status: 200, body: { refund: presentRefund(done), idempotent: true } };
+}
