@@ -4,7 +4,7 @@
 //   2. Migrations for every service.
 //   3. A sandbox org and test key on first start (.data/dev-credentials.json), reused afterwards.
 //   4. Every service as its own child process, output prefixed with its name; waits until all are ready.
-// Ctrl-C / SIGTERM stops the services, then the servers it started. A service that dies stops everything.
+// Ctrl-C / SIGTERM stops the services, then the servers it started. A service that dies is restarted (backoff).
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -57,6 +57,9 @@ const maxConnections = SERVICES.length * (dbPoolMax + 1) + 40;
 const readyTimeoutMs = Number(env["DEV_READY_TIMEOUT_MS"] ?? 120_000);
 const stopTimeoutMs = Number(env["DEV_STOP_TIMEOUT_MS"] ?? 10_000);
 const readyPollIntervalMs = 250;
+/** Restart backoff of a crashed service (see restartLater). */
+const restartBackoffMaxMs = 30_000;
+const restartResetAfterMs = 60_000;
 
 /** Each service's /healthz, /readyz and /metrics port: DEV_HEALTH_PORT_BASE (9100) plus its offset. */
 const healthPortBase = Number(env["DEV_HEALTH_PORT_BASE"] ?? 9100);
@@ -101,7 +104,7 @@ async function main(): Promise<void> {
   if (shuttingDown) return;
 
   for (const [i, name] of SERVICES.entries()) startService(name, i, serviceEnv(name, adminUrl, natsUrl));
-  writeFileSync(pidsFile, JSON.stringify(children.map((c) => ({ name: c.name, pid: c.proc.pid }))));
+  writePids();
   await waitUntilReady();
   if (shuttingDown) return;
 
@@ -261,23 +264,51 @@ function startService(name: ServiceName, index: number, vars: NodeJS.ProcessEnv)
     detached: true,
   });
   const child: Child = { name, proc, hasExited: false, exited: Promise.resolve() };
+  const startedAt = Date.now();
   child.exited = new Promise((resolveExit) => {
     proc.once("exit", (code, signal) => {
       child.hasExited = true;
       resolveExit();
-      if (!shuttingDown) {
-        shout(`${name} EXITED UNEXPECTEDLY (${signal ?? `exit code ${code}`}): stopping the whole stack`);
-        void shutdown(1);
-      }
+      if (!shuttingDown) restartLater(name, index, vars, `${signal ?? `exit code ${code}`}`, Date.now() - startedAt);
     });
   });
   proc.once("error", (err) => {
-    shout(`${name} could not be started: ${err.message}`);
-    void shutdown(1);
+    // A spawn that failed never runs: the same restart schedule applies (the exit event does not come).
+    if (!child.hasExited && !shuttingDown) {
+      child.hasExited = true;
+      restartLater(name, index, vars, err.message, Date.now() - startedAt);
+    }
   });
   createInterface({ input: proc.stdout! }).on("line", (line) => process.stdout.write(`${label} ${line}\n`));
   createInterface({ input: proc.stderr! }).on("line", (line) => process.stderr.write(`${label} ${line}\n`));
-  children.push(child);
+  const at = children.findIndex((c) => c.name === name);
+  if (at >= 0) children[at] = child;
+  else children.push(child);
+  if (existsSync(pidsFile)) writePids();
+}
+
+/** Consecutive quick crashes per service: each doubles the wait before the next start, up to restartBackoffMaxMs. */
+const crashes = new Map<ServiceName, number>();
+
+/**
+ * The stack supervises its services: one that dies is started again after a backoff (1 s, 2 s, 4 s … 30 s; a run
+ * longer than a minute starts the count over), with a log line, and the others keep serving. Only Ctrl-C (or
+ * SIGTERM) stops the stack.
+ */
+function restartLater(name: ServiceName, index: number, vars: NodeJS.ProcessEnv, why: string, ranMs: number): void {
+  const n = ranMs > restartResetAfterMs ? 1 : (crashes.get(name) ?? 0) + 1;
+  crashes.set(name, n);
+  const waitMs = Math.min(restartBackoffMaxMs, 1_000 * 2 ** (n - 1));
+  shout(`${name} exited unexpectedly (${why}); restarting it in ${waitMs / 1000} s`);
+  setTimeout(() => {
+    if (shuttingDown) return;
+    say(`restarting ${name} (attempt ${n})`);
+    startService(name, index, vars);
+  }, waitMs);
+}
+
+function writePids(): void {
+  writeFileSync(pidsFile, JSON.stringify(children.map((c) => ({ name: c.name, pid: c.proc.pid }))));
 }
 
 async function waitUntilReady(): Promise<void> {

@@ -163,7 +163,7 @@ describe("npm start", () => {
     expect(existsSync(join(dataDir, "dev-services.json"))).toBe(false);
   });
 
-  it("reuses the data, org and key on the next start, and stops on SIGTERM", { timeout: 240_000 }, async () => {
+  it("reuses the data, org and key on the next start, restarts a service that dies, and stops on SIGTERM", { timeout: 240_000 }, async () => {
     expect(orgId).not.toBe("");
     const stack = await start();
     const out = stack.output();
@@ -172,6 +172,20 @@ describe("npm start", () => {
     expect(printed(out, "Test API key")).toBe(testKey);
     const listed = await fetch(`http://127.0.0.1:${ports.main}/v1/participants`, { headers: { "x-api-key": testKey } });
     expect(listed.status).toBe(200);
+    // A service that dies is started again, and the rest of the stack (servers included) keeps running.
+    const before = servicePids().find((p) => p.name === "ledger")?.pid ?? 0;
+    process.kill(before, "SIGKILL");
+    await waitFor(() => stack.output().includes("restarting ledger"), { timeoutMs: 30_000 });
+    await waitFor(
+      async () => {
+        const again = servicePids().find((p) => p.name === "ledger")?.pid ?? 0;
+        if (again === before || !alive(again)) return false;
+        const r = await fetch(`http://127.0.0.1:${ports.main}/v1/participants`, { headers: { "x-api-key": testKey } });
+        return r.status === 200;
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    expect(stack.proc.exitCode).toBeNull();
     await stopAndCheck(stack, "SIGTERM", { group: false }, servicePids());
   });
 });

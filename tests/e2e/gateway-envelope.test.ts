@@ -38,6 +38,20 @@ describe("envelope statuses", () => {
     expectEnvelope(r);
   });
 
+  it("400 for bodies nested 10,000 deep and lone surrogates, 415 for a charset other than UTF-8: never a 500", async () => {
+    const deep = `{"participant_id":"p_deep","metadata":${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}}`;
+    const cases = [
+      { rawBody: deep, type: "application/json", status: 400, code: "invalid_json" },
+      { rawBody: '{"participant_id":"p_\\ud800x","display_name":"a\\ud800"}', type: "application/json", status: 400, code: "validation_error" },
+      { rawBody: '{"participant_id":"p_utf16"}', type: "application/json; charset=utf-16", status: 415, code: "unsupported_media_type" },
+    ];
+    for (const c of cases) {
+      const r = await call(stack.baseUrl, "POST", "/v1/participants", { key: stack.testKey, rawBody: c.rawBody, headers: { "content-type": c.type } });
+      expect([r.status, r.body.error_code], c.rawBody.slice(0, 40)).toEqual([c.status, c.code]);
+      expectEnvelope(r);
+    }
+  });
+
   it("415 unsupported_media_type for a non-JSON body", async () => {
     const r = await call(stack.baseUrl, "POST", "/v1/participants", { key: stack.testKey, rawBody: "participant_id=x", headers: { "content-type": "application/x-www-form-urlencoded" } });
     expect(r.status).toBe(415);

@@ -2,14 +2,59 @@
 import type { z } from "zod";
 import { DomainError, isErrorCode, type ErrorCode, type ValidationDetail } from "./errors.ts";
 
-const NESTING_MAX = 64;
+/** The deepest nesting of objects and arrays a request body may have. */
+export const JSON_DEPTH_MAX = 32;
 
-/** True when any string (key or value) inside `v` contains U+0000, which PostgreSQL text and jsonb cannot hold. */
-export function containsNul(v: unknown, depth = 0): boolean {
-  if (typeof v === "string") return v.includes("\u0000");
-  if (depth > NESTING_MAX || v === null || typeof v !== "object") return false;
-  if (Array.isArray(v)) return v.some((x) => containsNul(x, depth + 1));
-  return Object.entries(v).some(([k, x]) => k.includes("\u0000") || containsNul(x, depth + 1));
+/**
+ * Whether JSON text nests objects and arrays deeper than `max`, found by scanning the text without parsing it: a
+ * 10,000-deep body is refused before anything is built from it (walking such a value would overflow the stack).
+ */
+export function jsonDepthExceeds(text: string, max = JSON_DEPTH_MAX): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+/**
+ * Why a value's strings (keys or values) cannot be stored: `nul` (U+0000, which PostgreSQL text and jsonb
+ * cannot hold) or `surrogate` (a lone UTF-16 surrogate, which is not Unicode text and which PostgreSQL refuses in
+ * jsonb); undefined when every string is storable. Walks without recursion: callers bound the depth first.
+ */
+export function unstorableString(v: unknown): "nul" | "surrogate" | undefined {
+  const stack: unknown[] = [v];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (typeof x === "string") {
+      if (x.includes("\u0000")) return "nul";
+      if (!x.isWellFormed()) return "surrogate";
+    } else if (Array.isArray(x)) {
+      for (const item of x) stack.push(item);
+    } else if (x !== null && typeof x === "object") {
+      for (const [k, item] of Object.entries(x)) {
+        stack.push(k);
+        stack.push(item);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The client's error for an unstorable string (see unstorableString), or undefined. */
+export function unstorableStringError(v: unknown, where: string): DomainError | undefined {
+  const bad = unstorableString(v);
+  if (bad === undefined) return undefined;
+  const message = bad === "nul" ? "must not contain U+0000" : "must be valid Unicode (no lone UTF-16 surrogates)";
+  return new DomainError("validation_error", `${where} strings ${message}`, { details: [{ path: "", message }] });
 }
 
 /**
@@ -33,8 +78,7 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, whe
     const { code, details } = validationProblem(parsed.error);
     throw new DomainError(code, `Invalid ${where}: ${details.map((d) => `${d.path || `(${where})`}: ${d.message}`).join("; ")}`, { details });
   }
-  if (containsNul(parsed.data)) {
-    throw new DomainError("validation_error", `Invalid ${where}: strings must not contain U+0000`, { details: [{ path: "", message: "must not contain U+0000" }] });
-  }
+  const bad = unstorableStringError(parsed.data, `Invalid ${where}:`);
+  if (bad !== undefined) throw bad;
   return parsed.data;
 }

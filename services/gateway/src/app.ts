@@ -20,7 +20,7 @@ import {
   ROUTES,
   SUPPORTED_VERSIONS,
   buildOpenApiDocument,
-  containsNul,
+  unstorableStringError,
   hasScope,
   healthSubject,
   newRequestId,
@@ -34,6 +34,7 @@ import {
 import { rpcCall, rpcForward } from "@treasury/service-kit";
 import type { Authenticator, KeyRecord } from "./auth.ts";
 import { fromRpcError, sendError } from "./envelope.ts";
+import { parseJsonBody } from "./json-body.ts";
 import type { BucketRule, RateLimiter, TakeResult } from "./ratelimit.ts";
 import { renderDocsPage } from "./docs.ts";
 import { LazyChildLogger } from "./lazy-logger.ts";
@@ -133,17 +134,9 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
 
   // JSON only; a malformed body is a precise 400 rather than Fastify's generic message.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
-    const text = typeof body === "string" ? body : body.toString("utf8");
-    if (text.trim() === "") return done(null, undefined);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return done(new DomainError("invalid_json", "Request body is not valid JSON"), undefined);
-    }
-    // PostgreSQL text cannot hold U+0000: refuse it here, once, instead of failing deep in a service.
-    if (containsNul(parsed)) return done(new DomainError("validation_error", "Strings must not contain U+0000", { details: [{ path: "", message: "must not contain U+0000" }] }), undefined);
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (req, body, done) => {
+    const parsed = parseJsonBody(req.headers["content-type"], body as Buffer);
+    if (parsed instanceof DomainError) return done(parsed, undefined);
     done(null, parsed);
   });
 
@@ -293,7 +286,8 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       return sendError(req, reply, { code: "validation_error", message: `Invalid path parameter ${badParams.map(([k]) => k).join(", ")}`, details });
     }
     let query: unknown = req.query ?? {};
-    if (containsNul(query)) return sendError(req, reply, { code: "validation_error", message: "Query strings must not contain U+0000", details: [{ path: "", message: "must not contain U+0000" }] });
+    const badQuery = unstorableStringError(query, "Query");
+    if (badQuery !== undefined) return sendError(req, reply, { code: badQuery.code, message: badQuery.message, details: badQuery.details });
     if (route.query) {
       const q = route.query.safeParse(query);
       if (!q.success) {

@@ -6,6 +6,7 @@
 import { createService, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { z } from "zod";
 import { registerHandlers } from "./handlers/index.ts";
+import { registerImportHandlers } from "./handlers/imports.ts";
 import { registerInternalReads } from "./handlers/internal-reads.ts";
 import { Poster } from "./usecases/poster.ts";
 
@@ -26,6 +27,7 @@ export async function buildLedger(env: Record<string, string | undefined>, deps:
   const svc = await createService({ name: "ledger", env, deps, extraEnv: LedgerEnv });
   const poster = new Poster(svc.sql, { log: svc.log, slots: svc.config.POST_BATCH_SLOTS, ...(deps.pickShard === undefined ? {} : { pickShard: deps.pickShard }) });
   registerHandlers(svc, poster);
+  registerImportHandlers(svc);
   registerInternalReads(svc);
   return Object.assign(svc, { poster });
 }

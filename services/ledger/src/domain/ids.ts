@@ -32,8 +32,11 @@ function randomChars(n: number): string {
   return out;
 }
 
+/** Prefixes of the ledger's time-ordered ids: postings, and bank lines, their imports, matches and templates. */
+export type SortablePrefix = "txn" | "ent" | "evt" | "hold" | "bl" | "bimp" | "rm" | "tmpl";
+
 /** One time-ordered id. */
-export function sortableId(prefix: "txn" | "ent" | "evt" | "hold", now: number = Date.now()): string {
+export function sortableId(prefix: SortablePrefix, now: number = Date.now()): string {
   counter = (counter + 1) % COUNTER_MOD;
   if (now !== lastNow) {
     lastNow = now;
@@ -42,7 +45,7 @@ export function sortableId(prefix: "txn" | "ent" | "evt" | "hold", now: number =
   return `${prefix}_${timePart}${counter.toString(36).padStart(COUNTER_CHARS, "0")}${randomChars(RANDOM_CHARS)}`;
 }
 
-export function sortableIds(prefix: "txn" | "ent" | "evt" | "hold", n: number, now: number = Date.now()): string[] {
+export function sortableIds(prefix: SortablePrefix, n: number, now: number = Date.now()): string[] {
   const out: string[] = [];
   for (let i = 0; i < n; i++) out.push(sortableId(prefix, now));
   return out;

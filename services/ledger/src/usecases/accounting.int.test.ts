@@ -50,7 +50,8 @@ describe("record-sale", () => {
     const pct = ok(await sale(auth, { reference_id: "s3", creator_id: "c2", amount: 1000, creator_percent: 2.3 }));
     expect(pct.body["breakdown"]).toMatchObject({ creator_amount: 23, creator_percent: 2.3 });
 
-    expect(err(await sale(auth, { reference_id: "s4", creator_id: "ghost", amount: 100 })).code).toBe("participant_not_found");
+    // An unknown creator becomes a participant with the default split (sale-unknown-creator.int.test.ts).
+    expect(ok(await sale(auth, { reference_id: "s4", creator_id: "ghost", amount: 100 })).body["breakdown"]).toMatchObject({ creator_amount: 80 });
     expect(err(await sale(auth, { reference_id: "s5", creator_id: "c1", amount: 100, sales_tax: 101 })).code).toBe("validation_error");
     const [row] = await h.env.adminSql`select gross, creator_amount, refunded_amount, hold_id from ledger.sales where org_id = ${auth.org_id} and sale_reference = 's2'`;
     expect(row).toMatchObject({ gross: "999", creator_amount: "699", refunded_amount: "0", hold_id: held.body["hold_id"] });

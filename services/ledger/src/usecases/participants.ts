@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { CREATOR_EARNINGS_FLAGS } from "../domain/accounts.ts";
 import { requestHash } from "../domain/canonical.ts";
 import { insertWallet, type Scope } from "../store/accounts.ts";
-import type { Sql } from "../store/db.ts";
+import type { Q, Sql } from "../store/db.ts";
 import { activeHoldsOfWallets } from "../store/holds.ts";
 import { findParticipant, insertParticipant, listParticipants as listRows } from "../store/participants.ts";
 import { presentParticipant, presentParticipantBalance } from "./present.ts";
@@ -46,6 +46,14 @@ export function sanitizeTaxInfo(taxInfo: Record<string, unknown> | undefined): R
  * Errors: participant_already_exists.
  */
 export async function createParticipant(sql: Sql, scope: Scope, body: CreateBody): Promise<{ created: boolean; participant: Record<string, unknown> }> {
+  return withTx(sql, (tx) => createParticipantIn(tx, scope, body));
+}
+
+/**
+ * createParticipant inside the caller's database transaction (a sale that names a creator not yet known
+ * creates it in the sale's own transaction). Errors: participant_already_exists.
+ */
+export async function createParticipantIn(tx: Q, scope: Scope, body: CreateBody): Promise<{ created: boolean; walletId: string; participant: Record<string, unknown> }> {
   const fields = {
     user_id: body.user_id ?? null,
     display_name: body.display_name ?? null,
@@ -56,45 +64,43 @@ export async function createParticipant(sql: Sql, scope: Scope, body: CreateBody
     metadata: body.metadata ?? {},
   };
   const hash = requestHash(fields);
-  return withTx(sql, async (tx) => {
-    const walletId = newUuid();
-    // The wallet's unique key (one creator wallet per participant id) is the creation race's arbiter.
-    const wallet = await insertWallet(tx, scope, {
-      id: walletId,
-      type: "creator_earnings",
-      ownerId: body.participant_id,
-      ownerType: "participant",
-      participantId: body.participant_id,
-      name: body.display_name ?? body.participant_id,
-      flags: CREATOR_EARNINGS_FLAGS,
-      metadata: {},
-    });
-    if (wallet !== undefined) {
-      const row = await insertParticipant(tx, scope, {
-        participantId: body.participant_id,
-        walletId,
-        userId: fields.user_id,
-        displayName: fields.display_name,
-        email: fields.email,
-        defaultSplitBps: fields.default_split_bps,
-        taxInfo: fields.tax_info,
-        payoutPreferences: fields.payout_preferences,
-        metadata: fields.metadata,
-        requestHash: hash,
-      });
-      if (row === undefined) throw new Error(`participant ${body.participant_id} exists without its creator wallet`);
-      return { created: true, participant: presentParticipant(row, true) };
-    }
-    const existing = await findParticipant(tx, scope, body.participant_id);
-    if (existing === undefined) throw new Error(`creator wallet of ${body.participant_id} exists without its participant`);
-    if (existing.request_hash !== hash) {
-      throw new DomainError("participant_already_exists", `Participant ${body.participant_id} exists with different fields`, {
-        extra: { participant: presentParticipant(existing, false) },
-        hint: `GET /v1/participants/${body.participant_id} shows the existing participant; a create never changes one`,
-      });
-    }
-    return { created: false, participant: presentParticipant(existing, false) };
+  const walletId = newUuid();
+  // The wallet's unique key (one creator wallet per participant id) is the creation race's arbiter.
+  const wallet = await insertWallet(tx, scope, {
+    id: walletId,
+    type: "creator_earnings",
+    ownerId: body.participant_id,
+    ownerType: "participant",
+    participantId: body.participant_id,
+    name: body.display_name ?? body.participant_id,
+    flags: CREATOR_EARNINGS_FLAGS,
+    metadata: {},
   });
+  if (wallet !== undefined) {
+    const row = await insertParticipant(tx, scope, {
+      participantId: body.participant_id,
+      walletId,
+      userId: fields.user_id,
+      displayName: fields.display_name,
+      email: fields.email,
+      defaultSplitBps: fields.default_split_bps,
+      taxInfo: fields.tax_info,
+      payoutPreferences: fields.payout_preferences,
+      metadata: fields.metadata,
+      requestHash: hash,
+    });
+    if (row === undefined) throw new Error(`participant ${body.participant_id} exists without its creator wallet`);
+    return { created: true, walletId, participant: presentParticipant(row, true) };
+  }
+  const existing = await findParticipant(tx, scope, body.participant_id);
+  if (existing === undefined) throw new Error(`creator wallet of ${body.participant_id} exists without its participant`);
+  if (existing.request_hash !== hash) {
+    throw new DomainError("participant_already_exists", `Participant ${body.participant_id} exists with different fields`, {
+      extra: { participant: presentParticipant(existing, false) },
+      hint: `GET /v1/participants/${body.participant_id} shows the existing participant; a create never changes one`,
+    });
+  }
+  return { created: false, walletId: existing.wallet_id, participant: presentParticipant(existing, false) };
 }
 
 /** Errors: participant_not_found. */

@@ -1,9 +1,14 @@
-/** generate-report: trial balance, balance sheet and profit & loss, computed from the entries. */
+/**
+ * generate-report: trial balance, balance sheet and profit & loss, computed from the entries of the transactions
+ * whose accounting time (effective_at, else created_at) is within the report's period, so a report as of a past
+ * time shows the ledger as it stood then; and the transaction history of a period.
+ */
 import type { schemas } from "@treasury/contracts";
 import type { z } from "zod";
 import type { Scope } from "../store/accounts.ts";
 import type { Sql } from "../store/db.ts";
 import { accountTotals, type AccountTotals } from "../store/listing.ts";
+import { transactionHistory } from "./reports-history.ts";
 
 type Body = z.output<typeof schemas.GenerateReportBody>;
 
@@ -39,6 +44,10 @@ function row(a: AccountTotals) {
 /** Errors: validation_error (from decoding). */
 export async function generateReport(sql: Sql, scope: Scope, body: Body, now: () => Date = () => new Date()) {
   const asOf = upper(body.as_of ?? body.end_date) ?? now();
+  if (body.report_type === "transaction_history") {
+    const from = body.start_date === undefined ? undefined : new Date(body.start_date);
+    return { report: await transactionHistory(sql, scope, { from, to: asOf }, { page: body.page ?? 1, perPage: body.per_page }) };
+  }
   if (body.report_type === "profit_loss") {
     const from = body.start_date === undefined ? undefined : new Date(body.start_date);
     const totals = (await accountTotals(sql, scope, { from, to: asOf })).map(row);

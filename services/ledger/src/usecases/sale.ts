@@ -5,7 +5,8 @@ import { DEFAULT_CREATOR_BPS, splitSale, type SaleSplit } from "../domain/sale.t
 import type { Scope } from "../store/accounts.ts";
 import type { Sql } from "../store/db.ts";
 import { findParticipant } from "../store/participants.ts";
-import type { PostPort } from "./post-request.ts";
+import { createParticipantIn } from "./participants.ts";
+import type { PostHooks, PostPort } from "./post-request.ts";
 
 type RecordSaleBody = z.output<typeof schemas.RecordSaleBody>;
 
@@ -41,15 +42,15 @@ function present(outcome: PostOutcome, walletId: string): Record<string, unknown
 /**
  * Records a sale: creator = floor((gross − sales_tax) × bps / 10000), the platform the rest, the processing fee
  * charged as processing_fee_paid_by says; hold_funds holds the creator's share in the same transaction.
- * Errors: validation_error, participant_not_found, wallet_not_active, duplicate_reference_id (with the sale),
+ * A creator_id the ledger does not know yet becomes a participant with the org's default split, created in
+ * the sale's own database transaction (integrations record sales before they register creators). Only such a
+ * sale runs alone with an in-process extension; a sale for a known creator keeps group commit.
+ * Errors: validation_error, wallet_not_active, duplicate_reference_id (with the sale and idempotent: true),
  * idempotency_conflict.
  */
 export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, poster: PostPort) {
   const participant = await findParticipant(sql, scope, body.creator_id);
-  if (participant === undefined) {
-    throw new DomainError("participant_not_found", `Participant ${body.creator_id} not found`, { hint: "POST /v1/participants with participant_id creates it" });
-  }
-  const bps = body.creator_percent !== undefined ? percentToBps(body.creator_percent) : (participant.default_split_bps ?? DEFAULT_CREATOR_BPS);
+  const bps = body.creator_percent !== undefined ? percentToBps(body.creator_percent) : (participant?.default_split_bps ?? DEFAULT_CREATOR_BPS);
   const split = splitSale({
     gross: body.amount,
     salesTax: body.sales_tax ?? 0,
@@ -58,6 +59,36 @@ export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, p
     creatorBps: bps,
   });
   if ("path" in split) throw new DomainError("validation_error", `Invalid body: ${split.path}: ${split.message}`, { details: [split] });
+  const request = saleRequest(scope, body, split, bps);
+  let walletId = participant?.wallet_id;
+  const outcome = participant !== undefined ? await poster.post(request) : await poster.post(request, { derive: createCreator(scope, body.creator_id, (id) => (walletId = id)) });
+  walletId ??= (await findParticipant(sql, scope, body.creator_id))?.wallet_id;
+  const sale = present(outcome, walletId ?? "");
+  if (outcome.duplicate) {
+    throw new DomainError("duplicate_reference_id", `A sale with reference_id ${body.reference_id} exists`, {
+      extra: { existing_transaction_id: outcome.result.transaction_id, idempotent: true, ...sale },
+    });
+  }
+  return sale;
+}
+
+/**
+ * The in-process extension of a sale for an unknown creator: creates the participant (and its wallet) inside
+ * the posting transaction, before the engine reads and locks wallets, so the sale's postings find it. A
+ * participant created meanwhile by someone else is simply used.
+ */
+function createCreator(scope: Scope, creatorId: string, onWallet: (walletId: string) => void): NonNullable<PostHooks["derive"]> {
+  return async (tx) => {
+    try {
+      onWallet((await createParticipantIn(tx, scope, { participant_id: creatorId })).walletId);
+    } catch (e) {
+      if (!(e instanceof DomainError && e.code === "participant_already_exists")) throw e;
+    }
+    return { postings: [] };
+  };
+}
+
+function saleRequest(scope: Scope, body: RecordSaleBody, split: SaleSplit, bps: number): PostRequestInput {
   const hold = body.hold_funds === true && split.creatorAmount > 0;
   const breakdown = {
     gross_amount: split.gross,
@@ -68,7 +99,7 @@ export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, p
     platform_amount: split.platformAmount,
     creator_percent: bps / 100,
   };
-  const request: PostRequestInput = {
+  return {
     org_id: scope.orgId,
     livemode: scope.livemode,
     kind: KIND_SALE,
@@ -95,12 +126,4 @@ export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, p
     },
     result_extra: { breakdown },
   };
-  const outcome = await poster.post(request);
-  const sale = present(outcome, participant.wallet_id);
-  if (outcome.duplicate) {
-    throw new DomainError("duplicate_reference_id", `A sale with reference_id ${body.reference_id} exists`, {
-      extra: { existing_transaction_id: outcome.result.transaction_id, ...sale },
-    });
-  }
-  return sale;
 }
