@@ -8,6 +8,7 @@
  * exactly where one full refund would, to the cent, on both sides.
  */
 import { cents, DomainError, type Cents, type RefundFrom } from "@treasury/contracts";
+import type { Side } from "./accounts.ts";
 
 /** What the sale row holds about its remainder (locked by the caller). */
 export interface SaleState {
@@ -85,4 +86,38 @@ export function refundParts(sale: SaleState, asked: number | undefined, from: Re
     remaining: cents(after),
     full: after === 0,
   };
+}
+
+/**
+ * What a refund needs to know about its sale that never changes once the sale is recorded: where its money came
+ * from, the creator's wallet, hold and receivable, and the platform-side accounts. Read before the transaction;
+ * the sale's remainder itself is read under the sale row's lock inside it.
+ */
+export interface RefundPlan {
+  orgId: string;
+  livemode: boolean;
+  saleReference: string;
+  saleTransactionId: string;
+  participantId: string | null;
+  /** The account the sale's money came from (platform cash, or the buyer's wallet). */
+  sourceId: string;
+  creatorWalletId: string | null;
+  holdId: string | null;
+  receivableId: string | null;
+  taxId: string;
+  revenueId: string;
+  /** The normal side of each system account above (the engine needs it for accounts named by id). */
+  systemNormals: readonly (readonly [string, Side])[];
+}
+
+/** The postings of a refund's parts: each side gives back to the sale's source. */
+export function refundPostings(plan: RefundPlan, parts: RefundParts): { debit: string; credit: string; amount: Cents }[] {
+  const out: { debit: string; credit: string; amount: Cents }[] = [];
+  if (parts.fromCreator > 0) {
+    if (plan.creatorWalletId === null) throw new Error(`sale ${plan.saleReference} has a creator part but no creator wallet`);
+    out.push({ debit: plan.creatorWalletId, credit: plan.sourceId, amount: parts.fromCreator });
+  }
+  if (parts.tax > 0) out.push({ debit: plan.taxId, credit: plan.sourceId, amount: parts.tax });
+  if (parts.revenue > 0) out.push({ debit: plan.revenueId, credit: plan.sourceId, amount: parts.revenue });
+  return out;
 }

@@ -143,6 +143,57 @@ export async function lockWalletsAnyScope(
   return rows.map((r) => ({ ...r, balance: money(r.balance), held_amount: money(r.held_amount) }));
 }
 
+/** A sale's remainder as a batch reads it, locked (refunds of the batch change it). */
+export interface LockedSale {
+  org_id: string;
+  livemode: boolean;
+  sale_reference: string;
+  gross: Cents;
+  creator_amount: Cents;
+  sales_tax: Cents;
+  refunded_amount: Cents;
+  creator_refunded: Cents;
+  platform_refunded: Cents;
+  reversed: boolean;
+}
+
+/**
+ * Locks the sales the batch refunds, in key order (sales before wallets before holds: the lock order of every
+ * transaction that changes a sale's remainder).
+ */
+export async function lockSalesAnyScope(q: Q, keys: readonly { orgId: string; livemode: boolean; saleReference: string }[]): Promise<LockedSale[]> {
+  if (keys.length === 0) return [];
+  const rows = await q<Record<keyof LockedSale, string | boolean>[]>`
+    select s.org_id, s.livemode, s.sale_reference, s.gross, s.creator_amount, s.sales_tax, s.refunded_amount, s.creator_refunded,
+      s.platform_refunded, s.reversed
+    from ledger.sales s
+    join unnest(${quoted(keys.map((k) => k.orgId))}::text[], ${bools(keys.map((k) => k.livemode))}::boolean[], ${quoted(keys.map((k) => k.saleReference))}::text[])
+      as v(org_id, livemode, sale_reference)
+      on s.org_id = v.org_id and s.livemode = v.livemode and s.sale_reference = v.sale_reference
+    order by s.org_id, s.livemode, s.sale_reference
+    for update of s`;
+  return rows.map((r) => ({
+    org_id: String(r.org_id),
+    livemode: r.livemode === true,
+    sale_reference: String(r.sale_reference),
+    gross: money(String(r.gross)),
+    creator_amount: money(String(r.creator_amount)),
+    sales_tax: money(String(r.sales_tax)),
+    refunded_amount: money(String(r.refunded_amount)),
+    creator_refunded: money(String(r.creator_refunded)),
+    platform_refunded: money(String(r.platform_refunded)),
+    reversed: r.reversed === true,
+  }));
+}
+
+/** Locks holds by id, whatever their org (after the wallets: the lock order). */
+export async function lockHoldsAnyScope(q: Q, ids: readonly string[]) {
+  if (ids.length === 0) return [];
+  const rows = await q<{ id: string; wallet_id: string; participant_id: string | null; amount: string; status: "held" | "released"; release_id: string | null }[]>`
+    select id, wallet_id, participant_id, amount, status, release_id from ledger.holds where id = any(${quoted(ids)}::text[]) order by id for update`;
+  return rows.map((r) => ({ ...r, amount: money(r.amount) }));
+}
+
 /** Outstanding creator_receivable per (org, env, participant) for the given creators. */
 export async function receivables(q: Q, keys: readonly { orgId: string; livemode: boolean; participantId: string }[]) {
   if (keys.length === 0) return [];
@@ -196,6 +247,8 @@ export interface BatchWrite {
   releases: readonly BatchRelease[];
   /** Holds used in part (each must still be held, and larger than the part). */
   reductions: readonly { holdId: string; by: number }[];
+  /** Sales' remainders after the batch's refunds (refunded = creator + platform, checked by the table). */
+  saleUpdates: readonly { orgId: string; livemode: boolean; saleReference: string; refunded: number; creatorRefunded: number; platformRefunded: number }[];
 }
 
 export interface BatchRelease {
@@ -238,6 +291,7 @@ export function writeBatch(q: Q, w: BatchWrite): Promise<string | null> {
   const tu = w.transactions.filter((r) => r.claimed);
   const re = w.releases;
   const rd = w.reductions;
+  const su = w.saleUpdates;
   return q`
     with tx as (
       insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, effective_at, metadata, result)
@@ -260,6 +314,13 @@ export function writeBatch(q: Q, w: BatchWrite): Promise<string | null> {
       from unnest(${quoted(re.map((r) => r.holdId))}::text[], ${plain(re.map((r) => r.releaseId))}::text[], ${plain(re.map((r) => r.transactionId))}::text[],
         ${bools(re.map((r) => r.transferExecuted))}::boolean[]) as v(id, release_id, transaction_id, executed)
       where h.id = v.id and h.status = 'held'
+      returning 1
+    ), su as (
+      update ledger.sales x set refunded_amount = v.refunded, creator_refunded = v.creator_refunded, platform_refunded = v.platform_refunded
+      from unnest(${quoted(su.map((r) => r.orgId))}::text[], ${bools(su.map((r) => r.livemode))}::boolean[], ${quoted(su.map((r) => r.saleReference))}::text[],
+        ${plain(su.map((r) => r.refunded))}::bigint[], ${plain(su.map((r) => r.creatorRefunded))}::bigint[], ${plain(su.map((r) => r.platformRefunded))}::bigint[])
+        as v(org_id, livemode, sale_reference, refunded, creator_refunded, platform_refunded)
+      where x.org_id = v.org_id and x.livemode = v.livemode and x.sale_reference = v.sale_reference and not x.reversed
       returning 1
     ), rd as (
       update ledger.holds h set amount = h.amount - v.by
@@ -315,7 +376,7 @@ export function writeBatch(q: Q, w: BatchWrite): Promise<string | null> {
     -- Inside the statement, so a mismatch fails it (and the COMMIT pipelined behind it then rolls back).
     select ledger.batch_write_check(
       (select count(*) from tx) = ${ti.length} and (select count(*) from tu) = ${tu.length} and (select count(*) from re) = ${re.length}
-        and (select count(*) from rd) = ${rd.length}
+        and (select count(*) from rd) = ${rd.length} and (select count(*) from su) = ${su.length}
         and (select count(*) from en) = ${e.length} and (select count(*) from wa) = ${wa.length}
         and (select count(*) from sh) = ${sh.length} and (select count(*) from ob) = ${ev.length}
         and (select count(*) from ho) = ${ho.length} and (select count(*) from sa) = ${sa.length},

@@ -20,10 +20,13 @@ import postgres, { type ReservedSql } from "postgres";
 import type { Side } from "../domain/accounts.ts";
 import { applyPosting, type Applied, type DerivedChanges, type HoldState, type LedgerView, type WalletState } from "../domain/engine.ts";
 import { sortableId } from "../domain/ids.ts";
+import { refundParts, refundPostings, type RefundPlan, type SaleState } from "../domain/refund.ts";
 import { InvariantViolation, transactionPostedData, transactionsPostedData } from "../domain/posting.ts";
 import { accountKinds, type Scope } from "../store/accounts.ts";
 import {
   claimsByKey,
+  lockHoldsAnyScope,
+  lockSalesAnyScope,
   lockWalletsAnyScope,
   participantWallets,
   receivables,
@@ -35,6 +38,7 @@ import {
   type BatchSale,
   type BatchWrite,
   type ExistingClaim,
+  type LockedSale,
   type LockedWallet,
 } from "../store/batch.ts";
 import type { Sql } from "../store/db.ts";
@@ -55,6 +59,8 @@ export interface Pending {
   /** The wallets it names (`w:<id>` or `p:<org>/<env>/<participant>`): batches in flight never share one. */
   wallets: string[];
   hooks: PostHooks | undefined;
+  /** A refund's facts about its sale (its remainder is read locked in the transaction). */
+  refund: RefundPlan | undefined;
   /** Runs as a batch of one that takes its claim first (see batchable). */
   solo: boolean;
   /** The caller's request id and trace context, stored on the events the request causes. */
@@ -138,13 +144,17 @@ export interface CommitOptions {
 interface Rows {
   participants: Map<string, string>;
   locked: LockedWallet[];
-  holds: Map<string, HoldRow>;
+  holds: Map<string, LockedHold>;
+  /** Sales the batch refunds, locked, by scopeKey(org, env, sale reference). */
+  sales: Map<string, LockedSale>;
   claims: ExistingClaim[];
   owed: Map<string, { id: string; outstanding: number }>;
   existingParticipants: Set<string>;
   /** Normal sides of system accounts an extension named by id. */
   systemNormals: Map<string, Side>;
 }
+
+type LockedHold = Pick<HoldRow, "id" | "wallet_id" | "participant_id" | "amount" | "status" | "release_id">;
 
 /** A request that runs alone: its claim, and what its extension derived. */
 interface SoloClaim {
@@ -312,6 +322,16 @@ async function readRows(
       if (t !== undefined) targets.set(scopeKey(s.orgId, s.livemode, t), { ...s, participantId: t });
     }
   }
+  // Refunds: their sales (locked first), the creator wallet and the sale's source (when a wallet), its hold.
+  const plans = list.flatMap((p) => (p.refund === undefined ? [] : [p.refund]));
+  const systemNormals = new Map<string, Side>();
+  for (const plan of plans) {
+    if (plan.creatorWalletId !== null) ids.add(plan.creatorWalletId);
+    ids.add(plan.sourceId);
+    for (const [id, side] of plan.systemNormals) systemNormals.set(id, side);
+  }
+  const saleKeys = [...new Map(plans.map((pl) => [scopeKey(pl.orgId, pl.livemode, pl.saleReference), { orgId: pl.orgId, livemode: pl.livemode, saleReference: pl.saleReference }])).values()];
+  const planHolds = [...new Set(plans.flatMap((pl) => (pl.holdId === null ? [] : [pl.holdId])))].sort();
 
   // What a request that runs alone adds: the wallets of the holds it releases (a hold's wallet never changes, so
   // a plain read finds it before the wallets are locked), and the accounts its extension named by id.
@@ -322,7 +342,6 @@ async function readRows(
   // The holds locked: those released, and the sale's hold a cover may use.
   const holdIds = [...new Set([...releaseIds, ...(coverHold === null || coverHold === undefined ? [] : [coverHold])])].sort();
   const derivedIds = derivedAccountIds(solo?.derived);
-  const systemNormals = new Map<string, Side>();
   if (scope !== undefined && (holdIds.length > 0 || derivedIds.length > 0)) {
     const [, seen, kinds] = await settled([begin(), findHoldsByIds(conn, scope, holdIds), accountKinds(conn, scope, derivedIds)]);
     for (const h of seen) ids.add(h.wallet_id);
@@ -335,20 +354,23 @@ async function readRows(
   const partList = [...parts.values()];
   const sortedIds = [...ids].sort();
   const remembered =
-    opts.useCache && !opts.readClaims && solo === undefined && parts.size === 0 && targets.size === 0 ? cache.all(sortedIds) : undefined;
+    opts.useCache && !opts.readClaims && solo === undefined && parts.size === 0 && targets.size === 0 && plans.length === 0 ? cache.all(sortedIds) : undefined;
   used.cache = remembered !== undefined;
   if (remembered !== undefined) {
-    return { participants: new Map(), locked: remembered, holds: new Map(), claims: [], owed: new Map(), existingParticipants: new Set(), systemNormals };
+    return { participants: new Map(), locked: remembered, holds: new Map(), sales: new Map(), claims: [], owed: new Map(), existingParticipants: new Set(), systemNormals };
   }
-  const [, participantRows, locked, claims, receivableRows, holdRows] = await settled([
+  const [, saleRows, participantRows, locked, claims, receivableRows, holdRows, planHoldRows] = await settled([
     begin(),
+    // Sales, then wallets, then holds: the one lock order.
+    lockSalesAnyScope(conn, saleKeys),
     participantWallets(conn, [...partList, ...targets.values()]),
     lockWalletsAnyScope(conn, sortedIds, partList),
     // A request that runs alone holds its claim already.
     opts.readClaims && solo === undefined ? claimsByKey(conn, list.map((p) => ({ orgId: p.req.org_id, livemode: p.req.livemode, kind: p.req.kind, referenceId: p.req.reference_id }))) : Promise.resolve([] as ExistingClaim[]),
     receivables(conn, partList),
-    // Wallets, then holds: the one lock order.
     scope === undefined ? Promise.resolve([] as HoldRow[]) : lockHolds(conn, scope, holdIds),
+    // A refund's hold comes from its own sale row, so its id is trusted whatever the scope.
+    lockHoldsAnyScope(conn, planHolds.filter((id) => !holdIds.includes(id))),
   ]);
 
   // Creators with an outstanding receivable repay it from credits. Those named by participant were read above;
@@ -361,7 +383,8 @@ async function readRows(
   return {
     participants: new Map(participantRows.map((r) => [scopeKey(r.org_id, r.livemode, r.participant_id), r.wallet_id])),
     locked,
-    holds: new Map(holdRows.map((h) => [h.id, h])),
+    holds: new Map<string, LockedHold>([...holdRows, ...planHoldRows].map((h) => [h.id, h])),
+    sales: new Map(saleRows.map((r) => [scopeKey(r.org_id, r.livemode, r.sale_reference), r])),
     claims,
     owed: new Map(allReceivables.filter((r) => r.outstanding > 0).map((r) => [scopeKey(r.org_id, r.livemode, r.entity_id), { id: r.id, outstanding: r.outstanding }])),
     existingParticipants: new Set(participantRows.map((r) => scopeKey(r.org_id, r.livemode, r.participant_id))),
@@ -398,6 +421,9 @@ class BatchBuilder {
   private readonly reductions: BatchWrite["reductions"][number][] = [];
   private readonly sales: BatchSale[] = [];
   private readonly holdEvents: BatchEvent[] = [];
+  /** Sales' remainders as the batch's refunds leave them, and the rows to write. */
+  private readonly saleState: Map<string, LockedSale>;
+  private readonly saleUpdates = new Map<string, BatchWrite["saleUpdates"][number]>();
   /** One ledger.transaction.posted event per (org, environment) of the batch, listing its transactions. */
   private readonly posted = new Map<string, { orgId: string; livemode: boolean; headers: Record<string, string>; items: Record<string, unknown>[] }>();
   private readonly createdAt: string;
@@ -422,6 +448,7 @@ class BatchBuilder {
     }
     for (const h of rows.holds.values()) this.holds.set(h.id, { id: h.id, walletId: h.wallet_id, participantId: h.participant_id, amount: h.amount, status: h.status, releaseId: h.release_id });
     this.createdAt = solo?.createdAt ?? new Date().toISOString();
+    this.saleState = new Map(rows.sales);
   }
 
   private view(req: PostRequest): LedgerView {
@@ -440,11 +467,59 @@ class BatchBuilder {
     };
   }
 
+  /**
+   * What a request adds to its own postings: an extension's derived changes (a request that runs alone), or a
+   * refund's, computed from its sale's remainder as the batch has left it.
+   */
+  private changesOf(p: Pending): { changes: Derived | undefined; sale?: { key: string; after: LockedSale } } | DomainError {
+    const plan = p.refund;
+    const spec = p.req.refund;
+    if (plan === undefined || spec === undefined) return { changes: this.solo?.derived };
+    const key = scopeKey(plan.orgId, plan.livemode, plan.saleReference);
+    const sale = this.saleState.get(key);
+    if (sale === undefined) return new DomainError("original_sale_not_found", `Sale ${plan.saleReference} not found`);
+    const parts = refundParts(saleStateOf(sale), spec.amount, spec.refund_from);
+    if (parts instanceof DomainError) return parts;
+    const cover =
+      parts.fromCreator > 0 && plan.creatorWalletId !== null && plan.receivableId !== null
+        ? { walletId: plan.creatorWalletId, holdId: plan.holdId, receivableId: plan.receivableId, reason: "refund", refuseShortfall: spec.shortfall === "refuse" }
+        : undefined;
+    const after: LockedSale = {
+      ...sale,
+      refunded_amount: cents(sale.refunded_amount + parts.amount),
+      creator_refunded: cents(sale.creator_refunded + parts.fromCreator),
+      platform_refunded: cents(sale.platform_refunded + parts.fromPlatform),
+    };
+    const extra = {
+      refund: {
+        sale_reference: plan.saleReference,
+        sale_transaction_id: plan.saleTransactionId,
+        participant_id: plan.participantId,
+        amount: parts.amount,
+        from_creator: parts.fromCreator,
+        from_platform: parts.fromPlatform,
+        sales_tax: parts.tax,
+        refund_from: spec.refund_from,
+        remaining_amount: parts.remaining,
+        is_full_refund: parts.full,
+        sale_gross: sale.gross,
+      },
+    };
+    return { changes: { postings: refundPostings(plan, parts), ...(cover === undefined ? {} : { cover }), amount: parts.amount, extra }, sale: { key, after } };
+  }
+
   apply(p: Pending): Verdict {
-    const derived = this.solo?.derived;
+    const own = this.changesOf(p);
+    if (own instanceof DomainError) return { ok: false, error: own };
+    const derived = own.changes;
     const changes: DerivedChanges | undefined = derived === undefined ? undefined : { postings: derived.postings, cover: derived.cover };
     const applied = applyPosting(p.req, this.view(p.req), changes);
     if (applied instanceof DomainError) return { ok: false, error: applied };
+    if (own.sale !== undefined) {
+      this.saleState.set(own.sale.key, own.sale.after);
+      const a = own.sale.after;
+      this.saleUpdates.set(own.sale.key, { orgId: a.org_id, livemode: a.livemode, saleReference: a.sale_reference, refunded: a.refunded_amount, creatorRefunded: a.creator_refunded, platformRefunded: a.platform_refunded });
+    }
     const txnId = this.solo?.transactionId ?? sortableId("txn");
     for (const [id, st] of applied.wallets) {
       const w = this.state.get(id);
@@ -466,7 +541,7 @@ class BatchBuilder {
       const holdId = s.hold_index === undefined ? null : (created[s.hold_index]?.hold_id ?? null);
       this.sales.push({ orgId: p.req.org_id, livemode: p.req.livemode, ...newSale(s, txnId, holdId) });
     }
-    const result = this.result(p, applied, txnId, created, released);
+    const result = this.result(p, applied, txnId, created, released, derived);
     this.transactions.push({
       id: txnId,
       orgId: p.req.org_id,
@@ -485,12 +560,11 @@ class BatchBuilder {
     return { ok: true, outcome: { duplicate: false, result } };
   }
 
-  private result(p: Pending, applied: Applied, txnId: string, created: PostResult["holds_created"], released: PostResult["holds_released"]): PostResult {
+  private result(p: Pending, applied: Applied, txnId: string, created: PostResult["holds_created"], released: PostResult["holds_released"], derived: Derived | undefined): PostResult {
     // Keyed by wallet id: a dictionary from the start (a plain literal would give V8 a new hidden class per id).
     const walletsAfter = Object.create(null) as Record<string, WalletAfter>;
     for (const [id, st] of applied.wallets) walletsAfter[id] = { balance: st.balance, held_amount: st.held, available_balance: st.balance - st.held };
     const recovered = applied.recoveries.reduce((s, r) => s + r.amount, 0);
-    const derived = this.solo?.derived;
     return {
       transaction_id: txnId,
       kind: p.req.kind,
@@ -629,6 +703,7 @@ class BatchBuilder {
       sales: this.sales,
       releases: this.releases,
       reductions: this.reductions,
+      saleUpdates: [...this.saleUpdates.values()],
     };
   }
 }
@@ -665,4 +740,17 @@ async function settled<T extends readonly unknown[]>(promises: T): Promise<Settl
   const results = await Promise.allSettled(promises);
   for (const r of results) if (r.status === "rejected") throw r.reason;
   return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as Settled<T>;
+}
+
+function saleStateOf(s: LockedSale): SaleState {
+  return {
+    saleReference: s.sale_reference,
+    gross: s.gross,
+    creatorAmount: s.creator_amount,
+    salesTax: s.sales_tax,
+    refundedAmount: s.refunded_amount,
+    creatorRefunded: s.creator_refunded,
+    platformRefunded: s.platform_refunded,
+    reversed: s.reversed,
+  };
 }

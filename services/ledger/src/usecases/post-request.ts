@@ -4,6 +4,7 @@
  */
 import { DomainError, PostRequest, validationProblem, type PostOutcome } from "@treasury/contracts";
 import type { Cover } from "../domain/engine.ts";
+import type { RefundPlan } from "../domain/refund.ts";
 import type { ResolvedPosting } from "../domain/posting.ts";
 import type { Scope } from "../store/accounts.ts";
 import type { Q } from "../store/db.ts";
@@ -28,6 +29,8 @@ export interface Derived {
 export interface PostHooks {
   derive?: (tx: Q, ctx: { transactionId: string; scope: Scope }) => Promise<Derived>;
   hashInput?: unknown;
+  /** A refund's facts about its sale: the engine computes the refund inside the batch (usecases/refund.ts). */
+  refund?: RefundPlan;
 }
 
 /** The posting engine, as the use cases see it. */
@@ -54,9 +57,11 @@ export function parsePostRequest(input: unknown, derived = false): PostRequest {
 }
 
 /**
- * Whether a request may share a database transaction with others: requests that release holds, post nothing,
- * or carry an in-process extension run alone (a batch of one), taking their idempotency claim first.
+ * Whether a request may share a database transaction with others: requests that release holds, post nothing
+ * (a refund posts what the engine computes), or carry an in-process extension run alone (a batch of one),
+ * taking their idempotency claim first.
  */
 export function batchable(req: PostRequest, hooks: PostHooks | undefined): boolean {
-  return hooks === undefined && req.postings.length > 0 && req.holds_release.length === 0;
+  if (hooks?.derive !== undefined || hooks?.hashInput !== undefined || req.holds_release.length > 0) return false;
+  return req.postings.length > 0 || (hooks?.refund !== undefined && req.refund !== undefined);
 }

@@ -43,6 +43,8 @@ export interface PosterOptions {
   pickShard?: () => number;
   /** False runs every request as a batch of one (its claim first), the path requests with extensions take. */
   groupCommit?: boolean;
+  /** Told the size of every batch formed (requests in its transaction): the service's metrics. */
+  batchSizes?: { observe(size: number): void };
 }
 
 export class Poster implements PostPort {
@@ -68,20 +70,24 @@ export class Poster implements PostPort {
   post(input: unknown, hooks?: PostHooks): Promise<PostOutcome> {
     let req: PostRequest;
     try {
-      req = parsePostRequest(input, hooks?.derive !== undefined);
+      // An extension's or a refund's postings are computed in the transaction: the request may carry none.
+      req = parsePostRequest(input, hooks?.derive !== undefined || hooks?.refund !== undefined);
     } catch (e) {
       return Promise.reject(e);
     }
     if (this.queue.length >= QUEUE_LENGTH_MAX) return Promise.reject(new DomainError("service_unavailable", "Posting queue full; retry with the same reference_id"));
     return new Promise<PostOutcome>((resolve, reject) => {
       const refs = refsOf(req);
+      const plan = hooks?.refund;
       this.queue.push({
         req,
         hash: hooks?.hashInput === undefined ? postRequestHash(req) : requestHash(hooks.hashInput),
         key: keyOf(req),
         refs,
-        wallets: walletKeys(req, refs),
+        // A refund holds its sale (and its creator's wallet): two batches never refund one sale at once.
+        wallets: plan === undefined ? walletKeys(req, refs) : [...walletKeys(req, refs), `s:${scopeKey(plan.orgId, plan.livemode, plan.saleReference)}`, ...(plan.creatorWalletId === null ? [] : [`w:${plan.creatorWalletId}`])],
         hooks,
+        refund: plan,
         solo: this.opts.groupCommit === false || !batchable(req, hooks),
         headers: eventHeaders(),
         inCallerContext: captureContext(),
@@ -170,6 +176,7 @@ export class Poster implements PostPort {
       else leaders.set(p.key, p);
     }
     const list = [...leaders.values()];
+    this.opts.batchSizes?.observe(list.length);
     let verdicts: Map<Pending, Verdict>;
     try {
       verdicts = await this.commitWithRetries(list, slot);
