@@ -16,6 +16,24 @@ password() { LC_ALL=C tr -dc 'A-Za-z0-9' </dev/urandom | head -c 40; }
 # A key ring entry of the kit's sealed values: `kid:base64 of 32 random bytes`.
 key_ring() { printf '%s:%s' "$1" "$(head -c 32 /dev/urandom | base64 | tr -d '\n')"; }
 
+# A private CA and the NATS servers' certificate signed by it: clients reach the servers as `nats` (the Service) and,
+# in a cluster, by the pods' names under the headless Service. The CA's key stays here, for renewing the certificate.
+nats_tls() {
+  if [ -e "$dir/nats-tls.crt" ]; then
+    echo "kept    $dir/nats-tls.crt"
+    return
+  fi
+  local ns="${NAMESPACE:-treasury}" csr
+  csr="$(mktemp)"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 -subj "/CN=treasury-nats-ca" \
+    -keyout "$dir/nats-ca.key" -out "$dir/nats-ca.crt" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=nats" -keyout "$dir/nats-tls.key" -out "$csr" 2>/dev/null
+  openssl x509 -req -in "$csr" -CA "$dir/nats-ca.crt" -CAkey "$dir/nats-ca.key" -CAcreateserial -days 825 -out "$dir/nats-tls.crt" \
+    -extfile <(printf 'subjectAltName=DNS:nats,DNS:nats.%s,DNS:nats.%s.svc,DNS:nats.%s.svc.cluster.local,DNS:*.nats-headless,DNS:*.nats-headless.%s,DNS:*.nats-headless.%s.svc,DNS:*.nats-headless.%s.svc.cluster.local\nextendedKeyUsage=serverAuth\n' "$ns" "$ns" "$ns" "$ns" "$ns" "$ns") 2>/dev/null
+  rm -f "$csr" "$dir/nats-ca.srl"
+  echo "created $dir/nats-ca.crt $dir/nats-tls.crt $dir/nats-tls.key"
+}
+
 write() {
   local file="$dir/$1"
   shift
@@ -31,6 +49,15 @@ for service in gateway ledger payments payouts refunds receipts kyc webhooks; do
   write "pg-role-$service.env" "username=${service}_svc" "password=$(password)"
 done
 write redis.env "password=$(password)"
+# Each NATS identity's password (ADR 0011): the services read theirs, the NATS servers all of them (k8s/nats/values-auth.yaml).
+nats_passwords() {
+  for identity in gateway ledger payments payouts refunds receipts kyc webhooks admin; do
+    printf 'NATS_PASSWORD_%s=%s\n' "$(printf '%s' "$identity" | tr '[:lower:]' '[:upper:]')" "$(password)"
+  done
+}
+# shellcheck disable=SC2046 # one argument per line: the lines have no spaces
+write nats-users.env $(nats_passwords)
+nats_tls
 write kyc-pii.env "keys=$(key_ring "pii$(date +%Y%m)")"
 write payouts-pii.env "keys=$(key_ring "bank$(date +%Y%m)")"
 write receipts-sealing.env "keys=$(key_ring "seal$(date +%Y%m)")"

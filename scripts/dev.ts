@@ -2,17 +2,19 @@
 //   1. PostgreSQL and NATS JetStream: DATABASE_URL (admin URL) / NATS_URL when set, else private servers from the
 //      machine's binaries with their data under .data/ (DEV_DATA_DIR; kept between starts), on their own ports.
 //   2. Migrations for every service.
-//   3. A sandbox org and test key on first start (.data/dev-credentials.json), reused afterwards.
+//   3. A sandbox org and test key on first start (.data/dev-credentials.json), reused afterwards. Each service's
+//      NATS password and database role password are generated on first start into the data folder (readable by
+//      its owner only) and reused; the private nats-server gets the authorization of the permission matrix (ADR 0011).
 //   4. Every service as its own child process, output prefixed with its name; waits until all are ready.
 // Ctrl-C / SIGTERM stops the services, then the servers it started. A service that dies is restarted (backoff).
 import { spawn, type ChildProcess } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
-import { SERVICES, type ServiceName } from "@treasury/contracts";
+import { NATS_ADMIN_USER, NATS_IDENTITIES, natsConfigString, natsServerAuthorization, natsUsers, SERVICES, type ServiceName } from "@treasury/contracts";
 import { generateKeyRingEntry, migrateAll, serviceDatabaseUrl } from "@treasury/service-kit";
 import {
   MissingBinaryError,
@@ -33,6 +35,9 @@ const env = process.env;
 const dataRoot = env["DEV_DATA_DIR"] ? resolve(env["DEV_DATA_DIR"]) : join(root, ".data");
 const credentialsFile = join(dataRoot, "dev-credentials.json");
 const pidsFile = join(dataRoot, "dev-services.json");
+/** Generated secrets, one JSON object per kind: each NATS identity's password, each service role's password. */
+const natsPasswordsFile = join(dataRoot, "nats-passwords.json");
+const rolePasswordsFile = join(dataRoot, "db-role-passwords.json");
 /**
  * Key rings that seal secrets at rest, generated on first start into the data folder (readable by its owner
  * only) and reused afterwards; a value set in the environment wins. Each service gets the rings it uses.
@@ -93,17 +98,23 @@ async function main(): Promise<void> {
   await checkPortsFree();
 
   const adminUrl = env["DATABASE_URL"] !== undefined && env["DATABASE_URL"] !== "" ? env["DATABASE_URL"] : await startPrivatePostgres();
-  const natsUrl = env["NATS_URL"] !== undefined && env["NATS_URL"] !== "" ? env["NATS_URL"] : await startPrivateNats();
+  // A NATS the caller names runs its own authorization; the private one runs the permission matrix's.
+  const natsPasswords = (env["NATS_URL"] ?? "") === "" ? ensureSecrets(natsPasswordsFile, NATS_IDENTITIES, "NATS passwords") : undefined;
+  const natsUrl = env["NATS_URL"] !== undefined && env["NATS_URL"] !== "" ? env["NATS_URL"] : await startPrivateNats(natsPasswords ?? {});
   if (shuttingDown) return;
 
   say("running migrations");
-  await migrateAll({ adminUrl, rootDir: root, services: [...SERVICES], log: (m) => say(`migrate: ${m}`) });
+  const rolePasswords = ensureSecrets(rolePasswordsFile, SERVICES, "database role passwords");
+  await migrateAll({ adminUrl, rootDir: root, services: [...SERVICES], rolePasswords, log: (m) => say(`migrate: ${m}`) });
   const credentials = await ensureCredentials(adminUrl);
-  // The admin CLI (`npm run -s admin -- …`) finds the dev database here when DATABASE_URL is not set.
-  writeFileSync(join(dataRoot, "dev-stack.json"), JSON.stringify({ database_url: adminUrl, nats_url: natsUrl }, null, 2));
+  // The admin CLI (`npm run -s admin -- …`) finds the dev database here when DATABASE_URL is not set, and NATS as
+  // its own identity (the credentials in the URL), so this file is readable by its owner only.
+  const adminNatsUrl = natsPasswords === undefined ? natsUrl : withCredentials(natsUrl, NATS_ADMIN_USER, natsPasswords[NATS_ADMIN_USER] ?? "");
+  writeFileSync(join(dataRoot, "dev-stack.json"), JSON.stringify({ database_url: adminUrl, nats_url: adminNatsUrl }, null, 2), { mode: 0o600 });
+  chmodSync(join(dataRoot, "dev-stack.json"), 0o600);
   if (shuttingDown) return;
 
-  for (const [i, name] of SERVICES.entries()) startService(name, i, serviceEnv(name, adminUrl, natsUrl));
+  for (const [i, name] of SERVICES.entries()) startService(name, i, serviceEnv(name, { adminUrl, natsUrl, rolePassword: rolePasswords[name], natsPassword: natsPasswords?.[name] }));
   writePids();
   await waitUntilReady();
   if (shuttingDown) return;
@@ -174,9 +185,18 @@ async function startPrivatePostgres(): Promise<string> {
   return pg.url;
 }
 
-async function startPrivateNats(): Promise<string> {
-  say(`starting nats-server -js on 127.0.0.1:${natsPort} (store ${join(dataRoot, "nats")})`);
+/**
+ * The private nats-server runs with the permission matrix (ADR 0011), rendered afresh on every start from the
+ * passwords of the data folder: a change of the matrix takes effect with the next start.
+ */
+async function startPrivateNats(passwords: Record<string, string>): Promise<string> {
+  const configFile = join(dataRoot, "nats.conf");
+  const users = natsUsers((identity) => natsConfigString(passwords[identity] ?? ""), { prefix: env["NATS_PREFIX"] ?? "" });
+  writeFileSync(configFile, natsServerAuthorization(users), { mode: 0o600 });
+  chmodSync(configFile, 0o600);
+  say(`starting nats-server -js on 127.0.0.1:${natsPort} (store ${join(dataRoot, "nats")}, authorization ${configFile})`);
   const nats = await startNats({
+    configFile,
     storeDir: join(dataRoot, "nats"),
     port: natsPort,
     logFile: join(dataRoot, "nats.log"),
@@ -221,11 +241,43 @@ async function ensureCredentials(adminUrl: string): Promise<Credentials> {
   }
 }
 
-function serviceEnv(name: ServiceName, adminUrl: string, natsUrl: string): NodeJS.ProcessEnv {
+/**
+ * Reuses the generated secrets of a data folder file, adding one for each name it lacks; the file is readable by its
+ * owner only. Letters and digits: they go into URLs and configuration files unescaped.
+ */
+function ensureSecrets(file: string, names: readonly string[], what: string): Record<string, string> {
+  const saved = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, string>) : {};
+  const missing = names.filter((n) => typeof saved[n] !== "string" || saved[n] === "");
+  if (missing.length > 0) {
+    for (const n of missing) saved[n] = randomBytes(24).toString("hex");
+    writeFileSync(file, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+    say(`generated ${what} for ${missing.join(", ")} (${file})`);
+  }
+  chmodSync(file, 0o600);
+  return saved;
+}
+
+function withCredentials(url: string, user: string, password: string): string {
+  const u = new URL(url);
+  u.username = encodeURIComponent(user);
+  u.password = encodeURIComponent(password);
+  return u.toString().replace(/\/$/, "");
+}
+
+interface ServiceSecrets {
+  adminUrl: string;
+  natsUrl: string;
+  rolePassword: string | undefined;
+  /** Undefined when NATS is the caller's (NATS_URL): then its own configuration decides. */
+  natsPassword: string | undefined;
+}
+
+function serviceEnv(name: ServiceName, s: ServiceSecrets): NodeJS.ProcessEnv {
   const vars: NodeJS.ProcessEnv = {
     ...env,
-    DATABASE_URL: serviceDatabaseUrl(adminUrl, name),
-    NATS_URL: natsUrl,
+    DATABASE_URL: serviceDatabaseUrl(s.adminUrl, name, s.rolePassword),
+    NATS_URL: s.natsUrl,
+    ...(s.natsPassword !== undefined ? { NATS_USER: name, NATS_PASSWORD: s.natsPassword } : {}),
     NATS_PREFIX: env["NATS_PREFIX"] ?? "",
     HEALTH_HOST: "127.0.0.1",
     HEALTH_PORT: String(HEALTH_PORTS[name]),
@@ -235,6 +287,7 @@ function serviceEnv(name: ServiceName, adminUrl: string, natsUrl: string): NodeJ
   for (const ring of KEY_RINGS) {
     if (ring.service === name && (env[ring.variable] ?? "") === "") vars[ring.variable] = ensureKeyRing(ring.file, ring.what);
   }
+  if (name === "payments" && (env["STRIPE_WEBHOOK_SECRET"] ?? "") === "") vars["STRIPE_WEBHOOK_SECRET"] = ensureStripeWebhookSecret();
   if (name === "gateway") {
     vars["PORT"] = mainPort;
     vars["ALT_PORT"] = altPort;
@@ -242,6 +295,20 @@ function serviceEnv(name: ServiceName, adminUrl: string, natsUrl: string): NodeJ
     vars["ALT_BASE_URL"] = env["ALT_BASE_URL"] ?? `http://${host}:${altPort}`;
   }
   return vars;
+}
+
+/**
+ * The card processor's webhook endpoint secret of the dev stack, kept in dev-credentials.json as
+ * `stripe_webhook_secret` (created on first start): a developer signs test events with it (README, "Live card
+ * payments") to drive live completion without a processor account.
+ */
+function ensureStripeWebhookSecret(): string {
+  const saved = JSON.parse(readFileSync(credentialsFile, "utf8")) as Record<string, unknown>;
+  if (typeof saved["stripe_webhook_secret"] === "string") return saved["stripe_webhook_secret"];
+  const secret = `whsec_${randomBytes(24).toString("base64")}`;
+  writeFileSync(credentialsFile, `${JSON.stringify({ ...saved, stripe_webhook_secret: secret }, null, 2)}\n`, { mode: 0o600 });
+  say(`generated the processor webhook secret (stripe_webhook_secret in ${credentialsFile})`);
+  return secret;
 }
 
 /** Reuses a key ring of the data folder, or creates one (readable by its owner only) on first start. */

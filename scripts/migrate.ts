@@ -1,5 +1,7 @@
 // `npm run migrate`: creates every service's role and schema and applies services/<name>/migrations/*.sql.
-// DATABASE_URL is an admin (superuser) URL; the dev stack (`npm start`) runs this itself.
+// DATABASE_URL is an admin (superuser) URL; the dev stack (`npm start`) runs this itself. DB_PASSWORD_<SERVICE>
+// (e.g. DB_PASSWORD_LEDGER), where set, becomes that service's role password (the local compose stack sets them;
+// in Kubernetes CloudNativePG manages the roles' passwords instead).
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVICES } from "@treasury/contracts";
@@ -14,10 +16,17 @@ if (adminUrl === undefined || adminUrl === "") {
   process.exit(2);
 }
 
+const rolePasswords = Object.fromEntries(
+  SERVICES.flatMap((s) => {
+    const password = process.env[`DB_PASSWORD_${s.toUpperCase()}`];
+    return password === undefined || password === "" ? [] : [[s, password]];
+  }),
+);
+
 const rootDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const started = Date.now();
 try {
-  await migrateAll({ adminUrl, rootDir, services: [...SERVICES], log: (m) => console.log(`migrate: ${m}`) });
+  await migrateAll({ adminUrl, rootDir, services: [...SERVICES], rolePasswords, log: (m) => console.log(`migrate: ${m}`) });
   console.log(`migrate: ${SERVICES.length} services up to date (${Date.now() - started} ms)`);
 } catch (err) {
   console.error(`migrate: failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -141,7 +141,7 @@ describe("npm start", () => {
     expect(printed(out, "Alt URL")).toBe(`http://127.0.0.1:${ports.alt}`);
     testKey = printed(out, "Test API key");
     orgId = printed(out, "Org");
-    expect(JSON.parse(readFileSync(join(dataDir, "dev-credentials.json"), "utf8"))).toEqual({ org_id: orgId, test_api_key: testKey });
+    expect(JSON.parse(readFileSync(join(dataDir, "dev-credentials.json"), "utf8"))).toEqual({ org_id: orgId, test_api_key: testKey, stripe_webhook_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/) });
     expect(out).toContain(`initialising PostgreSQL in ${join(dataDir, "pg")}`);
 
     const health = await fetch(`${base}/v1/health-check`);

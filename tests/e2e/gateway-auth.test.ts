@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { ROUTES, SCOPES, type RouteDef, type Scope } from "@treasury/contracts";
 import { createHash } from "node:crypto";
-import { waitFor } from "@treasury/testing";
+import { waitFor, natsOptions } from "@treasury/testing";
 import { call, startStack, type Stack } from "./stack.ts";
 import { revokeApiKey, setOrgStatus } from "../../services/gateway/src/admin.ts";
 
@@ -14,7 +14,7 @@ const seen: { subject: string; data: Record<string, unknown> }[] = [];
 beforeAll(async () => {
   stack = await startStack({ gatewayEnv: { AUTH_FAILURES_PER_MIN: "1000" } });
   // A plain (non-queue) subscriber sees every request that reaches any service subject.
-  spy = await connect({ servers: stack.env.natsUrl });
+  spy = await connect(natsOptions(stack.env.natsUrl));
   const sub = spy.subscribe(`${stack.env.prefix}svc.>`);
   void (async () => {
     for await (const m of sub) {

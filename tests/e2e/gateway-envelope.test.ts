@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { connect } from "@nats-io/transport-node";
 import { ROUTES, buildOpenApiDocument } from "@treasury/contracts";
-import { setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
+import { setupTestEnv, waitFor, type TestEnv, natsOptions } from "@treasury/testing";
 import { buildGateway, type Gateway } from "../../services/gateway/src/service.ts";
 import { createApiKey, createOrg, setMaintenance } from "../../services/gateway/src/admin.ts";
 import { call, startStack, type Stack } from "./stack.ts";
@@ -175,7 +175,7 @@ describe("service failures", () => {
   });
 
   it("504 service_timeout when the service does not answer in time, and a generic 500 for a broken reply", async () => {
-    const nc = await connect({ servers: env.natsUrl });
+    const nc = await connect(natsOptions(env.natsUrl));
     nc.subscribe(`${env.prefix}svc.ledger.listParticipants`, { callback: () => {} });
     nc.subscribe(`${env.prefix}svc.ledger.listWallets`, { callback: (_e, m) => void m.respond("this is not json") });
     nc.subscribe(`${env.prefix}svc.ledger.getWallet`, { callback: (_e, m) => void m.respond(JSON.stringify({ ok: false, error: { code: "some_unknown_code", message: "secret internals: /etc/passwd" } })) });

@@ -5,7 +5,7 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { connect } from "@nats-io/transport-node";
-import { setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
+import { setupTestEnv, waitFor, type TestEnv, natsOptions } from "@treasury/testing";
 import { buildGateway } from "../../services/gateway/src/service.ts";
 import { createApiKey, createOrg } from "../../services/gateway/src/admin.ts";
 import { buildKyc } from "../../services/kyc/src/service.ts";
@@ -68,7 +68,7 @@ describe("tracing", () => {
 describe("graceful shutdown", () => {
   it("finishes a request that is in flight when SIGTERM-style stop begins, and takes no new ones", async () => {
     const gw = await buildGateway({ ...env.env("gateway"), PORT: "0", ALT_PORT: "0", RPC_TIMEOUT_MS: "5000" });
-    const nc = await connect({ servers: env.natsUrl });
+    const nc = await connect(natsOptions(env.natsUrl));
     // A slow service: it answers only when the test lets it, after the stop has begun.
     let received: (() => void) | undefined;
     nc.subscribe(`${env.prefix}svc.ledger.listParticipants`, {

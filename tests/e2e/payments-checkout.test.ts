@@ -88,7 +88,7 @@ describe("typical flow (spec steps 1–5)", () => {
 
     // checkout.completed: in the outbox once, then on the EVENTS stream.
     expect(await outboxCount("checkout.completed", cs.id)).toBe(1);
-    const jsm = await jetstreamManager(s.services["payments"]!.nc);
+    const jsm = await jetstreamManager(await s.env.nats());
     const msg = await waitFor(async () => (await jsm.streams.getMessage(eventsStreamName(s.env.prefix), { last_by_subj: `${s.env.prefix}evt.checkout.completed` })) ?? false);
     const event = msg.json<{ type: string; data: Record<string, unknown> }>();
     expect(event.type).toBe("checkout.completed");
@@ -124,11 +124,11 @@ describe("completion", () => {
     expect(session(second)).toEqual(first);
 
     const cs2 = session(await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 3333 }));
-    const payments = s.services["payments"]!;
     const auth = { org_id: s.orgId, livemode: false, key_id: "k", scopes: null, request_id: "req_00000000000000000000000000000000" };
+    const caller = await s.env.nats();
     const replies = await Promise.all(
       Array.from({ length: 50 }, () =>
-        rpcCall(payments.nc, rpcSubject(s.env.prefix, "payments", "sandboxCompleteCheckout"), { auth, params: { checkout_id: cs2.id }, query: {}, body: {}, alt_base_url: s.altUrl }, { timeoutMs: 20_000 }),
+        rpcCall(caller, rpcSubject(s.env.prefix, "payments", "sandboxCompleteCheckout"), { auth, params: { checkout_id: cs2.id }, query: {}, body: {}, alt_base_url: s.altUrl }, { timeoutMs: 20_000 }),
       ),
     );
     const txns = new Set(replies.map((r) => (r.ok ? (r.body["checkout_session"] as Session)["sale_transaction_id"] : `error:${r.error.code}`)));

@@ -65,6 +65,8 @@ export const ERROR_CODES = {
   card_declined: { status: 422, message: "Card declined" },
   rail_not_enabled: { status: 422, message: "Payment rail not enabled" },
   provider_not_configured: { status: 422, message: "Payment provider not configured" },
+  processor_signature_invalid: { status: 400, message: "Processor webhook signature verification failed" },
+  processor_refund_failed: { status: 422, message: "The card processor could not refund the payment" },
 
   // Payouts, KYC (§4).
   payout_not_found: { status: 404, message: "Payout not found" },

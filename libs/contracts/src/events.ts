@@ -17,6 +17,8 @@ export const PUBLIC_EVENT_TYPES = [
   "refund_request.rejected",
   "refund_request.cancelled",
   "refund_request.failed",
+  "dispute.created",
+  "dispute.closed",
   "sandbox.test",
 ] as const;
 export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
@@ -44,6 +46,14 @@ export const REFUND_REQUEST_EVENT_TYPES = [
   "refund_request.failed",
 ] as const satisfies readonly PublicEventType[];
 export type RefundRequestEventType = (typeof REFUND_REQUEST_EVENT_TYPES)[number];
+
+/**
+ * Card disputes (chargebacks) reported by the card processor: `dispute.created` when the creator's share of the
+ * disputed sale is held, `dispute.closed` when the processor decided (won: the hold is released; lost: the
+ * disputed amount is taken back from both sides like a refund, and the processor's dispute fee is booked to the
+ * platform). Data: the dispute as payments records it.
+ */
+export const DISPUTE_EVENT_TYPES = ["dispute.created", "dispute.closed"] as const satisfies readonly PublicEventType[];
 
 /**
  * KYC decisions are internal events: the public list above names none, and payouts reads them to keep payout

@@ -16,6 +16,8 @@ export const ID_PREFIXES = {
   webhookEndpoint: "we",
   webhookDelivery: "whd",
   walletSession: "wals",
+  walletTopup: "wtop",
+  dispute: "dsp",
   kycSubmission: "kycs",
   request: "req",
   entry: "ent",

@@ -9,3 +9,4 @@ export * as schemas from "./schemas.ts";
 export * from "./openapi.ts";
 export * from "./ledger-post.ts";
 export * from "./validation.ts";
+export * from "./nats-permissions.ts";

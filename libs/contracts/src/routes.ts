@@ -27,10 +27,17 @@ export interface RouteDef {
   bodyLimitBytes?: number;
   /** Answered with 201 on success when the service says created. */
   creates?: boolean;
+  /**
+   * The body is forwarded as received (`ProcessorWebhookBody`: its bytes in base64 and this header's value), not
+   * parsed into a schema: a signature over the exact bytes is checked by the owning service.
+   */
+  rawBody?: { signatureHeader: string };
 }
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 export const IMPORT_BODY_LIMIT_BYTES = 1024 * 1024;
+/** A processor's event (a checkout session with its line items, a dispute with its evidence) can exceed 64 KiB. */
+export const PROCESSOR_WEBHOOK_BODY_LIMIT_BYTES = 256 * 1024;
 /**
  * Room kept under NATS's 1 MiB max_payload for what the gateway adds around a body (auth context, deadline,
  * headers): a body within this much of 1 MiB would make a request NATS refuses, so it is a 413 instead.
@@ -83,13 +90,21 @@ export const ROUTES: readonly RouteDef[] = [
   // Payments
   post("/v1/checkout-sessions", { operation: "createCheckoutSession", service: "payments", scope: "payments", rateClass: "treasury_write", summary: "Create a checkout session", body: S.CreateCheckoutBody, creates: true }),
   post("/v1/sandbox/checkouts/:checkout_id/complete", { operation: "sandboxCompleteCheckout", service: "payments", scope: "payments", rateClass: "treasury_write", summary: "Complete a sandbox checkout", body: S.SandboxCheckoutActionBody }),
+  post("/v1/processor-webhooks/stripe", {
+    operation: "receiveStripeWebhook",
+    service: "payments",
+    scope: null,
+    summary: "Card processor (Stripe) events; authenticated by the Stripe-Signature header, not an API key",
+    rawBody: { signatureHeader: "stripe-signature" },
+    bodyLimitBytes: PROCESSOR_WEBHOOK_BODY_LIMIT_BYTES,
+  }),
   post("/v1/sandbox/checkouts/:checkout_id/fail", { operation: "sandboxFailCheckout", service: "payments", scope: "payments", rateClass: "treasury_write", summary: "Fail a sandbox checkout", body: S.SandboxCheckoutActionBody }),
 
   // Payouts
   post("/v1/payouts", { operation: "requestPayout", service: "payouts", scope: "payouts", rateClass: "treasury_write", summary: "Request a payout", body: S.CreatePayoutBody, creates: true }),
   get("/v1/payouts/:payout_id", { operation: "getPayout", service: "payouts", summary: "Payout status" }),
   get("/v1/payouts", { operation: "listPayouts", service: "payouts", summary: "List payouts, newest first", query: S.ListPayoutsQuery }),
-  put("/v1/participants/:participant_id/bank-account", { operation: "putBankAccount", service: "payouts", scope: "creators", summary: "Set the participant's payout bank account (replaces it)", body: S.BankAccountBody }),
+  put("/v1/participants/:participant_id/bank-account", { operation: "putBankAccount", service: "payouts", scope: "creators", summary: "Set the participant's payout bank account (replaces it)", body: S.BankAccountBody, creates: true }),
   get("/v1/participants/:participant_id/bank-account", { operation: "getBankAccount", service: "payouts", summary: "The participant's payout bank account, masked" }),
 
   // Receipts

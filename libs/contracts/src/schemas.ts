@@ -299,6 +299,8 @@ export const CreateCheckoutBody = z.object({
   metadata: StringMetadata.optional(),
   sales_tax: NonNegativeCents.optional(),
   creator_percent: Percent.optional(),
+  /** Who bears the card processor's fee of a live card payment, as record-sale splits it (default platform). */
+  processing_fee_paid_by: z.enum(["platform", "creator", "split"]).optional(),
 });
 export const SandboxCheckoutActionBody = z.object({
   idempotency_key: ReferenceId.optional(),
@@ -448,6 +450,38 @@ export const CHECKOUT_SALE_OPERATION = "internal.checkoutSale";
 const InternalScope = { org_id: z.string().min(1).max(100), livemode: z.boolean() };
 export const TransactionRecordRequest = z.object({ ...InternalScope, transaction_id: z.string().min(1).max(100) });
 export const CheckoutSaleRequest = z.object({ ...InternalScope, checkout_id: Uuid });
+
+/** What the gateway forwards for a route with `rawBody`: the body's exact bytes and the signature header. */
+export const ProcessorWebhookBody = z.object({ payload_base64: z.string().max(1_000_000), signature: z.string().max(10_000).nullable() });
+
+/**
+ * Live card refunds (request/reply between refunds and payments, never through the gateway). Refunds asks payments
+ * to refund the card payment behind a sale once the ledger has taken the refund back; payments answers
+ * `{processor_refund: null}` when the sale was not paid through the card processor (nothing to call), else the
+ * processor refund's state. Payments tells refunds when the processor settles it (succeeded or failed).
+ */
+export const PROCESSOR_REFUND_OPERATION = "internal.processorRefund";
+export const ProcessorRefundRequest = z.object({
+  ...InternalScope,
+  refund_id: z.string().min(1).max(100),
+  sale_reference: z.string().min(1).max(255),
+  amount: PositiveCents,
+});
+export const PROCESSOR_REFUND_STATUSES = ["pending", "succeeded", "failed"] as const;
+export interface ProcessorRefundState {
+  processor: "stripe";
+  processor_refund_id: string | null;
+  status: (typeof PROCESSOR_REFUND_STATUSES)[number];
+  failure_reason: string | null;
+}
+export const PROCESSOR_REFUND_SETTLED_OPERATION = "internal.processorRefundSettled";
+export const ProcessorRefundSettled = z.object({
+  ...InternalScope,
+  refund_id: z.string().min(1).max(100),
+  processor_refund_id: z.string().min(1).max(255),
+  status: z.enum(["succeeded", "failed"]),
+  failure_reason: z.string().max(1000).nullable(),
+});
 /** One entry as the ledger wrote it (balance_after is left out: a receipt must not reveal a wallet's balance). */
 export interface TransactionRecordEntry {
   id: string;

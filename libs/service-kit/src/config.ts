@@ -9,6 +9,16 @@ export const BaseEnv = z.object({
   DATABASE_URL: z.string().min(1),
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
   NATS_PREFIX: z.string().regex(NATS_PREFIX_RE, "must be empty or dot-terminated tokens, like `t1a2b.`").default(""),
+  /**
+   * The service's own NATS identity (ADR 0011): the user name is the service's, the password comes from a secret.
+   * Both or neither (natsConnectOptions() says so at startup); a password is never logged. Credentials in NATS_URL (`nats://user:pass@host`) work too.
+   */
+  NATS_USER: z.string().min(1).optional(),
+  NATS_PASSWORD: z.string().min(1).optional(),
+  /** TLS to NATS: the CA that signed the server's certificate, and a client certificate and key if it asks for one. */
+  NATS_TLS_CA: z.string().min(1).optional(),
+  NATS_TLS_CERT: z.string().min(1).optional(),
+  NATS_TLS_KEY: z.string().min(1).optional(),
   HEALTH_HOST: z.string().min(1).default("127.0.0.1"),
   /** 0 asks the OS for a free port; the bound port is logged in the `ready` line. */
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(0),
@@ -17,6 +27,12 @@ export const BaseEnv = z.object({
   DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   RPC_CONCURRENCY_MAX: z.coerce.number().int().min(1).max(100_000).default(256),
+  /**
+   * Requests of one org a process works on at once (fair admission: libs/service-kit/src/tenant-admission.ts);
+   * past it that org's next requests answer 503 with Retry-After, other orgs' are not affected. Default: a
+   * quarter of RPC_CONCURRENCY_MAX.
+   */
+  RPC_TENANT_CONCURRENCY_MAX: z.coerce.number().int().min(1).max(100_000).optional(),
   /**
    * Replicas of the EVENTS stream: 1 on a single NATS server (more is refused there), 3 on a 3-node JetStream
    * cluster. Give every service the same value: each one brings the stream to it when it starts.

@@ -30,6 +30,8 @@ export interface EventConsumerOptions {
    * longer is not redelivered meanwhile: the consumer tells the broker it is still working on the event.
    */
   ackWaitMs?: number;
+  /** Told of each event the broker delivers again (its delivery count above 1): the service's metrics. */
+  onRedelivery?: () => void;
 }
 
 const ACK_WAIT_MS_DEFAULT = 10_000;
@@ -130,6 +132,7 @@ export class EventConsumer {
   }
 
   private async process(m: JsMsg): Promise<void> {
+    if (m.info.deliveryCount > 1) this.opts.onRedelivery?.();
     const evt = this.decode(m);
     if (!evt) return;
     const requestId = m.headers?.get(NATS_HEADERS.requestId) || newRequestId();

@@ -1,4 +1,4 @@
-// Proves serviceDatabaseUrl keeps host, port and database and swaps in the service's role (and dev password).
+// Proves serviceDatabaseUrl keeps host, port and database and swaps in the service's role and the password given, never one derived from the role.
 import { describe, expect, it } from "vitest";
 import { serviceDatabaseUrl } from "./db.ts";
 
@@ -9,7 +9,8 @@ describe("serviceDatabaseUrl", () => {
     );
   });
 
-  it("gives the role its conventional password when the admin URL has one", () => {
-    expect(serviceDatabaseUrl("postgres://admin:s3cret@db:6543/app", "payments")).toBe("postgres://payments_svc:payments_svc@db:6543/app");
+  it("takes the role's password from the caller and never derives one from the role or the admin URL", () => {
+    expect(serviceDatabaseUrl("postgres://admin:s3cret@db:6543/app", "payments")).toBe("postgres://payments_svc@db:6543/app");
+    expect(serviceDatabaseUrl("postgres://admin:s3cret@db:6543/app", "payments", "gen/er@ted")).toBe("postgres://payments_svc:gen%2Fer%40ted@db:6543/app");
   });
 });

@@ -10,7 +10,7 @@ export type Tx = postgres.TransactionSql;
  * lossy automatic conversion.
  */
 export function createDb(url: string, opts: { max?: number; application_name?: string } = {}): Sql {
-  return postgres(url, {
+  const sql = postgres(url, {
     max: opts.max ?? 10,
     connect_timeout: 10,
     idle_timeout: 60,
@@ -18,6 +18,83 @@ export function createDb(url: string, opts: { max?: number; application_name?: s
     // NOTICEs (e.g. "relation already exists, skipping") are noise in service logs.
     onnotice: () => {},
   });
+  trackPool(sql);
+  return sql;
+}
+
+/**
+ * What a pool's metrics can honestly say about it. postgres.js exposes no pool state, so the kit counts the two
+ * ways a caller takes a connection for itself: a transaction (`sql.begin`, which withTx uses) and a reserved
+ * connection (`sql.reserve`). Single statements share connections by pipelining and are not counted.
+ */
+export interface PoolUsage {
+  /** The pool's size (its `max` option). */
+  readonly max: number;
+  /** Connections a transaction or a reservation holds right now. */
+  held: number;
+  /** Callers asking for a transaction or reservation whose connection is not theirs yet (BEGIN included). */
+  waiting: number;
+  /** Told how long each caller waited for its connection. */
+  readonly acquired: Set<(seconds: number) => void>;
+}
+
+const pools = new WeakMap<Sql, PoolUsage>();
+
+/**
+ * Counts the pool's held and awaited connections from now on (once per pool; later calls answer the same
+ * counts). The pool's `begin` and `reserve` are replaced by wrappers that count and then call the originals.
+ */
+export function trackPool(sql: Sql): PoolUsage {
+  const known = pools.get(sql);
+  if (known !== undefined) return known;
+  const usage: PoolUsage = { max: sql.options.max, held: 0, waiting: 0, acquired: new Set() };
+  pools.set(sql, usage);
+  const took = (startedMs: number): void => {
+    usage.waiting -= 1;
+    usage.held += 1;
+    const seconds = (performance.now() - startedMs) / 1000;
+    for (const fn of usage.acquired) fn(seconds);
+  };
+  const begin = sql.begin.bind(sql) as (...args: unknown[]) => Promise<unknown>;
+  const trackedBegin = (...args: unknown[]): Promise<unknown> => {
+    const fn = args.pop() as (tx: Tx) => unknown;
+    const startedMs = performance.now();
+    let holding = false;
+    usage.waiting += 1;
+    // The callback runs once BEGIN has completed on the transaction's own connection; it is held until COMMIT
+    // or ROLLBACK has completed, which is when begin() settles.
+    return begin(...args, (tx: Tx) => {
+      holding = true;
+      took(startedMs);
+      return fn(tx);
+    }).finally(() => {
+      if (holding) usage.held -= 1;
+      else usage.waiting -= 1;
+    });
+  };
+  const reserve = sql.reserve.bind(sql);
+  const trackedReserve = async (): Promise<postgres.ReservedSql> => {
+    const startedMs = performance.now();
+    usage.waiting += 1;
+    let reserved: postgres.ReservedSql;
+    try {
+      reserved = await reserve();
+    } catch (e) {
+      usage.waiting -= 1;
+      throw e;
+    }
+    took(startedMs);
+    const release = reserved.release.bind(reserved);
+    let released = false;
+    reserved.release = () => {
+      if (!released) usage.held -= 1;
+      released = true;
+      release();
+    };
+    return reserved;
+  };
+  Object.assign(sql, { begin: trackedBegin, reserve: trackedReserve });
+  return usage;
 }
 
 /**
@@ -105,14 +182,14 @@ export async function withTx<T>(
   }
 }
 
-/** The URL a service connects with: same cluster and database, the service's own role. */
-export function serviceDatabaseUrl(adminUrl: string, service: string): string {
+/**
+ * The URL a service connects with: same cluster and database, the service's own role, and that role's password
+ * when it has one (generated and kept as a secret: the dev stack's data folder, a Kubernetes Secret; never derived
+ * from the role's name). Without one the role logs in as trust or peer authentication allows.
+ */
+export function serviceDatabaseUrl(adminUrl: string, service: string, password?: string): string {
   const url = new URL(adminUrl);
-  const role = `${service}_svc`;
-  const hadPassword = url.password !== "";
-  url.username = role;
-  // Dev clusters use trust auth; where the admin URL has a password, migrateAll gives the role the
-  // conventional dev password (its own name), so both sides agree without another secret.
-  url.password = hadPassword ? role : "";
+  url.username = `${service}_svc`;
+  url.password = password === undefined ? "" : encodeURIComponent(password);
   return url.toString();
 }

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { PoolUsage } from "./db.ts";
 
 /** A scrape must answer even when a dependency hangs; a slow probe reports nothing for that round. */
 const PROBE_TIMEOUT_MS = 2000;
@@ -10,7 +11,11 @@ export interface ServiceMetrics {
   rpcDuration: Histogram<"operation" | "outcome">;
   errorsTotal: Counter<"code">;
   outboxLag: Gauge;
+  /** Events the outbox relay has published (counted once the broker stored them and the rows are marked). */
+  outboxPublished: Counter;
   consumerPending: Gauge<"durable">;
+  /** Events a durable consumer received again (the broker's delivery count above 1). */
+  consumerRedeliveries: Counter<"durable">;
 }
 
 export interface MetricProbes {
@@ -18,6 +23,8 @@ export interface MetricProbes {
   outboxLagSeconds?: () => Promise<number>;
   /** Messages not yet acknowledged, per durable consumer. */
   consumerPending?: () => Array<{ durable: string; pending: () => Promise<number> }>;
+  /** The service's pool, counted by trackPool (db.ts). */
+  pool?: PoolUsage;
 }
 
 /** A metric probe's answer, or a rejection after `ms` (a scrape must not hang on a dependency). */
@@ -67,5 +74,55 @@ export function createMetrics(service: string, probes: MetricProbes = {}): Servi
       }
     },
   });
-  return { registry, rpcDuration, errorsTotal, outboxLag, consumerPending };
+  const outboxPublished = new Counter({
+    name: "outbox_events_published_total",
+    help: "Outbox events this process's relay published to the EVENTS stream",
+    registers: [registry],
+  });
+  const consumerRedeliveries = new Counter({
+    name: "consumer_redeliveries_total",
+    help: "Events a durable consumer received more than once (a failed handler, a lost ack, a process that died)",
+    labelNames: ["durable"] as const,
+    registers: [registry],
+  });
+  if (probes.pool !== undefined) registerPoolMetrics(registry, probes.pool);
+  return { registry, rpcDuration, errorsTotal, outboxLag, outboxPublished, consumerPending, consumerRedeliveries };
+}
+
+/**
+ * The pool's gauges say what trackPool counts: connections held by transactions and reservations, and callers
+ * waiting for one. Statements sent outside a transaction share connections and appear in neither.
+ */
+function registerPoolMetrics(registry: Registry, pool: PoolUsage): void {
+  new Gauge({
+    name: "db_pool_connections_max",
+    help: "Size of the service's PostgreSQL pool (DB_POOL_MAX)",
+    registers: [registry],
+    collect() {
+      this.set(pool.max);
+    },
+  });
+  new Gauge({
+    name: "db_pool_connections_held",
+    help: "Pool connections held by a transaction or a reserved session right now (single statements are not counted)",
+    registers: [registry],
+    collect() {
+      this.set(pool.held);
+    },
+  });
+  new Gauge({
+    name: "db_pool_acquire_waiting",
+    help: "Transactions and reservations waiting for a pool connection right now",
+    registers: [registry],
+    collect() {
+      this.set(pool.waiting);
+    },
+  });
+  const acquire = new Histogram({
+    name: "db_pool_acquire_seconds",
+    help: "Time from asking for a transaction or reservation to holding its connection (BEGIN included)",
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  pool.acquired.add((seconds) => acquire.observe(seconds));
 }

@@ -86,12 +86,23 @@ function grantsDdl(schema: string, role: string): string {
     revoke all on ${s}.schema_migrations from ${r};`;
 }
 
+/** A string literal for DDL, which takes no bind parameters. */
+const literal = (value: string): string => `'${value.replace(/'/g, "''")}'`;
+
+/**
+ * Creates a service's login role, with the password given (generated and kept as a secret, never derived from the
+ * role's name) or none. An existing role gets a given password too. Without one nothing is altered: altering a
+ * shared catalog row from parallel migrations would race ("tuple concurrently updated"), and only a single
+ * migrating process (the dev stack, the local compose stack) passes passwords.
+ */
 async function ensureRole(sql: Sql, role: string, password: string | undefined): Promise<void> {
   const [existing] = await sql`select 1 as one from pg_roles where rolname = ${role}`;
-  if (existing) return;
-  // Names are validated identifiers, so inlining the derived dev password is safe. The password is set only
-  // at creation: altering a shared catalog row from parallel migrations would race ("tuple concurrently updated").
-  const withPassword = password === undefined ? "" : ` password '${password}'`;
+  if (existing) {
+    if (password !== undefined) await sql.unsafe(`alter role "${role}" password ${literal(password)}`);
+    return;
+  }
+  // Role names are validated identifiers; the password is quoted as a literal.
+  const withPassword = password === undefined ? "" : ` password ${literal(password)}`;
   try {
     await sql.unsafe(`create role "${role}" login${withPassword}`);
   } catch (e) {
@@ -141,18 +152,23 @@ export async function migrateAll(opts: {
   rootDir: string;
   services: readonly string[];
   log?: (m: string) => void;
+  /**
+   * Each service's role password, by service name, from the deployment's secrets. Roles without one get no
+   * password (trust authentication in development; CloudNativePG manages the roles' passwords in Kubernetes).
+   * Given passwords are also set on roles that exist already (a rotation, or a role of an earlier start).
+   */
+  rolePasswords?: Readonly<Record<string, string>>;
 }): Promise<void> {
   const bad = opts.services.filter((s) => !SERVICE_NAME_RE.test(s));
   if (bad.length > 0) throw new Error(`invalid service names: ${bad.join(", ")}`);
   const log = opts.log ?? (() => {});
-  const hasPassword = new URL(opts.adminUrl).password !== "";
   // One connection, so the session advisory lock and every statement share it.
   const sql = postgres(opts.adminUrl, { max: 1, onnotice: () => {}, connection: { application_name: "migrate" } });
   try {
     await sql`select pg_advisory_lock(hashtext(${MIGRATE_LOCK_KEY}))`;
     for (const name of opts.services) {
       const role = `${name}_svc`;
-      await ensureRole(sql, role, hasPassword ? role : undefined);
+      await ensureRole(sql, role, opts.rolePasswords?.[name]);
       await ensureSchema(sql, name);
       await applyMigrations(sql, name, join(opts.rootDir, "services", name, "migrations"), log);
       await sql.unsafe(grantsDdl(name, role));

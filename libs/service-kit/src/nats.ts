@@ -2,17 +2,53 @@ import { jetstreamManager, JetStreamApiError, RetentionPolicy, StorageType } fro
 import type { StreamConfig } from "@nats-io/jetstream";
 import { connect, nanos } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { EVENTS_DUPLICATE_WINDOW_MS, EVENTS_MAX_AGE_MS, eventsStreamName, eventsSubjectFilter } from "@treasury/contracts";
+import { EVENTS_DUPLICATE_WINDOW_MS, EVENTS_MAX_AGE_MS, eventsStreamName, eventsSubjectFilter, natsInboxPrefix } from "@treasury/contracts";
+import { ConfigError } from "./config.ts";
+import type { BaseConfig } from "./config.ts";
 
 export type { NatsConnection };
 
 /** JetStream answers this when a stream name exists with another configuration. */
 const STREAM_NAME_IN_USE = 10058;
 
-export async function connectNats(opts: { url: string; name: string }): Promise<NatsConnection> {
+export interface NatsConnectOptions {
+  /** `nats://host:port`, `tls://host:port` (TLS required), or either with `user:password@` credentials. */
+  url: string;
+  name: string;
+  /** The connection's NATS identity; wins over credentials in the URL. */
+  user?: string | undefined;
+  password?: string | undefined;
+  /** PEM files: the CA that signed the server's certificate, a client certificate and its key. */
+  tls?: { caFile?: string | undefined; certFile?: string | undefined; keyFile?: string | undefined } | undefined;
+}
+
+/** Server address and credentials of a NATS URL: the client library reads no credentials from URLs itself. */
+export function parseNatsUrl(url: string): { server: string; user?: string; password?: string; tls: boolean } {
+  const first = url.split(",")[0]?.trim() ?? "";
+  if (!/^[a-z]+:\/\//i.test(first)) return { server: url, tls: false };
+  const u = new URL(first);
+  const server = `${u.protocol}//${u.host}`;
+  const tls = u.protocol === "tls:";
+  if (u.username === "") return { server: url.includes(",") ? url : server, tls };
+  return { server, user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), tls };
+}
+
+/**
+ * Connects as one identity (ADR 0011). Its replies come to `_INBOX_<user>`, the one inbox its permissions let it
+ * read, so no other identity can read them; without a user the client's default inbox is used.
+ */
+export async function connectNats(opts: NatsConnectOptions): Promise<NatsConnection> {
+  const parsed = parseNatsUrl(opts.url);
+  const user = opts.user ?? parsed.user;
+  const pass = opts.user !== undefined ? opts.password : parsed.password;
+  const files = Object.fromEntries(Object.entries(opts.tls ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
+  // An empty TLS object asks the client to require TLS with the system's CAs.
+  const tls = parsed.tls || Object.keys(files).length > 0 ? { tls: files } : {};
   return connect({
-    servers: opts.url,
+    servers: parsed.server,
     name: opts.name,
+    ...(user !== undefined ? { user, pass: pass ?? "", inboxPrefix: natsInboxPrefix(user) } : {}),
+    ...tls,
     // A service outlives broker restarts: keep reconnecting instead of dying after the default 10 attempts.
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
@@ -20,6 +56,16 @@ export async function connectNats(opts: { url: string; name: string }): Promise<
     // case the request times out: a measurable share of the gateway's CPU per request.
     noAsyncTraces: true,
   });
+}
+
+/** A service's connection options from its configuration; incomplete pairs are configuration errors. */
+export function natsConnectOptions(config: BaseConfig, name: string): NatsConnectOptions {
+  const problems: string[] = [];
+  if ((config.NATS_USER === undefined) !== (config.NATS_PASSWORD === undefined)) problems.push("NATS_USER / NATS_PASSWORD: set both or neither");
+  if ((config.NATS_TLS_CERT === undefined) !== (config.NATS_TLS_KEY === undefined)) problems.push("NATS_TLS_CERT / NATS_TLS_KEY: set both or neither");
+  if (problems.length > 0) throw new ConfigError(problems);
+  const tls = config.NATS_TLS_CA !== undefined || config.NATS_TLS_CERT !== undefined ? { caFile: config.NATS_TLS_CA, certFile: config.NATS_TLS_CERT, keyFile: config.NATS_TLS_KEY } : undefined;
+  return { url: config.NATS_URL, name, user: config.NATS_USER, password: config.NATS_PASSWORD, tls };
 }
 
 /**

@@ -76,6 +76,8 @@ export interface OutboxRelayOptions {
   coalesceMs?: number;
   /** How often the leader re-checks that its session still holds the advisory lock. */
   lockCheckIntervalMs?: number;
+  /** Told how many events a cycle published once they are marked published (the service's metrics). */
+  onPublished?: (count: number) => void;
 }
 
 /** The relay's clock: how it reads the time (the lock check's schedule) and how it waits (polls, back-off). */
@@ -359,6 +361,7 @@ export class OutboxRelay {
       // The rows are locked by this transaction, so only a new session marks fewer (none) of them.
       if (marked.count !== rows.length) throw new SessionReplaced();
       if (commit.command !== "COMMIT") throw new Error(`outbox publish transaction ended with ${commit.command}, not COMMIT`);
+      this.opts.onPublished?.(rows.length);
       return { ...num, published: rows.length };
     } catch (e) {
       await this.afterFailure(conn, open, rows, e);

@@ -10,6 +10,7 @@ import type { RpcOutcome, ServiceMetrics } from "./metrics.ts";
 import { BATCH_VERSION, decodeFrames, frame, FrameHeaders } from "./rpc-batch.ts";
 import { decodeRequest, domainErrorReply, errorReply, parseJson } from "./rpc-wire.ts";
 import { extractTraceContext, tracer, unsampledParentStaysUnsampled } from "./telemetry.ts";
+import { TenantAdmission, tenantOf } from "./tenant-admission.ts";
 import { TurnQueue } from "./turn-queue.ts";
 
 export interface HandlerCtx {
@@ -74,6 +75,8 @@ export interface RpcServerOptions {
   service: string;
   log: Logger;
   concurrencyMax: number;
+  /** Requests of one org in flight at once (fair admission); unset: no per-org cap. */
+  tenantConcurrencyMax?: number;
   defaultTimeoutMs?: number;
   /** Optional so the server can be used alone; createService always passes the service's metrics. */
   metrics?: ServiceMetrics;
@@ -97,8 +100,27 @@ export class RpcServer {
   private started = false;
   private draining = false;
 
+  private readonly tenants: TenantAdmission | undefined;
+
   constructor(opts: RpcServerOptions) {
     this.opts = opts;
+    this.tenants = opts.tenantConcurrencyMax === undefined ? undefined : new TenantAdmission(opts.tenantConcurrencyMax);
+  }
+
+  /**
+   * Runs `work` under the org's share of the process (fair admission), or answers "unavailable, retry" when the
+   * process is busy and the org already has its share in flight.
+   */
+  private async admitted(payload: unknown, work: () => Promise<RpcReply | null>): Promise<RpcReply | null> {
+    const tenant = this.tenants === undefined ? undefined : tenantOf(payload);
+    if (tenant === undefined || this.tenants === undefined) return work();
+    const release = this.tenants.enter(tenant, this.running.size * 2 >= this.opts.concurrencyMax);
+    if (release === undefined) return errorReply("service_unavailable", "Too many requests of this org in flight; retry shortly with the same idempotency key");
+    try {
+      return await work();
+    } finally {
+      release();
+    }
   }
 
   handle(operation: string, handler: RpcHandler): void {
@@ -111,15 +133,20 @@ export class RpcServer {
         base.log.warn({ deadline }, "dropped request past its deadline");
         return null;
       }
-      const res = await handler(req, { log: base.log, auth: req.auth, requestId: base.requestId, deadline });
-      return { ok: true, status: res.status ?? 200, body: res.body };
+      return this.admitted(req, async () => {
+        const res = await handler(req, { log: base.log, auth: req.auth, requestId: base.requestId, deadline });
+        return { ok: true, status: res.status ?? 200, body: res.body };
+      });
     });
   }
 
   /** Internal RPCs (e.g. `svc.ledger.post`) whose payload is not a gateway RpcRequest. */
   handleRaw(subjectSuffix: string, handler: RawRpcHandler): void {
     const subject = `${this.opts.prefix}svc.${this.opts.service}.${subjectSuffix}`;
-    this.register(subject, subjectSuffix, (msg, base) => handler(parseJson(msg), base));
+    this.register(subject, subjectSuffix, (msg, base) => {
+      const payload = parseJson(msg);
+      return this.admitted(payload, () => handler(payload, base));
+    });
   }
 
   /** Gives routes the service has not built a clear not_implemented answer instead of a timeout. */

@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { PAGE_ROUTES, routesOf } from "@treasury/contracts";
+import { eventsStreamName, internalOperation, internalOperationsOf, PAGE_ROUTES, routesOf } from "@treasury/contracts";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { z } from "zod";
@@ -8,13 +8,15 @@ import type { BaseConfig } from "./config.ts";
 import { EventConsumer } from "./consumer.ts";
 import { kitPurgeTasks, RetentionSweeper } from "./retention.ts";
 import type { EventHandler } from "./consumer.ts";
-import { createDb } from "./db.ts";
+import { createDb, trackPool } from "./db.ts";
 import type { Sql } from "./db.ts";
 import { probe, startHealthServer } from "./health.ts";
 import type { Readiness } from "./health.ts";
 import { createLogger } from "./logger.ts";
 import { createMetrics } from "./metrics.ts";
-import { connectNats, ensureEventsStream } from "./nats.ts";
+import type { ServiceMetrics } from "./metrics.ts";
+import { registerNatsMetrics } from "./nats-metrics.ts";
+import { connectNats, ensureEventsStream, natsConnectOptions } from "./nats.ts";
 import { OutboxRelay } from "./outbox.ts";
 import { RpcServer } from "./rpc-server.ts";
 import type { RpcHandler } from "./rpc-server.ts";
@@ -84,7 +86,7 @@ export async function createService<E extends z.ZodRawShape = NoExtraEnv>(opts: 
   const log = deps.log ?? createLogger({ service: opts.name, level: config.LOG_LEVEL });
   const telemetry = initTelemetry({ service: opts.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   const sql = deps.sql ?? createDb(config.DATABASE_URL, { max: config.DB_POOL_MAX, application_name: opts.name });
-  const nc = deps.nc ?? (await connectNats({ url: config.NATS_URL, name: opts.name }));
+  const nc = deps.nc ?? (await connectNats(natsConnectOptions(config, opts.name)));
   return new KitService(opts.name, config, { log, sql, nc, telemetry, ownsSql: !deps.sql, ownsNc: !deps.nc }, opts.relay ?? true);
 }
 
@@ -110,7 +112,9 @@ class KitService<C extends BaseConfig> implements Service<C> {
   /** Deletes rows past their retention (the kit's outbox and inbox; a service adds its own tasks). */
   readonly retention: RetentionSweeper;
   readonly readyChecks: Array<() => Promise<void>> = [];
+  private readonly internalOperations: ReadonlySet<string>;
   private readonly res: Resources;
+  private readonly kitMetrics: ServiceMetrics;
   private readonly consumers: EventConsumer[] = [];
   private readonly shutdownHooks: Array<() => Promise<void>> = [];
   private health: { port: number; close(): Promise<void> } | undefined;
@@ -125,31 +129,42 @@ class KitService<C extends BaseConfig> implements Service<C> {
     this.sql = res.sql;
     this.nc = res.nc;
     this.prefix = config.NATS_PREFIX;
+    this.internalOperations = new Set(internalOperationsOf(name));
+    const consumerPending = () => this.consumers.map((c) => ({ durable: c.durable, pending: () => c.pending() }));
+    const outboxLagSeconds = () => this.relay?.lagSeconds() ?? Promise.resolve(0);
+    const metrics = createMetrics(name, { consumerPending, pool: trackPool(this.sql), ...(relay ? { outboxLagSeconds } : {}) });
+    registerNatsMetrics(metrics.registry, this.nc, { stream: eventsStreamName(this.prefix) });
+    this.kitMetrics = metrics;
+    this.metrics = metrics.registry;
     this.relay = relay
-      ? new OutboxRelay({ sql: this.sql, nc: this.nc, schema: name, prefix: this.prefix, source: name, log: this.log })
+      ? new OutboxRelay({ sql: this.sql, nc: this.nc, schema: name, prefix: this.prefix, source: name, log: this.log, onPublished: (n) => metrics.outboxPublished.inc(n) })
       : undefined;
     this.retention = new RetentionSweeper(this.log);
     for (const task of kitPurgeTasks(this.sql, name, { outbox: config.OUTBOX_RETENTION_DAYS, inbox: config.INBOX_RETENTION_DAYS })) this.retention.add(task);
-    const consumerPending = () => this.consumers.map((c) => ({ durable: c.durable, pending: () => c.pending() }));
-    const relayProbe = this.relay;
-    const metrics = createMetrics(name, relayProbe ? { outboxLagSeconds: () => relayProbe.lagSeconds(), consumerPending } : { consumerPending });
-    this.metrics = metrics.registry;
     this.rpc = new RpcServer({
       nc: this.nc,
       prefix: this.prefix,
       service: name,
       log: this.log,
       concurrencyMax: config.RPC_CONCURRENCY_MAX,
+      tenantConcurrencyMax: config.RPC_TENANT_CONCURRENCY_MAX ?? Math.max(1, Math.floor(config.RPC_CONCURRENCY_MAX / 4)),
       metrics,
     });
   }
 
+  /**
+   * Registers an operation. When other services call it (INTERNAL_CALLS of @treasury/contracts), the same
+   * handler also answers its internal subject, which only they may publish to: only the gateway may publish to
+   * the public one (ADR 0011).
+   */
   handle(operation: string, handler: RpcHandler): void {
     this.rpc.handle(operation, handler);
+    if (this.internalOperations.has(operation)) this.rpc.handle(internalOperation(operation), handler);
   }
 
   consume(opts: ConsumeOptions): EventConsumer {
-    const consumer = new EventConsumer({ nc: this.nc, sql: this.sql, schema: this.name, prefix: this.prefix, log: this.log, ...opts });
+    const redeliveries = this.kitMetrics.consumerRedeliveries.labels({ durable: opts.durable });
+    const consumer = new EventConsumer({ nc: this.nc, sql: this.sql, schema: this.name, prefix: this.prefix, log: this.log, onRedelivery: () => redeliveries.inc(), ...opts });
     this.consumers.push(consumer);
     if (this.started) {
       consumer.start().catch((err: unknown) => this.log.error({ err, durable: opts.durable }, "event consumer failed to start"));

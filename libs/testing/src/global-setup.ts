@@ -14,6 +14,7 @@ import { SERVICES } from "@treasury/contracts";
 import { migrateAll } from "@treasury/service-kit";
 import { INFRA_KEY, withDatabase, type TestInfra } from "./provided.ts";
 import { repoRoot } from "./paths.ts";
+import { generateTestNatsAuth, TEST_NATS_SUPERUSER, withNatsCredentials, type TestNatsAuth } from "./nats-auth.ts";
 import { MissingBinaryError, findBinary, findPostgresBinaries, freePort, makeScratchDir, startNats, startPostgres, startRedis, stopPostgresSync } from "./servers.ts";
 
 /**
@@ -90,7 +91,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     await failEarlyWhenNothingCanRunServers();
     const pg = await resolveServer(postgresSource(scratchDir), stoppers, exitHooks, recordServer);
-    const nats = await resolveServer(natsSource(scratchDir), stoppers, exitHooks, recordServer);
+    const natsAuth = generateTestNatsAuth();
+    const nats = await resolveServer(natsSource(scratchDir, natsAuth), stoppers, exitHooks, recordServer);
+    // A server named by TEST_NATS_URL is someone else's: its URL is used as it is, and services connect without credentials.
+    const natsInfra = nats.source === "env" ? { natsUrl: nats.url } : { natsUrl: withNatsCredentials(nats.url, TEST_NATS_SUPERUSER, natsAuth.superuserPassword), natsPasswords: natsAuth.passwords };
     const redis = await resolveServer(redisSource, stoppers, exitHooks, recordServer);
     const runId = randomBytes(3).toString("hex");
     // A server we did not start may serve other runs at the same time: the template gets this run's name.
@@ -98,9 +102,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     stoppers.push(() => dropRunDatabases(pg.url, templateDb, runId));
     await createTemplate(pg.url, templateDb);
 
-    const infra: TestInfra = { adminUrl: pg.url, templateDb, natsUrl: nats.url, redisUrl: redis.url, runId };
+    const infra: TestInfra = { adminUrl: pg.url, templateDb, ...natsInfra, redisUrl: redis.url, runId };
     project.provide(INFRA_KEY, infra);
-    console.log(`[testing] postgres (${pg.source}) ${pg.url}, nats (${nats.source}) ${nats.url}, redis (${redis.source}) ${redis.url}, template ${templateDb}`);
+    console.log(`[testing] postgres (${pg.source}) ${pg.url}, nats (${nats.source}${nats.source === "env" ? "" : ", with authorization"}) ${nats.url}, redis (${redis.source}) ${redis.url}, template ${templateDb}`);
   } catch (err) {
     await teardown().catch(() => {});
     throw err;
@@ -157,16 +161,20 @@ function postgresSource(scratchDir: () => string): ServerSource {
   };
 }
 
-function natsSource(scratchDir: () => string): ServerSource {
+/** NATS with the permission matrix and a test superuser (nats-auth.ts), from binaries or a container. */
+function natsSource(scratchDir: () => string, auth: TestNatsAuth): ServerSource {
   return {
     envVar: "TEST_NATS_URL",
     local: async () => {
-      const server = await startNats({ storeDir: join(scratchDir(), "nats"), port: await freePort() });
+      const configFile = join(scratchDir(), "nats.conf");
+      writeFileSync(configFile, auth.config, { mode: 0o600 });
+      const server = await startNats({ storeDir: join(scratchDir(), "nats"), port: await freePort(), configFile });
       return { url: server.url, stop: server.stop, killSync: () => killQuietly(server.pid), pid: server.pid, program: "nats-server" };
     },
     container: async (tc) => {
       const container = await new tc.GenericContainer("nats:2.9")
-        .withCommand(["-js"])
+        .withCopyContentToContainer([{ content: auth.config, target: "/etc/nats/auth.conf" }])
+        .withCommand(["-c", "/etc/nats/auth.conf", "-js"])
         .withExposedPorts(4222)
         .withWaitStrategy(tc.Wait.forLogMessage(/Server is ready/))
         .withStartupTimeout(containerStartTimeoutMs)

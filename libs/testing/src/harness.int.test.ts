@@ -1,11 +1,11 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SERVICES } from "@treasury/contracts";
-import { freePort, repoRoot, setupTestEnv, spawnService, waitFor, type TestEnv } from "./index.ts";
+import { connectNats, parseNatsUrl } from "@treasury/service-kit";
+import { freePort, repoRoot, setupTestEnv, spawnService, TEST_NATS_SUPERUSER, waitFor, type TestEnv } from "./index.ts";
 
 describe("test harness", () => {
   let a: TestEnv;
@@ -32,20 +32,28 @@ describe("test harness", () => {
     expect(inB?.t).toBeNull();
   });
 
-  it("builds service env on the file's database, prefix and the service's own role", () => {
-    // Proves env() points a service at its own role on this file's database, with this file's prefix.
+  it("builds service env on the file's database, prefix, the service's own role and its own NATS identity", () => {
+    // Proves env() points a service at its own role on this file's database, with this file's prefix, and at NATS as itself.
     const env = a.env("ledger", { EXTRA: "1" });
     expect(new URL(env["DATABASE_URL"] ?? "").username).toBe("ledger_svc");
     expect(new URL(env["DATABASE_URL"] ?? "").pathname).toBe(`/${a.database}`);
     expect(env["NATS_PREFIX"]).toBe(a.prefix);
-    expect(env["NATS_URL"]).toBe(a.natsUrl);
+    const superuser = parseNatsUrl(a.natsUrl);
+    expect(env["NATS_URL"]).toBe(superuser.server);
+    // A server named by TEST_NATS_URL runs without the harness's authorization: no identities there.
+    if (a.natsCredentials("ledger") !== undefined) {
+      expect(superuser.user).toBe(TEST_NATS_SUPERUSER);
+      expect(env["NATS_USER"]).toBe("ledger");
+      expect(env["NATS_PASSWORD"]).toBe(a.natsCredentials("ledger")?.password);
+      expect(env["NATS_PASSWORD"]).not.toBe(a.env("payments")["NATS_PASSWORD"]);
+    }
     expect(env["HEALTH_PORT"]).toBe("0");
     expect(env["EXTRA"]).toBe("1");
   });
 
   it("publishes to JetStream on the real server", async () => {
     // Proves the NATS under test is a real JetStream: a stream under the prefix stores and acks a message.
-    const nc = await connect({ servers: a.natsUrl });
+    const nc = await connectNats({ url: a.natsUrl, name: "harness-test" });
     try {
       const jsm = await jetstreamManager(nc);
       const stream = `${a.prefix.replace(/\.$/, "")}_HARNESS`;

@@ -1,12 +1,11 @@
 // Test harness: a private database and NATS subject prefix per test file, on the real servers that the
 // global setup (global-setup.ts) started for the run. Files therefore run in parallel without sharing state.
 import { randomBytes } from "node:crypto";
-import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import postgres from "postgres";
 import { inject } from "vitest";
-import type { ServiceName } from "@treasury/contracts";
-import { serviceDatabaseUrl } from "@treasury/service-kit";
+import { natsInboxPrefix, type NatsIdentity, type ServiceName } from "@treasury/contracts";
+import { connectNats, parseNatsUrl, serviceDatabaseUrl, type NatsConnection } from "@treasury/service-kit";
 import { INFRA_KEY, withDatabase, type TestInfra } from "./provided.ts";
 
 export { repoRoot } from "./paths.ts";
@@ -24,6 +23,17 @@ export {
   type RedisServer,
 } from "./servers.ts";
 export type { TestInfra } from "./provided.ts";
+export { TEST_NATS_SUPERUSER } from "./nats-auth.ts";
+
+/**
+ * The NATS client's connection options for a URL with credentials in it (the client reads none from URLs):
+ * `connect(natsOptions(env.natsUrl))` connects as the test superuser.
+ */
+export function natsOptions(url: string): { servers: string; user?: string; pass?: string; inboxPrefix?: string } {
+  const { server, user, password } = parseNatsUrl(url);
+  // Services may answer only the inboxes of identities allowed to call them, the superuser's among them in tests.
+  return user === undefined ? { servers: server } : { servers: server, user, pass: password ?? "", inboxPrefix: natsInboxPrefix(user) };
+}
 
 export interface TestEnv {
   /** Superuser URL of this file's database. */
@@ -32,13 +42,27 @@ export interface TestEnv {
   database: string;
   /** URL of this file's database as the service's own role (`<service>_svc`). */
   dbUrl(service: ServiceName): string;
+  /**
+   * The test superuser's NATS URL (`nats://user:password@host:port`): for what a test does itself (spies, stand-in
+   * services). Connect with service-kit's connectNats(), which reads the credentials in it.
+   */
   natsUrl: string;
+  /**
+   * A NATS connection of the test superuser, opened on first use and closed by cleanup(): the way a test calls a
+   * service's operations itself (a service's own connection may not publish to its public subjects).
+   */
+  nats(): Promise<NatsConnection>;
+  /** An identity's NATS credentials (ADR 0011); undefined on a server without authorization (TEST_NATS_URL). */
+  natsCredentials(identity: NatsIdentity): { user: string; password: string } | undefined;
   redisUrl: string;
   /** NATS subject prefix of this file, e.g. "t3k9x." (pass as NATS_PREFIX). */
   prefix: string;
   /** postgres.js as superuser on this file's database (setup and assertions only; services use their roles). */
   adminSql: postgres.Sql;
-  /** Environment for createService / spawnService of `service`, on this file's database and prefix. */
+  /**
+   * Environment for createService / spawnService of `service`, on this file's database and prefix, connecting to
+   * NATS as its own identity.
+   */
   env(service: ServiceName, extra?: Record<string, string>): Record<string, string>;
   /** Closes connections, drops the database and this prefix's JetStream streams. Idempotent. */
   cleanup(): Promise<void>;
@@ -86,18 +110,32 @@ export async function setupTestEnv(): Promise<TestEnv> {
   const adminSql = postgres(adminUrl, { max: 5, onnotice: () => {} });
   const dbUrl = (service: ServiceName): string => serviceDatabaseUrl(adminUrl, service);
 
+  const natsServer = parseNatsUrl(infra.natsUrl).server;
+  const natsCredentials = (identity: NatsIdentity): { user: string; password: string } | undefined => {
+    const password = infra.natsPasswords?.[identity];
+    return password === undefined ? undefined : { user: identity, password };
+  };
+  const natsEnv = (service: ServiceName): Record<string, string> => {
+    const creds = natsCredentials(service);
+    return creds === undefined ? {} : { NATS_USER: creds.user, NATS_PASSWORD: creds.password };
+  };
+
+  let caller: Promise<NatsConnection> | undefined;
   let cleaned: Promise<void> | undefined;
   return {
     adminUrl,
     database,
     dbUrl,
     natsUrl: infra.natsUrl,
+    natsCredentials,
+    nats: () => (caller ??= connectNats({ url: infra.natsUrl, name: "test-caller" })),
     redisUrl: infra.redisUrl,
     prefix,
     adminSql,
     env: (service, extra = {}) => ({
       DATABASE_URL: dbUrl(service),
-      NATS_URL: infra.natsUrl,
+      NATS_URL: natsServer,
+      ...natsEnv(service),
       NATS_PREFIX: prefix,
       HEALTH_HOST: "127.0.0.1",
       HEALTH_PORT: "0",
@@ -107,6 +145,7 @@ export async function setupTestEnv(): Promise<TestEnv> {
     }),
     cleanup: () => {
       cleaned ??= (async () => {
+        if (caller !== undefined) await (await caller).close();
         await adminSql.end({ timeout: 5 });
         await dropDatabase(infra.adminUrl, database);
         await deleteStreamsUnder(infra.natsUrl, prefix);
@@ -146,7 +185,7 @@ async function dropDatabase(adminUrl: string, database: string): Promise<void> {
 
 /** Deletes the JetStream streams whose subjects all lie under `prefix` (matters on a shared NATS). */
 async function deleteStreamsUnder(natsUrl: string, prefix: string): Promise<void> {
-  const nc = await connect({ servers: natsUrl, timeout: natsCleanupTimeoutMs });
+  const nc = await connectNats({ url: natsUrl, name: "test-cleanup" });
   try {
     const jsm = await jetstreamManager(nc, { timeout: natsCleanupTimeoutMs });
     const names: string[] = [];

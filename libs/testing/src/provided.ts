@@ -6,7 +6,13 @@ export interface TestInfra {
   adminUrl: string;
   /** Migrated database that every test file's database is copied from. */
   templateDb: string;
+  /** The test superuser's URL (`nats://user:password@host:port`) when the harness started NATS with authorization. */
   natsUrl: string;
+  /**
+   * Each identity's NATS password (ADR 0011) when the harness started NATS with the permission matrix; absent on
+   * a server named by TEST_NATS_URL, which the services then reach without credentials.
+   */
+  natsPasswords?: Record<string, string>;
   redisUrl: string;
   /** Short id of this run: per-file database names start with `t_<runId>_`. */
   runId: string;

@@ -465,6 +465,11 @@ export interface StartNatsOptions {
   /** Written by nats-server (-P); a server left from a previous run is found and stopped through it. */
   pidFile?: string;
   detached?: boolean;
+  /**
+   * A configuration file (e.g. the `authorization` block of natsServerAuthorization(), ADR 0011); the command
+   * line's listen address, port and store folder win over it.
+   */
+  configFile?: string;
 }
 
 /** Starts `nats-server -js` on 127.0.0.1:<port> with its JetStream store in `storeDir`. */
@@ -473,7 +478,7 @@ export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
   if (binary === undefined) throw new MissingBinaryError(INSTALL_HINT.nats);
   const storeDir = resolve(opts.storeDir);
   mkdirSync(storeDir, { recursive: true });
-  const args = ["-js", "-a", "127.0.0.1", "-p", String(opts.port), "-sd", storeDir];
+  const args = [...(opts.configFile !== undefined ? ["-c", resolve(opts.configFile)] : []), "-js", "-a", "127.0.0.1", "-p", String(opts.port), "-sd", storeDir];
   if (opts.pidFile !== undefined) {
     await stopLeftoverByPidFile(opts.pidFile, "nats-server");
     args.push("-P", resolve(opts.pidFile));

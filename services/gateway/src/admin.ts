@@ -103,3 +103,35 @@ export async function getMaintenance(sql: Sql): Promise<MaintenanceSetting> {
   const [row] = await sql<{ value: MaintenanceSetting }[]>`select value from gateway.settings where key = 'maintenance'`;
   return row?.value ?? { enabled: false, retry_after_s: 0, message: "" };
 }
+
+export type AuditOutcome = "succeeded" | "failed" | "unknown";
+
+/** One operator action for gateway.audit_log (migrations/0003_audit.sql). */
+export interface AuditRecord {
+  actor: string;
+  /** `<command group>.<command>`, e.g. `key.revoke`. */
+  action: string;
+  orgId?: string | null | undefined;
+  livemode?: boolean | null | undefined;
+  targetIds: readonly string[];
+  reason?: string | null | undefined;
+  outcome: AuditOutcome;
+  errorCode?: string | null | undefined;
+  error?: string | null | undefined;
+  details?: Record<string, unknown> | undefined;
+}
+
+/**
+ * Appends an operator action to the audit log. Called in the transaction of the change it records, so a key,
+ * org or maintenance change never commits without its row; a failed action is recorded on its own afterwards.
+ */
+export async function recordAudit(sql: Sql, r: AuditRecord): Promise<{ id: string; at: Date }> {
+  const targets = [...new Set(r.targetIds.filter((t) => t !== ""))];
+  const [row] = await sql<{ id: string; at: Date }[]>`
+    insert into gateway.audit_log (actor, action, org_id, livemode, target_ids, reason, outcome, error_code, error, details)
+    values (${r.actor}, ${r.action}, ${r.orgId ?? null}, ${r.livemode ?? null}, ${targets}::text[], ${r.reason ?? null},
+            ${r.outcome}, ${r.errorCode ?? null}, ${r.error ?? null}, ${sql.json((r.details ?? {}) as postgres.JSONValue)})
+    returning id::text as id, at`;
+  if (row === undefined) throw new Error("audit row was not written");
+  return row;
+}

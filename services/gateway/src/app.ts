@@ -35,6 +35,7 @@ import { rpcCall, rpcForward } from "@treasury/service-kit";
 import type { Authenticator, KeyRecord } from "./auth.ts";
 import { fromRpcError, sendError } from "./envelope.ts";
 import { parseJsonBody } from "./json-body.ts";
+import { AuthFailureLimiter } from "./auth-failures.ts";
 import type { BucketRule, RateLimiter, TakeResult } from "./ratelimit.ts";
 import { renderDocsPage } from "./docs.ts";
 import { LazyChildLogger } from "./lazy-logger.ts";
@@ -135,6 +136,8 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
   // JSON only; a malformed body is a precise 400 rather than Fastify's generic message.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (req, body, done) => {
+    // A signed processor webhook keeps its exact bytes: its signature is checked over them, not over a re-encoding.
+    if ((req.routeOptions.config as { rawBody?: boolean } | undefined)?.rawBody === true) return done(null, body);
     const parsed = parseJsonBody(req.headers["content-type"], body as Buffer);
     if (parsed instanceof DomainError) return done(parsed, undefined);
     done(null, parsed);
@@ -218,6 +221,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
   });
 
   const failRule: BucketRule = { capacity: deps.authFailuresPerMin, refillPerSec: deps.authFailuresPerMin / 60 };
+  const authFailures = new AuthFailureLimiter(deps.limiter, failRule, deps.authenticator);
 
   function anonymousRate(req: FastifyRequest, reply: FastifyReply): TakeResult | Promise<TakeResult> {
     return after(deps.limiter.take(`anon:${req.ip}`, ANON_RULE), (r) => {
@@ -245,35 +249,30 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
         if (!r.allowed) sendError(req, reply, { code: "rate_limited", retryAfterSec: r.retryAfterSec });
       });
     }
-    // Failed authentications are limited per client IP to slow key guessing: once an IP has used up its
-    // failure budget, no key from it is even checked until the bucket refills.
-    return after(deps.limiter.take(`authfail:${req.ip}`, failRule, 0), (failBudget) => {
-      if (!failBudget.allowed) {
-        req.rate = failBudget;
-        setRateHeaders(reply, failBudget);
-        return void sendError(req, reply, { code: "auth_rate_limited", retryAfterSec: failBudget.retryAfterSec });
+    // Failed authentications are limited per client IP (auth-failures.ts); a valid key is never refused by it.
+    return after(authFailures.check(req.ip, headerKey(req)), (verdict) => {
+      const auth = verdict.result;
+      if (!auth.ok) {
+        const budget = verdict.budget;
+        if (budget !== undefined) {
+          req.rate = budget;
+          setRateHeaders(reply, budget);
+        }
+        if (verdict.limited) return void sendError(req, reply, { code: "auth_rate_limited", retryAfterSec: budget?.retryAfterSec });
+        return void sendError(req, reply, { code: auth.code });
       }
-      return after(deps.authenticator.authenticate(headerKey(req)), (auth) => {
-        if (!auth.ok) {
-          return after(deps.limiter.take(`authfail:${req.ip}`, failRule), (r) => {
-            req.rate = r;
-            setRateHeaders(reply, r);
-            sendError(req, reply, { code: auth.code });
-          });
-        }
-        const key = auth.key;
-        req.key = key;
-        span.setAttribute("treasury.org_id", key.orgId);
-        if (!hasScope(key.scopes, route.scope!)) {
-          return after(anonymousRate(req, reply), () => {
-            sendError(req, reply, { code: "insufficient_scope", message: `This key lacks the "${route.scope}" scope required by ${route.operation}`, hint: `Use a key with the ${route.scope} scope (or no scope list)` });
-          });
-        }
-        return after(deps.limiter.take(`key:${key.keyId}:${route.rateClass}`, ruleFor(key, route.rateClass)), (r) => {
-          req.rate = r;
-          setRateHeaders(reply, r);
-          if (!r.allowed) sendError(req, reply, { code: "rate_limited", message: `Rate limit exceeded for ${route.rateClass} requests`, retryAfterSec: r.retryAfterSec });
+      const key = auth.key;
+      req.key = key;
+      span.setAttribute("treasury.org_id", key.orgId);
+      if (!hasScope(key.scopes, route.scope!)) {
+        return after(anonymousRate(req, reply), () => {
+          sendError(req, reply, { code: "insufficient_scope", message: `This key lacks the "${route.scope}" scope required by ${route.operation}`, hint: `Use a key with the ${route.scope} scope (or no scope list)` });
         });
+      }
+      return after(deps.limiter.take(`key:${key.keyId}:${route.rateClass}`, ruleFor(key, route.rateClass)), (r) => {
+        req.rate = r;
+        setRateHeaders(reply, r);
+        if (!r.allowed) sendError(req, reply, { code: "rate_limited", message: `Rate limit exceeded for ${route.rateClass} requests`, retryAfterSec: r.retryAfterSec });
       });
     });
   }
@@ -297,6 +296,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       query = q.data;
     }
     let body: unknown = route.method !== "GET" ? (req.body ?? {}) : undefined;
+    if (route.rawBody !== undefined) body = rawBodyOf(req, route.rawBody.signatureHeader);
     if (route.body) {
       if (typeof body !== "object" || body === null || Array.isArray(body)) {
         return sendError(req, reply, { code: "validation_error", message: "Request body must be a JSON object", details: [{ path: "", message: "must be a JSON object" }] });
@@ -337,6 +337,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       method: route.method,
       url: route.path,
       bodyLimit: route.bodyLimitBytes ?? BODY_LIMIT_BYTES,
+      config: { rawBody: route.rawBody !== undefined },
       onRequest: (req, reply, done) => {
         req.routePath = route.path;
         if (reply.sent) return;
@@ -430,6 +431,12 @@ function registerPages(app: FastifyInstance, deps: GatewayDeps): void {
     return reply.code(result.status).type("text/html; charset=utf-8").send(body.html ?? "");
   };
   for (const route of PAGE_ROUTES) app.route({ method: route.method, url: route.path, handler: page(route) });
+}
+
+/** The body of a `rawBody` route as the owning service receives it: its exact bytes and the signature header. */
+function rawBodyOf(req: FastifyRequest, signatureHeader: string): { payload_base64: string; signature: string | null } {
+  const h = req.headers[signatureHeader];
+  return { payload_base64: Buffer.isBuffer(req.body) ? req.body.toString("base64") : "", signature: typeof h === "string" ? h : null };
 }
 
 function headerKey(req: FastifyRequest): string | undefined {

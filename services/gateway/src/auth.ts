@@ -82,8 +82,14 @@ export class Authenticator {
     await this.unlisten?.();
   }
 
+  /** The answer when it needs no database read (no key, a malformed one, or one in the cache), else undefined. */
+  answerWithoutRead(presented: string | undefined, now = Date.now()): AuthResult | undefined {
+    const r = this.authenticate(presented, now, false);
+    return r instanceof Promise ? undefined : r;
+  }
+
   /** Answers synchronously when the key is cached (the hot path), with a promise when it must be read. */
-  authenticate(presented: string | undefined, now = Date.now()): AuthResult | Promise<AuthResult> {
+  authenticate(presented: string | undefined, now = Date.now(), read = true): AuthResult | Promise<AuthResult> {
     if (presented === undefined || presented === "") return { ok: false, code: "missing_api_key" };
     const environment = environmentOfKey(presented);
     if (environment === null) return { ok: false, code: "invalid_api_key" };
@@ -101,6 +107,7 @@ export class Authenticator {
         return verdict(hit.record, environment, now);
       }
     }
+    if (!read) return Promise.resolve({ ok: false, code: "invalid_api_key" });
     return this.read(hash, now).then((record) => {
       if (this.hashes.size >= CACHE_ENTRIES_MAX) this.hashes.clear();
       this.hashes.set(presented, hash);

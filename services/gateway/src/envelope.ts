@@ -11,8 +11,14 @@ export interface ErrorAnswer {
   retryAfterSec?: number | undefined;
 }
 
+/**
+ * Retryable answers say when to try again (Retry-After and retry_after): an overloaded or unreachable service,
+ * or an outcome not known yet, in a second, with the same idempotency key.
+ */
+const RETRY_AFTER_SEC: Readonly<Record<string, number>> = { service_unavailable: 1, service_timeout: 1 };
+
 export function fromRpcError(e: RpcErrorBody): ErrorAnswer {
-  return { code: e.code, message: e.message, hint: e.hint, details: e.details, extra: e.extra };
+  return { code: e.code, message: e.message, hint: e.hint, details: e.details, extra: e.extra, retryAfterSec: RETRY_AFTER_SEC[e.code] };
 }
 
 /** Status and body of an error; unknown codes become a generic 500 (the real cause is in the log). */

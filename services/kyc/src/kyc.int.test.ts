@@ -60,7 +60,7 @@ describe("creator intake", () => {
     expect(audit).toMatchObject({ action: "auto_approve", from_status: "pending", to_status: "approved", actor: "system:sandbox_auto_approval" });
     expect(await outboxTypes(auth.org_id)).toEqual(["kyc.approved"]);
     await waitFor(async () => (await h.env.adminSql`select 1 from kyc.outbox where org_id = ${auth.org_id} and published_at is null`).length === 0, { timeoutMs: 10_000 });
-    const jsm = await jetstreamManager(h.svc.nc);
+    const jsm = await jetstreamManager(await h.env.nats());
     const msg = await jsm.streams.getMessage(eventsStreamName(h.env.prefix), { last_by_subj: eventSubject(h.env.prefix, "kyc.approved") });
     const evt = msg?.json<{ id: string; type: string; org_id: string; data: Record<string, unknown> }>();
     expect(evt).toMatchObject({ id: audit?.event_id, type: "kyc.approved", org_id: auth.org_id, data: { submission_id: kyc.latest_submission?.id, participant_id: pid, status: "approved", tax_certified: true } });

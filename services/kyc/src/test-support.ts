@@ -6,9 +6,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
-import { DomainError, rpcSubject, type AuthContext, type RpcReply } from "@treasury/contracts";
+import { DomainError, internalOperation, rpcSubject, type AuthContext, type RpcReply } from "@treasury/contracts";
 import { createLogger, generateKeyRingEntry, parseKeyRing, rpcCall, RpcServer, type KeyRing } from "@treasury/service-kit";
-import { setupTestEnv, type TestEnv } from "@treasury/testing";
+import { setupTestEnv, type TestEnv, natsOptions } from "@treasury/testing";
 import { buildKyc, type KycService, type KycServiceDeps } from "./service.ts";
 
 const RPC_TIMEOUT_TEST_MS = 20_000;
@@ -42,9 +42,9 @@ export async function startKyc(opts: { ring?: KeyRing | null; env?: Record<strin
   const env = await setupTestEnv();
   const known = new Set<string>();
   // The kit's own RPC server, so the stand-in speaks the same wire (batched requests included) as the ledger.
-  const ledgerNc = await connect({ servers: env.natsUrl });
+  const ledgerNc = await connect(natsOptions(env.natsUrl));
   const ledger = new RpcServer({ nc: ledgerNc, prefix: env.prefix, service: "ledger", log: createLogger({ service: "ledger-standin", level: "silent" }), concurrencyMax: 64 });
-  ledger.handle("getParticipant", async (req, ctx) => {
+  ledger.handle(internalOperation("getParticipant"), async (req, ctx) => {
     const id = req.params["participant_id"] ?? "";
     if (!known.has(`${ctx.auth.org_id}|${String(ctx.auth.livemode)}|${id}`)) throw new DomainError("participant_not_found", `Participant ${id} not found`);
     return { body: { participant: { id } } };
@@ -64,8 +64,10 @@ export async function startKyc(opts: { ring?: KeyRing | null; env?: Record<strin
     env,
     svc,
     addParticipant: (auth, participantId) => known.add(`${auth.org_id}|${String(auth.livemode)}|${participantId}`),
-    call: (target, op, auth, req = {}) =>
-      rpcCall(target.nc, rpcSubject(env.prefix, "kyc", op), { auth, params: req.params ?? {}, query: {}, body: req.body ?? {} }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
+    // Through the stand-in's connection (the test superuser's): the service's own may not publish to its public
+    // subjects (ADR 0011). One instance runs at a time, so the request reaches `_target`.
+    call: (_target, op, auth, req = {}) =>
+      rpcCall(ledgerNc, rpcSubject(env.prefix, "kyc", op), { auth, params: req.params ?? {}, query: {}, body: req.body ?? {} }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
     another,
     close: async () => {
       await Promise.all(started.map((s) => s.stop()));

@@ -8,10 +8,12 @@ import { z } from "zod";
 import { registerHandlers } from "./handlers/index.ts";
 import { registerImportHandlers } from "./handlers/imports.ts";
 import { registerInternalReads } from "./handlers/internal-reads.ts";
+import { postBatchSizes } from "./metrics.ts";
 import { Poster } from "./usecases/poster.ts";
+import { registerVerifyJob, VerifyEnv } from "./verify-job.ts";
 
-/** The ledger's own settings: how many group-commit batches may be in flight at once (ADR 0004). */
-const LedgerEnv = { POST_BATCH_SLOTS: z.coerce.number().int().min(1).max(4).default(4) };
+/** The ledger's own settings: how many group-commit batches may be in flight at once (ADR 0004), the periodic invariant check. */
+const LedgerEnv = { POST_BATCH_SLOTS: z.coerce.number().int().min(1).max(4).default(4), ...VerifyEnv };
 
 export interface LedgerDeps extends ServiceDeps {
   /** Pins the balance shard each system-account delta lands on (tests that count shards). */
@@ -25,9 +27,10 @@ export interface LedgerService extends Service<ServiceConfig<typeof LedgerEnv>> 
 
 export async function buildLedger(env: Record<string, string | undefined>, deps: LedgerDeps = {}): Promise<LedgerService> {
   const svc = await createService({ name: "ledger", env, deps, extraEnv: LedgerEnv });
-  const poster = new Poster(svc.sql, { log: svc.log, slots: svc.config.POST_BATCH_SLOTS, ...(deps.pickShard === undefined ? {} : { pickShard: deps.pickShard }) });
+  const poster = new Poster(svc.sql, { log: svc.log, slots: svc.config.POST_BATCH_SLOTS, batchSizes: postBatchSizes(svc.metrics), ...(deps.pickShard === undefined ? {} : { pickShard: deps.pickShard }) });
   registerHandlers(svc, poster);
   registerImportHandlers(svc);
   registerInternalReads(svc);
+  registerVerifyJob(svc);
   return Object.assign(svc, { poster });
 }

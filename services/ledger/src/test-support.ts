@@ -44,9 +44,10 @@ export async function startLedger(opts: { poolMax?: number; deps?: LedgerDeps } 
     svc,
     poster: svc.poster,
     sql,
-    call: (op, auth, req = {}) =>
-      rpcCall(svc.nc, rpcSubject(env.prefix, "ledger", op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {} }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
-    postRpc: (payload) => rpcCall(svc.nc, `${env.prefix}svc.ledger.post`, payload, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
+    // The test superuser's connection: the ledger's own may not publish to its public subjects (ADR 0011).
+    call: async (op, auth, req = {}) =>
+      rpcCall(await env.nats(), rpcSubject(env.prefix, "ledger", op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {} }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
+    postRpc: async (payload) => rpcCall(await env.nats(), `${env.prefix}svc.ledger.post`, payload, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
     close: async () => {
       await sql.end({ timeout: 5 });
       await svc.stop();

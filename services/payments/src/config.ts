@@ -13,4 +13,20 @@ export const PaymentsEnv = {
   /** Stripe Checkout adapter; without a secret key, provider `stripe` answers provider_not_configured. */
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
   STRIPE_API_BASE: z.url().default("https://api.stripe.com"),
+  /** Deadline of one call to the processor's API, and how many times its client retries a call that got no answer. */
+  STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  STRIPE_MAX_NETWORK_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  /**
+   * The signing secret of this deployment's processor webhook endpoint (`whsec_…`); without it the webhook route
+   * refuses every event (nothing can be verified).
+   */
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  /** How old a webhook's signed timestamp may be, in seconds (replays of older captures are refused). */
+  STRIPE_WEBHOOK_TOLERANCE_S: z.coerce.number().int().min(1).max(3_600).default(300),
+  /** How often the processor-event worker looks for due events (a received event also wakes it at once). */
+  PAYMENTS_PROCESSOR_POLL_MS: z.coerce.number().int().min(20).max(600_000).default(1_000),
+  /** How long a worker owns a claimed event; past it (a crash) another worker takes it again. */
+  PAYMENTS_PROCESSOR_LEASE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /** Events claimed per pass. */
+  PAYMENTS_PROCESSOR_BATCH_MAX: z.coerce.number().int().min(1).max(1_000).default(20),
 };

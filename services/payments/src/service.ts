@@ -1,23 +1,28 @@
 /**
  * The payments service: checkout sessions (hosted + direct + wallet-funded), splits, sandbox completion and
  * failure, the reconciler, hosted checkout and wallet pages, wallet sessions, shared-wallet spend and its
- * reversal. It moves money only through `svc.ledger.post`.
+ * reversal, and live card money through the processor (its signed webhooks and their worker, live completion,
+ * live wallet funding, card refunds, disputes). It moves money only through `svc.ledger.post`.
  */
 import { createService, Histogram, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
 import { soledgicProvider, stripeProvider } from "./adapters/providers.ts";
 import { natsRefunds } from "./adapters/refunds.ts";
+import { stripeClient, type ProcessorClient } from "./adapters/stripe.ts";
 import { PaymentsEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { registerInternalReads } from "./handlers/internal-reads.ts";
 import type { PaymentsDeps } from "./usecases/deps.ts";
+import { ProcessorWorker } from "./usecases/processor-worker.ts";
 import { Reconciler } from "./usecases/reconcile.ts";
 
-export type PaymentsService = Service<ServiceConfig<typeof PaymentsEnv>> & { reconciler: Reconciler; deps: PaymentsDeps };
+export type PaymentsService = Service<ServiceConfig<typeof PaymentsEnv>> & { reconciler: Reconciler; processorWorker: ProcessorWorker; deps: PaymentsDeps };
 
 export interface PaymentsBuildDeps extends ServiceDeps {
   /** Runs between a completion's ledger post and its settle step (crash tests stop the process there). */
   afterLedgerPost?: () => Promise<void>;
+  /** Runs after a processor event was recorded and answered, before the worker acts on it (crash tests stop there). */
+  beforeProcessorWork?: () => Promise<void>;
 }
 
 export async function buildPayments(env: Record<string, string | undefined>, deps: PaymentsBuildDeps = {}): Promise<PaymentsService> {
@@ -32,18 +37,33 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     registers: [svc.metrics],
   });
   const stepChildren = { intent: steps.labels({ step: "intent" }), ledger_post: steps.labels({ step: "ledger_post" }), settle: steps.labels({ step: "settle" }) };
+  const processor: ProcessorClient | undefined =
+    cfg.STRIPE_SECRET_KEY === undefined
+      ? undefined
+      : stripeClient({ secretKey: cfg.STRIPE_SECRET_KEY, apiBase: cfg.STRIPE_API_BASE, timeoutMs: cfg.STRIPE_TIMEOUT_MS, maxNetworkRetries: cfg.STRIPE_MAX_NETWORK_RETRIES });
+  // The worker needs the use-case deps and the deps wake the worker: the reference is filled in right below.
+  const workerRef: { current?: ProcessorWorker } = {};
   const useCaseDeps: PaymentsDeps = {
     sql: svc.sql,
     ledger: natsLedger(svc.nc, svc.prefix, cfg.PAYMENTS_LEDGER_TIMEOUT_MS),
     refunds: natsRefunds(svc.nc, svc.prefix, cfg.PAYMENTS_LEDGER_TIMEOUT_MS),
-    providers: { soledgic: soledgicProvider, stripe: stripeProvider({ secretKey: cfg.STRIPE_SECRET_KEY, apiBase: cfg.STRIPE_API_BASE }) },
+    processor,
+    providers: { soledgic: soledgicProvider, stripe: stripeProvider(processor) },
     log: svc.log,
     now: () => new Date(),
     afterLedgerPost: deps.afterLedgerPost ?? (async () => {}),
+    beforeProcessorWork: deps.beforeProcessorWork ?? (async () => {}),
+    wakeProcessorWorker: () => workerRef.current?.wake(),
     observeStep: (step, seconds) => stepChildren[step].observe(seconds),
   };
-  registerHandlers(svc, useCaseDeps);
-  registerInternalReads(svc);
+  const worker = new ProcessorWorker(
+    useCaseDeps,
+    { pollMs: cfg.PAYMENTS_PROCESSOR_POLL_MS, leaseMs: cfg.PAYMENTS_PROCESSOR_LEASE_MS, batchMax: cfg.PAYMENTS_PROCESSOR_BATCH_MAX },
+    svc.log,
+  );
+  workerRef.current = worker;
+  registerHandlers(svc, useCaseDeps, { secret: cfg.STRIPE_WEBHOOK_SECRET, toleranceSec: cfg.STRIPE_WEBHOOK_TOLERANCE_S });
+  registerInternalReads(svc, useCaseDeps);
   const reconciler = new Reconciler(
     useCaseDeps,
     { intervalMs: cfg.PAYMENTS_RECONCILE_INTERVAL_MS, graceMs: cfg.PAYMENTS_RECONCILE_GRACE_MS, batchMax: cfg.PAYMENTS_RECONCILE_BATCH_MAX },
@@ -52,13 +72,16 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
   const start = svc.start.bind(svc);
   const withReconciler = Object.assign(svc, {
     reconciler,
+    processorWorker: worker,
     deps: useCaseDeps,
     start: async () => {
       const res = await start();
       reconciler.start();
+      worker.start();
       return res;
     },
   });
   svc.onShutdown(() => reconciler.stop());
+  svc.onShutdown(() => worker.stop());
   return withReconciler;
 }

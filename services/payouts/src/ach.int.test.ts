@@ -9,7 +9,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId, type PostRequestInput } from "@treasury/contracts";
 import { createLogger, generateKeyRingEntry, parseKeyRing, RpcServer, Sealer } from "@treasury/service-kit";
-import { makeScratchDir, setupTestEnv, type TestEnv } from "@treasury/testing";
+import { makeScratchDir, setupTestEnv, type TestEnv, natsOptions } from "@treasury/testing";
 import { readNachaFile } from "../test/nacha-reader.ts";
 import { achDropRail, type BankRail } from "./adapters/bank-rail.ts";
 import { buildPayouts, type PayoutsService } from "./service.ts";
@@ -50,7 +50,7 @@ beforeAll(async () => {
       return real.deliver(name, text);
     },
   };
-  ledgerNc = await connect({ servers: env.natsUrl });
+  ledgerNc = await connect(natsOptions(env.natsUrl));
   ledger = new RpcServer({ nc: ledgerNc, prefix: env.prefix, service: "ledger", log: createLogger({ service: "ledger-standin", level: "silent" }), concurrencyMax: 16 });
   ledger.handleRaw("post", async (payload) => {
     const req = payload as PostRequestInput;

@@ -67,8 +67,9 @@ export async function startHarness(opts: { receiptsEnv?: Record<string, string> 
   await receipts.start();
   await Promise.all(spawned.map((p) => p.ready));
   const sql = postgres(env.dbUrl("receipts"), { max: 4, onnotice: () => {} });
-  const call: Harness["call"] = (service, op, auth, req = {}) =>
-    rpcCall(receipts.nc, rpcSubject(env.prefix, service, op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {}, alt_base_url: ALT_BASE }, { timeoutMs: RPC_TIMEOUT_TEST_MS });
+  // The test superuser's connection: receipts' own may call only the internal reads it needs (ADR 0011).
+  const call: Harness["call"] = async (service, op, auth, req = {}) =>
+    rpcCall(await env.nats(), rpcSubject(env.prefix, service, op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {}, alt_base_url: ALT_BASE }, { timeoutMs: RPC_TIMEOUT_TEST_MS });
   const okOf = async (service: string, op: string, auth: AuthContext, req: Parameters<Harness["call"]>[3] = {}) => {
     const r = await call(service, op, auth, req);
     if (!r.ok) throw new Error(`${service}.${op}: expected success, got ${r.error.code}: ${r.error.message}`);
@@ -108,7 +109,7 @@ export async function startHarness(opts: { receiptsEnv?: Record<string, string> 
       return r.body["transaction_id"] as string;
     },
     adjustment: async (auth) => {
-      const r = await rpcCall(receipts.nc, ledgerPostSubject(env.prefix), {
+      const r = await rpcCall(await env.nats(), ledgerPostSubject(env.prefix), {
         org_id: auth.org_id,
         livemode: auth.livemode,
         kind: "adjust",

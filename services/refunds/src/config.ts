@@ -10,4 +10,6 @@ export const RefundsEnv = {
   REFUNDS_RECONCILE_BATCH_MAX: z.coerce.number().int().min(1).max(1_000).default(50),
   /** Deadline of one ledger request; past it the outcome is unknown and the reconciler retries. */
   REFUNDS_LEDGER_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8_000),
+  /** Deadline of asking payments for a live card refund (it calls the processor, with its own timeout and retries). */
+  REFUNDS_PAYMENTS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
 };

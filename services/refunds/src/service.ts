@@ -5,8 +5,9 @@
  */
 import { createService, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
+import { natsPayments } from "./adapters/payments.ts";
 import { RefundsEnv } from "./config.ts";
-import { registerHandlers } from "./handlers/index.ts";
+import { registerHandlers, registerInternal } from "./handlers/index.ts";
 import type { RefundsDeps } from "./usecases/deps.ts";
 import { Reconciler } from "./usecases/reconcile.ts";
 
@@ -25,12 +26,14 @@ export async function buildRefunds(env: Record<string, string | undefined>, deps
   const useCaseDeps: RefundsDeps = {
     sql: svc.sql,
     ledger: natsLedger(svc.nc, svc.prefix, cfg.REFUNDS_LEDGER_TIMEOUT_MS),
+    payments: natsPayments(svc.nc, svc.prefix, cfg.REFUNDS_PAYMENTS_TIMEOUT_MS),
     log: svc.log,
     now: () => new Date(),
     afterIntent: deps.afterIntent ?? (async () => {}),
     afterLedgerPost: deps.afterLedgerPost ?? (async () => {}),
   };
   registerHandlers(svc, useCaseDeps);
+  registerInternal(svc, useCaseDeps);
   const reconciler = new Reconciler(
     useCaseDeps,
     { intervalMs: cfg.REFUNDS_RECONCILE_INTERVAL_MS, graceMs: cfg.REFUNDS_RECONCILE_GRACE_MS, batchMax: cfg.REFUNDS_RECONCILE_BATCH_MAX },

@@ -45,8 +45,9 @@ export async function startRefunds(opts: { env?: Record<string, string>; deps?: 
   return {
     env,
     refunds,
-    call: (service, op, auth, req = {}) =>
-      rpcCall(refunds.nc, rpcSubject(env.prefix, service, op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {}, alt_base_url: "http://alt.test:8081" }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
+    // The test superuser's connection: refunds' own may not publish to public subjects (ADR 0011).
+    call: async (service, op, auth, req = {}) =>
+      rpcCall(await env.nats(), rpcSubject(env.prefix, service, op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {}, alt_base_url: "http://alt.test:8081" }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
     withLedgerStopped: async (whileStopped) => {
       ledger.kill("SIGTERM");
       await ledger.exited;

@@ -5,7 +5,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { rpcSubject, type RpcReply } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
-import { freePort, setupTestEnv, spawnService, waitFor, type SpawnedService, type TestEnv } from "@treasury/testing";
+import { freePort, setupTestEnv, spawnService, waitFor, type SpawnedService, type TestEnv, natsOptions } from "@treasury/testing";
 import { authFor, makeEvent, newOrg, publishEvent, Receiver, TEST_WEBHOOK_ENV } from "./test-support.ts";
 
 const EVENTS = 1_000;
@@ -18,7 +18,7 @@ const children: SpawnedService[] = [];
 
 beforeAll(async () => {
   env = await setupTestEnv();
-  nc = await connect({ servers: env.natsUrl });
+  nc = await connect(natsOptions(env.natsUrl));
   rcv = await Receiver.start();
 });
 afterAll(async () => {

@@ -55,8 +55,9 @@ export async function startWebhooks(extraEnv: Record<string, string> = {}): Prom
   const env = await setupTestEnv();
   const svc = await buildWebhooks(env.env("webhooks", { ...TEST_WEBHOOK_ENV, ...extraEnv }));
   await svc.start();
-  const call = (op: string, auth: AuthContext, body: unknown = {}) =>
-    rpcCall(svc.nc, rpcSubject(env.prefix, "webhooks", op), { auth, params: {}, query: {}, body }, { timeoutMs: RPC_TIMEOUT_TEST_MS });
+  // The test superuser's connection: the service's own may not publish to its public subjects (ADR 0011).
+  const call = async (op: string, auth: AuthContext, body: unknown = {}) =>
+    rpcCall(await env.nats(), rpcSubject(env.prefix, "webhooks", op), { auth, params: {}, query: {}, body }, { timeoutMs: RPC_TIMEOUT_TEST_MS });
   return {
     env,
     svc,

@@ -1,9 +1,9 @@
 /**
- * The ledger owns participants; kyc asks it whether one exists (`svc.ledger.getParticipant`, with the caller's
+ * The ledger owns participants; kyc asks it whether one exists (`svc.ledger.internal.getParticipant`, with the caller's
  * org and environment). A participant is never deleted once created, so a found one is remembered for a while;
  * a missing one is asked again next time, so a participant created meanwhile is seen at once.
  */
-import { DomainError, rpcSubject, type AuthContext } from "@treasury/contracts";
+import { DomainError, internalSubject, type AuthContext } from "@treasury/contracts";
 import { rpcCall, type NatsConnection } from "@treasury/service-kit";
 
 export interface ParticipantDirectory {
@@ -16,7 +16,7 @@ const FOUND_CACHE_TTL_MS = 5 * 60_000;
 
 export function natsParticipants(nc: NatsConnection, prefix: string, timeoutMs: number): ParticipantDirectory {
   const found = new Map<string, number>();
-  const subject = rpcSubject(prefix, "ledger", "getParticipant");
+  const subject = internalSubject(prefix, "ledger", "getParticipant");
   return {
     async requireParticipant(auth, participantId) {
       const key = `${auth.org_id}\u0000${String(auth.livemode)}\u0000${participantId}`;

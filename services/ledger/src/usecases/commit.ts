@@ -241,6 +241,7 @@ async function inTransaction(
       return verdicts;
     }
   }
+  if (!opts.readClaims) await answerReplays(conn, begin, fresh, verdicts);
 
   const write = batch.write(used.cache, opts.shard);
   let xmin: string | null = null;
@@ -258,6 +259,22 @@ async function inTransaction(
   }
   cache.remember(rows.locked, new Map(write.wallets.map((w) => [w.id, w])), xmin);
   return verdicts;
+}
+
+/**
+ * A refused request may be the replay of one already posted (a withdrawal replayed after the balance moved, a
+ * refund replayed after the sale was refunded in full): it gets the first result, not the refusal. Claims are read
+ * only for refused requests (rarely any): the accepted ones find a taken key at the write.
+ */
+async function answerReplays(conn: ReservedSql, begin: () => Promise<unknown>, fresh: readonly Pending[], verdicts: Map<Pending, Verdict>): Promise<void> {
+  const refused = fresh.filter((p) => verdicts.get(p)?.ok === false);
+  if (refused.length === 0) return;
+  const [, claims] = await settled([begin(), claimsByKey(conn, refused.map((p) => ({ orgId: p.req.org_id, livemode: p.req.livemode, kind: p.req.kind, referenceId: p.req.reference_id })))]);
+  const byKey = new Map(claims.map((e) => [`${e.org_id}\u0000${e.livemode}\u0000${e.kind}\u0000${e.reference_id}`, e]));
+  for (const p of refused) {
+    const e = byKey.get(p.key);
+    if (e !== undefined) verdicts.set(p, replayVerdict(p, e.id, e.request_hash, e.result));
+  }
 }
 
 /** The answer to a key already posted: its first result, or a conflict when the request differs. */

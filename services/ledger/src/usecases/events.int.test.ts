@@ -24,13 +24,13 @@ function traced(traceId: string): Context {
   return trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: traceId.slice(0, 16), traceFlags: TraceFlags.SAMPLED, isRemote: true });
 }
 
-function post(payload: unknown, requestId: string, traceId: string) {
-  return rpcCall(h.svc.nc, `${h.env.prefix}svc.ledger.post`, payload, { timeoutMs: 20_000, requestId, parent: traced(traceId) });
+async function post(payload: unknown, requestId: string, traceId: string) {
+  return rpcCall(await h.env.nats(), `${h.env.prefix}svc.ledger.post`, payload, { timeoutMs: 20_000, requestId, parent: traced(traceId) });
 }
 
 /** The org's events on the stream: type, request id and trace id from the message headers, and the data. */
 async function streamEvents(orgId: string): Promise<{ type: string; requestId: string; traceId: string; data: Record<string, unknown> }[]> {
-  const jsm = await jetstreamManager(h.svc.nc);
+  const jsm = await jetstreamManager(await h.env.nats());
   const name = eventsStreamName(h.env.prefix);
   const { state } = await jsm.streams.info(name);
   const out = [];

@@ -5,7 +5,8 @@
  * the buyer's wallet for a wallet-funded one): the creator's part from the creator wallet, covered by the sale's
  * hold first, then the available balance, a shortfall booked to creator_receivable or refused
  * (domain/engine.ts cover); the platform's part from sales tax payable and platform revenue in proportion.
- * Works for every sale the ledger records (checkout sales, shared-wallet spends, record-sale).
+ * Works for every sale the ledger records (checkout sales and record-sale; shared-wallet spends record no sale
+ * and are undone by their own reversal).
  */
 import { DomainError, type PostOutcome, type PostRequest } from "@treasury/contracts";
 import type { RefundPlan } from "../domain/refund.ts";

@@ -1,9 +1,9 @@
 /**
  * The ledger as payments sees it: `svc.ledger.post` (the only way money moves) and a few reads/commands of
- * the ledger's public operations, all over NATS with explicit deadlines. A ledger domain error comes back as
+ * the ledger's public operations on their internal subjects (`svc.ledger.internal.<operation>`), all over NATS with explicit deadlines. A ledger domain error comes back as
  * the same DomainError; a timeout or an absent ledger is LedgerOutcomeUnknown (never "failed").
  */
-import { DomainError, ledgerPostSubject, newRequestId, rpcSubject, type AuthContext, type PostRequestInput, type PostResult } from "@treasury/contracts";
+import { DomainError, internalSubject, ledgerPostSubject, newRequestId, type AuthContext, type PostRequestInput, type PostResult } from "@treasury/contracts";
 import { rpcCall, type NatsConnection } from "@treasury/service-kit";
 
 export class LedgerOutcomeUnknown extends Error {
@@ -74,7 +74,7 @@ export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number
     throw new DomainError(code, message, { ...(hint !== undefined ? { hint } : {}), ...(details !== undefined ? { details } : {}), ...(extra !== undefined ? { extra } : {}) });
   }
   const op = (scope: Scope, operation: string, req: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }) =>
-    raw(rpcSubject(prefix, "ledger", operation), {
+    raw(internalSubject(prefix, "ledger", operation), {
       auth: internalAuth(scope),
       params: req.params ?? {},
       query: req.query ?? {},

@@ -1,9 +1,11 @@
 /**
  * Checkout providers behind one interface. `soledgic` is the built-in hosted page and, in sandbox, its card
- * simulator; `stripe` creates a Stripe Checkout session through Stripe's HTTP API when a secret key is
- * configured, and otherwise answers provider_not_configured before anything is written.
+ * simulator; `stripe` creates a Stripe Checkout session through the processor client (adapters/stripe.ts) when a
+ * secret key is configured, and otherwise answers provider_not_configured before anything is written. A
+ * session's completion comes back as the processor's `checkout.session.completed` event (usecases/processor-events.ts).
  */
 import { DomainError } from "@treasury/contracts";
+import { ProcessorRefused, type ProcessorClient } from "./stripe.ts";
 
 export type ProviderName = "soledgic" | "stripe";
 
@@ -16,6 +18,9 @@ export interface HostedSessionInput {
   cancelUrl: string;
   hostedUrl: string;
   livemode: boolean;
+  expiresAt: Date;
+  /** What the processor's events carry back, so they can be matched to our row. */
+  metadata: Record<string, string>;
 }
 
 export interface CheckoutProvider {
@@ -26,49 +31,46 @@ export interface CheckoutProvider {
   createHostedSession(input: HostedSessionInput): Promise<{ checkoutUrl: string; paymentId: string | null }>;
 }
 
-const STRIPE_TIMEOUT_MS = 10_000;
-
 export const soledgicProvider: CheckoutProvider = {
   name: "soledgic",
   assertConfigured: () => {},
   createHostedSession: async (input) => ({ checkoutUrl: input.hostedUrl, paymentId: null }),
 };
 
-export function stripeProvider(opts: { secretKey: string | undefined; apiBase: string }): CheckoutProvider {
+function notConfigured(): DomainError {
+  return new DomainError("provider_not_configured", "The stripe checkout provider has no credentials configured", {
+    hint: "POST /v1/checkout-sessions with sandbox_checkout_provider: \"soledgic\" (the built-in simulator), or configure STRIPE_SECRET_KEY on the payments service",
+  });
+}
+
+export function stripeProvider(client: ProcessorClient | undefined): CheckoutProvider {
   return {
     name: "stripe",
     assertConfigured: () => {
-      if (opts.secretKey === undefined) {
-        throw new DomainError("provider_not_configured", "The stripe checkout provider has no credentials configured", {
-          hint: "POST /v1/checkout-sessions with sandbox_checkout_provider: \"soledgic\" (the built-in simulator), or configure STRIPE_SECRET_KEY on the payments service",
-        });
-      }
+      if (client === undefined) throw notConfigured();
     },
     createHostedSession: async (input) => {
-      const form = new URLSearchParams({
-        mode: "payment",
-        success_url: input.successUrl,
-        cancel_url: input.cancelUrl,
-        client_reference_id: input.sessionId,
-        "line_items[0][quantity]": "1",
-        "line_items[0][price_data][currency]": input.currency.toLowerCase(),
-        "line_items[0][price_data][unit_amount]": String(input.amount),
-        "line_items[0][price_data][product_data][name]": input.productName,
-        "metadata[checkout_session_id]": input.sessionId,
-      });
-      const res = await fetch(`${opts.apiBase}/v1/checkout/sessions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${opts.secretKey ?? ""}`, "content-type": "application/x-www-form-urlencoded", "idempotency-key": `cs_${input.sessionId}` },
-        body: form,
-        signal: AbortSignal.timeout(STRIPE_TIMEOUT_MS),
-      });
-      const body = (await res.json().catch(() => ({}))) as { id?: string; url?: string; error?: { message?: string } };
-      if (!res.ok || typeof body.url !== "string" || typeof body.id !== "string") {
-        throw new DomainError("provider_not_configured", `Stripe refused the checkout session: ${body.error?.message ?? res.status}`, {
-          hint: "Check STRIPE_SECRET_KEY on the payments service, or use sandbox_checkout_provider: \"soledgic\"",
+      if (client === undefined) throw notConfigured();
+      try {
+        const s = await client.createCheckoutSession({
+          reference: input.sessionId,
+          amount: input.amount,
+          currency: input.currency,
+          productName: input.productName,
+          successUrl: input.successUrl,
+          cancelUrl: input.cancelUrl,
+          expiresAt: input.expiresAt,
+          metadata: input.metadata,
         });
+        return { checkoutUrl: s.url, paymentId: s.id };
+      } catch (e) {
+        if (e instanceof ProcessorRefused) {
+          throw new DomainError("provider_not_configured", `Stripe refused the checkout session: ${e.message}`, {
+            hint: "Check STRIPE_SECRET_KEY on the payments service, or use sandbox_checkout_provider: \"soledgic\"",
+          });
+        }
+        throw new DomainError("service_unavailable", "The card processor did not answer; retry with the same idempotency_key");
       }
-      return { checkoutUrl: body.url, paymentId: body.id };
     },
   };
 }

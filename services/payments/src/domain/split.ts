@@ -33,13 +33,51 @@ export function creatorBpsFor(requestPercent: number | undefined, participantDef
   return percentToBps(requestPercent ?? participantDefault ?? DEFAULT_CREATOR_PERCENT);
 }
 
-export function breakdownOf(s: { amount: number; sales_tax: number; creator_amount: number; platform_amount: number; creator_bps: number }) {
+export type FeePayer = "platform" | "creator" | "split";
+
+export interface FeeSplit {
+  /** The creator's share after its part of the fee. */
+  creator: number;
+  /** The platform's share after its part of the fee (negative when the fee exceeds it: the platform bears it). */
+  platform: number;
+  fee: number;
+  /** The part of the fee the creator bears (platform revenue recovers it; the platform books the whole fee). */
+  creatorFee: number;
+}
+
+/**
+ * A sale's split once the processor's fee is known, charged as record-sale charges it (docs/api.md, record-sale):
+ * to the platform, to the creator, or split (creator floor(fee / 2), platform the rest). Unlike record-sale, the
+ * payment has already happened and cannot be refused: a creator's part of the fee above the creator's share is
+ * borne by the platform instead. creator + platform + fee + sales tax = gross, always.
+ */
+export function withProcessingFee(s: { amount: number; sales_tax: number; creator_amount: number; platform_amount: number }, fee: number, paidBy: FeePayer): FeeSplit {
+  if (!Number.isSafeInteger(fee) || fee < 0) throw new RangeError(`processing fee out of range: ${fee}`);
+  const asked = paidBy === "creator" ? fee : paidBy === "split" ? Math.floor(fee / 2) : 0;
+  const creatorFee = Math.min(asked, s.creator_amount);
+  const out = { creator: s.creator_amount - creatorFee, platform: s.platform_amount - (fee - creatorFee), fee, creatorFee };
+  if (out.creator + out.platform + out.fee + s.sales_tax !== s.amount) throw new Error(`fee split invariant broken: ${JSON.stringify(out)}`);
+  return out;
+}
+
+export function breakdownOf(s: {
+  amount: number;
+  sales_tax: number;
+  creator_amount: number;
+  platform_amount: number;
+  creator_bps: number;
+  processing_fee: number;
+  processing_fee_paid_by: FeePayer;
+}) {
+  const f = withProcessingFee(s, s.processing_fee, s.processing_fee_paid_by);
   return {
     gross_amount_cents: s.amount,
     sales_tax_amount_cents: s.sales_tax,
-    creator_amount_cents: s.creator_amount,
-    platform_amount_cents: s.platform_amount,
+    creator_amount_cents: f.creator,
+    platform_amount_cents: f.platform,
     creator_percent: s.creator_bps / 100,
+    // Only a payment the card processor took has a fee; the fields appear once it is known.
+    ...(f.fee > 0 ? { processing_fee_cents: f.fee, processing_fee_paid_by: s.processing_fee_paid_by } : {}),
   };
 }
 

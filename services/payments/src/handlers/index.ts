@@ -9,6 +9,7 @@ import { createCheckoutSession } from "../usecases/create-checkout.ts";
 import { scopeOfAuth, type PaymentsDeps } from "../usecases/deps.ts";
 import { failCheckout } from "../usecases/fail-checkout.ts";
 import { presentCheckout } from "../usecases/present.ts";
+import { receiveStripeWebhook, type WebhookSecrets } from "../usecases/receive-processor-event.ts";
 import { reverseSharedWalletSpend, spendSharedWallet } from "../usecases/shared-spend.ts";
 import { createWalletSession } from "../usecases/wallet-sessions.ts";
 
@@ -44,8 +45,10 @@ function altBase(req: Req): string {
   return base.replace(/\/+$/, "");
 }
 
-export function registerHandlers(svc: Pick<Service, "rpc">, deps: PaymentsDeps): void {
+export function registerHandlers(svc: Pick<Service, "rpc">, deps: PaymentsDeps, webhookSecrets: WebhookSecrets): void {
   const ops: Record<string, Handler> = {
+    // No API key: the body's signature authenticates it, and the event (not a key) names the org it concerns.
+    receiveStripeWebhook: (req) => receiveStripeWebhook(deps, webhookSecrets, decode(schemas.ProcessorWebhookBody, req.body)),
     createCheckoutSession: (req) => createCheckoutSession(deps, scopeOfAuth(req.auth), decode(schemas.CreateCheckoutBody, req.body), altBase(req)),
     sandboxCompleteCheckout: async (req) => {
       sandboxOnly(req);

@@ -1,11 +1,14 @@
 /**
- * Internal reads other services make over NATS (never routed by the gateway): `svc.payments.internal.*`.
- * The receipts service asks which sale a checkout session recorded; the payload names the org and environment.
+ * Internal operations other services call over NATS (never routed by the gateway): `svc.payments.internal.*`.
+ * The receipts service asks which sale a checkout session recorded; the refunds service asks for the card refund
+ * of a live sale (usecases/processor-refunds.ts). The payload names the org and environment.
  */
 import { DomainError, parseOrThrow, schemas } from "@treasury/contracts";
 import type { Service } from "@treasury/service-kit";
 import { domainErrorReply } from "@treasury/service-kit";
 import { findCheckout, type CheckoutRow } from "../store/checkouts.ts";
+import type { PaymentsDeps } from "../usecases/deps.ts";
+import { startProcessorRefund } from "../usecases/processor-refunds.ts";
 
 function checkoutSale(row: CheckoutRow): schemas.CheckoutSale {
   return {
@@ -19,7 +22,16 @@ function checkoutSale(row: CheckoutRow): schemas.CheckoutSale {
   };
 }
 
-export function registerInternalReads(svc: Pick<Service, "sql" | "rpc">): void {
+export function registerInternalReads(svc: Pick<Service, "sql" | "rpc">, deps: PaymentsDeps): void {
+  svc.rpc.handleRaw(schemas.PROCESSOR_REFUND_OPERATION, async (payload) => {
+    try {
+      const body = await startProcessorRefund(deps, parseOrThrow(schemas.ProcessorRefundRequest, payload));
+      return { ok: true, status: 200, body };
+    } catch (e) {
+      if (e instanceof DomainError) return domainErrorReply(e);
+      throw e;
+    }
+  });
   svc.rpc.handleRaw(schemas.CHECKOUT_SALE_OPERATION, async (payload) => {
     try {
       const req = parseOrThrow(schemas.CheckoutSaleRequest, payload);

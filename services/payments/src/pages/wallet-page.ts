@@ -10,6 +10,7 @@ import type { LedgerWallet } from "../adapters/ledger.ts";
 import { isUuid } from "../store/db.ts";
 import { findWalletSessionForPage, type WalletSessionRow } from "../store/wallet-sessions.ts";
 import type { PaymentsDeps } from "../usecases/deps.ts";
+import { startLiveTopup } from "../usecases/wallet-topup.ts";
 import { walletSessionStatus } from "../usecases/wallet-sessions.ts";
 import { cardDigits, esc, page, redirect, TEST_CARD_DECLINE, TEST_CARD_SUCCESS, usd } from "./html.ts";
 
@@ -114,7 +115,13 @@ async function render(deps: PaymentsDeps, row: WalletSessionRow, message: Messag
   }
   if (canTopUp(row, wallet)) {
     if (row.livemode) {
-      parts.push(`<p class="muted">Add funds through the merchant's checkout.</p>`);
+      parts.push(
+        `<h2>Add funds</h2><p class="muted">You pay by card on the card processor's secure page.</p>` +
+          `<form method="post" action="/v1/wallet/${esc(row.id)}/topup" id="topup-form">` +
+          `<input type="hidden" name="nonce" value="${esc(randomUUID())}">` +
+          `<label for="amount">Amount (USD)</label><input id="amount" name="amount" inputmode="decimal" required placeholder="10.00">` +
+          `<button type="submit" id="topup">Continue to payment</button></form>`,
+      );
     } else {
       parts.push(
         `<h2>Add funds</h2><p class="sandbox">Sandbox: 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined.</p>` +
@@ -196,6 +203,17 @@ export async function walletRefundRequestHandler(deps: PaymentsDeps, payload: un
   return redirect(`${req.alt_base_url}/v1/wallet/${row.id}?refund_request=${encodeURIComponent(String(created["id"]))}`);
 }
 
+/** A live top-up is paid on the card processor's checkout page; its completion credits the wallet. */
+async function liveTopup(deps: PaymentsDeps, req: PageRequest, row: WalletSessionRow, amount: number, nonce: string): Promise<RpcReply> {
+  try {
+    return redirect(await startLiveTopup(deps, row, amount, nonce, `${req.alt_base_url}/v1/wallet/${row.id}`));
+  } catch (e) {
+    if (!(e instanceof DomainError)) throw e;
+    const text = e.code === "provider_not_configured" ? "Card payments are not available for this wallet yet." : "The card processor did not answer; please try again.";
+    return render(deps, row, { kind: "error", text }, e.code === "provider_not_configured" ? 422 : 503);
+  }
+}
+
 /** Dollars with at most two decimals → cents; undefined when malformed or out of range. */
 export function parseDollars(input: string | undefined): number | undefined {
   const m = /^\s*\$?(\d{1,12})(?:\.(\d{1,2}))?\s*$/.exec(input ?? "");
@@ -211,11 +229,11 @@ export async function walletTopupHandler(deps: PaymentsDeps, payload: unknown): 
   const scope = { orgId: row.org_id, livemode: row.livemode };
   const wallet = await deps.ledger.getWallet(scope, row.wallet_id);
   if (!canTopUp(row, wallet)) return render(deps, row, { kind: "error", text: "This session does not allow adding funds." }, 403);
-  if (row.livemode) return render(deps, row, { kind: "error", text: "Test cards are not accepted for live wallets." }, 422);
   const amount = parseDollars(req.form["amount"]);
   if (amount === undefined) return render(deps, row, { kind: "error", text: "Enter an amount such as 10.00." }, 422);
   const nonce = req.form["nonce"] ?? "";
   if (!isUuid(nonce)) return render(deps, row, { kind: "error", text: "The form expired; please try again." }, 422);
+  if (row.livemode) return liveTopup(deps, req, row, amount, nonce);
   const card = cardDigits(req.form["card_number"]);
   if (card === TEST_CARD_DECLINE) return render(deps, row, { kind: "error", text: "Your card was declined. No funds were added." }, 422);
   if (card !== TEST_CARD_SUCCESS) return render(deps, row, { kind: "error", text: "Use a sandbox test card: 4242 4242 4242 4242." }, 422);

@@ -3,6 +3,7 @@ import { parseCents } from "@treasury/contracts";
 import type { OutboxRowValues } from "@treasury/service-kit";
 import type postgres from "postgres";
 import type { Scope } from "../adapters/ledger.ts";
+import type { FeePayer } from "../domain/split.ts";
 import type { Q } from "./db.ts";
 
 export type CheckoutStatus = "pending" | "completing" | "completed" | "failed";
@@ -51,13 +52,19 @@ export interface CheckoutRow {
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
+  /** The card processor's fee of a live payment (0 otherwise), known when completion starts. */
+  processing_fee: number;
+  processing_fee_paid_by: FeePayer;
+  processor_payment_intent: string | null;
+  processor_charge: string | null;
 }
 
-type RawRow = Omit<CheckoutRow, "amount" | "sales_tax" | "creator_amount" | "platform_amount"> & {
+type RawRow = Omit<CheckoutRow, "amount" | "sales_tax" | "creator_amount" | "platform_amount" | "processing_fee"> & {
   amount: string;
   sales_tax: string;
   creator_amount: string;
   platform_amount: string;
+  processing_fee: string;
 };
 
 function parse(r: RawRow): CheckoutRow {
@@ -67,10 +74,14 @@ function parse(r: RawRow): CheckoutRow {
     sales_tax: parseCents(r.sales_tax),
     creator_amount: parseCents(r.creator_amount),
     platform_amount: parseCents(r.platform_amount),
+    processing_fee: parseCents(r.processing_fee),
   };
 }
 
-export type NewCheckout = Omit<CheckoutRow, "updated_at" | "completed_at" | "sale_transaction_id" | "hold_id" | "failure_code" | "failure_reason" | "sandbox_idempotency_key">;
+export type NewCheckout = Omit<
+  CheckoutRow,
+  "updated_at" | "completed_at" | "sale_transaction_id" | "hold_id" | "failure_code" | "failure_reason" | "sandbox_idempotency_key" | "processing_fee" | "processor_payment_intent" | "processor_charge"
+>;
 
 /** Inserts a session; undefined when the idempotency key is taken (the caller replays the existing one). */
 export async function insertCheckout(q: Q, c: NewCheckout): Promise<CheckoutRow | undefined> {
@@ -78,13 +89,13 @@ export async function insertCheckout(q: Q, c: NewCheckout): Promise<CheckoutRow 
     insert into payments.checkout_sessions (id, org_id, livemode, mode, provider, payment_rail, status, participant_id, merchant_name,
       amount, currency, sales_tax, creator_bps, creator_amount, platform_amount, hold_funds, product_id, product_name, customer_email,
       customer_id, buyer_user_id, buyer_wallet_id, payment_method_id, success_url, cancel_url, metadata, idempotency_key, request_hash,
-      checkout_url, payment_id, ledger_reference, completion_source, expires_at, created_at, updated_at, create_response)
+      checkout_url, payment_id, ledger_reference, completion_source, expires_at, created_at, updated_at, create_response, processing_fee_paid_by)
     values (${c.id}, ${c.org_id}, ${c.livemode}, ${c.mode}, ${c.provider}, ${c.payment_rail}, ${c.status}, ${c.participant_id}, ${c.merchant_name},
       ${c.amount}, ${c.currency}, ${c.sales_tax}, ${c.creator_bps}, ${c.creator_amount}, ${c.platform_amount}, ${c.hold_funds}, ${c.product_id},
       ${c.product_name}, ${c.customer_email}, ${c.customer_id}, ${c.buyer_user_id}, ${c.buyer_wallet_id}, ${c.payment_method_id}, ${c.success_url},
       ${c.cancel_url}, ${q.json(c.metadata)}, ${c.idempotency_key}, ${c.request_hash}, ${c.checkout_url}, ${c.payment_id}, ${c.ledger_reference},
       ${c.completion_source}, ${c.expires_at}, ${c.created_at}, ${c.created_at},
-      ${c.create_response === null ? null : q.json(c.create_response as postgres.JSONValue)})
+      ${c.create_response === null ? null : q.json(c.create_response as postgres.JSONValue)}, ${c.processing_fee_paid_by})
     on conflict (org_id, livemode, idempotency_key) where idempotency_key is not null do nothing
     returning *`;
   const r = rows[0];
@@ -96,7 +107,7 @@ export async function findCheckout(q: Q, s: Scope, id: string): Promise<Checkout
   return r === undefined ? undefined : parse(r);
 }
 
-/** Hosted pages: the unguessable id alone authorises; the row names its org and environment. */
+/** Hosted pages and processor events: the unguessable id alone names the row; the row names its org and environment. */
 export async function findCheckoutForPage(q: Q, id: string): Promise<CheckoutRow | undefined> {
   const [r] = await q<RawRow[]>`select * from payments.checkout_sessions where id = ${id}`;
   return r === undefined ? undefined : parse(r);
@@ -150,24 +161,51 @@ export async function settleCompleted(
   return r === undefined ? undefined : parse(r);
 }
 
+/** What the card processor reported about a live payment, recorded with the completion intent. */
+export interface ProcessorPayment {
+  sessionId: string;
+  paymentIntent: string | null;
+  charge: string | null;
+  fee: number;
+}
+
 /**
  * pending → completing in one statement (its own commit): only a pending, unexpired session of the scope
- * moves. Undefined when it did not move; the caller reads the row to say why.
+ * moves (a payment the processor took completes even past our expiry: the buyer has paid). Undefined when it did
+ * not move; the caller reads the row to say why.
  */
 export async function markCompleting(
   q: Q,
   s: Scope,
   id: string,
   now: Date,
-  fields: { ledger_reference: string; payment_id_by_mode: { wallet: string; other: string }; completion_source: string; sandbox_idempotency_key: string | null },
+  fields: {
+    ledger_reference: string;
+    payment_id_by_mode: { wallet: string; other: string };
+    completion_source: string;
+    sandbox_idempotency_key: string | null;
+    processor: ProcessorPayment | null;
+  },
 ): Promise<CheckoutRow | undefined> {
+  const p = fields.processor;
   const [r] = await q<RawRow[]>`
     update payments.checkout_sessions
        set status = 'completing', ledger_reference = ${fields.ledger_reference},
-           payment_id = coalesce(payment_id, case when mode = 'direct_funded_wallet' then ${fields.payment_id_by_mode.wallet} else ${fields.payment_id_by_mode.other} end),
-           completion_source = ${fields.completion_source}, sandbox_idempotency_key = ${fields.sandbox_idempotency_key}, updated_at = ${now}
-     where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} and status = 'pending' and expires_at > ${now}
+           payment_id = coalesce(payment_id, ${p?.sessionId ?? null}, case when mode = 'direct_funded_wallet' then ${fields.payment_id_by_mode.wallet} else ${fields.payment_id_by_mode.other} end),
+           completion_source = ${fields.completion_source}, sandbox_idempotency_key = ${fields.sandbox_idempotency_key}, updated_at = ${now},
+           processing_fee = ${p?.fee ?? 0}, processor_payment_intent = ${p?.paymentIntent ?? null}, processor_charge = ${p?.charge ?? null}
+     where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} and status = 'pending' and (${p !== null} or expires_at > ${now})
      returning *`;
+  return r === undefined ? undefined : parse(r);
+}
+
+/** The live sale a processor's payment (or its charge) paid for. */
+export async function findCheckoutByPayment(q: Q, paymentIntent: string | null, charge: string | null): Promise<CheckoutRow | undefined> {
+  const [r] = await q<RawRow[]>`
+    select * from payments.checkout_sessions
+     where (${paymentIntent}::text is not null and processor_payment_intent = ${paymentIntent})
+        or (${charge}::text is not null and processor_charge = ${charge})
+     limit 1`;
   return r === undefined ? undefined : parse(r);
 }
 

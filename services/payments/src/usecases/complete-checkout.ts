@@ -14,7 +14,8 @@
 import { DomainError, type PostRequestInput } from "@treasury/contracts";
 import { outboxRowValues, wakeOutboxRelay, withTx, writeOutbox } from "@treasury/service-kit";
 import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
-import { findCheckout, lockCheckout, markCompleting, settleCompleted, updateCheckout, type CheckoutRow } from "../store/checkouts.ts";
+import { withProcessingFee } from "../domain/split.ts";
+import { findCheckout, lockCheckout, markCompleting, settleCompleted, updateCheckout, type CheckoutRow, type ProcessorPayment } from "../store/checkouts.ts";
 import { CURRENCY, type PaymentsDeps } from "./deps.ts";
 import { presentCheckout, publicStatus, saleReferenceOf } from "./present.ts";
 
@@ -24,8 +25,10 @@ export const SALE_KIND = "checkout_sale";
 const DEFINITIVE = new Set(["insufficient_balance", "participant_not_found", "wallet_not_found", "wallet_not_active"]);
 
 export interface CompletionInput {
-  source: "sandbox_api" | "hosted_page" | "direct";
+  source: "sandbox_api" | "hosted_page" | "direct" | "processor";
   sandboxIdempotencyKey?: string | undefined;
+  /** A live payment the card processor took: its ids and fee, stored with the intent. */
+  processor?: ProcessorPayment | undefined;
 }
 
 export function paymentIdOf(row: { id: string; mode: string }): string {
@@ -42,6 +45,7 @@ async function recordIntent(deps: PaymentsDeps, scope: Scope, id: string, input:
     payment_id_by_mode: { wallet: paymentIdOf({ id, mode: "direct_funded_wallet" }), other: paymentIdOf({ id, mode: "session" }) },
     completion_source: input.source,
     sandbox_idempotency_key: input.sandboxIdempotencyKey ?? null,
+    processor: input.processor ?? null,
   };
   const moved = await markCompleting(deps.sql, scope, id, deps.now(), intent);
   if (moved !== undefined) return moved;
@@ -53,7 +57,7 @@ async function recordIntent(deps: PaymentsDeps, scope: Scope, id: string, input:
     if (row.status === "failed") {
       throw new DomainError("checkout_not_pending", `Checkout session ${id} failed and cannot be completed`, { extra: { checkout_session: presentCheckout(row, now) } });
     }
-    if (publicStatus(row, now) === "expired") {
+    if (input.processor === undefined && publicStatus(row, now) === "expired") {
       throw new DomainError("checkout_expired", `Checkout session ${id} expired at ${row.expires_at.toISOString()}`, {
         hint: "POST /v1/checkout-sessions creates a new session",
         extra: { checkout_session: presentCheckout(row, now) },
@@ -65,18 +69,27 @@ async function recordIntent(deps: PaymentsDeps, scope: Scope, id: string, input:
   });
 }
 
-/** The ledger request of a session's sale: built only from the stored row, so every driver sends the same one. */
+/**
+ * The ledger request of a session's sale: built only from the stored row, so every driver sends the same one.
+ * A card payment's processor fee (known when a live completion starts) is charged as record-sale charges it:
+ * platform revenue receives everything but the creator's share and the tax, and the fee is booked from platform
+ * cash to processing_fees.
+ */
 export function saleRequest(row: CheckoutRow): PostRequestInput {
   const reference = row.ledger_reference ?? saleReferenceOf(row);
   const creator = { participant_id: row.participant_id };
   if (row.mode === "direct_funded_wallet" && row.buyer_wallet_id === null) throw new Error(`wallet checkout ${row.id} has no buyer wallet`);
+  if (row.mode === "direct_funded_wallet" && row.processing_fee > 0) throw new Error(`wallet checkout ${row.id} has a processor fee`);
   const buyerWallet = row.mode === "direct_funded_wallet" && row.buyer_wallet_id !== null ? { wallet_id: row.buyer_wallet_id } : undefined;
   const source = buyerWallet ?? { system: "platform_cash" as const };
+  const split = withProcessingFee(row, row.processing_fee, row.processing_fee_paid_by);
+  const revenue = row.amount - row.sales_tax - split.creator;
   const postings: NonNullable<PostRequestInput["postings"]> = [];
-  if (row.creator_amount > 0) postings.push({ debit: source, credit: creator, amount: row.creator_amount });
-  if (row.platform_amount > 0) postings.push({ debit: source, credit: { system: "platform_revenue" }, amount: row.platform_amount });
+  if (split.creator > 0) postings.push({ debit: source, credit: creator, amount: split.creator });
+  if (revenue > 0) postings.push({ debit: source, credit: { system: "platform_revenue" }, amount: revenue });
   if (row.sales_tax > 0) postings.push({ debit: source, credit: { system: "sales_tax_payable" }, amount: row.sales_tax });
-  const hold = row.hold_funds && row.creator_amount > 0;
+  if (split.fee > 0) postings.push({ debit: { system: "processing_fees" }, credit: { system: "platform_cash" }, amount: split.fee });
+  const hold = row.hold_funds && split.creator > 0;
   return {
     org_id: row.org_id,
     livemode: row.livemode,
@@ -87,16 +100,17 @@ export function saleRequest(row: CheckoutRow): PostRequestInput {
     metadata: { checkout_session_id: row.id, product_id: row.product_id, mode: row.mode },
     postings,
     holds_create: hold
-      ? [{ wallet: creator, amount: row.creator_amount, reference_id: `checkout_hold:${row.id}`, reason_code: "checkout_hold", description: `Creator share of checkout ${row.id}` }]
+      ? [{ wallet: creator, amount: split.creator, reference_id: `checkout_hold:${row.id}`, reason_code: "checkout_hold", description: `Creator share of checkout ${row.id}` }]
       : [],
     preconditions: buyerWallet !== undefined ? [{ wallet: buyerWallet, available_gte: row.amount }] : [],
     sale: {
       sale_reference: reference,
       participant_id: row.participant_id,
       gross: row.amount,
-      creator_amount: row.creator_amount,
-      platform_amount: row.platform_amount,
+      creator_amount: split.creator,
+      platform_amount: split.platform,
       sales_tax: row.sales_tax,
+      ...(split.fee > 0 ? { processing_fee: split.fee } : {}),
       ...(hold ? { hold_index: 0 } : {}),
     },
     result_extra: { checkout_session_id: row.id },
@@ -104,6 +118,7 @@ export function saleRequest(row: CheckoutRow): PostRequestInput {
 }
 
 function completedEventData(row: CheckoutRow): Record<string, unknown> {
+  const split = withProcessingFee(row, row.processing_fee, row.processing_fee_paid_by);
   return {
     checkout_session_id: row.id,
     payment_id: row.payment_id,
@@ -115,8 +130,9 @@ function completedEventData(row: CheckoutRow): Record<string, unknown> {
     amount_cents: row.amount,
     currency: CURRENCY,
     sales_tax_amount_cents: row.sales_tax,
-    creator_amount_cents: row.creator_amount,
-    platform_amount_cents: row.platform_amount,
+    creator_amount_cents: split.creator,
+    platform_amount_cents: split.platform,
+    ...(split.fee > 0 ? { processing_fee_cents: split.fee, processing_fee_paid_by: row.processing_fee_paid_by } : {}),
     hold_id: row.hold_id,
     mode: row.mode,
     metadata: row.metadata,

@@ -116,6 +116,7 @@ export async function createCheckoutSession(deps: PaymentsDeps, scope: Scope, bo
 
   const id = newUuid();
   const now = deps.now();
+  const expiresAt = new Date(now.getTime() + CHECKOUT_TTL_MS);
   const hostedUrl = `${altBaseUrl}/v1/checkout/${id}`;
   let checkoutUrl: string | null = null;
   let paymentId: string | null = null;
@@ -129,6 +130,8 @@ export async function createCheckoutSession(deps: PaymentsDeps, scope: Scope, bo
       cancelUrl: body.cancel_url ?? `${hostedUrl}`,
       hostedUrl,
       livemode: scope.livemode,
+      expiresAt,
+      metadata: { checkout_session_id: id },
     });
     checkoutUrl = hosted.checkoutUrl;
     paymentId = hosted.paymentId;
@@ -168,12 +171,18 @@ export async function createCheckoutSession(deps: PaymentsDeps, scope: Scope, bo
     payment_id: direct ? paymentIdOf({ id, mode }) : paymentId,
     ledger_reference: direct ? saleReferenceOf({ id }) : null,
     completion_source: direct ? "direct" : null,
-    expires_at: new Date(now.getTime() + CHECKOUT_TTL_MS),
+    expires_at: expiresAt,
     created_at: now,
     create_response: null,
+    processing_fee_paid_by: body.processing_fee_paid_by ?? "platform",
   };
   // A hosted session's answer is known before the insert: store it with the row (one commit, not two).
-  const hostedAnswer = direct ? null : presentCheckout({ ...row, updated_at: now, completed_at: null, sale_transaction_id: null, hold_id: null, failure_code: null, failure_reason: null, sandbox_idempotency_key: null }, now);
+  const hostedAnswer = direct
+    ? null
+    : presentCheckout(
+        { ...row, updated_at: now, completed_at: null, sale_transaction_id: null, hold_id: null, failure_code: null, failure_reason: null, sandbox_idempotency_key: null, processing_fee: 0, processor_payment_intent: null, processor_charge: null },
+        now,
+      );
   const inserted = await insertCheckout(deps.sql, { ...row, create_response: hostedAnswer });
   if (inserted === undefined) {
     // A concurrent request with the same key won the insert: answer as its replay.

@@ -3,14 +3,21 @@ import type { Logger } from "pino";
 import type { LedgerClient, Scope } from "../adapters/ledger.ts";
 import type { Providers } from "../adapters/providers.ts";
 import type { RefundsClient } from "../adapters/refunds.ts";
+import type { ProcessorClient } from "../adapters/stripe.ts";
 import type { Sql } from "../store/db.ts";
 
 export interface PaymentsDeps {
   sql: Sql;
   ledger: LedgerClient;
   providers: Providers;
-  /** The refunds service, for the wallet page's refund-request form. */
+  /** The refunds service: the wallet page's refund-request form, and card refunds the processor settled. */
   refunds: RefundsClient;
+  /** The card processor's API; undefined without STRIPE_SECRET_KEY (live card work then waits and retries). */
+  processor: ProcessorClient | undefined;
+  /** Wakes the processor-event worker (a webhook just recorded an event). */
+  wakeProcessorWorker: () => void;
+  /** Runs before the worker acts on a recorded processor event (a crash point of the recovery test); a no-op otherwise. */
+  beforeProcessorWork: () => Promise<void>;
   log: Logger;
   now: () => Date;
   /** Runs between the ledger post and the settle step (the crash point of the recovery test); a no-op otherwise. */

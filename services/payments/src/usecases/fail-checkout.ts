@@ -1,6 +1,6 @@
 /**
- * sandboxFailCheckout: a pending (or expired) session becomes failed and `checkout.failed` is written in the
- * same transaction. A session whose completion is in flight or done is refused: failing it could contradict
+ * sandboxFailCheckout, and the processor's word that a live session expired or its payment failed: a pending (or
+ * expired) session becomes failed and `checkout.failed` is written in the same transaction. A session whose completion is in flight or done is refused: failing it could contradict
  * money that has moved. Failing a failed session answers it again.
  *
  * Errors: checkout_session_not_found, checkout_in_progress (completing), checkout_not_pending (completed).
@@ -13,7 +13,7 @@ import { failedEventData } from "./complete-checkout.ts";
 import type { PaymentsDeps } from "./deps.ts";
 import { presentCheckout } from "./present.ts";
 
-export async function failCheckout(deps: PaymentsDeps, scope: Scope, id: string, reason: string | undefined): Promise<CheckoutRow> {
+export async function failCheckout(deps: PaymentsDeps, scope: Scope, id: string, reason: string | undefined, code = "sandbox_failed"): Promise<CheckoutRow> {
   return withTx(deps.sql, async (tx) => {
     const row = await lockCheckout(tx, scope, id);
     if (row === undefined) throw new DomainError("checkout_session_not_found", `Checkout session ${id} not found`);
@@ -28,7 +28,7 @@ export async function failCheckout(deps: PaymentsDeps, scope: Scope, id: string,
         extra: { checkout_session: presentCheckout(row, now) },
       });
     }
-    const failed = await updateCheckout(tx, id, { status: "failed", failure_code: "sandbox_failed", failure_reason: reason ?? "Failed in sandbox" });
+    const failed = await updateCheckout(tx, id, { status: "failed", failure_code: code, failure_reason: reason ?? "Failed in sandbox" });
     if (failed === undefined) throw new Error(`checkout ${id} vanished under its lock`);
     await writeOutbox(tx, "payments", { type: "checkout.failed", org_id: failed.org_id, livemode: failed.livemode, data: failedEventData(failed) });
     return failed;

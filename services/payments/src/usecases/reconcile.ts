@@ -6,8 +6,12 @@
  */
 import type { Logger } from "pino";
 import { stuckCompleting } from "../store/checkouts.ts";
+import { disputesInFlight } from "../store/disputes.ts";
+import { stuckTopups } from "../store/wallet-topups.ts";
 import { driveCompletion } from "./complete-checkout.ts";
 import type { PaymentsDeps } from "./deps.ts";
+import { driveDispute } from "./disputes.ts";
+import { driveTopup } from "./wallet-topup.ts";
 import { driveStuckReversals } from "./shared-spend.ts";
 
 export interface ReconcilerOptions {
@@ -52,7 +56,25 @@ export class Reconciler {
       }
     }
     n += await driveStuckReversals(this.deps, this.opts.graceMs, this.opts.batchMax, this.log);
+    for (const row of await stuckTopups(this.deps.sql, this.opts.graceMs, this.opts.batchMax)) {
+      n += await this.attempt("wallet top-up", row.id, () => driveTopup(this.deps, row));
+    }
+    for (const row of await disputesInFlight(this.deps.sql, this.opts.graceMs, this.opts.batchMax)) {
+      n += await this.attempt("dispute", row.id, () => driveDispute(this.deps, row));
+    }
     return n;
+  }
+
+  /** Drives one intent; a failure is logged and left for the next pass. Answers 1 when it was driven. */
+  private async attempt(what: string, id: string, drive: () => Promise<{ status: string }>): Promise<number> {
+    try {
+      const done = await drive();
+      this.log.info({ id, status: done.status }, `reconciler drove a ${what}`);
+      return 1;
+    } catch (err) {
+      this.log.warn({ id, error: err instanceof Error ? err.message : String(err) }, `reconciler could not drive a ${what} yet`);
+      return 0;
+    }
   }
 
   private schedule(): void {

@@ -1,9 +1,9 @@
 /**
  * What payout eligibility needs from the kyc service: a creator's verification status and tax certification
- * (`svc.kyc.getCreatorStatus`, internal) and the organisation's business verification status
- * (`svc.kyc.getBusinessVerification`), each with the caller's org and environment.
+ * (`svc.kyc.internal.getCreatorStatus`) and the organisation's business verification status
+ * (`svc.kyc.internal.getBusinessVerification`), each with the caller's org and environment.
  */
-import { DomainError, rpcSubject, schemas } from "@treasury/contracts";
+import { DomainError, internalSubject, schemas } from "@treasury/contracts";
 import { rpcCall, type NatsConnection } from "@treasury/service-kit";
 import { internalAuth, type Scope } from "./ledger.ts";
 
@@ -21,7 +21,7 @@ export interface ComplianceDirectory {
 export function natsCompliance(nc: NatsConnection, prefix: string, timeoutMs: number): ComplianceDirectory {
   async function ask(scope: Scope, operation: string, params: Record<string, string>): Promise<Record<string, unknown>> {
     const payload = { auth: internalAuth(scope), params, query: {}, body: {}, deadline: Date.now() + timeoutMs };
-    const reply = await rpcCall(nc, rpcSubject(prefix, "kyc", operation), payload, { timeoutMs });
+    const reply = await rpcCall(nc, internalSubject(prefix, "kyc", operation), payload, { timeoutMs });
     if (reply.ok) return reply.body;
     // Nothing was stored yet: the client may simply retry.
     if (reply.error.code === "service_timeout" || reply.error.code === "service_unavailable" || reply.error.code === "not_implemented") {

@@ -1,10 +1,10 @@
 /**
  * The ledger as payouts sees it: `svc.ledger.post` (the only way money moves) and reads of participants and
- * wallets, over NATS with explicit deadlines. A ledger domain error comes back as the same DomainError; a
+ * wallets on their internal subjects (`svc.ledger.internal.<operation>`), over NATS with explicit deadlines. A ledger domain error comes back as the same DomainError; a
  * timeout or an absent ledger is LedgerOutcomeUnknown for posts (never "failed") and service_unavailable for
  * reads (nothing was stored, the client may retry).
  */
-import { DomainError, ledgerPostSubject, newRequestId, rpcSubject, type AuthContext, type PostRequestInput, type PostResult } from "@treasury/contracts";
+import { DomainError, internalSubject, ledgerPostSubject, newRequestId, type AuthContext, type PostRequestInput, type PostResult } from "@treasury/contracts";
 import { rpcCall, type NatsConnection } from "@treasury/service-kit";
 
 export class LedgerOutcomeUnknown extends Error {
@@ -57,7 +57,7 @@ export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number
   }
   const readFailed = () => new DomainError("service_unavailable", "The ledger did not answer; retry the request");
   const op = (scope: Scope, operation: string, params: Record<string, string>) =>
-    call(rpcSubject(prefix, "ledger", operation), { auth: internalAuth(scope), params, query: {}, body: {}, deadline: Date.now() + timeoutMs }, readFailed);
+    call(internalSubject(prefix, "ledger", operation), { auth: internalAuth(scope), params, query: {}, body: {}, deadline: Date.now() + timeoutMs }, readFailed);
   return {
     post: async (req) => (await call(ledgerPostSubject(prefix), req, (code) => new LedgerOutcomeUnknown(code))) as unknown as PostResult & { duplicate: boolean },
     getParticipant: async (scope, participantId) => (await op(scope, "getParticipant", { participant_id: participantId }))["participant"] as LedgerParticipant,

@@ -6,6 +6,7 @@
  * a file recorded but not delivered (a crash in between) is delivered by the next cut or reconciler pass,
  * with the same name and bytes. No money moves here: it left the wallets when each payout was requested.
  */
+import { DomainError } from "@treasury/contracts";
 import { outboxRowValues, withTx } from "@treasury/service-kit";
 import type { BankRail } from "../adapters/bank-rail.ts";
 import { FILE_TOTAL_MAX_CENTS, type NachaCredit } from "../domain/nacha.ts";
@@ -22,7 +23,9 @@ export interface CutResult {
 const DELIVERY_BATCH_MAX = 20;
 
 function requireRail(deps: PayoutsDeps): BankRail {
-  if (deps.rail === undefined) throw new Error("the ACH rail is not configured (PAYOUTS_ACH_DIR and the PAYOUTS_ACH_* origin)");
+  if (deps.rail === undefined) {
+    throw new DomainError("rail_not_enabled", "The ACH rail is not configured", { hint: "Set PAYOUTS_ACH_DIR and the PAYOUTS_ACH_* origin settings of the payouts service" });
+  }
   return deps.rail;
 }
 

@@ -2,7 +2,7 @@
  * What receipts read from other services, over NATS with explicit deadlines: the ledger's record of a
  * transaction and the sale behind a checkout session. Their domain errors come back as the same DomainError.
  */
-import { DomainError, rpcSubject, schemas } from "@treasury/contracts";
+import { DomainError, internalSubject, schemas } from "@treasury/contracts";
 import { rpcCall, type NatsConnection } from "@treasury/service-kit";
 import type { Scope } from "../store/db.ts";
 
@@ -15,7 +15,7 @@ export interface Reads {
 
 export function natsReads(nc: NatsConnection, prefix: string, timeoutMs: number): Reads {
   async function ask(service: string, operation: string, payload: unknown): Promise<Record<string, unknown>> {
-    const reply = await rpcCall(nc, rpcSubject(prefix, service, operation), payload, { timeoutMs });
+    const reply = await rpcCall(nc, internalSubject(prefix, service, operation), payload, { timeoutMs });
     if (reply.ok) return reply.body;
     const { code, message, hint } = reply.error;
     throw new DomainError(code, message, hint === undefined ? {} : { hint });

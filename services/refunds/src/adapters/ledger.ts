@@ -3,7 +3,7 @@
  * A ledger domain error comes back as the same DomainError; a timeout or an absent ledger is
  * LedgerOutcomeUnknown (never "failed": the same request is sent again later).
  */
-import { DomainError, ledgerPostSubject, type PostRequestInput } from "@treasury/contracts";
+import { DomainError, internalSubject, ledgerPostSubject, newRequestId, type PostRequestInput } from "@treasury/contracts";
 import { rpcCall, type NatsConnection } from "@treasury/service-kit";
 import { z } from "zod";
 
@@ -42,10 +42,26 @@ export type RefundPosted = z.infer<typeof RefundPosted>;
 
 export interface LedgerClient {
   postRefund(req: PostRequestInput): Promise<RefundPosted>;
+  /**
+   * Reverses a transaction in full (the ledger's reverse-transaction) under an idempotency key; a repeat answers the
+   * reversal made first. Answers the reversal's transaction id.
+   */
+  reverseTransaction(scope: { orgId: string; livemode: boolean }, req: { transaction_id: string; idempotency_key: string; reason: string }): Promise<string>;
 }
 
 export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number): LedgerClient {
   return {
+    reverseTransaction: async (scope, body) => {
+      const auth = { org_id: scope.orgId, livemode: scope.livemode, key_id: "svc_refunds", scopes: null, request_id: newRequestId() };
+      const payload = { auth, params: {}, query: {}, body, deadline: Date.now() + timeoutMs };
+      const reply = await rpcCall(nc, internalSubject(prefix, "ledger", "reverseTransaction"), payload, { timeoutMs });
+      if (reply.ok) return String(reply.body["transaction_id"]);
+      const { code, message, extra } = reply.error;
+      // This reversal was made before (a replay of the key, or the refund already reversed): its id is the answer.
+      if (code === "duplicate_reversal_reference" && typeof extra?.["existing_transaction_id"] === "string") return extra["existing_transaction_id"];
+      if (code === "service_timeout" || code === "service_unavailable") throw new LedgerOutcomeUnknown(code);
+      throw new DomainError(code, message);
+    },
     postRefund: async (req) => {
       const reply = await rpcCall(nc, ledgerPostSubject(prefix), req, { timeoutMs });
       if (reply.ok) return RefundPosted.parse(reply.body);

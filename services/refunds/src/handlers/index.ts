@@ -1,8 +1,9 @@
 /** RPC handlers of refunds: decode with the shared contracts → use case → named-key body. */
 import { DomainError, parseOrThrow, schemas, type RpcRequest } from "@treasury/contracts";
-import type { RpcHandler, Service } from "@treasury/service-kit";
+import { domainErrorReply, type RpcHandler, type Service } from "@treasury/service-kit";
 import { createRefund } from "../usecases/create-refund.ts";
 import { scopeOfAuth, type RefundsDeps } from "../usecases/deps.ts";
+import { processorRefundSettled } from "../usecases/processor-refund-settled.ts";
 import { getRefund, listRefundsOf } from "../usecases/read-refunds.ts";
 import { approveRefundRequest, createRefundRequest, decideRefundRequest, getRefundRequest, listRefundRequestsOf } from "../usecases/refund-requests.ts";
 
@@ -28,4 +29,16 @@ export function registerHandlers(svc: Pick<Service, "handle">, deps: RefundsDeps
       decideRefundRequest(deps, scopeOfAuth(ctx.auth), param(req, "refund_request_id"), "cancel", parseOrThrow(schemas.RefundRequestActionBody, req.body ?? {})),
   };
   for (const [operation, handler] of Object.entries(ops)) svc.handle(operation, handler);
+}
+
+/** Internal operations other services call over NATS (never routed by the gateway): payments reports card refunds. */
+export function registerInternal(svc: Pick<Service, "rpc">, deps: RefundsDeps): void {
+  svc.rpc.handleRaw(schemas.PROCESSOR_REFUND_SETTLED_OPERATION, async (payload) => {
+    try {
+      return { ok: true, status: 200, body: await processorRefundSettled(deps, parseOrThrow(schemas.ProcessorRefundSettled, payload)) };
+    } catch (e) {
+      if (e instanceof DomainError) return domainErrorReply(e);
+      throw e;
+    }
+  });
 }

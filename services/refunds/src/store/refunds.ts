@@ -41,7 +41,15 @@ export interface RefundRow {
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
+  /** A live refund at the card processor: null (not asked yet), none (not a card payment), pending, succeeded, failed. */
+  processor_status: ProcessorStatus | null;
+  processor_refund_id: string | null;
+  processor_failure_reason: string | null;
+  /** The ledger reversal of a refund the processor failed. */
+  reversal_transaction_id: string | null;
 }
+
+export type ProcessorStatus = "none" | "pending" | "succeeded" | "failed";
 
 const CENTS = ["refunded_amount", "from_creator", "from_platform", "sales_tax", "hold_amount_used", "creator_receivable_amount"] as const;
 const NULLABLE_CENTS = ["amount_requested", "remaining_amount", "sale_gross"] as const;
@@ -178,11 +186,34 @@ export async function markFailed(q: Q, id: string, code: string, reason: string,
     returning *`);
 }
 
-/** Refunds stuck in `pending` for longer than the grace period, oldest first. */
+/**
+ * Records where a pending refund stands at the card processor. A settled state is not undone by a late
+ * `pending`; undefined when the refund is no longer pending or nothing changed.
+ */
+export async function recordProcessorStatus(
+  q: Q,
+  id: string,
+  p: { status: ProcessorStatus; processor_refund_id: string | null; failure_reason: string | null },
+): Promise<RefundRow | undefined> {
+  return one(await q<RawRow[]>`
+    update refunds.refunds
+       set processor_status = ${p.status}, processor_refund_id = coalesce(${p.processor_refund_id}, processor_refund_id),
+           processor_failure_reason = ${p.failure_reason}, updated_at = now()
+     where id = ${id} and status = 'pending'
+       and (processor_status is null or processor_status = 'pending')
+       and processor_status is distinct from ${p.status}
+     returning *`);
+}
+
+export async function recordReversal(q: Q, id: string, transactionId: string): Promise<void> {
+  await q`update refunds.refunds set reversal_transaction_id = ${transactionId} where id = ${id} and status = 'pending'`;
+}
+
+/** Refunds stuck in `pending` for longer than the grace period, oldest first (not those the processor holds). */
 export async function stuckPending(q: Q, graceMs: number, limit: number): Promise<RefundRow[]> {
   const rows = await q<RawRow[]>`
     select * from refunds.refunds
-    where status = 'pending' and updated_at < now() - make_interval(secs => ${graceMs / 1000})
+    where status = 'pending' and processor_status is distinct from 'pending' and updated_at < now() - make_interval(secs => ${graceMs / 1000})
     order by updated_at limit ${limit}`;
   return rows.map(parse);
 }

@@ -1,11 +1,14 @@
 /** What the use cases need: the pool, the ledger, the clock, and the two crash points of the recovery tests. */
 import type { Logger } from "pino";
 import type { LedgerClient } from "../adapters/ledger.ts";
+import type { PaymentsClient } from "../adapters/payments.ts";
 import type { Scope, Sql } from "../store/db.ts";
 
 export interface RefundsDeps {
   sql: Sql;
   ledger: LedgerClient;
+  /** Payments, for the card refund of a live sale at the processor (never asked for a sandbox refund). */
+  payments: PaymentsClient;
   log: Logger;
   now: () => Date;
   /** Runs after a refund intent is recorded, before the ledger is asked (a crash point of the recovery tests); a no-op otherwise. */

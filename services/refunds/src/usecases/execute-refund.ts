@@ -9,15 +9,23 @@
  * A definitive ledger refusal marks the refund failed (and its request failed, with `refund_request.failed`).
  * A timeout leaves it pending for the next driver: outcome unknown, never failed.
  *
+ * A live refund of a sale the buyer paid by card through the processor has a step between 2 and 3: payments asks
+ * the processor to refund the payment (idempotent on the refund's id). The refund stays `pending` until the
+ * processor settles it (synchronously, or later through its events, usecases/processor-refund-settled.ts): on
+ * success step 3 runs; on failure the ledger's refund is reversed (reverse-transaction with key
+ * `refund_reversal:<refund id>`: the creator and platform get back what it took) and the refund (and its request)
+ * is marked failed with `processor_refund_failed`. Sandbox refunds never reach the processor.
+ *
  * Errors: the ledger's refusals (original_sale_not_found, sale_already_reversed, sale_already_fully_refunded,
  * refund_amount_exceeds_remaining, insufficient_balance, wallet_not_active…), service_timeout.
  */
 import { DomainError, type PostRequestInput } from "@treasury/contracts";
 import { outboxRowValues, wakeOutboxRelay, withTx, writeOutbox, type OutboxRowValues } from "@treasury/service-kit";
 import { LedgerOutcomeUnknown, type RefundPosted } from "../adapters/ledger.ts";
+import { PaymentsOutcomeUnknown } from "../adapters/payments.ts";
 import { DEFINITIVE_REFUSALS } from "../domain/refund.ts";
 import { findRefundRequest, moveRefundRequest } from "../store/refund-requests.ts";
-import { findRefund, markFailed, settleCompleted, type RefundOutcome, type RefundRow } from "../store/refunds.ts";
+import { findRefund, markFailed, recordProcessorStatus, recordReversal, settleCompleted, type RefundOutcome, type RefundRow } from "../store/refunds.ts";
 import type { RefundsDeps } from "./deps.ts";
 import { presentRefund, presentRefundRequest, saleRefundedData } from "./present.ts";
 
@@ -144,5 +152,53 @@ export async function executeRefund(deps: RefundsDeps, row: RefundRow): Promise<
     throw e;
   }
   await deps.afterLedgerPost();
+  if (row.livemode) {
+    const held = await cardRefund(deps, row, posted);
+    if (held?.status === "failed") throw failureError(held);
+    if (held !== undefined) return held;
+  }
   return settle(deps, row, posted);
+}
+
+/**
+ * The processor's part of a live refund. Undefined when the refund may settle now (no card payment, or the
+ * processor refunded it); else the refund as it stands (pending at the processor, or failed and reversed).
+ */
+async function cardRefund(deps: RefundsDeps, row: RefundRow, posted: RefundPosted): Promise<RefundRow | undefined> {
+  let current = row;
+  if (current.processor_status === null || current.processor_status === "pending") {
+    let answer;
+    try {
+      answer = await deps.payments.processorRefund({ orgId: row.org_id, livemode: row.livemode }, { refund_id: row.id, sale_reference: row.sale_reference, amount: posted.extra.refund.amount });
+    } catch (e) {
+      if (!(e instanceof PaymentsOutcomeUnknown)) throw e;
+      // The ledger has the refund; the processor has not been reached: pending, and asked again by the reconciler.
+      deps.log.warn({ refund_id: row.id, code: e.code }, "the card refund could not be asked of the processor yet");
+      return current;
+    }
+    const state = answer === null
+      ? { status: "none" as const, processor_refund_id: null, failure_reason: null }
+      : { status: answer.status, processor_refund_id: answer.processor_refund_id, failure_reason: answer.failure_reason };
+    current = (await recordProcessorStatus(deps.sql, row.id, state)) ?? { ...current, processor_status: state.status, processor_failure_reason: state.failure_reason };
+  }
+  if (current.processor_status === "pending") return current;
+  if (current.processor_status !== "failed") return undefined;
+  return reverseFailedCardRefund(deps, current, posted);
+}
+
+/** The processor failed the refund: the ledger gives back what the refund took, then the refund fails. */
+async function reverseFailedCardRefund(deps: RefundsDeps, row: RefundRow, posted: RefundPosted): Promise<RefundRow> {
+  let reversal: string;
+  try {
+    reversal = await deps.ledger.reverseTransaction(
+      { orgId: row.org_id, livemode: row.livemode },
+      { transaction_id: posted.transaction_id, idempotency_key: `refund_reversal:${row.id}`, reason: `Card refund failed at the processor: ${row.processor_failure_reason ?? "no reason given"}`.slice(0, 1000) },
+    );
+  } catch (e) {
+    if (e instanceof LedgerOutcomeUnknown) throw new DomainError("service_timeout", "The ledger did not answer in time; the failed card refund is reversed shortly");
+    throw e;
+  }
+  await recordReversal(deps.sql, row.id, reversal);
+  const failed = await fail(deps, row, new DomainError("processor_refund_failed", `The card processor failed the refund${row.processor_failure_reason !== null ? `: ${row.processor_failure_reason}` : ""}`));
+  return failed;
 }

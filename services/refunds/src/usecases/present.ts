@@ -40,6 +40,10 @@ export function presentRefund(r: RefundRow): Record<string, unknown> {
     shortfall_policy: r.shortfall,
     failure_code: r.failure_code,
     failure_reason: r.failure_reason,
+    // A live card refund: where it stands at the processor (null for sandbox and non-card sales).
+    processor_status: r.processor_status === "none" ? null : r.processor_status,
+    processor_refund_id: r.processor_refund_id,
+    reversal_transaction_id: r.reversal_transaction_id,
     metadata: r.metadata,
     livemode: r.livemode,
     created_at: r.created_at.toISOString(),

@@ -9,7 +9,7 @@
  */
 import type postgres from "postgres";
 import type { Logger } from "pino";
-import type { Sql } from "@treasury/service-kit";
+import { traceOutgoingHttp, type Sql } from "@treasury/service-kit";
 import type { WebhooksConfig } from "../config.ts";
 import { nextDelayMs } from "../domain/schedule.ts";
 import { signatureHeader } from "../domain/signing.ts";
@@ -265,7 +265,10 @@ export class Dispatcher {
     const cfg = this.opts.config;
     const now = new Date();
     const headers = attemptHeaders(d, signingSecrets(d.endpoint, now), Math.floor(now.getTime() / 1000));
-    const result = await postOnce({ url: d.endpoint.url, livemode: d.livemode }, headers, d.body, cfg.timeoutMs);
+    // The request joins the trace of the event it delivers, and tells the receiver so (traceparent).
+    const result = await traceOutgoingHttp({ name: "webhook POST", method: "POST", url: d.endpoint.url, cause: d.trace_headers }, (trace) =>
+      postOnce({ url: d.endpoint.url, livemode: d.livemode }, { ...headers, ...trace }, d.body, cfg.timeoutMs),
+    );
     releaseSlot();
     const outcome = outcomeOf(result, d, cfg.retryScheduleMs, this.random());
     this.opts.onAttempt?.(outcome.status, result.timeMs / 1000);

@@ -42,15 +42,16 @@ const COLUMNS =
  * held through the commit's WAL flush), which capped fan-out at one commit per flush. The caller hints its
  * own workers instead, and they notify the other replicas outside any business transaction.
  */
-export async function fanOutDeliveries(tx: Tx, s: Scope, evt: { id: string; type: string; body: string }, maxAttempts: number): Promise<number> {
+export async function fanOutDeliveries(tx: Tx, s: Scope, evt: { id: string; type: string; body: string; traceHeaders: Record<string, string> }, maxAttempts: number): Promise<number> {
   const [row] = await tx<{ n: number }[]>`
     with matching as (
       select id from webhooks.endpoints
       where org_id = ${s.orgId} and livemode = ${s.livemode} and is_active and deleted_at is null
         and (events @> array['*']::text[] or events @> array[${evt.type}]::text[])
     ), inserted as (
-      insert into webhooks.deliveries (id, org_id, livemode, endpoint_id, event_id, event_type, body, status, max_attempts)
-      select 'whd_' || substr(md5(gen_random_uuid()::text), 1, 24), ${s.orgId}, ${s.livemode}, m.id, ${evt.id}, ${evt.type}, ${evt.body}, 'pending', ${maxAttempts}
+      insert into webhooks.deliveries (id, org_id, livemode, endpoint_id, event_id, event_type, body, status, max_attempts, trace_headers)
+      select 'whd_' || substr(md5(gen_random_uuid()::text), 1, 24), ${s.orgId}, ${s.livemode}, m.id, ${evt.id}, ${evt.type}, ${evt.body}, 'pending', ${maxAttempts},
+        ${tx.json(evt.traceHeaders)}
       from matching m
       on conflict (event_id, endpoint_id) do nothing
       returning 1
@@ -130,6 +131,8 @@ export interface ClaimedDelivery {
   body: string;
   attempts: number;
   max_attempts: number;
+  /** The event's request id and trace context (fan-out), which each attempt's request continues. */
+  trace_headers: Record<string, string>;
   endpoint: Pick<EndpointRow, "url" | "secret" | "previous_secret" | "previous_secret_expires_at">;
 }
 
@@ -180,7 +183,7 @@ export async function claimDue(
       updated_at = now()
     from chosen, webhooks.endpoints e
     where d.id = chosen.id and e.id = d.endpoint_id
-    returning d.id, d.endpoint_id, d.event_id, d.event_type, d.livemode, d.body, d.attempts, d.max_attempts,
+    returning d.id, d.endpoint_id, d.event_id, d.event_type, d.livemode, d.body, d.attempts, d.max_attempts, d.trace_headers,
       e.url, e.secret, e.previous_secret, e.previous_secret_expires_at, (e.is_active and e.deleted_at is null) as endpoint_usable`;
   const unusable = rows.filter((r) => !r.endpoint_usable).map((r) => r.id);
   if (unusable.length > 0) {
@@ -201,6 +204,7 @@ export async function claimDue(
       body: r.body,
       attempts: r.attempts,
       max_attempts: r.max_attempts,
+      trace_headers: r.trace_headers,
       endpoint: { url: r.url, secret: r.secret, previous_secret: r.previous_secret, previous_secret_expires_at: r.previous_secret_expires_at },
     }));
 }

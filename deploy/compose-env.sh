@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Writes .env for the local compose stack (docker-compose.yml reads it): each service role's PostgreSQL password,
+# each NATS identity's password (ADR 0011) and the key rings that seal secrets at rest, all fresh and random. An
+# existing .env is kept: its passwords are already in the stack's volumes.
+#   deploy/compose-env.sh && docker compose up --build
+set -euo pipefail
+
+file="$(cd "$(dirname "$0")/.." && pwd)/.env"
+if [ -e "$file" ]; then
+  echo "kept    $file"
+  exit 0
+fi
+umask 077
+password() { head -c 30 /dev/urandom | base64 | tr -dc 'A-Za-z0-9'; }
+key_ring() { printf '%s:%s' "$1" "$(head -c 32 /dev/urandom | base64 | tr -d '\n')"; }
+{
+  for service in gateway ledger payments payouts refunds receipts kyc webhooks; do
+    upper="$(printf '%s' "$service" | tr '[:lower:]' '[:upper:]')"
+    printf 'DB_PASSWORD_%s=%s\n' "$upper" "$(password)"
+  done
+  for identity in gateway ledger payments payouts refunds receipts kyc webhooks admin; do
+    upper="$(printf '%s' "$identity" | tr '[:lower:]' '[:upper:]')"
+    printf 'NATS_PASSWORD_%s=%s\n' "$upper" "$(password)"
+  done
+  printf 'PII_KEYS=%s\n' "$(key_ring pii1)"
+  printf 'PAYOUTS_PII_KEYS=%s\n' "$(key_ring bank1)"
+  printf 'RECEIPTS_SEALING_KEYS=%s\n' "$(key_ring seal1)"
+} >"$file"
+echo "created $file"

@@ -1,0 +1,138 @@
+// Proves the NATS authorization generated from the permission matrix (ADR 0011), on the harness's real nats-server:
+// no anonymous connections, and each identity publishes and subscribes only where the matrix says, each refusal
+// next to an allowed neighbour so that the check can fail.
+import { connect, type NatsConnection, type Status } from "@nats-io/transport-node";
+import { eventsStreamName, internalSubject, ledgerPostSubject, natsInboxPrefix, rpcSubject, type NatsIdentity } from "@treasury/contracts";
+import { connectNats, parseNatsUrl } from "@treasury/service-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { setupTestEnv, type TestEnv } from "./index.ts";
+
+interface Probe {
+  nc: NatsConnection;
+  /** Permission errors the server sent this connection. */
+  denied: string[];
+}
+
+let env: TestEnv;
+let spy: NatsConnection;
+const probes: Probe[] = [];
+/** Subjects the spy (the test superuser) saw. */
+const seen: string[] = [];
+
+async function as(identity: NatsIdentity): Promise<Probe> {
+  const creds = env.natsCredentials(identity);
+  if (creds === undefined) throw new Error("the harness's NATS runs without authorization (TEST_NATS_URL)");
+  const nc = await connect({ servers: parseNatsUrl(env.natsUrl).server, user: creds.user, pass: creds.password, inboxPrefix: natsInboxPrefix(identity) });
+  const probe: Probe = { nc, denied: [] };
+  void (async () => {
+    for await (const s of nc.status() as AsyncIterable<Status>) if (s.type === "error") probe.denied.push(String(s.error.message));
+  })();
+  probes.push(probe);
+  return probe;
+}
+
+/** Publishes as `probe`, then makes sure the server has routed it: whatever the spy gets, it has got by then. */
+async function publishes(probe: Probe, subject: string): Promise<{ delivered: boolean; denied: boolean }> {
+  const before = seen.length;
+  probe.nc.publish(subject, "{}");
+  await probe.nc.flush();
+  await spy.flush();
+  return { delivered: seen.slice(before).includes(subject), denied: probe.denied.some((d) => d.includes(subject)) };
+}
+
+/** Subscribes as `probe`; the server's answer to a refused subscription arrives before the flush's. */
+async function subscribes(probe: Probe, subject: string): Promise<boolean> {
+  let failed = false;
+  probe.nc.subscribe(subject, { callback: (err) => void (failed ||= err !== null) });
+  await probe.nc.flush();
+  return !failed && !probe.denied.some((d) => d.includes(subject));
+}
+
+beforeAll(async () => {
+  env = await setupTestEnv();
+  spy = await connectNats({ url: env.natsUrl, name: "permissions-spy" });
+  spy.subscribe(">", { callback: (_err, msg) => void seen.push(msg.subject) });
+  await spy.flush();
+});
+afterAll(async () => {
+  for (const p of probes) await p.nc.close();
+  await spy?.close();
+  await env?.cleanup();
+});
+
+describe("NATS authorization from the permission matrix", () => {
+  it("refuses a connection without credentials, or with another identity's password", async () => {
+    // Proves the server authenticates every connection: anonymous and wrong-password connections are refused.
+    const server = parseNatsUrl(env.natsUrl).server;
+    await expect(connect({ servers: server, reconnect: false })).rejects.toThrow(/Authorization Violation/i);
+    await expect(connect({ servers: server, user: "ledger", pass: env.natsCredentials("payments")?.password ?? "", reconnect: false })).rejects.toThrow(/Authorization Violation/i);
+    const ok = await as("ledger");
+    expect(ok.nc.isClosed()).toBe(false);
+  });
+
+  it("lets only the money-moving services post to the ledger: webhooks cannot publish svc.ledger.post, payments can", async () => {
+    // Proves "only payments, payouts and refunds publish svc.ledger.post", with and without the test prefix.
+    const webhooks = await as("webhooks");
+    const payments = await as("payments");
+    expect(await publishes(webhooks, ledgerPostSubject(env.prefix))).toEqual({ delivered: false, denied: true });
+    expect(await publishes(webhooks, ledgerPostSubject(""))).toEqual({ delivered: false, denied: true });
+    expect(await publishes(payments, ledgerPostSubject(env.prefix))).toEqual({ delivered: true, denied: false });
+  });
+
+  it("lets only the gateway publish public operations: payments reaches the ledger's internal subject only", async () => {
+    // Proves a service cannot send a public operation (and so an auth context of its choosing) where the gateway does.
+    const payments = await as("payments");
+    const gateway = await as("gateway");
+    expect(await publishes(payments, rpcSubject(env.prefix, "ledger", "getParticipant"))).toEqual({ delivered: false, denied: true });
+    expect(await publishes(payments, rpcSubject(env.prefix, "ledger", "recordSale"))).toEqual({ delivered: false, denied: true });
+    expect(await publishes(payments, internalSubject(env.prefix, "ledger", "getParticipant"))).toEqual({ delivered: true, denied: false });
+    expect(await publishes(gateway, rpcSubject(env.prefix, "ledger", "getParticipant"))).toEqual({ delivered: true, denied: false });
+    expect(await publishes(gateway, ledgerPostSubject(env.prefix))).toEqual({ delivered: false, denied: true });
+  });
+
+  it("keeps payments away from kyc: no public, internal or health subject of it; payouts calls its internal reads", async () => {
+    // Proves internal subjects are open only to the callers the matrix names.
+    const payments = await as("payments");
+    const payouts = await as("payouts");
+    for (const subject of [rpcSubject(env.prefix, "kyc", "getBusinessVerification"), internalSubject(env.prefix, "kyc", "getCreatorStatus"), `${env.prefix}svc.kyc._health`]) {
+      expect(await publishes(payments, subject), subject).toEqual({ delivered: false, denied: true });
+    }
+    expect(await publishes(payouts, internalSubject(env.prefix, "kyc", "getCreatorStatus"))).toEqual({ delivered: true, denied: false });
+  });
+
+  it("lets each service subscribe to its own subjects and inbox only", async () => {
+    // Proves no service can take another's requests or read another's replies.
+    const payments = await as("payments");
+    expect(await subscribes(payments, `${env.prefix}svc.ledger.post`)).toBe(false);
+    expect(await subscribes(payments, `${env.prefix}svc.ledger.>`)).toBe(false);
+    expect(await subscribes(payments, `${natsInboxPrefix("gateway")}.>`)).toBe(false);
+    expect(await subscribes(payments, "_INBOX.>")).toBe(false);
+    expect(await subscribes(payments, `${env.prefix}svc.payments.>`)).toBe(true);
+    expect(await subscribes(payments, `${natsInboxPrefix("payments")}.abc.*`)).toBe(true);
+  });
+
+  it("lets a service answer only the identities allowed to call it", async () => {
+    // Proves replies go only to callers' inboxes: kyc answers the gateway and payouts, never payments.
+    const kyc = await as("kyc");
+    expect(await publishes(kyc, `${natsInboxPrefix("payments")}.x.1`)).toEqual({ delivered: false, denied: true });
+    expect(await publishes(kyc, `${natsInboxPrefix("payouts")}.x.1`)).toEqual({ delivered: true, denied: false });
+    expect(await publishes(kyc, `${natsInboxPrefix("gateway")}.x.1`)).toEqual({ delivered: true, denied: false });
+  });
+
+  it("lets only outbox relays publish events, and a service read the stream only through the consumers it owns", async () => {
+    // Proves the EVENTS stream's subjects and JetStream API are as narrow as the matrix: the admin CLI publishes no
+    // event, payments cannot create the webhooks' consumer or read messages, webhooks can create its own.
+    const admin = await as("admin");
+    const payments = await as("payments");
+    const webhooks = await as("webhooks");
+    const stream = eventsStreamName(env.prefix);
+    expect(await publishes(admin, `${env.prefix}evt.sandbox.test`)).toEqual({ delivered: false, denied: true });
+    expect(await publishes(payments, `${env.prefix}evt.sandbox.test`)).toEqual({ delivered: true, denied: false });
+    expect(await publishes(payments, `$JS.API.CONSUMER.CREATE.${stream}.webhooks-fanout`)).toEqual({ delivered: false, denied: true });
+    expect(await publishes(payments, `$JS.API.STREAM.MSG.GET.${stream}`)).toEqual({ delivered: false, denied: true });
+    expect(await publishes(payments, `$JS.API.STREAM.DELETE.${stream}`)).toEqual({ delivered: false, denied: true });
+    expect((await publishes(webhooks, `$JS.API.CONSUMER.INFO.${stream}.webhooks-fanout`)).denied).toBe(false);
+    expect(await publishes(admin, rpcSubject(env.prefix, "payouts", "admin.settle"))).toEqual({ delivered: true, denied: false });
+    expect(await publishes(admin, rpcSubject(env.prefix, "payouts", "requestPayout"))).toEqual({ delivered: false, denied: true });
+  });
+});

@@ -1,0 +1,25 @@
+/** The receipts service's signing key. */
+import { sealerOf } from "../../services/receipts/src/signing/sealer.ts";
+import { rotateSigningKey } from "../../services/receipts/src/usecases/rotate-key.ts";
+import type { Commands } from "./command.ts";
+
+export const receiptsCommands: Commands = {
+  "receipts rotate-key": {
+    usage: "receipts rotate-key [--reason TEXT]   → {kid, alg, retired_kids, created_at}; needs RECEIPTS_SEALING_KEYS",
+    audit: {
+      // The rotation runs in the receipts use case's own transaction; its row follows the outcome.
+      action: "receipts.rotate-key",
+      atomic: false,
+      target: (_ctx, _q, result) => {
+        const r = result as { kid?: string; retired_kids?: string[] } | undefined;
+        return { targetIds: [...(r?.kid === undefined ? [] : [r.kid]), ...(r?.retired_kids ?? [])], details: r === undefined ? {} : { kid: r.kid, retired_kids: r.retired_kids } };
+      },
+    },
+    async run(ctx) {
+      // The receipts service's sealing keys: the new private key is sealed with the active one before it is stored.
+      const sealer = sealerOf(process.env.RECEIPTS_SEALING_KEYS || undefined, process.env.RECEIPTS_SEALING_ACTIVE_KEY_ID || undefined);
+      if (sealer === undefined) throw new Error("set RECEIPTS_SEALING_KEYS (and RECEIPTS_SEALING_ACTIVE_KEY_ID) as the receipts service has them");
+      return rotateSigningKey(ctx.sql, sealer);
+    },
+  },
+};

@@ -1,0 +1,83 @@
+/** SQL of card refunds at the processor, one per refund of the refunds service. */
+import { parseCents } from "@treasury/contracts";
+import type { Scope } from "../adapters/ledger.ts";
+import type { Q } from "./db.ts";
+
+export type ProcessorRefundRowStatus = "requested" | "pending" | "succeeded" | "failed";
+
+export interface ProcessorRefundRow {
+  org_id: string;
+  livemode: boolean;
+  refund_id: string;
+  checkout_session_id: string;
+  sale_reference: string;
+  amount: number;
+  processor_payment_intent: string;
+  processor_refund_id: string | null;
+  status: ProcessorRefundRowStatus;
+  failure_reason: string | null;
+  notified_status: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+type RawRow = Omit<ProcessorRefundRow, "amount"> & { amount: string };
+const parse = (r: RawRow): ProcessorRefundRow => ({ ...r, amount: parseCents(r.amount) });
+const one = (rows: RawRow[]): ProcessorRefundRow | undefined => (rows[0] === undefined ? undefined : parse(rows[0]));
+
+export async function findProcessorRefund(q: Q, s: Scope, refundId: string): Promise<ProcessorRefundRow | undefined> {
+  return one(await q<RawRow[]>`
+    select * from payments.processor_refunds where org_id = ${s.orgId} and livemode = ${s.livemode} and refund_id = ${refundId}`);
+}
+
+export async function findByProcessorRefundId(q: Q, processorRefundId: string): Promise<ProcessorRefundRow | undefined> {
+  return one(await q<RawRow[]>`select * from payments.processor_refunds where processor_refund_id = ${processorRefundId}`);
+}
+
+/** Refunds of one payment the processor has accepted and not yet settled. */
+export async function unsettledOfPayment(q: Q, paymentIntent: string): Promise<ProcessorRefundRow[]> {
+  const rows = await q<RawRow[]>`
+    select * from payments.processor_refunds
+     where processor_payment_intent = ${paymentIntent} and status = 'pending' and processor_refund_id is not null`;
+  return rows.map(parse);
+}
+
+/** Records the intent to refund at the processor (or finds the one recorded before). */
+export async function insertOrFindProcessorRefund(
+  q: Q,
+  r: { org_id: string; livemode: boolean; refund_id: string; checkout_session_id: string; sale_reference: string; amount: number; processor_payment_intent: string },
+): Promise<ProcessorRefundRow> {
+  const inserted = one(await q<RawRow[]>`
+    insert into payments.processor_refunds (org_id, livemode, refund_id, checkout_session_id, sale_reference, amount, processor_payment_intent, status)
+    values (${r.org_id}, ${r.livemode}, ${r.refund_id}, ${r.checkout_session_id}, ${r.sale_reference}, ${r.amount}, ${r.processor_payment_intent}, 'requested')
+    on conflict (org_id, livemode, refund_id) do nothing
+    returning *`);
+  if (inserted !== undefined) return inserted;
+  const found = await findProcessorRefund(q, { orgId: r.org_id, livemode: r.livemode }, r.refund_id);
+  if (found === undefined) throw new Error(`processor refund of ${r.refund_id} neither inserted nor found`);
+  return found;
+}
+
+/**
+ * Records what the processor says of a refund. A settled refund stays settled (a late `pending` does not undo
+ * it); undefined when nothing changed.
+ */
+export async function recordProcessorRefundState(
+  q: Q,
+  key: { org_id: string; livemode: boolean; refund_id: string },
+  state: { processor_refund_id: string; status: "pending" | "succeeded" | "failed"; failure_reason: string | null },
+): Promise<ProcessorRefundRow | undefined> {
+  return one(await q<RawRow[]>`
+    update payments.processor_refunds
+       set processor_refund_id = ${state.processor_refund_id}, status = ${state.status}, failure_reason = ${state.failure_reason}, updated_at = now()
+     where org_id = ${key.org_id} and livemode = ${key.livemode} and refund_id = ${key.refund_id}
+       and (status in ('requested', 'pending') or (status = 'succeeded' and ${state.status} = 'failed'))
+       and (status <> ${state.status} or processor_refund_id is distinct from ${state.processor_refund_id})
+     returning *`);
+}
+
+export async function markNotified(q: Q, key: { org_id: string; livemode: boolean; refund_id: string }, status: string): Promise<void> {
+  await q`
+    update payments.processor_refunds set notified_status = ${status}, updated_at = now()
+     where org_id = ${key.org_id} and livemode = ${key.livemode} and refund_id = ${key.refund_id} and status = ${status}`;
+}

@@ -1,0 +1,213 @@
+// Proves the operator audit log: every changing admin command leaves one row (who, when, what, ids, reason, outcome), written with its change, failures included; KYC decisions are read from the kyc service's own review record; `audit list` filters; no role can change or delete a row.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateKeyRingEntry } from "@treasury/service-kit";
+import { repoRoot, setupTestEnv, type TestEnv } from "@treasury/testing";
+import { buildPayouts } from "../../services/payouts/src/service.ts";
+import { find } from "../../scripts/admin/find.ts";
+
+const run = promisify(execFile);
+let env: TestEnv;
+
+type Json = Record<string, unknown>;
+interface Entry {
+  source: string;
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  org_id: string | null;
+  livemode: boolean | null;
+  target_ids: string[];
+  reason: string | null;
+  outcome: string;
+  error_code: string | null;
+  error: string | null;
+  details: Json;
+}
+
+async function admin(...args: string[]): Promise<{ code: number; out: Json; err: Json }> {
+  try {
+    const { stdout } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], {
+      cwd: repoRoot(),
+      env: { ...process.env, DATABASE_URL: env.adminUrl, NATS_URL: env.natsUrl, NATS_PREFIX: env.prefix },
+    });
+    return { code: 0, out: JSON.parse(stdout) as Json, err: {} };
+  } catch (e) {
+    const x = e as { code: number; stdout: string; stderr: string };
+    return { code: x.code, out: x.stdout ? (JSON.parse(x.stdout) as Json) : {}, err: JSON.parse(x.stderr.trim().split("\n").at(-1) ?? "{}") as Json };
+  }
+}
+
+async function auditList(...filters: string[]): Promise<Entry[]> {
+  const r = await admin("audit", "list", ...filters);
+  expect(r.code, JSON.stringify(r.err)).toBe(0);
+  expect(r.out["count"]).toBe((r.out["entries"] as Entry[]).length);
+  return r.out["entries"] as Entry[];
+}
+
+beforeAll(async () => {
+  env = await setupTestEnv();
+});
+afterAll(async () => {
+  await env?.cleanup();
+});
+
+describe("admin audit", () => {
+  let orgId = "";
+  let keyId = "";
+
+  it("records org, key, maintenance and refund-policy commands with actor, ids, reason and outcome, never the key itself", async () => {
+    // Proves one succeeded row per changing command, in the same transaction as the change, with the targets an operator searches by.
+    const org = await admin("org", "create", "--name", "Audit Co", "--actor", "ops:ada", "--reason", "new customer onboarding");
+    orgId = String(org.out["org_id"]);
+    const key = await admin("key", "create", "--org", orgId, "--env", "test", "--scopes", "read", "--actor", "ops:ada");
+    keyId = String(key.out["key_id"]);
+    expect((await admin("key", "revoke", "--key-id", keyId, "--reason", "leaked in a support ticket", "--actor", "ops:bob")).code).toBe(0);
+    expect((await admin("org", "suspend", "--org", orgId, "--reason", "chargeback spike")).code).toBe(0);
+    expect((await admin("org", "activate", "--org", orgId)).code).toBe(0);
+    expect((await admin("maintenance", "on", "--retry-after", "30", "--reason", "database upgrade")).code).toBe(0);
+    expect((await admin("maintenance", "off")).code).toBe(0);
+    expect((await admin("refunds", "set-policy", "--org", orgId, "--env", "live", "--shortfall", "refuse", "--reason", "creator abuse")).code).toBe(0);
+
+    const entries = await auditList();
+    expect(entries.map((e) => e.action)).toEqual(["refunds.set-policy", "maintenance.off", "maintenance.on", "org.activate", "org.suspend", "key.revoke", "key.create", "org.create"]);
+    const by = (action: string): Entry => entries.find((e) => e.action === action) as Entry;
+    expect(by("org.create")).toMatchObject({ source: "gateway.audit_log", actor: "ops:ada", org_id: orgId, target_ids: [orgId], reason: "new customer onboarding", outcome: "succeeded", error: null, details: { name: "Audit Co" } });
+    expect(by("key.create")).toMatchObject({ actor: "ops:ada", org_id: orgId, livemode: false, target_ids: [orgId, keyId], details: { scopes: "read", force_unverified: false } });
+    // The revoke row names the key's org although only the key id was given.
+    expect(by("key.revoke")).toMatchObject({ actor: "ops:bob", org_id: orgId, livemode: false, target_ids: [keyId, orgId], reason: "leaked in a support ticket", outcome: "succeeded" });
+    expect(by("org.suspend")).toMatchObject({ org_id: orgId, reason: "chargeback spike", outcome: "succeeded" });
+    expect(by("maintenance.on")).toMatchObject({ org_id: null, target_ids: [], details: { maintenance: { enabled: true, retry_after_s: 30 } } });
+    expect(by("refunds.set-policy")).toMatchObject({ org_id: orgId, livemode: true, details: { shortfall_policy: "refuse" }, outcome: "succeeded" });
+    // Without --actor the operator's login name is recorded.
+    expect(by("org.activate").actor).toMatch(/^operator:.+/);
+    expect(new Date(by("org.create").at).getTime()).toBeLessThanOrEqual(new Date(by("key.create").at).getTime());
+    // The API key exists only in the command's answer.
+    const [all] = await env.adminSql<{ text: string }[]>`select coalesce(string_agg(row_to_json(a)::text, ''), '') as text from gateway.audit_log a`;
+    expect(all?.text).not.toContain(String(key.out["api_key"]));
+    expect(all?.text).toContain(keyId);
+  });
+
+  it("records failed attempts with the error, and a failed change leaves neither the change nor a success row", async () => {
+    // Proves outcome failed with error and error_code, and atomicity: the refused live key was not created.
+    const missing = await admin("key", "revoke", "--key-id", "key_doesnotexist", "--reason", "cleanup");
+    expect(missing.code).toBe(1);
+    const live = await admin("key", "create", "--org", orgId, "--env", "live", "--reason", "go live");
+    expect(live.err).toMatchObject({ error_code: "kyb_not_approved" });
+    const [keys] = await env.adminSql<{ n: number }[]>`select count(*)::int as n from gateway.api_keys where org_id = ${orgId} and livemode`;
+    expect(keys?.n).toBe(0);
+    const [create, revoke] = await auditList("--action", "key", "--limit", "2");
+    expect(create).toMatchObject({ action: "key.create", outcome: "failed", error_code: "kyb_not_approved", org_id: orgId, livemode: true, target_ids: [orgId], reason: "go live" });
+    expect(revoke).toMatchObject({ action: "key.revoke", outcome: "failed", error_code: null, target_ids: ["key_doesnotexist"], org_id: null, reason: "cleanup" });
+    expect(revoke?.error).toContain("key not found");
+    expect((await env.adminSql`select 1 from gateway.audit_log where action = 'key.create' and outcome = 'succeeded' and livemode`).length).toBe(0);
+  });
+
+  it("reads KYC decisions from the kyc service's review record and keeps refused decisions in the log", async () => {
+    // Proves `audit list` merges kyc.review_actions (written with each decision) and the log's failed attempt.
+    const submission = "kycs_auditfixture000000000001";
+    await env.adminSql`
+      insert into kyc.submissions (id, org_id, livemode, subject, status, pii, pii_key_id, submitted_at)
+      values (${submission}, ${orgId}, false, 'business', 'under_review', 'sealed', 'k1', now())`;
+    await env.adminSql`insert into kyc.business_verifications (org_id, livemode, status, latest_submission_id) values (${orgId}, false, 'under_review', ${submission})`;
+    const approved = await admin("kyc", "approve", "--id", submission, "--actor", "ops:carol", "--reason", "documents match");
+    expect(approved.out).toMatchObject({ status: "approved", actor: "ops:carol" });
+    const again = await admin("kyc", "approve", "--id", submission, "--actor", "ops:carol");
+    expect(again.err).toMatchObject({ error_code: "invalid_state_transition" });
+
+    const kyc = await auditList("--action", "kyc");
+    expect(kyc).toHaveLength(2);
+    expect(kyc[0]).toMatchObject({ source: "gateway.audit_log", action: "kyc.approve", outcome: "failed", error_code: "invalid_state_transition", org_id: orgId, target_ids: [submission], actor: "ops:carol" });
+    expect(kyc[1]).toMatchObject({
+      source: "kyc.review_actions",
+      action: "kyc.approve",
+      outcome: "succeeded",
+      actor: "ops:carol",
+      org_id: orgId,
+      reason: "documents match",
+      details: { subject: "business", from_status: "under_review", to_status: "approved" },
+    });
+    expect(kyc[1]?.target_ids).toEqual([submission, String(approved.out["event_id"])]);
+    expect((await auditList("--action", "kyc.approve", "--target", submission)).map((e) => e.source)).toEqual(["gateway.audit_log", "kyc.review_actions"]);
+    // The common log holds no success row for it: one record per decision.
+    expect((await env.adminSql`select 1 from gateway.audit_log where action = 'kyc.approve' and outcome = 'succeeded'`).length).toBe(0);
+  });
+
+  it("records payout rail commands made over NATS with the request id they carried, and their failures", async () => {
+    // Proves the non-atomic path: the payouts service answers, then the row is written with the outcome and the call's request id.
+    const payouts = await buildPayouts(env.env("payouts", { PII_KEYS: generateKeyRingEntry("audit1") }));
+    await payouts.start();
+    try {
+      const settled = await admin("payouts", "settle", "--date", "2026-03-02", "--reason", "bank statement of March 2", "--actor", "ops:dan");
+      expect(settled.out).toMatchObject({ as_of: "2026-03-02", settled: [], pending: [] });
+      // No ACH rail configured: the service refuses, and the refusal is what the log keeps.
+      const cut = await admin("payouts", "cut-file", "--actor", "ops:dan");
+      expect(cut.code).toBe(1);
+    } finally {
+      await payouts.stop();
+    }
+    const [cut, settle] = await auditList("--action", "payouts");
+    expect(settle).toMatchObject({ action: "payouts.settle", actor: "ops:dan", outcome: "succeeded", livemode: true, target_ids: [], reason: "bank statement of March 2", details: { date: "2026-03-02" } });
+    expect(settle?.details["request_id"]).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(cut).toMatchObject({ action: "payouts.cut-file", outcome: "failed", error_code: expect.any(String) });
+    expect(cut?.details["request_id"]).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(cut?.details["request_id"]).not.toBe(settle?.details["request_id"]);
+  }, 60_000);
+
+  it("shows operator actions on an id in `admin find` of that id", async () => {
+    // Proves find joins the audit log and the KYC review record to the path of a key and of a submission.
+    const key = await find(env.adminSql, keyId);
+    expect(key.rows["gateway.api_keys"]?.[0]).toMatchObject({ id: keyId, org_id: orgId });
+    expect(key.rows["gateway.api_keys"]?.[0]).not.toHaveProperty("key_hash");
+    expect(key.audit.map((e) => e.action)).toEqual(["key.revoke", "key.create"]);
+    const submission = await find(env.adminSql, "kycs_auditfixture000000000001");
+    expect(submission.rows["kyc.submissions"]?.[0]).toMatchObject({ status: "approved" });
+    expect(submission.rows["kyc.submissions"]?.[0]).not.toHaveProperty("pii");
+    expect(submission.events.map((e) => e["type"])).toEqual(["kyc.approved"]);
+    expect(submission.audit.map((e) => `${e.source} ${e.action} ${e.outcome}`)).toEqual(["gateway.audit_log kyc.approve failed", "kyc.review_actions kyc.approve succeeded"]);
+  });
+
+  it("filters by org, action, since, target and limit, and refuses bad filters", async () => {
+    // Proves each filter narrows the list and bad values are errors, not empty answers.
+    const other = String((await admin("org", "create", "--name", "Other Co")).out["org_id"]);
+    const mine = await auditList("--org", orgId);
+    expect(mine.length).toBeGreaterThan(5);
+    expect(mine.every((e) => e.org_id === orgId)).toBe(true);
+    expect((await auditList("--org", other)).map((e) => e.action)).toEqual(["org.create"]);
+    expect((await auditList("--action", "maintenance")).map((e) => e.action)).toEqual(["maintenance.off", "maintenance.on"]);
+    expect((await auditList("--action", "maintenance.on")).map((e) => e.action)).toEqual(["maintenance.on"]);
+    expect(await auditList("--since", "2999-01-01")).toEqual([]);
+    expect((await auditList("--since", "1h")).length).toBeGreaterThan(10);
+    expect((await auditList("--target", keyId)).map((e) => e.action)).toEqual(["key.revoke", "key.create"]);
+    expect(await auditList("--limit", "3")).toHaveLength(3);
+    expect((await admin("audit", "list", "--since", "yesterday")).code).toBe(1);
+    expect((await admin("audit", "list", "--limit", "0")).err["error"]).toContain("--limit");
+    expect((await admin("audit", "list", "--action", "DROP TABLE")).code).toBe(1);
+    expect((await admin("org", "create", "--name", "X", "--actor", " ")).err["error"]).toContain("--actor");
+  });
+
+  it("is append-only for every role, the owner and the gateway's own role included", async () => {
+    // Proves the database refuses UPDATE, DELETE and TRUNCATE on the log whoever asks.
+    const refused = async (sql: postgres.Sql, statement: string) => {
+      const err = await sql.unsafe(statement).catch((e: unknown) => e);
+      expect(err, statement).toBeInstanceOf(postgres.PostgresError);
+      expect((err as postgres.PostgresError).code).toBe("42501");
+    };
+    const [before] = await env.adminSql<{ n: number }[]>`select count(*)::int as n from gateway.audit_log`;
+    await refused(env.adminSql, "update gateway.audit_log set actor = 'someone else'");
+    await refused(env.adminSql, "delete from gateway.audit_log");
+    await refused(env.adminSql, "truncate gateway.audit_log");
+    const gateway = postgres(env.dbUrl("gateway"), { max: 1, onnotice: () => {} });
+    try {
+      await refused(gateway, "update gateway.audit_log set reason = null");
+      await refused(gateway, "delete from gateway.audit_log where true");
+    } finally {
+      await gateway.end({ timeout: 5 });
+    }
+    const [after] = await env.adminSql<{ n: number }[]>`select count(*)::int as n from gateway.audit_log`;
+    expect(after?.n).toBe(before?.n);
+  });
+});
