@@ -7,7 +7,7 @@ let s: Stack;
 let api: (method: string, path: string, body?: unknown, key?: string) => Promise<{ status: number; body: Record<string, unknown> }>;
 
 beforeAll(async () => {
-  s = await startStack({ services: ["ledger", "payments"] });
+  s = await startStack({ services: ["ledger", "payments", "refunds"] });
   api = async (method, path, body, key = s.testKey) => {
     const r = await call(s.baseUrl, method, path, { key, ...(body !== undefined ? { body } : {}) });
     return { status: r.status, body: r.body };
@@ -179,8 +179,25 @@ describe("shared wallet spend", () => {
     expect(reversals.every((r) => r.status === 200 || (r.status === 409 && r.body["error_code"] === "duplicate_reversal_reference"))).toBe(true);
     expect(await balanceOf(walletId)).toBe(10_000);
     expect((await creator(pid))["ledger_balance_cents"]).toBe(0);
-    const [n] = await s.env.adminSql<{ n: string }[]>`select count(*)::text as n from ledger.transactions where kind = 'shared_spend_reversal' and reference_id = ${txn}`;
+    const [n] = await s.env.adminSql<{ n: string }[]>`select count(*)::text as n from ledger.transactions where kind = 'refund' and reference_id = ${`shared_spend_reversal:${txn}`}`;
     expect(n?.n).toBe("1");
+  });
+
+  // Proves a shared spend is a sale like any other: refunded in part through /v1/refunds back to the buyer's wallet,
+  // and its reversal then gives back only what remains.
+  it("refunds a spend in part through /v1/refunds, and the reversal gives back the rest", async () => {
+    const pid = await participant(60);
+    const sub = uniq("sub");
+    const walletId = await fundedBuyer(sub, 2000);
+    const ref = uniq("spend");
+    const spend = (await api("POST", "/v1/wallets/shared-spend", { consumer_sub: sub, amount: 2000, reference_id: ref, creator_id: pid })).body["spend"] as Record<string, string>;
+    const refund = await api("POST", "/v1/refunds", { sale_reference: `shared_spend:${ref}`, amount: 500, reason: "damaged", idempotency_key: uniq("rf") });
+    expect(refund.status).toBe(201);
+    expect(await balanceOf(walletId)).toBe(500);
+    const r = await api("POST", "/v1/wallets/shared-spend/reverse", { sale_transaction_id: spend["platform_transaction_id"] });
+    expect(r.status).toBe(200);
+    expect(r.body["reversal"]).toMatchObject({ amount_cents: 1500, wallet_balance_cents: 2000 });
+    expect((await creator(pid))["ledger_balance_cents"]).toBe(0);
   });
 
   // Proves a reversal never fails on a creator whose share is no longer available: the shortfall goes to creator_receivable and the buyer is still made whole.

@@ -58,42 +58,31 @@ export interface ReversalRow {
   sale_transaction_id: string;
   spend_reference_id: string;
   reason: string | null;
-  creator_take: number;
-  receivable_amount: number;
   reversal_transaction_id: string | null;
   status: "reversing" | "reversed";
   response: Record<string, unknown> | null;
 }
 
-type RawReversal = Omit<ReversalRow, "creator_take" | "receivable_amount"> & { creator_take: string; receivable_amount: string };
-
-function parseReversal(r: RawReversal): ReversalRow {
-  return { ...r, creator_take: parseCents(r.creator_take), receivable_amount: parseCents(r.receivable_amount) };
-}
 
 export async function findReversal(q: Q, s: Scope, saleTransactionId: string): Promise<ReversalRow | undefined> {
-  const [r] = await q<RawReversal[]>`
+  const [r] = await q<ReversalRow[]>`
     select * from payments.shared_spend_reversals where org_id = ${s.orgId} and livemode = ${s.livemode} and sale_transaction_id = ${saleTransactionId}`;
-  return r === undefined ? undefined : parseReversal(r);
+  return r === undefined ? undefined : r;
 }
 
 export async function insertReversal(
   q: Q,
   s: Scope,
-  r: { saleTransactionId: string; spendReferenceId: string; reason: string | null; metadata: Record<string, unknown>; requestId: string; keyId: string; creatorTake: number; receivable: number },
+  r: { saleTransactionId: string; spendReferenceId: string; reason: string | null; metadata: Record<string, unknown>; requestId: string; keyId: string },
 ): Promise<ReversalRow> {
-  const [row] = await q<RawReversal[]>`
+  const [row] = await q<ReversalRow[]>`
     insert into payments.shared_spend_reversals (org_id, livemode, sale_transaction_id, spend_reference_id, reason, metadata, request_id, key_id,
-      creator_take, receivable_amount, status)
+      status)
     values (${s.orgId}, ${s.livemode}, ${r.saleTransactionId}, ${r.spendReferenceId}, ${r.reason}, ${q.json(r.metadata as postgres.JSONValue)},
-      ${r.requestId}, ${r.keyId}, ${r.creatorTake}, ${r.receivable}, 'reversing')
+      ${r.requestId}, ${r.keyId}, 'reversing')
     returning *`;
   if (row === undefined) throw new Error("reversal insert returned nothing");
-  return parseReversal(row);
-}
-
-export async function deleteReversingIntent(q: Q, s: Scope, saleTransactionId: string): Promise<void> {
-  await q`delete from payments.shared_spend_reversals where org_id = ${s.orgId} and livemode = ${s.livemode} and sale_transaction_id = ${saleTransactionId} and status = 'reversing'`;
+  return row;
 }
 
 export async function markReversed(q: Q, s: Scope, saleTransactionId: string, reversalTxn: string, response: Record<string, unknown>): Promise<boolean> {
@@ -105,9 +94,9 @@ export async function markReversed(q: Q, s: Scope, saleTransactionId: string, re
 }
 
 export async function stuckReversals(q: Q, graceMs: number, limit: number): Promise<ReversalRow[]> {
-  const rows = await q<RawReversal[]>`
+  const rows = await q<ReversalRow[]>`
     select * from payments.shared_spend_reversals
     where status = 'reversing' and updated_at < now() - make_interval(secs => ${graceMs / 1000})
     order by updated_at limit ${limit}`;
-  return rows.map(parseReversal);
+  return rows;
 }

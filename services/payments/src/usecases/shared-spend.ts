@@ -22,7 +22,6 @@ import type { z } from "zod";
 import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
 import { computeSplit, creatorBpsFor } from "../domain/split.ts";
 import {
-  deleteReversingIntent,
   findReversal,
   findSpendByTransaction,
   insertReversal,
@@ -39,7 +38,10 @@ type SpendBody = z.output<typeof schemas.SharedSpendBody>;
 type ReverseBody = z.output<typeof schemas.SharedSpendReverseBody>;
 
 export const SPEND_KIND = "shared_spend";
-export const SPEND_REVERSAL_KIND = "shared_spend_reversal";
+/** A spend's reversal is the ledger's full refund of the spend's sale (kind refund), under this reference. */
+export const spendReversalReference = (spendTransactionId: string): string => `shared_spend_reversal:${spendTransactionId}`;
+/** The sale a spend records: refunds and the reversal take its money back through the ledger's refund rules. */
+export const spendSaleReference = (referenceId: string): string => `shared_spend:${referenceId}`;
 
 function outcomeUnknown(): DomainError {
   return new DomainError("service_timeout", "The ledger did not answer in time; retry with the same reference_id to read the outcome");
@@ -74,6 +76,14 @@ export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: 
     metadata: { consumer_sub: body.consumer_sub, creator_id: body.creator_id, product_id: body.product_id ?? null, ...(body.metadata ?? {}) },
     postings,
     preconditions: [{ wallet: buyer, available_gte: body.amount }],
+    sale: {
+      sale_reference: spendSaleReference(body.reference_id),
+      participant_id: body.creator_id,
+      gross: body.amount,
+      creator_amount: split.creator,
+      platform_amount: split.platform,
+      sales_tax: split.salesTax,
+    },
   };
   let result;
   try {
@@ -120,24 +130,20 @@ export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: 
   return { status: 201, body: { spend } };
 }
 
+/**
+ * The reversal as a ledger request: a full refund of the spend's sale back to the buyer's wallet. The ledger owns
+ * the rule (domain/refund.ts and the engine's cover): the creator's part comes from what is available, and what
+ * the creator no longer has is booked to the platform-funded creator_receivable, so the buyer is always made whole.
+ */
 function reversalRequest(scope: Scope, spend: SpendRow, rev: ReversalRow): PostRequestInput {
-  const buyer = { wallet_id: spend.consumer_wallet_id };
-  const postings: NonNullable<PostRequestInput["postings"]> = [];
-  if (rev.creator_take > 0) postings.push({ debit: { participant_id: spend.creator_id }, credit: buyer, amount: rev.creator_take });
-  if (rev.receivable_amount > 0) postings.push({ debit: { system: "creator_receivable", entity_id: spend.creator_id }, credit: buyer, amount: rev.receivable_amount });
-  if (spend.platform_amount > 0) postings.push({ debit: { system: "platform_revenue" }, credit: buyer, amount: spend.platform_amount });
-  if (spend.sales_tax > 0) postings.push({ debit: { system: "sales_tax_payable" }, credit: buyer, amount: spend.sales_tax });
   return {
     org_id: scope.orgId,
     livemode: scope.livemode,
-    kind: SPEND_REVERSAL_KIND,
-    reference_id: spend.transaction_id,
-    amount: spend.amount,
+    kind: "refund",
+    reference_id: spendReversalReference(spend.transaction_id),
     description: `Reversal of shared wallet spend ${spend.reference_id}`,
     metadata: { sale_transaction_id: spend.transaction_id, spend_reference_id: spend.reference_id, reason: rev.reason },
-    postings,
-    // The creator's part is taken only as far as it is available: the plan's take must still be there.
-    preconditions: rev.creator_take > 0 ? [{ wallet: { participant_id: spend.creator_id }, available_gte: rev.creator_take }] : [],
+    refund: { sale_reference: spendSaleReference(spend.reference_id), refund_from: "both", ...(rev.reason === null ? {} : { reason: rev.reason }) },
   };
 }
 
@@ -146,27 +152,22 @@ async function driveReversal(deps: PaymentsDeps, scope: Scope, spend: SpendRow, 
   try {
     result = await deps.ledger.post(reversalRequest(scope, spend, rev));
   } catch (e) {
-    if (e instanceof DomainError && e.code === "insufficient_balance") {
-      // The creator's balance moved after the plan was made: nothing moved; drop the intent so a retry re-plans.
-      await withTx(deps.sql, async (tx) => {
-        await deleteReversingIntent(tx, scope, spend.transaction_id);
-        await setSpendStatus(tx, scope, spend.transaction_id, "settled");
-      });
-      throw new DomainError("insufficient_balance", "The creator's balance changed while the reversal was planned; retry the reversal", { hint: "POST /v1/wallets/shared-spend/reverse again with the same sale_transaction_id" });
-    }
     if (e instanceof LedgerOutcomeUnknown) throw outcomeUnknown();
     throw e;
   }
   const creatorWallet = (await deps.ledger.participantInfo(scope, spend.creator_id)).wallet_id;
+  const refund = (result.extra["refund"] ?? {}) as { from_creator?: number };
+  const receivable = Number(result.extra["creator_receivable_amount"] ?? 0);
   const reversal = {
     consumer_reversal_transaction_id: result.transaction_id,
     platform_reversal_transaction_id: result.transaction_id,
     sale_transaction_id: spend.transaction_id,
     reference_id: spend.reference_id,
     status: "reversed",
-    amount_cents: spend.amount,
-    creator_reversed_cents: rev.creator_take,
-    creator_receivable_cents: rev.receivable_amount,
+    // What the reversal gave back: all of the spend, less any part refunded before.
+    amount_cents: result.amount,
+    creator_reversed_cents: Number(refund.from_creator ?? 0) - receivable,
+    creator_receivable_cents: receivable,
     reason: rev.reason,
     wallet_balance_cents: balanceOf(result, spend.consumer_wallet_id),
     creator_balance_cents: balanceOf(result, creatorWallet),
@@ -191,10 +192,6 @@ export async function reverseSharedWalletSpend(deps: PaymentsDeps, scope: Scope,
   }
   let rev = existing;
   if (rev === undefined) {
-    // Plan the creator's part from the available balance now; the post's precondition re-checks it atomically.
-    const creator = await deps.ledger.getParticipant(scope, spend.creator_id);
-    const available = Math.max(0, Number(creator["available_balance_cents"] ?? 0));
-    const take = Math.min(available, spend.creator_amount);
     rev = await withTx(deps.sql, async (tx) => {
       const locked = await findSpendByTransaction(tx, scope, spend.transaction_id, true);
       if (locked === undefined) throw new Error("spend vanished");
@@ -208,8 +205,6 @@ export async function reverseSharedWalletSpend(deps: PaymentsDeps, scope: Scope,
         metadata: body.metadata ?? {},
         requestId: auth.request_id,
         keyId: auth.key_id,
-        creatorTake: take,
-        receivable: spend.creator_amount - take,
       });
     });
     if (rev.status === "reversed") {
