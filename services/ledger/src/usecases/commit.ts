@@ -15,7 +15,7 @@
  *    idempotency claim is its transaction row in that statement: a key already taken fails the statement
  *    (transactions_reference_uq) and the caller runs the batch again reading the claims first.
  */
-import { cents, DomainError, newId, type AccountRef, type PostOutcome, type PostRequest, type PostResult, type SystemAccountType, type WalletAfter } from "@treasury/contracts";
+import { cents, DomainError, newId, type AccountRef, type Cents, type PostOutcome, type PostRequest, type PostResult, type SystemAccountType, type WalletAfter } from "@treasury/contracts";
 import postgres, { type ReservedSql } from "postgres";
 import type { Side } from "../domain/accounts.ts";
 import { applyPosting, type Applied, type DerivedChanges, type HoldState, type LedgerView, type WalletState } from "../domain/engine.ts";
@@ -469,19 +469,7 @@ class BatchBuilder {
   }
 
   private view(req: PostRequest): LedgerView {
-    const { org_id: orgId, livemode } = req;
-    return {
-      systemAccountId: (type: SystemAccountType, entityId: string) => this.systemIds.get(scopeKey(orgId, livemode, `${type}:${entityId}`)),
-      participantWalletId: (participantId) => this.rows.participants.get(scopeKey(orgId, livemode, participantId)),
-      wallet: (id) => this.state.get(id),
-      hold: (id) => this.holds.get(id),
-      receivable: (participantId) => {
-        const r = this.rows.owed.get(scopeKey(orgId, livemode, participantId));
-        return r === undefined ? undefined : { id: r.id, outstanding: cents(r.outstanding) };
-      },
-      participantExists: (participantId) => this.rows.existingParticipants.has(scopeKey(orgId, livemode, participantId)),
-      systemAccountNormal: (id) => this.rows.systemNormals.get(id),
-    };
+    return new RequestView(this.rows, this.systemIds, this.state, this.holds, req.org_id, req.livemode);
   }
 
   /**
@@ -770,4 +758,48 @@ function saleStateOf(s: LockedSale): SaleState {
     platformRefunded: s.platform_refunded,
     reversed: s.reversed,
   };
+}
+
+/**
+ * The engine's view of the batch for one request's org and environment. A class rather than an object of arrow
+ * functions: the view is made once per request, and each named closure would cost a property definition.
+ */
+class RequestView implements LedgerView {
+  constructor(
+    private readonly rows: Rows,
+    private readonly systemIds: ReadonlyMap<string, string>,
+    private readonly state: ReadonlyMap<string, WalletState>,
+    private readonly holds: ReadonlyMap<string, HoldState>,
+    private readonly orgId: string,
+    private readonly livemode: boolean,
+  ) {}
+
+  systemAccountId(type: SystemAccountType, entityId: string): string | undefined {
+    return this.systemIds.get(scopeKey(this.orgId, this.livemode, `${type}:${entityId}`));
+  }
+
+  participantWalletId(participantId: string): string | undefined {
+    return this.rows.participants.get(scopeKey(this.orgId, this.livemode, participantId));
+  }
+
+  wallet(id: string): WalletState | undefined {
+    return this.state.get(id);
+  }
+
+  hold(id: string): HoldState | undefined {
+    return this.holds.get(id);
+  }
+
+  receivable(participantId: string): { id: string; outstanding: Cents } | undefined {
+    const r = this.rows.owed.get(scopeKey(this.orgId, this.livemode, participantId));
+    return r === undefined ? undefined : { id: r.id, outstanding: cents(r.outstanding) };
+  }
+
+  participantExists(participantId: string): boolean {
+    return this.rows.existingParticipants.has(scopeKey(this.orgId, this.livemode, participantId));
+  }
+
+  systemAccountNormal(id: string): Side | undefined {
+    return this.rows.systemNormals.get(id);
+  }
 }
