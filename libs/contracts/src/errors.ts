@@ -22,6 +22,11 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, message: "Method not allowed" },
   payload_too_large: { status: 413, message: "Request body too large" },
   unsupported_media_type: { status: 415, message: "Content-Type must be application/json" },
+  // Answered at the connection, before a request exists: a request line and headers over the server's limit, a
+  // request that is not HTTP, or one whose headers did not arrive in time.
+  headers_too_large: { status: 431, message: "The request line and headers exceed the size limit" },
+  malformed_request: { status: 400, message: "The request is not valid HTTP" },
+  request_timeout: { status: 408, message: "The request did not arrive in time" },
   rate_limited: { status: 429, message: "Rate limit exceeded" },
   auth_rate_limited: { status: 429, message: "Too many failed authentication attempts" },
   internal_error: { status: 500, message: "Internal server error" },

@@ -33,7 +33,7 @@ import {
 } from "@treasury/contracts";
 import { rpcCall, rpcForward } from "@treasury/service-kit";
 import type { Authenticator, KeyRecord } from "./auth.ts";
-import { fromRpcError, sendError } from "./envelope.ts";
+import { clientErrorResponse, fromRpcError, sendError } from "./envelope.ts";
 import { parseJsonBody } from "./json-body.ts";
 import { AuthFailureLimiter } from "./auth-failures.ts";
 import type { BucketRule, RateLimiter, TakeResult } from "./ratelimit.ts";
@@ -116,6 +116,13 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     trustProxy: deps.trustProxy,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // A connection whose request Node's parser refused (headers over the limit, not HTTP) gets the envelope too,
+    // not Fastify's own error shape. A reset or destroyed socket has nobody to answer.
+    clientErrorHandler: (err: Error & { code?: string }, socket) => {
+      if (err.code === "ECONNRESET" || socket.destroyed) return;
+      if (socket.writable) socket.write(clientErrorResponse(err));
+      socket.destroy(err);
+    },
     // Errors raised before routing (an undecodable URL) skip the onRequest hook: set its headers here.
     frameworkErrors: (err, req, reply) => {
       reply.header("Service-Version", API_VERSION);

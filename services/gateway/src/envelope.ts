@@ -1,6 +1,6 @@
 /** The one place the gateway turns error codes into HTTP answers in the spec's envelope. */
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { ERROR_CODES, isErrorCode, type RpcErrorBody, type ValidationDetail } from "@treasury/contracts";
+import { API_VERSION, ERROR_CODES, isErrorCode, newRequestId, type RpcErrorBody, type ValidationDetail } from "@treasury/contracts";
 
 export interface ErrorAnswer {
   code: string;
@@ -38,4 +38,31 @@ export function sendError(req: FastifyRequest, reply: FastifyReply, e: ErrorAnsw
   const { status, body } = errorEnvelope(String(req.id), e);
   if (e.retryAfterSec !== undefined) reply.header("Retry-After", String(e.retryAfterSec));
   return reply.code(status).type("application/json").send(body);
+}
+
+/** The code of an error Node's HTTP parser raised on a connection before any request existed. */
+function clientErrorCode(err: { code?: string }): "headers_too_large" | "request_timeout" | "malformed_request" {
+  if (err.code === "HPE_HEADER_OVERFLOW") return "headers_too_large";
+  if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") return "request_timeout";
+  return "malformed_request";
+}
+
+/**
+ * The raw HTTP answer to a connection-level error (a request line and headers over the limit, bytes that are not
+ * HTTP): the same envelope as every other answer, with a request id of its own, and the connection closed.
+ */
+export function clientErrorResponse(err: { code?: string }): string {
+  const requestId = newRequestId();
+  const { status, body } = errorEnvelope(requestId, { code: clientErrorCode(err) });
+  const json = JSON.stringify(body);
+  return [
+    `HTTP/1.1 ${status} ${status === 431 ? "Request Header Fields Too Large" : status === 408 ? "Request Timeout" : "Bad Request"}`,
+    "Content-Type: application/json; charset=utf-8",
+    `Content-Length: ${Buffer.byteLength(json)}`,
+    `Service-Version: ${API_VERSION}`,
+    `X-Request-Id: ${requestId}`,
+    "Connection: close",
+    "",
+    json,
+  ].join("\r\n");
 }

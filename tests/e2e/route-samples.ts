@@ -1,0 +1,264 @@
+/**
+ * Real resources of every kind in one org's sandbox, made through the public API, and the map from a route's
+ * path parameter to the id of its kind. The route fuzz and the isolation sweep fill every route's path from
+ * this map, so a route whose parameter has no entry here fails them until the map names a sample for it.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { generateKeyRingEntry } from "@treasury/service-kit";
+import { makeScratchDir } from "@treasury/testing";
+import { createOrg } from "../../services/gateway/src/admin.ts";
+import { ACH_ORIGIN_ENV } from "./payouts-stack.ts";
+import { call, LOOPBACK_WEBHOOKS_ENV, startStack, type Stack } from "./stack.ts";
+
+type Body = Record<string, unknown>;
+
+/**
+ * Every service running, configured as in production (PII and receipt-sealing keys, the live bank rail, the card
+ * processor's webhook secret), with sandbox webhooks allowed to a local receiver and the rate budgets lifted.
+ */
+export interface SampleStack {
+  s: Stack;
+  /** A second org, with no resources of its own. */
+  orgB: string;
+  /** A local webhook receiver that answers 200 to every delivery. */
+  hookUrl: string;
+  stop(): Promise<void>;
+}
+
+const LIFTED = { capacity: 1e9, refill_per_sec: 1e9 };
+/** The card processor's webhook signing secret the payments service checks events against. */
+export const STRIPE_WEBHOOK_SECRET = "whsec_samples_stand_in_secret";
+
+export async function startSampleStack(): Promise<SampleStack> {
+  const piiKeys = generateKeyRingEntry("samples1");
+  const s = await startStack({
+    serviceEnv: {
+      kyc: { PII_KEYS: piiKeys },
+      payments: { STRIPE_WEBHOOK_SECRET },
+      // The live bank rail configured, so live payouts reach the participant and wallet checks.
+      payouts: { PII_KEYS: piiKeys, PAYOUTS_ACH_DIR: makeScratchDir("samples-ach-"), PAYOUTS_ACH_CUT_INTERVAL_MS: "0", ...ACH_ORIGIN_ENV },
+      receipts: { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("samples2") },
+      ...LOOPBACK_WEBHOOKS_ENV,
+    },
+  });
+  const sql = s.env.adminSql;
+  const orgB = (await createOrg(sql, { name: "Other Marketplace" })).org_id;
+  // These files make hundreds of writes a second: the budgets are not what they test.
+  const limits = sql.json({ read: LIFTED, write: LIFTED, treasury_write: LIFTED, record_sale: LIFTED });
+  await sql`update gateway.orgs set rate_limits = ${limits} where id in (${s.orgId}, ${orgB})`;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200).end("ok"));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    s,
+    orgB,
+    hookUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await s.stop();
+    },
+  };
+}
+
+/** What one org owns after createSamples, by kind. */
+export interface Samples {
+  /** Path parameter name → an id of that kind (the map every route's path is filled from). */
+  pathIds: Readonly<Record<string, string>>;
+  /** Ids that the org's list routes show, by kind: each must appear in one of its own lists. */
+  listed: Readonly<Record<string, string>>;
+  /** Every id the org was handed, for finding them in answers to anyone else. */
+  all: readonly string[];
+  saleReference: string;
+  saleTransactionId: string;
+  /** The owner (consumer subject) of the consumer wallet. */
+  buyer: string;
+  /** The platform transaction of a shared-wallet spend by the buyer. */
+  sharedSpendTransactionId: string;
+  consumerWalletId: string;
+  creatorWalletId: string;
+  endpointId: string;
+  deliveryId: string;
+  bankLineId: string;
+  /** A checkout still pending, for the hosted checkout page. */
+  pendingCheckoutId: string;
+  walletSessionId: string;
+}
+
+export type Api = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: Body }>;
+
+export function apiWith(baseUrl: string, key: string): Api {
+  return async (method, path, body) => {
+    const r = await call(baseUrl, method, path, { key, ...(body === undefined ? {} : { body }) });
+    return { status: r.status, body: r.body };
+  };
+}
+
+async function expectStatus(api: Api, method: string, path: string, body: unknown, status: number): Promise<Body> {
+  const r = await api(method, path, body);
+  if (r.status !== status) throw new Error(`${method} ${path} answered ${r.status}, expected ${status}: ${JSON.stringify(r.body).slice(0, 500)}`);
+  return r.body;
+}
+
+const field = (b: Body, ...path: string[]): string => {
+  let v: unknown = b;
+  for (const k of path) v = (v as Body | undefined)?.[k];
+  if (typeof v !== "string" || v === "") throw new Error(`no ${path.join(".")} in ${JSON.stringify(b).slice(0, 500)}`);
+  return v;
+};
+
+export const BANK_ACCOUNT = { account_holder_name: "Ada Lovelace", routing_number: "011000015", account_number: "000123456789", account_type: "checking" } as const;
+
+export const CREATOR_KYC = {
+  legal_name: "Ada Quill Lovelace",
+  email: "ada.quill@example.com",
+  date_of_birth: "1990-12-10",
+  address: { line1: "12 Analytical Row", city: "London", postal_code: "NW1 6XE", country: "GB" },
+  document_evidence: [{ type: "government_id", file_id: "file_passport" }],
+  tax_id_type: "ssn",
+  tax_id_last4: "6789",
+  certify_tax_info: true,
+} as const;
+
+/**
+ * A participant with KYC and a bank account, a completed checkout with its hold, receipt and proof, a refund and
+ * a pending refund request on it, a payout, a funded consumer wallet with a hosted session, an imported statement
+ * with one matched and one unmatched line, and a webhook endpoint with a delivery: all made with `api` (one
+ * org's sandbox key).
+ */
+export async function createSamples(api: Api, hookUrl: string, tag: string): Promise<Samples> {
+  const endpoint = await expectStatus(api, "POST", "/v1/webhooks", { action: "create", url: hookUrl, description: `samples ${tag}` }, 201);
+  const endpointId = field(endpoint, "data", "id");
+  const participant = `smp_${tag}_creator`;
+  await expectStatus(api, "POST", "/v1/participants", { participant_id: participant, display_name: "Sample Creator", default_split_percent: 80 }, 201);
+  await expectStatus(api, "POST", `/v1/kyc/creators/${participant}`, CREATOR_KYC, 201);
+  await expectStatus(api, "PUT", `/v1/participants/${participant}/bank-account`, BANK_ACCOUNT, 201);
+
+  const checkout = await expectStatus(api, "POST", "/v1/checkout-sessions", { participant_id: participant, amount: 10_000, hold_funds: true }, 201);
+  const checkoutId = field(checkout, "checkout_session", "id");
+  const completed = await expectStatus(api, "POST", `/v1/sandbox/checkouts/${checkoutId}/complete`, {}, 200);
+  const saleTransactionId = field(completed, "checkout_session", "sale_transaction_id");
+  const saleReference = field(completed, "checkout_session", "sale_reference");
+  const holdId = field(completed, "checkout_session", "hold_id");
+  const receiptId = field(await expectStatus(api, "POST", "/v1/receipts/generate", { checkout_id: checkoutId }, 201), "receipt_id");
+  await expectStatus(api, "GET", `/v1/receipts/${receiptId}/proof`, undefined, 200);
+  const refund = await expectStatus(api, "POST", "/v1/refunds", { sale_reference: saleReference, reason: "sample refund", amount: 500 }, 201);
+  const refundId = field(refund, "refund", "id");
+  const refundTransactionId = field(refund, "refund", "transaction_id");
+  const refundRequest = await expectStatus(api, "POST", "/v1/refund-requests", { sale_reference: saleReference, amount: 1_000, reason: "sample request" }, 201);
+  const refundRequestId = field(refundRequest, "refund_request", "id");
+
+  // Money the creator can pay out now (the checkout's share stays held).
+  const funding = await expectStatus(api, "POST", "/v1/record-sale", { reference_id: `smp_${tag}_funding`, creator_id: participant, amount: 5_000, creator_percent: 100 }, 201);
+  const payout = await expectStatus(api, "POST", "/v1/payouts", { participant_id: participant, amount: 1_500, reference_id: `smp_${tag}_payout` }, 201);
+  const payoutId = field(payout, "payout", "id");
+  const creatorWalletId = field(payout, "payout", "wallet_id");
+
+  const buyer = `smp_${tag}_buyer`;
+  const consumerWalletId = field(await expectStatus(api, "POST", "/v1/wallets", { owner_id: buyer }, 201), "wallet", "id");
+  await expectStatus(api, "POST", `/v1/wallets/${consumerWalletId}/topups`, { amount: 2_500, reference_id: `smp_${tag}_topup` }, 201);
+  const spend = await expectStatus(api, "POST", "/v1/wallets/shared-spend", { consumer_sub: buyer, amount: 300, reference_id: `smp_${tag}_spend`, creator_id: participant }, 201);
+  const sharedSpendTransactionId = /"platform_transaction_id":"(txn_[A-Za-z0-9]+)"/.exec(JSON.stringify(spend))?.[1] ?? findTransactionId(spend);
+  const walletSessionId = field(await expectStatus(api, "POST", "/v1/wallet-sessions", { wallet_id: consumerWalletId }, 201), "wallet_session", "id");
+  const pendingCheckoutId = field(await expectStatus(api, "POST", "/v1/checkout-sessions", { participant_id: participant, amount: 700 }, 201), "checkout_session", "id");
+
+  const income = await expectStatus(api, "POST", "/v1/record-income", { reference_id: `smp_${tag}_income`, amount: 4_200, date: "2024-07-10" }, 201);
+  const incomeTransactionId = findTransactionId(income);
+  const csv = `Date,Text,Ref,Amount\n2024-07-10,Transfer smp_${tag}_income,smp_${tag}_income,42.00\n2024-07-11,Bank fee,FEE_${tag},-4.99\n`;
+  const imported = await expectStatus(api, "POST", "/v1/import-transactions", { action: "import", format: "csv", data: csv, mapping: { date: "Date", description: "Text", reference: "Ref", amount: "Amount", currency: "USD" } }, 201);
+  const importId = field(imported, "import", "id");
+  const auto = await expectStatus(api, "POST", "/v1/reconciliations/auto-match", { start_date: "2024-07-01", end_date: "2024-07-31" }, 200);
+  const match = (auto["auto_match"] as { matches: { id: string; bank_line_id: string }[] }).matches[0];
+  if (match === undefined) throw new Error(`auto-match matched nothing: ${JSON.stringify(auto).slice(0, 500)}`);
+  const unmatched = await expectStatus(api, "GET", "/v1/reconciliations/unmatched", undefined, 200);
+  const bankLineId = field({ l: (unmatched["bank_lines"] as Body[])[0] ?? {} }, "l", "id");
+
+  await expectStatus(api, "POST", "/v1/webhooks", { action: "test", endpoint_id: endpointId }, 200);
+  const deliveries = await expectStatus(api, "POST", "/v1/webhooks", { action: "deliveries", endpoint_id: endpointId }, 200);
+  const deliveryId = field({ d: (deliveries["data"] as Body[])[0] ?? {} }, "d", "id");
+
+  const pathIds = {
+    participant_id: participant,
+    wallet_id: consumerWalletId,
+    hold_id: holdId,
+    checkout_id: checkoutId,
+    payout_id: payoutId,
+    transaction_id: saleTransactionId,
+    receipt_id: receiptId,
+    refund_id: refundId,
+    refund_request_id: refundRequestId,
+    match_id: match.id,
+  };
+  const listed = {
+    participant,
+    consumerWalletId,
+    creatorWalletId,
+    holdId,
+    payoutId,
+    refundId,
+    refundRequestId,
+    saleTransactionId,
+    bankLineId,
+    endpointId,
+  };
+  const all = [
+    ...Object.values(pathIds),
+    ...Object.values(listed),
+    buyer,
+    saleReference,
+    refundTransactionId,
+    findTransactionId(funding),
+    incomeTransactionId,
+    sharedSpendTransactionId,
+    importId,
+    match.bank_line_id,
+    deliveryId,
+    walletSessionId,
+    pendingCheckoutId,
+  ];
+  return {
+    pathIds,
+    listed,
+    all: [...new Set(all)],
+    saleReference,
+    saleTransactionId,
+    buyer,
+    sharedSpendTransactionId,
+    consumerWalletId,
+    creatorWalletId,
+    endpointId,
+    deliveryId,
+    bankLineId,
+    pendingCheckoutId,
+    walletSessionId,
+  };
+}
+
+/** The transaction id in a record-* answer, wherever the operation puts it. */
+function findTransactionId(b: Body): string {
+  const m = /"(txn_[A-Za-z0-9]+)"/.exec(JSON.stringify(b));
+  if (m?.[1] === undefined) throw new Error(`no transaction id in ${JSON.stringify(b).slice(0, 500)}`);
+  return m[1];
+}
+
+/** The `:name` parameters of a route path, in order. */
+export function pathParamsOf(path: string): string[] {
+  return [...path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1] ?? "");
+}
+
+/** The routes' parameters that `ids` has no sample for, as `operation.param`. */
+export function missingSamples(routes: readonly { operation: string; path: string }[], ids: Readonly<Record<string, string>>): string[] {
+  return routes.flatMap((r) => pathParamsOf(r.path).filter((p) => ids[p] === undefined).map((p) => `${r.operation}.${p}`));
+}
+
+/** The route's path with each parameter replaced by its sample id; throws for a parameter with no sample. */
+export function fillPath(path: string, ids: Readonly<Record<string, string>>): string {
+  return path.replace(/:([A-Za-z_]+)/g, (_m, name: string) => {
+    const id = ids[name];
+    if (id === undefined) throw new Error(`no sample id for path parameter "${name}" of ${path}: add one to createSamples' pathIds`);
+    return encodeURIComponent(id);
+  });
+}
