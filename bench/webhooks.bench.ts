@@ -117,6 +117,8 @@ try {
         WEBHOOK_FANOUT_CONSUMERS: process.env.WEBHOOK_FANOUT_CONSUMERS ?? "8",
         WEBHOOK_RETRY_SCHEDULE_MS: BENCH_SCHEDULE_MS,
         WEBHOOK_POLL_INTERVAL_MS: "250",
+        // The receiver listens on 127.0.0.1.
+        WEBHOOK_ALLOW_PRIVATE_URLS: "true",
       },
       `http://127.0.0.1:${health}/readyz`,
     ),

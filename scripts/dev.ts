@@ -288,6 +288,8 @@ function serviceEnv(name: ServiceName, s: ServiceSecrets): NodeJS.ProcessEnv {
     if (ring.service === name && (env[ring.variable] ?? "") === "") vars[ring.variable] = ensureKeyRing(ring.file, ring.what);
   }
   if (name === "payments" && (env["STRIPE_WEBHOOK_SECRET"] ?? "") === "") vars["STRIPE_WEBHOOK_SECRET"] = ensureStripeWebhookSecret();
+  // On a developer's machine the receiver of sandbox webhooks usually runs on the same machine.
+  if (name === "webhooks") vars["WEBHOOK_ALLOW_PRIVATE_URLS"] = env["WEBHOOK_ALLOW_PRIVATE_URLS"] ?? "true";
   if (name === "gateway") {
     vars["PORT"] = mainPort;
     vars["ALT_PORT"] = altPort;

@@ -9,7 +9,7 @@ import { repoRoot, waitFor } from "@treasury/testing";
 import { buildPayouts, type PayoutsService } from "../../services/payouts/src/service.ts";
 import { buildReceipts, type ReceiptsService } from "../../services/receipts/src/service.ts";
 import { find, type FindResult } from "../../scripts/admin/find.ts";
-import { call, startStack, type Stack } from "./stack.ts";
+import { call, LOOPBACK_WEBHOOKS_ENV, startStack, type Stack } from "./stack.ts";
 
 const run = promisify(execFile);
 type Body = Record<string, unknown>;
@@ -71,7 +71,7 @@ const flow = {
 };
 
 beforeAll(async () => {
-  s = await startStack({ services: ["ledger", "payments", "refunds", "webhooks"] });
+  s = await startStack({ services: ["ledger", "payments", "refunds", "webhooks"], serviceEnv: LOOPBACK_WEBHOOKS_ENV });
   const lifted = { capacity: 1e9, refill_per_sec: 1e9 };
   await s.env.adminSql`update gateway.orgs set rate_limits = ${s.env.adminSql.json({ read: lifted, write: lifted, treasury_write: lifted })} where id = ${s.orgId}`;
   receipts = await buildReceipts(s.env.env("receipts", { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("find1") }));

@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { repoRoot, waitFor } from "@treasury/testing";
-import { call, startStack, type Stack } from "./stack.ts";
+import { call, LOOPBACK_WEBHOOKS_ENV, startStack, type Stack } from "./stack.ts";
 
 let s: Stack;
 let server: http.Server;
@@ -17,7 +17,7 @@ let secret = "";
 const received: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
 
 beforeAll(async () => {
-  s = await startStack({ services: ["ledger", "payments", "refunds", "webhooks"] });
+  s = await startStack({ services: ["ledger", "payments", "refunds", "webhooks"], serviceEnv: LOOPBACK_WEBHOOKS_ENV });
   // Bad-input checks spend treasury-write tokens too; capacity is not what this file tests.
   const lifted = { capacity: 1e9, refill_per_sec: 1e9 };
   await s.env.adminSql`update gateway.orgs set rate_limits = ${s.env.adminSql.json({ read: lifted, write: lifted, treasury_write: lifted })} where id = ${s.orgId}`;

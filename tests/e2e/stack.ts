@@ -38,11 +38,22 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(opts: { gatewayEnv?: Record<string, string>; services?: (keyof typeof BACKEND_BUILDERS)[]; env?: TestEnv } = {}): Promise<Stack> {
+/** Webhooks settings for tests whose receivers listen on 127.0.0.1 (sandbox endpoints may then point there). */
+export const LOOPBACK_WEBHOOKS_ENV = { webhooks: { WEBHOOK_ALLOW_PRIVATE_URLS: "true" } } as const;
+
+export async function startStack(
+  opts: {
+    gatewayEnv?: Record<string, string>;
+    services?: (keyof typeof BACKEND_BUILDERS)[];
+    env?: TestEnv;
+    /** Extra environment per backend service (e.g. LOOPBACK_WEBHOOKS_ENV). */
+    serviceEnv?: Partial<Record<keyof typeof BACKEND_BUILDERS, Record<string, string>>>;
+  } = {},
+): Promise<Stack> {
   const env = opts.env ?? (await setupTestEnv());
   const services: Record<string, Service> = {};
   for (const name of opts.services ?? (Object.keys(BACKEND_BUILDERS) as (keyof typeof BACKEND_BUILDERS)[])) {
-    const svc = await BACKEND_BUILDERS[name](env.env(name));
+    const svc = await BACKEND_BUILDERS[name](env.env(name, opts.serviceEnv?.[name]));
     await svc.start();
     services[name] = svc;
   }

@@ -89,7 +89,7 @@ beforeAll(async () => {
   const started = [
     await start("ledger"),
     await start("payments"),
-    await start("webhooks", { WEBHOOK_POLL_INTERVAL_MS: "100" }),
+    await start("webhooks", { WEBHOOK_POLL_INTERVAL_MS: "100", WEBHOOK_ALLOW_PRIVATE_URLS: "true" }),
     await start("gateway", { PORT: String(gatewayPort), ALT_PORT: String(await freePort()) }),
   ];
   await Promise.all(started.map((c) => c.ready));

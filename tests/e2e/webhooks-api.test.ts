@@ -5,14 +5,14 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { waitFor } from "@treasury/testing";
-import { call, startStack, type Stack } from "./stack.ts";
+import { call, LOOPBACK_WEBHOOKS_ENV, startStack, type Stack } from "./stack.ts";
 
 let stack: Stack;
 let server: http.Server;
 const received: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
 
 beforeAll(async () => {
-  stack = await startStack({ services: ["webhooks"] });
+  stack = await startStack({ services: ["webhooks"], serviceEnv: LOOPBACK_WEBHOOKS_ENV });
   server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));

@@ -61,7 +61,7 @@ export const INTERNAL_CALLS: readonly InternalCall[] = [
   { caller: "payments", service: "ledger", operations: ["getParticipant", "listWallets", "getWallet", "createWallet", "listWalletEntries", "depositToWallet"] },
   { caller: "payments", service: "refunds", operations: ["createRefundRequest", "processorRefundSettled"] },
   { caller: "refunds", service: "payments", operations: ["processorRefund"] },
-  { caller: "refunds", service: "ledger", operations: ["reverseTransaction"] },
+  { caller: "refunds", service: "ledger", operations: ["reverseTransaction", "saleSummary"] },
   { caller: "payouts", service: "ledger", operations: ["getParticipant", "getWallet"] },
   { caller: "payouts", service: "kyc", operations: ["getCreatorStatus", "getBusinessVerification"] },
   { caller: "receipts", service: "ledger", operations: ["transactionRecord"] },

@@ -451,6 +451,20 @@ const InternalScope = { org_id: z.string().min(1).max(100), livemode: z.boolean(
 export const TransactionRecordRequest = z.object({ ...InternalScope, transaction_id: z.string().min(1).max(100) });
 export const CheckoutSaleRequest = z.object({ ...InternalScope, checkout_id: Uuid });
 
+/**
+ * The refunds service asks the ledger about a sale before it records a refund request for it: the sale exists in
+ * the caller's org and environment, and what remains refundable. Errors: original_sale_not_found.
+ */
+export const SALE_SUMMARY_OPERATION = "internal.saleSummary";
+export const SaleSummaryRequest = z.object({ ...InternalScope, sale_reference: z.string().min(1).max(255) });
+export interface SaleSummary {
+  sale_reference: string;
+  gross: number;
+  refunded_amount: number;
+  remaining_amount: number;
+  reversed: boolean;
+}
+
 /** What the gateway forwards for a route with `rawBody`: the body's exact bytes and the signature header. */
 export const ProcessorWebhookBody = z.object({ payload_base64: z.string().max(1_000_000), signature: z.string().max(10_000).nullable() });
 

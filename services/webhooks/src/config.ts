@@ -34,6 +34,12 @@ export const WebhooksEnv = {
    * stored bodies and responses; 0 keeps them forever. Listing, retrying and replaying reach back this far.
    */
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
+  /**
+   * "true" lets sandbox endpoints point at private and loopback addresses (http to localhost too): for the dev
+   * stack and tests with receivers on the same machine. Off, sandbox URLs follow the live rules, so a sandbox key
+   * cannot reach the host's own network. Live endpoints never may.
+   */
+  WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(["true", "false"]).default("false"),
   /** How long the previous secret keeps signing after rotate_secret. */
   WEBHOOK_ROTATION_OVERLAP_MS: z.coerce.number().int().min(0).max(30 * 24 * 3600 * 1000).default(24 * 3600 * 1000),
 };
@@ -47,4 +53,5 @@ export interface WebhooksConfig {
   rotationOverlapMs: number;
   fanoutConsumers: number;
   retentionDays: number;
+  allowPrivateUrls: boolean;
 }

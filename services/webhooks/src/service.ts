@@ -80,6 +80,7 @@ function webhooksConfig(c: ServiceConfig<typeof WebhooksEnv>): WebhooksConfig {
     rotationOverlapMs: c.WEBHOOK_ROTATION_OVERLAP_MS,
     fanoutConsumers: c.WEBHOOK_FANOUT_CONSUMERS,
     retentionDays: c.WEBHOOK_RETENTION_DAYS,
+    allowPrivateUrls: c.WEBHOOK_ALLOW_PRIVATE_URLS === "true",
   };
 }
 

@@ -20,6 +20,8 @@ export const TEST_WEBHOOK_ENV = {
   WEBHOOK_RETRY_SCHEDULE_MS: "0,50,100,150",
   WEBHOOK_POLL_INTERVAL_MS: "50",
   WEBHOOK_TIMEOUT_MS: "1000",
+  // The receivers listen on 127.0.0.1.
+  WEBHOOK_ALLOW_PRIVATE_URLS: "true",
 };
 
 export function authFor(orgId: string, livemode = false): AuthContext {

@@ -152,6 +152,31 @@ describe("management", () => {
     const dead = await h.manage<Created>(auth, { action: "create", url: "http://127.0.0.1:9/hook" });
     expect(await h.manage(auth, { action: "test", endpoint_id: dead.id })).toMatchObject({ delivered: false, status: null });
   });
+
+  it("without WEBHOOK_ALLOW_PRIVATE_URLS, sandbox refuses loopback URLs and `test` tells an open port from a closed one by nothing", async () => {
+    // Proves a sandbox key cannot probe the host's ports: creation refuses loopback, and endpoints stored earlier are neither reached nor described.
+    const strict = await startWebhooks({ WEBHOOK_ALLOW_PRIVATE_URLS: "false" });
+    try {
+      const auth = authFor(newOrg());
+      const rcv = await receiver();
+      for (const url of [rcv.url, "http://localhost:9/hook", "https://127.0.0.1/hook", "https://10.0.0.7/hook"]) {
+        const reply = await strict.call("manageWebhooks", auth, { action: "create", url });
+        expect(err(reply).code, url).toBe("invalid_webhook_url");
+      }
+      // Endpoints stored before the rule applied: one where a server answers, one where nothing listens.
+      await strict.env.adminSql`
+        insert into webhooks.endpoints (id, org_id, livemode, url, events, secret)
+        values ('we_plantedopen', ${auth.org_id}, false, ${rcv.url}, ${["*"]}, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'),
+               ('we_plantedshut', ${auth.org_id}, false, 'http://127.0.0.1:9/hook', ${["*"]}, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')`;
+      const open = await strict.manage(auth, { action: "test", endpoint_id: "we_plantedopen" });
+      const shut = await strict.manage(auth, { action: "test", endpoint_id: "we_plantedshut" });
+      expect(open).toEqual({ delivered: false, status: null, response_time_ms: 0, error: "endpoint address not allowed" });
+      expect(shut).toEqual(open);
+      expect(rcv.received).toHaveLength(0);
+    } finally {
+      await strict.close();
+    }
+  });
 });
 
 describe("delivery", () => {

@@ -66,21 +66,30 @@ const PARTICIPANT_CACHE_TTL_MS = 60_000;
 
 export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number): LedgerClient {
   const participants = new Map<string, { at: number; info: Pick<LedgerParticipant, "id" | "wallet_id" | "display_name" | "default_split_percent"> }>();
-  async function raw(subject: string, payload: unknown): Promise<Record<string, unknown>> {
+  /**
+   * A ledger that does not answer is "outcome unknown" for what moves money (post, top-up) and a retryable
+   * service_unavailable for everything else: nothing was stored, and an unknown error would be a 500.
+   */
+  async function raw(subject: string, payload: unknown, unknownOutcome: (code: string) => Error = (code) => new LedgerOutcomeUnknown(code)): Promise<Record<string, unknown>> {
     const reply = await rpcCall(nc, subject, payload, { timeoutMs });
     if (reply.ok) return reply.body;
     const { code, message, hint, details, extra } = reply.error;
-    if (code === "service_timeout" || code === "service_unavailable") throw new LedgerOutcomeUnknown(code);
+    if (code === "service_timeout" || code === "service_unavailable") throw unknownOutcome(code);
     throw new DomainError(code, message, { ...(hint !== undefined ? { hint } : {}), ...(details !== undefined ? { details } : {}), ...(extra !== undefined ? { extra } : {}) });
   }
-  const op = (scope: Scope, operation: string, req: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }) =>
-    raw(internalSubject(prefix, "ledger", operation), {
-      auth: internalAuth(scope),
-      params: req.params ?? {},
-      query: req.query ?? {},
-      body: req.body ?? {},
-      deadline: Date.now() + timeoutMs,
-    });
+  const readFailed = () => new DomainError("service_unavailable", "The ledger did not answer; retry the request");
+  const op = (scope: Scope, operation: string, req: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }, movesMoney = false) =>
+    raw(
+      internalSubject(prefix, "ledger", operation),
+      {
+        auth: internalAuth(scope),
+        params: req.params ?? {},
+        query: req.query ?? {},
+        body: req.body ?? {},
+        deadline: Date.now() + timeoutMs,
+      },
+      movesMoney ? undefined : readFailed,
+    );
 
   const getParticipant = async (scope: Scope, participantId: string) =>
     (await op(scope, "getParticipant", { params: { participant_id: participantId } }))["participant"] as LedgerParticipant;
@@ -109,6 +118,6 @@ export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number
     listEntries: async (scope, walletId, limit) =>
       ((await op(scope, "listWalletEntries", { params: { wallet_id: walletId }, query: { limit } }))["entries"] as Record<string, unknown>[] | undefined) ?? [],
     topUp: async (scope, walletId, amount, referenceId, description) =>
-      (await op(scope, "depositToWallet", { params: { wallet_id: walletId }, body: { amount, reference_id: referenceId, description } }))["topup"] as Record<string, unknown>,
+      (await op(scope, "depositToWallet", { params: { wallet_id: walletId }, body: { amount, reference_id: referenceId, description } }, true))["topup"] as Record<string, unknown>,
   };
 }

@@ -3,7 +3,7 @@
  * A ledger domain error comes back as the same DomainError; a timeout or an absent ledger is
  * LedgerOutcomeUnknown (never "failed": the same request is sent again later).
  */
-import { DomainError, internalSubject, ledgerPostSubject, newRequestId, type PostRequestInput } from "@treasury/contracts";
+import { DomainError, internalSubject, ledgerPostSubject, newRequestId, schemas, type PostRequestInput } from "@treasury/contracts";
 import { rpcCall, type NatsConnection } from "@treasury/service-kit";
 import { z } from "zod";
 
@@ -42,6 +42,8 @@ export type RefundPosted = z.infer<typeof RefundPosted>;
 
 export interface LedgerClient {
   postRefund(req: PostRequestInput): Promise<RefundPosted>;
+  /** The sale as the ledger keeps it (original_sale_not_found when the org and environment have none). */
+  saleSummary(scope: { orgId: string; livemode: boolean }, saleReference: string): Promise<schemas.SaleSummary>;
   /**
    * Reverses a transaction in full (the ledger's reverse-transaction) under an idempotency key; a repeat answers the
    * reversal made first. Answers the reversal's transaction id.
@@ -61,6 +63,13 @@ export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number
       if (code === "duplicate_reversal_reference" && typeof extra?.["existing_transaction_id"] === "string") return extra["existing_transaction_id"];
       if (code === "service_timeout" || code === "service_unavailable") throw new LedgerOutcomeUnknown(code);
       throw new DomainError(code, message);
+    },
+    saleSummary: async (scope, saleReference) => {
+      const payload = { org_id: scope.orgId, livemode: scope.livemode, sale_reference: saleReference };
+      const reply = await rpcCall(nc, internalSubject(prefix, "ledger", schemas.SALE_SUMMARY_OPERATION), payload, { timeoutMs });
+      if (reply.ok) return reply.body["sale"] as schemas.SaleSummary;
+      // A read changes nothing: a ledger that does not answer is simply unavailable (503, retry).
+      throw new DomainError(reply.error.code === "service_timeout" ? "service_unavailable" : reply.error.code, reply.error.message);
     },
     postRefund: async (req) => {
       const reply = await rpcCall(nc, ledgerPostSubject(prefix), req, { timeoutMs });

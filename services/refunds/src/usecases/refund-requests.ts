@@ -1,4 +1,18 @@
 /**
+ * A buyer's request names a sale of this org and environment that can still be refunded by the amount asked:
+ * refused at once otherwise, so a request is never recorded for a sale that does not exist. The remainder may
+ * still change before approval, which then answers the ledger's own refusal.
+ */
+async function checkSale(deps: RefundsDeps, scope: Scope, body: CreateBody): Promise<void> {
+  const sale = await deps.ledger.saleSummary(scope, body.sale_reference);
+  if (sale.reversed) throw new DomainError("sale_already_reversed", `Sale ${sale.sale_reference} was reversed and cannot be refunded`);
+  if (sale.remaining_amount <= 0) throw new DomainError("sale_already_fully_refunded", `Sale ${sale.sale_reference} was already fully refunded`, { extra: { remaining_amount: 0 } });
+  if (body.amount !== undefined && body.amount > sale.remaining_amount) {
+    throw new DomainError("refund_amount_exceeds_remaining", `The refund exceeds the ${sale.remaining_amount} that remains refundable`, { extra: { remaining_amount: sale.remaining_amount } });
+  }
+}
+
+/**
  * Buyer refund requests: created by the platform (or the buyer on the hosted wallet page), then approved,
  * rejected or cancelled (domain/refund-request.ts). Approval records the request's refund intent in the same
  * transaction that moves the request to `processing`, then executes it through the same path as POST
@@ -57,6 +71,7 @@ export async function createRefundRequest(deps: RefundsDeps, scope: Scope, body:
     const existing = await findRefundRequestByKey(deps.sql, scope, key);
     if (existing !== undefined) return replay(existing);
   }
+  await checkSale(deps, scope, body);
   const created = await withTx(deps.sql, async (tx) => {
     const row = await insertRefundRequest(tx, scope, {
       id: newId("rr"),

@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import { traceOutgoingHttp, type Sql } from "@treasury/service-kit";
 import type { WebhooksConfig } from "../config.ts";
 import { nextDelayMs } from "../domain/schedule.ts";
+import { isGuarded } from "../domain/url.ts";
 import { signatureHeader } from "../domain/signing.ts";
 import { claimDue, DELIVERIES_CHANNEL, notifyWorkers, releaseClaims, settleAttempts, type AttemptOutcome, type ClaimedDelivery, type SettleItem } from "../store/deliveries.ts";
 import { signingSecrets } from "../store/endpoints.ts";
@@ -267,7 +268,7 @@ export class Dispatcher {
     const headers = attemptHeaders(d, signingSecrets(d.endpoint, now), Math.floor(now.getTime() / 1000));
     // The request joins the trace of the event it delivers, and tells the receiver so (traceparent).
     const result = await traceOutgoingHttp({ name: "webhook POST", method: "POST", url: d.endpoint.url, cause: d.trace_headers }, (trace) =>
-      postOnce({ url: d.endpoint.url, livemode: d.livemode }, { ...headers, ...trace }, d.body, cfg.timeoutMs),
+      postOnce({ url: d.endpoint.url, guarded: isGuarded(d.livemode, cfg.allowPrivateUrls) }, { ...headers, ...trace }, d.body, cfg.timeoutMs),
     );
     releaseSlot();
     const outcome = outcomeOf(result, d, cfg.retryScheduleMs, this.random());

@@ -1,8 +1,9 @@
 /**
  * One HTTP attempt: POST the body with the given headers, never following redirects, bounded by a total
- * timeout, keeping the first KiB of the answer. Live attempts resolve the host through a guarded `lookup`, so
- * the address actually connected to is checked (a DNS answer that changed since creation cannot reach a
- * private network), and IP-literal hosts are checked before connecting.
+ * timeout, keeping the first KiB of the answer. Guarded attempts (live, and sandbox unless the deployment allows
+ * private URLs: domain/url.ts) resolve the host through a guarded `lookup`, so the address actually connected to
+ * is checked (a DNS answer that changed since creation cannot reach a private network), and IP-literal hosts are
+ * checked before connecting.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from "node:dns";
 import http from "node:http";
@@ -44,9 +45,9 @@ export function checkResolvedHost(hostname: string): Promise<void> {
 
 const SOCKETS_PER_HOST_MAX = 16;
 const agents = {
-  sandboxHttp: new http.Agent({ keepAlive: true, maxSockets: SOCKETS_PER_HOST_MAX }),
-  sandboxHttps: new https.Agent({ keepAlive: true, maxSockets: SOCKETS_PER_HOST_MAX }),
-  liveHttps: new https.Agent({ keepAlive: true, maxSockets: SOCKETS_PER_HOST_MAX, lookup: guardedLookup }),
+  openHttp: new http.Agent({ keepAlive: true, maxSockets: SOCKETS_PER_HOST_MAX }),
+  openHttps: new https.Agent({ keepAlive: true, maxSockets: SOCKETS_PER_HOST_MAX }),
+  guardedHttps: new https.Agent({ keepAlive: true, maxSockets: SOCKETS_PER_HOST_MAX, lookup: guardedLookup }),
 };
 
 export interface AttemptResult {
@@ -61,31 +62,40 @@ export function destroyAgents(): void {
   for (const a of Object.values(agents)) a.destroy();
 }
 
-/** Checks made before any connection: a parseable URL and, for live, https to a host that is not a blocked IP. */
-function preflight(target: { url: string; livemode: boolean }): { url: URL } | { error: string; blocked: boolean } {
+/**
+ * Where one attempt goes: `guarded` holds it to https and public addresses (live, and sandbox unless the deployment
+ * allows private URLs).
+ */
+export interface AttemptTarget {
+  url: string;
+  guarded: boolean;
+}
+
+/** Checks made before any connection: a parseable URL and, when guarded, https to a host that is not a blocked IP. */
+function preflight(target: AttemptTarget): { url: URL } | { error: string; blocked: boolean } {
   let url: URL;
   try {
     url = new URL(target.url);
   } catch {
     return { error: "invalid url", blocked: false };
   }
-  if (target.livemode) {
+  if (target.guarded) {
     const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-    if (url.protocol !== "https:") return { error: "live endpoints must use https", blocked: true };
+    if (url.protocol !== "https:") return { error: "endpoints must use https", blocked: true };
     if (isIP(host) !== 0 && isBlockedAddress(host)) return { error: new BlockedAddressError(host).message, blocked: true };
   }
   return { url };
 }
 
 /** Sends one POST. Never throws: every failure is an AttemptResult with `error`. */
-export function postOnce(target: { url: string; livemode: boolean }, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult> {
+export function postOnce(target: AttemptTarget, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   const checked = preflight(target);
   if ("error" in checked) return Promise.resolve({ status: null, body: null, error: checked.error, blocked: checked.blocked, timeMs: elapsed() });
   const url = checked.url;
   const isHttps = url.protocol === "https:";
-  const agent = target.livemode ? agents.liveHttps : isHttps ? agents.sandboxHttps : agents.sandboxHttp;
+  const agent = target.guarded ? agents.guardedHttps : isHttps ? agents.openHttps : agents.openHttp;
   const payload = Buffer.from(body, "utf8");
   return new Promise<AttemptResult>((resolve) => {
     const req = (isHttps ? https : http).request(url, {

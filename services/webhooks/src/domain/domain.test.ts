@@ -75,13 +75,25 @@ describe("URL rules", () => {
     expect(codeOf(() => checkUrlShape("https://user:pw@example.com/h", true))).toBe("invalid_webhook_url");
     expect(codeOf(() => checkUrlShape("ftp://example.com/h", false))).toBe("invalid_webhook_url");
     expect(codeOf(() => checkUrlShape("not a url", false))).toBe("invalid_webhook_url");
-    expect(codeOf(() => checkUrlShape("http://example.com/h", false))).toBe("invalid_webhook_url");
-    expect(codeOf(() => checkUrlShape("http://10.0.0.1/h", false))).toBe("invalid_webhook_url");
+    expect(codeOf(() => checkUrlShape("http://example.com/h", false, true))).toBe("invalid_webhook_url");
+    expect(codeOf(() => checkUrlShape("http://10.0.0.1/h", false, true))).toBe("invalid_webhook_url");
     expect(checkUrlShape("https://1.1.1.1/h", true).resolveHost).toBeUndefined();
     expect(checkUrlShape("https://hooks.example.com/h", true).resolveHost).toBe("hooks.example.com");
-    expect(checkUrlShape("http://localhost:8080/h", false).url.port).toBe("8080");
-    expect(checkUrlShape("http://127.0.0.1:9/h", false).resolveHost).toBeUndefined();
-    expect(checkUrlShape("https://hooks.example.com/h", false).resolveHost).toBeUndefined();
+    expect(checkUrlShape("http://localhost:8080/h", false, true).url.port).toBe("8080");
+    expect(checkUrlShape("http://127.0.0.1:9/h", false, true).resolveHost).toBeUndefined();
+    expect(checkUrlShape("https://hooks.example.com/h", false, true).resolveHost).toBeUndefined();
+    // Private URLs allowed by the deployment never apply to live.
+    expect(codeOf(() => checkUrlShape("https://127.0.0.1/h", true, true))).toBe("invalid_webhook_url");
+  });
+
+  it("sandbox follows the live rules unless the deployment allows private URLs", () => {
+    // Proves a sandbox key cannot aim an endpoint at the host's own network on a deployment that does not allow it.
+    for (const url of ["http://localhost:5432/h", "http://127.0.0.1:9/h", "http://[::1]:22/h", "https://127.0.0.1/h", "https://10.0.0.7/h", "https://169.254.169.254/latest", "https://localhost/h", "https://[::ffff:192.168.0.1]/h", "http://example.com/h"]) {
+      expect(codeOf(() => checkUrlShape(url, false)), url).toBe("invalid_webhook_url");
+    }
+    expect(checkUrlShape("https://1.1.1.1/h", false).resolveHost).toBeUndefined();
+    // A name is resolved and checked like a live one.
+    expect(checkUrlShape("https://hooks.example.com/h", false).resolveHost).toBe("hooks.example.com");
   });
 });
 

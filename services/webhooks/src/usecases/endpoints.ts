@@ -5,7 +5,7 @@ import { withTx } from "@treasury/service-kit";
 import { eventFilterProblems } from "../domain/events.ts";
 import { presentEndpoint, type EndpointView } from "../domain/present.ts";
 import { SECRET_BYTES, secretFromBytes } from "../domain/signing.ts";
-import { checkUrlShape } from "../domain/url.ts";
+import { checkUrlShape, isGuarded } from "../domain/url.ts";
 import { BlockedAddressError, checkResolvedHost, postOnce } from "../delivery/http.ts";
 import { attemptHeaders } from "../delivery/dispatcher.ts";
 import * as store from "../store/endpoints.ts";
@@ -22,14 +22,20 @@ export function notFound(id: string): DomainError {
   });
 }
 
-/** Checks a URL for this environment; live hosts must also resolve to public addresses only. */
-export async function checkUrl(raw: string, livemode: boolean): Promise<string> {
-  const checked = checkUrlShape(raw, livemode);
+/**
+ * What the `test` action reports when the endpoint's address is refused: nothing about the address or what answered
+ * there, so the action cannot be used to probe a network.
+ */
+export const REFUSED_ADDRESS_ERROR = "endpoint address not allowed";
+
+/** Checks a URL for this environment; guarded hosts (domain/url.ts) must also resolve to public addresses only. */
+export async function checkUrl(raw: string, livemode: boolean, allowPrivateUrls: boolean): Promise<string> {
+  const checked = checkUrlShape(raw, livemode, allowPrivateUrls);
   if (checked.resolveHost !== undefined) {
     try {
       await checkResolvedHost(checked.resolveHost);
     } catch (e) {
-      const message = e instanceof BlockedAddressError ? "live webhook URLs must not resolve to private, loopback or link-local addresses" : `host ${checked.resolveHost} does not resolve`;
+      const message = e instanceof BlockedAddressError ? "webhook URLs must not resolve to private, loopback or link-local addresses" : `host ${checked.resolveHost} does not resolve`;
       throw new DomainError("invalid_webhook_url", message);
     }
   }
@@ -55,7 +61,7 @@ export async function listEndpoints(deps: Deps, s: Scope): Promise<EndpointView[
  */
 export async function createEndpoint(deps: Deps, s: Scope, body: { url: string; description?: string | undefined; events?: string[] | undefined }): Promise<EndpointView & { secret: string }> {
   const events = checkEvents(body.events ?? ["*"]);
-  const url = await checkUrl(body.url, s.livemode);
+  const url = await checkUrl(body.url, s.livemode, deps.config.allowPrivateUrls);
   const secret = secretFromBytes(randomBytes(SECRET_BYTES));
   const row = await withTx(deps.sql, async (tx) => {
     // Serialises creates of one org and environment, so the count check cannot be raced past.
@@ -78,7 +84,7 @@ export async function updateEndpoint(
 ): Promise<EndpointView> {
   const patch: { url?: string; description?: string | null; events?: string[]; is_active?: boolean } = {};
   if (body.events !== undefined) patch.events = checkEvents(body.events);
-  if (body.url !== undefined) patch.url = await checkUrl(body.url, s.livemode);
+  if (body.url !== undefined) patch.url = await checkUrl(body.url, s.livemode, deps.config.allowPrivateUrls);
   if (body.description !== undefined) patch.description = body.description;
   if (body.is_active !== undefined) patch.is_active = body.is_active;
   const row = await store.updateEndpoint(deps.sql, s, body.endpoint_id, patch);
@@ -105,7 +111,8 @@ export async function rotateSecret(deps: Deps, s: Scope, id: string): Promise<En
 
 /**
  * Sends one real signed `sandbox.test` POST now and reports what the endpoint answered; nothing is stored or
- * retried. Codes: webhook_endpoint_not_found.
+ * retried. An address the rules refuse (an endpoint stored before they changed, or a name that now resolves
+ * privately) is reported as REFUSED_ADDRESS_ERROR only. Codes: webhook_endpoint_not_found.
  */
 export async function testEndpoint(deps: Deps, s: Scope, id: string, deadline: number): Promise<{ delivered: boolean; status: number | null; response_time_ms: number; error?: string }> {
   const e = await store.findEndpoint(deps.sql, s, id);
@@ -124,7 +131,8 @@ export async function testEndpoint(deps: Deps, s: Scope, id: string, deadline: n
   const ts = Math.floor(now.getTime() / 1000);
   const headers = attemptHeaders({ id: msgId, event_type: "sandbox.test", attempts: 1, body }, store.signingSecrets(e, now), ts);
   const timeoutMs = Math.max(100, Math.min(deps.config.timeoutMs, deadline - Date.now() - TEST_REPLY_MARGIN_MS));
-  const r = await postOnce({ url: e.url, livemode: s.livemode }, headers, body, timeoutMs);
+  const r = await postOnce({ url: e.url, guarded: isGuarded(s.livemode, deps.config.allowPrivateUrls) }, headers, body, timeoutMs);
+  if (r.blocked) return { delivered: false, status: null, response_time_ms: 0, error: REFUSED_ADDRESS_ERROR };
   const delivered = r.status !== null && r.status >= 200 && r.status < 300;
   return { delivered, status: r.status, response_time_ms: r.timeMs, ...(r.error !== null ? { error: r.error } : {}) };
 }
