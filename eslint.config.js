@@ -23,7 +23,10 @@ export default tseslint.config(
         "error",
         {
           patterns: [
-            { group: serviceNames.map((s) => `@treasury/${s}`), message: "A service may import only libs/* (@treasury/contracts, service-kit, testing); talk to other services over NATS." },
+            {
+              group: serviceNames.map((s) => `@treasury/${s}`),
+              message: "A service may import only libs/* (@treasury/contracts, service-kit, testing); talk to other services over NATS.",
+            },
             { group: ["**/services/*/**", "../../*/src/**"], message: "Do not reach into another package's files; import libs by package name." },
           ],
         },

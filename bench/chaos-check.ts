@@ -28,7 +28,8 @@ export async function unsettled(sql: postgres.Sql, s: Scope, receiver: WebhookRe
     events_not_received: 0,
   };
   for (const schema of SERVICES) {
-    out["unpublished_events"] = (out["unpublished_events"] ?? 0) + (await one(sql`select count(*)::int as n from ${sql(schema)}.outbox where published_at is null`));
+    out["unpublished_events"] =
+      (out["unpublished_events"] ?? 0) + (await one(sql`select count(*)::int as n from ${sql(schema)}.outbox where published_at is null`));
   }
   const expected = await publicEvents(sql, s);
   out["events_not_received"] = expected.filter((id) => !receiver.deliveryIds.has(id)).length;
@@ -58,11 +59,19 @@ async function publicEvents(sql: postgres.Sql, s: Scope): Promise<string[]> {
 /** How many ledger transactions a flow made (its references), and whether its own record says it is done. */
 async function movementsOf(sql: postgres.Sql, s: Scope, f: Flow): Promise<{ transactions: number; done: boolean; records: number }> {
   const count = async (refs: string[]) =>
-    refs.length === 0 ? 0 : ((await sql<{ n: number }[]>`select count(*)::int as n from ledger.transactions where org_id = ${s.orgId} and not livemode and reference_id = any(${refs})`)[0]?.n ?? 0);
+    refs.length === 0
+      ? 0
+      : ((
+          await sql<
+            { n: number }[]
+          >`select count(*)::int as n from ledger.transactions where org_id = ${s.orgId} and not livemode and reference_id = any(${refs})`
+        )[0]?.n ?? 0);
   if (f.kind === "checkout") {
     if (f.sessionId === undefined) {
       // The session was never seen: look it up by its creation key.
-      const rows = await sql<{ id: string }[]>`select id::text from payments.checkout_sessions where org_id = ${s.orgId} and idempotency_key = ${`${f.key}-create`}`;
+      const rows = await sql<
+        { id: string }[]
+      >`select id::text from payments.checkout_sessions where org_id = ${s.orgId} and idempotency_key = ${`${f.key}-create`}`;
       if (rows.length === 0) return { transactions: 0, done: false, records: 0 };
       f.sessionId = rows[0]?.id;
     }
@@ -70,10 +79,14 @@ async function movementsOf(sql: postgres.Sql, s: Scope, f: Flow): Promise<{ tran
     return { transactions: await count([`checkout:${f.sessionId}`]), done: rows[0]?.status === "completed", records: rows.length };
   }
   if (f.kind === "refund") {
-    const rows = await sql<{ status: string; ledger_reference: string }[]>`select status, ledger_reference from refunds.refunds where org_id = ${s.orgId} and idempotency_key = ${f.key}`;
+    const rows = await sql<
+      { status: string; ledger_reference: string }[]
+    >`select status, ledger_reference from refunds.refunds where org_id = ${s.orgId} and idempotency_key = ${f.key}`;
     return { transactions: await count(rows.map((r) => r.ledger_reference)), done: rows.length === 1 && rows[0]?.status === "completed", records: rows.length };
   }
-  const rows = await sql<{ status: string; ledger_reference: string }[]>`select status, ledger_reference from payouts.payouts where org_id = ${s.orgId} and reference_id = ${f.key} and status <> 'refused'`;
+  const rows = await sql<
+    { status: string; ledger_reference: string }[]
+  >`select status, ledger_reference from payouts.payouts where org_id = ${s.orgId} and reference_id = ${f.key} and status <> 'refused'`;
   return { transactions: await count(rows.map((r) => r.ledger_reference)), done: rows.length === 1 && rows[0]?.status === "paid", records: rows.length };
 }
 
@@ -151,7 +164,14 @@ export async function checkEndState(sql: postgres.Sql, s: Scope, load: Load, rec
     retried,
     refusedButMoved,
     duplicateReferences: dup?.n ?? 0,
-    webhooks: { expected: expected.length, delivered, missing: expected.length - delivered, unstableIds, badSignatures: receiver.badSignatures, received: receiver.received },
+    webhooks: {
+      expected: expected.length,
+      delivered,
+      missing: expected.length - delivered,
+      unstableIds,
+      badSignatures: receiver.badSignatures,
+      received: receiver.received,
+    },
     invariants: { ok: report.ok, violations: report.violations.length, first: report.violations.slice(0, 3) },
     examples,
   };

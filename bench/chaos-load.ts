@@ -220,7 +220,14 @@ export class Load {
       }
     }
     const amount = 1_000 + Math.floor(this.random() * 2_000);
-    return this.add({ ...base, kind: "checkout", key: `chaos-${seed}-checkout-${n}`, participant: this.pick(this.opts.participants), amount, sessionId: undefined });
+    return this.add({
+      ...base,
+      kind: "checkout",
+      key: `chaos-${seed}-checkout-${n}`,
+      participant: this.pick(this.opts.participants),
+      amount,
+      sessionId: undefined,
+    });
   }
 
   private add(f: Flow): Flow {
@@ -239,7 +246,8 @@ export class Load {
       flow.lastStatus = reply.status;
       flow.lastCode = code;
       if (success(reply) || !isRetryable(reply.status)) return reply;
-      if (attempt < ATTEMPTS_MAX) await new Promise((r) => setTimeout(r, Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** (attempt - 1)) * (0.75 + this.jitter() * 0.5)));
+      if (attempt < ATTEMPTS_MAX)
+        await new Promise((r) => setTimeout(r, Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** (attempt - 1)) * (0.75 + this.jitter() * 0.5)));
     }
     return reply;
   }
@@ -255,11 +263,25 @@ export class Load {
   private async checkout(flow: Flow): Promise<FlowState> {
     const ok2xx = (r: Reply) => r.status >= 200 && r.status < 300;
     if (flow.sessionId === undefined) {
-      const created = await this.request(flow, "checkout.create", "POST", "/v1/checkout-sessions", { participant_id: flow.participant, amount: flow.amount, idempotency_key: `${flow.key}-create` }, ok2xx);
+      const created = await this.request(
+        flow,
+        "checkout.create",
+        "POST",
+        "/v1/checkout-sessions",
+        { participant_id: flow.participant, amount: flow.amount, idempotency_key: `${flow.key}-create` },
+        ok2xx,
+      );
       if (!ok2xx(created)) return isRetryable(created.status) ? "failed" : "refused";
       flow.sessionId = String((created.body["checkout_session"] as Record<string, unknown> | undefined)?.["id"]);
     }
-    const done = await this.request(flow, "checkout.complete", "POST", `/v1/sandbox/checkouts/${flow.sessionId}/complete`, { idempotency_key: `${flow.key}-complete` }, ok2xx);
+    const done = await this.request(
+      flow,
+      "checkout.complete",
+      "POST",
+      `/v1/sandbox/checkouts/${flow.sessionId}/complete`,
+      { idempotency_key: `${flow.key}-complete` },
+      ok2xx,
+    );
     if (!ok2xx(done)) return isRetryable(done.status) ? "failed" : "refused";
     const earned = Math.floor((flow.amount * this.opts.creatorPercent) / 100);
     this.spendable.set(flow.participant, (this.spendable.get(flow.participant) ?? 0) + earned);
@@ -269,7 +291,14 @@ export class Load {
 
   private async refund(flow: Flow): Promise<FlowState> {
     const ok2xx = (r: Reply) => r.status >= 200 && r.status < 300;
-    const r = await this.request(flow, "refund", "POST", "/v1/refunds", { original_sale_reference: `checkout:${flow.sessionId}`, amount: flow.amount, reason: "chaos run", idempotency_key: flow.key }, ok2xx);
+    const r = await this.request(
+      flow,
+      "refund",
+      "POST",
+      "/v1/refunds",
+      { original_sale_reference: `checkout:${flow.sessionId}`, amount: flow.amount, reason: "chaos run", idempotency_key: flow.key },
+      ok2xx,
+    );
     if (ok2xx(r)) return "ok";
     return isRetryable(r.status) ? "failed" : "refused";
   }

@@ -227,7 +227,11 @@ async function driveFaults(stack: ChaosStack, load: Load, opts: RunOptions): Pro
 }
 
 async function faultResults(load: Load, marks: Mark[]): Promise<{ faults: FaultResult[]; steady: { failedAttempts: number; serverErrors: number } }> {
-  const byFault = figures(load.attempts, load.flows, marks.map((m) => m.at));
+  const byFault = figures(
+    load.attempts,
+    load.flows,
+    marks.map((m) => m.at),
+  );
   const faults: FaultResult[] = [];
   for (const [i, m] of marks.entries()) {
     const f = byFault.get(i);
@@ -255,7 +259,9 @@ export async function runChaos(opts: RunOptions): Promise<RunResult> {
     const { orgId, apiKey, participants } = await setUp(stack, receiver);
     const c = client(stack.gatewayUrl, apiKey);
     const load = new Load({ client: c, seed: opts.seed, rate: opts.rate, participants, creatorPercent: CREATOR_PERCENT });
-    opts.log(`load: ${opts.rate} flows/s (checkouts, refunds, payouts), seed ${opts.seed}; ${opts.faults.length} faults every ${opts.intervalSec.toFixed(1)} s; logs in ${stack.dir}`);
+    opts.log(
+      `load: ${opts.rate} flows/s (checkouts, refunds, payouts), seed ${opts.seed}; ${opts.faults.length} faults every ${opts.intervalSec.toFixed(1)} s; logs in ${stack.dir}`,
+    );
     const marks = await driveFaults(stack, load, opts);
     opts.log(`load stopped after ${load.now().toFixed(0)} s: ${load.flows.length} flows, ${load.attempts.length} requests; waiting for the system to settle`);
     const { faults, steady } = await faultResults(load, marks);
@@ -292,11 +298,14 @@ export function verdict(r: RunResult, recoveryTargetSec: number): string[] {
   if (r.end.lost > 0) why.push(`${r.end.lost} lost`);
   if (r.end.doubled > 0 || r.end.duplicateReferences > 0) why.push(`${r.end.doubled + r.end.duplicateReferences} doubled`);
   if (!r.end.invariants.ok) why.push(`${r.end.invariants.violations} invariant violations`);
-  if (r.end.retried.stillFailing + r.end.retried.broken > 0) why.push(`${r.end.retried.stillFailing + r.end.retried.broken} failed flows did not complete on retry`);
+  if (r.end.retried.stillFailing + r.end.retried.broken > 0)
+    why.push(`${r.end.retried.stillFailing + r.end.retried.broken} failed flows did not complete on retry`);
   if (r.end.refusedButMoved > 0) why.push(`${r.end.refusedButMoved} refused flows moved money`);
   if (r.refusals.length > 0) why.push(`flows refused: ${r.refusals.join(", ")}`);
   if (r.end.webhooks.missing > 0 || r.end.webhooks.unstableIds > 0 || r.end.webhooks.badSignatures > 0) {
-    why.push(`webhooks: ${r.end.webhooks.missing} missing, ${r.end.webhooks.unstableIds} with several delivery ids, ${r.end.webhooks.badSignatures} bad signatures`);
+    why.push(
+      `webhooks: ${r.end.webhooks.missing} missing, ${r.end.webhooks.unstableIds} with several delivery ids, ${r.end.webhooks.badSignatures} bad signatures`,
+    );
   }
   if (r.serverErrors > 0) why.push(`${r.serverErrors} × 500`);
   for (const f of r.faults) if (f.recoverySec > recoveryTargetSec) why.push(`${f.name}: recovered in ${f.recoverySec} s`);
@@ -323,7 +332,12 @@ export function report(r: RunResult): string[] {
     `webhooks: ${e.webhooks.delivered}/${e.webhooks.expected} public events received (${e.webhooks.received} deliveries), ${e.webhooks.unstableIds} with more than one delivery id, ${e.webhooks.badSignatures} bad signatures`,
     `500 answers: ${r.serverErrors}${r.serverErrorSamples.length > 0 ? ` (${r.serverErrorSamples.join(", ")})` : ""}`,
     `processes that died on their own: ${r.crashes.length === 0 ? "none" : r.crashes.join("; ")}`,
-    `not settled at the end: ${Object.entries(r.unsettled).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ") || "nothing"}`,
+    `not settled at the end: ${
+      Object.entries(r.unsettled)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(", ") || "nothing"
+    }`,
   );
   for (const ex of e.examples) lines.push(`  e.g. ${ex}`);
   return lines;

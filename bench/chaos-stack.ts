@@ -137,7 +137,16 @@ async function planInstances(opts: StackOptions, servers: Servers, gatewayPorts:
         ...keyRings[plan.name],
         ...opts.env?.[plan.name],
       };
-      instances.push({ id: plan.replicas > 1 ? `${plan.name}#${r}` : plan.name, name: plan.name, healthPort, env, proc: undefined, starts: 0, crashes: [], readyAt: 0 });
+      instances.push({
+        id: plan.replicas > 1 ? `${plan.name}#${r}` : plan.name,
+        name: plan.name,
+        healthPort,
+        env,
+        proc: undefined,
+        starts: 0,
+        crashes: [],
+        readyAt: 0,
+      });
     }
   }
   return instances;

@@ -22,7 +22,9 @@ const COOLDOWN_SEC = 10;
 const INTERVAL_MIN_SEC = 8;
 const QUIET_TIMEOUT_MS = 120_000;
 
-const { values } = parseArgs({ options: { seed: { type: "string", default: "1" }, duration: { type: "string", default: "240" }, rate: { type: "string", default: "15" } } });
+const { values } = parseArgs({
+  options: { seed: { type: "string", default: "1" }, duration: { type: "string", default: "240" }, rate: { type: "string", default: "15" } },
+});
 const seed = Number(values.seed);
 const duration = Number(values.duration);
 const rate = Number(values.rate);
@@ -33,16 +35,36 @@ if (!Number.isInteger(seed) || !(duration > 0) || !(rate > 0)) {
 const faults = allFaults(FULL_PLAN, seededRandom(seed ^ 0x5eed));
 const intervalSec = Math.max(INTERVAL_MIN_SEC, (duration - WARMUP_SEC - COOLDOWN_SEC) / faults.length);
 
-const result = await runChaos({ seed, rate, plan: FULL_PLAN, faults, warmupSec: WARMUP_SEC, intervalSec, cooldownSec: COOLDOWN_SEC, quietTimeoutMs: QUIET_TIMEOUT_MS, log: (l) => console.log(l) });
+const result = await runChaos({
+  seed,
+  rate,
+  plan: FULL_PLAN,
+  faults,
+  warmupSec: WARMUP_SEC,
+  intervalSec,
+  cooldownSec: COOLDOWN_SEC,
+  quietTimeoutMs: QUIET_TIMEOUT_MS,
+  log: (l) => console.log(l),
+});
 for (const line of report(result)) console.log(line);
 const missed = verdict(result, RECOVERY_TARGET_SEC);
-console.log(missed.length === 0 ? "targets met: 0 lost, 0 doubled, 0 invariant breaks, every fault recovered without a human, 0 × 500" : `targets missed: ${missed.join("; ")}`);
+console.log(
+  missed.length === 0
+    ? "targets met: 0 lost, 0 doubled, 0 invariant breaks, every fault recovered without a human, 0 × 500"
+    : `targets missed: ${missed.join("; ")}`,
+);
 console.log(
   JSON.stringify({
     seed,
     rate,
     duration_s: result.durationSec,
-    faults: result.faults.map((f) => ({ fault: f.name, failed_requests: f.failedAttempts, failed_flows: f.failedFlows, recovery_s: f.recoverySec, restart_s: f.restartSec === undefined ? null : Math.round(f.restartSec * 10) / 10 })),
+    faults: result.faults.map((f) => ({
+      fault: f.name,
+      failed_requests: f.failedAttempts,
+      failed_flows: f.failedFlows,
+      recovery_s: f.recoverySec,
+      restart_s: f.restartSec === undefined ? null : Math.round(f.restartSec * 10) / 10,
+    })),
     flows: result.end.flows,
     lost: result.end.lost,
     doubled: result.end.doubled + result.end.duplicateReferences,

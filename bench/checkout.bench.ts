@@ -21,7 +21,19 @@ import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, latencyTimeline, nodeOptions, percentile, startChild, startInfra, type Child } from "./lib.ts";
+import {
+  adminSql,
+  cpuMs,
+  cpuMsByName,
+  GATEWAY_NODE_OPTIONS,
+  LEDGER_NODE_OPTIONS,
+  latencyTimeline,
+  nodeOptions,
+  percentile,
+  startChild,
+  startInfra,
+  type Child,
+} from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
@@ -32,10 +44,16 @@ const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
  * moved by two slow rounds, not by one.
  */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
-const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32").split(",").map(Number).filter((n) => n > 0);
+const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32")
+  .split(",")
+  .map(Number)
+  .filter((n) => n > 0);
 const PARTICIPANTS = Number(process.env.BENCH_PARTICIPANTS ?? 16);
 /** Extra open-loop runs at these fractions of the maximum rate (BENCH_EXTRA_FRACTIONS, e.g. "0.3,0.5"): the latency curve. */
-const EXTRA_FRACTIONS = (process.env.BENCH_EXTRA_FRACTIONS ?? "").split(",").map(Number).filter((f) => f > 0 && f < 1);
+const EXTRA_FRACTIONS = (process.env.BENCH_EXTRA_FRACTIONS ?? "")
+  .split(",")
+  .map(Number)
+  .filter((f) => f > 0 && f < 1);
 const PGBENCH_SCALE = 4;
 /** BENCH_TIMELINE=1: print each open-loop run's latency per 500 ms of start time, and the PostgreSQL log's checkpoint and autovacuum lines (where the tail comes from). */
 const TIMELINE = process.env.BENCH_TIMELINE === "1";
@@ -94,7 +112,13 @@ try {
   const start = async (name: string, extra: Record<string, string> = {}) => {
     const health = await freePort();
     healthPorts[name] = health;
-    children.push(await startChild(`services/${name}/src/main.ts`, { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra }, `http://127.0.0.1:${health}/readyz`));
+    children.push(
+      await startChild(
+        `services/${name}/src/main.ts`,
+        { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra },
+        `http://127.0.0.1:${health}/readyz`,
+      ),
+    );
   };
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
   await start("payments", {
@@ -145,7 +169,14 @@ try {
    */
   const scrape = async () => {
     const out = new Map<string, string>();
-    for (const [name, port] of Object.entries(healthPorts)) out.set(name, await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => ""));
+    for (const [name, port] of Object.entries(healthPorts))
+      out.set(
+        name,
+        await fetch(`http://127.0.0.1:${port}/metrics`).then(
+          (r) => r.text(),
+          () => "",
+        ),
+      );
     return out;
   };
   /**
@@ -185,7 +216,10 @@ try {
   };
   const runtimeDelta = (a: ReturnType<typeof runtimeFigures>, b: ReturnType<typeof runtimeFigures>, seconds: number) =>
     [...b]
-      .map(([k, v]) => `${k}: event-loop delay max ${(v.lagMax * 1000).toFixed(0)} ms / p99 ${(v.lagP99 * 1000).toFixed(1)} ms, GC ${(((v.gcSeconds - (a.get(k)?.gcSeconds ?? 0)) * 1000) / seconds).toFixed(1)} ms/s`)
+      .map(
+        ([k, v]) =>
+          `${k}: event-loop delay max ${(v.lagMax * 1000).toFixed(0)} ms / p99 ${(v.lagP99 * 1000).toFixed(1)} ms, GC ${(((v.gcSeconds - (a.get(k)?.gcSeconds ?? 0)) * 1000) / seconds).toFixed(1)} ms/s`,
+      )
       .join("; ");
   const rpcDelta = (a: Map<string, { sum: number; count: number }>, b: Map<string, { sum: number; count: number }>) =>
     [...b]
@@ -223,9 +257,17 @@ try {
       }),
     );
     const elapsed = (performance.now() - startedAt) / 1000;
-    if (firstError !== undefined) console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
+    if (firstError !== undefined)
+      console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
     latencies.sort((a, b) => a - b);
-    return { concurrency, flows: latencies.length, errors, flowsPerSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return {
+      concurrency,
+      flows: latencies.length,
+      errors,
+      flowsPerSec: latencies.length / elapsed,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+    };
   };
 
   /** Open loop: a flow starts every 1/rate s (late starts catch up at once); latency from each flow's start. */
@@ -241,20 +283,30 @@ try {
       const wait = startedAt + n * intervalMs - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const at = performance.now() - startedAt;
-      const p: Promise<void> = flow().then(
-        (ms) => {
-          latencies.push(ms);
-          timeline.push([at, ms]);
-        },
-        () => void (errors += 1),
-      ).finally(() => inflight.delete(p));
+      const p: Promise<void> = flow()
+        .then(
+          (ms) => {
+            latencies.push(ms);
+            timeline.push([at, ms]);
+          },
+          () => void (errors += 1),
+        )
+        .finally(() => inflight.delete(p));
       inflight.add(p);
     }
     await Promise.all([...inflight]);
     const elapsed = (performance.now() - startedAt) / 1000;
     if (TIMELINE) printTimeline(wallStart, timeline);
     latencies.sort((a, b) => a - b);
-    return { rate, concurrency: 0, flows: latencies.length, errors, flowsPerSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return {
+      rate,
+      concurrency: 0,
+      flows: latencies.length,
+      errors,
+      flowsPerSec: latencies.length / elapsed,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+    };
   };
 
   const printTimeline = (wallStart: Date, timeline: [number, number][]) => {
@@ -279,22 +331,34 @@ try {
     stepFigures();
     results.push({ ...(await runLevel(c, DURATION_SEC)), steps: stepFigures() });
   }
-  const flowsMeasured = Math.max(1, results.reduce((n, r) => n + r.flows, 0));
+  const flowsMeasured = Math.max(
+    1,
+    results.reduce((n, r) => n + r.flows, 0),
+  );
   const clientUsage = process.cpuUsage(clientBefore);
   // CPU per flow by process: robust to other load on the machine, and it shows where the time goes.
   const cpuPerFlow = children.map((c, i) => `${names[i]} ${((cpuMs(c.proc.pid) - (cpuBefore[i] ?? 0)) / flowsMeasured).toFixed(2)}`).join(", ");
   const clientPerFlow = ((clientUsage.user + clientUsage.system) / 1000 / flowsMeasured).toFixed(2);
-  const [pgPerFlow, natsPerFlow] = [cpuMsByName("postgres"), cpuMsByName("nats-server")].map((v, i) => ((v - (serversBefore[i] ?? 0)) / flowsMeasured).toFixed(2));
+  const [pgPerFlow, natsPerFlow] = [cpuMsByName("postgres"), cpuMsByName("nats-server")].map((v, i) =>
+    ((v - (serversBefore[i] ?? 0)) / flowsMeasured).toFixed(2),
+  );
   // Statistics are reported with a small delay; a rough figure is what is wanted here.
   await new Promise((r) => setTimeout(r, 1000));
-  const commitsPerFlow = (await commits() - commitsBefore) / Math.max(1, results.reduce((n, r) => n + r.flows, 0));
+  const commitsPerFlow =
+    ((await commits()) - commitsBefore) /
+    Math.max(
+      1,
+      results.reduce((n, r) => n + r.flows, 0),
+    );
   const best = results.reduce((a, b) => (b.flowsPerSec > a.flowsPerSec ? b : a));
   // Rounds of pgbench, then flows at the best concurrency (the maximum rate), then the open loop at 70 % of that
   // rate: each figure is compared with one measured seconds before it, since the machine's speed drifts.
   const baseline = pgbench(infra.adminUrl);
   for (const f of EXTRA_FRACTIONS) {
     const r = await runPaced(Math.max(1, best.flowsPerSec * f), PACED_SEC);
-    console.log(`open loop at ${(f * 100).toFixed(0)} % of the best level (${r.rate.toFixed(1)} flows/s offered): ${r.flowsPerSec.toFixed(1)} flows/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.errors} errors`);
+    console.log(
+      `open loop at ${(f * 100).toFixed(0)} % of the best level (${r.rate.toFixed(1)} flows/s offered): ${r.flowsPerSec.toFixed(1)} flows/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.errors} errors`,
+    );
   }
   type Round = { tps: number; max: LevelResult; paced: LevelResult & { rate: number }; steps: string; handlers: string; runtime: string };
   const rounds: Round[] = [];
@@ -306,7 +370,14 @@ try {
     const [rpcBefore, runtimeBefore] = [rpcTimes(before), runtimeFigures(before)];
     const paced = await runPaced(Math.max(1, max.flowsPerSec * 0.7), PACED_SEC);
     const after = await scrape();
-    rounds.push({ tps, max, paced, steps: stepFigures(), handlers: rpcDelta(rpcBefore, rpcTimes(after)), runtime: runtimeDelta(runtimeBefore, runtimeFigures(after), PACED_SEC) });
+    rounds.push({
+      tps,
+      max,
+      paced,
+      steps: stepFigures(),
+      handlers: rpcDelta(rpcBefore, rpcTimes(after)),
+      runtime: runtimeDelta(runtimeBefore, runtimeFigures(after), PACED_SEC),
+    });
   }
   const median = <T>(xs: T[], key: (x: T) => number): T => {
     const sorted = [...xs].sort((a, b) => key(a) - key(b));
@@ -321,15 +392,23 @@ try {
 
   console.log("concurrency   flows/s    p50 ms    p99 ms    flows  errors");
   for (const r of results) {
-    console.log(`${String(r.concurrency).padStart(11)} ${r.flowsPerSec.toFixed(1).padStart(9)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.flows).padStart(8)} ${String(r.errors).padStart(7)}`);
+    console.log(
+      `${String(r.concurrency).padStart(11)} ${r.flowsPerSec.toFixed(1).padStart(9)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.flows).padStart(8)} ${String(r.errors).padStart(7)}`,
+    );
   }
   for (const r of results) console.log(`  concurrency ${r.concurrency} by step: ${r.steps ?? ""}`);
   console.log("round   pgbench tps   max flows/s  ratio   70 % open loop: offered  flows/s  p50 ms  p99 ms  errors");
   for (const [i, r] of rounds.entries()) {
-    console.log(`${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(13)} ${r.max.flowsPerSec.toFixed(1).padStart(13)} ${(r.max.flowsPerSec / r.tps).toFixed(3).padStart(6)} ${r.paced.rate.toFixed(1).padStart(24)} ${r.paced.flowsPerSec.toFixed(1).padStart(8)} ${r.paced.p50.toFixed(1).padStart(7)} ${r.paced.p99.toFixed(1).padStart(7)} ${String(r.paced.errors).padStart(7)}`);
+    console.log(
+      `${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(13)} ${r.max.flowsPerSec.toFixed(1).padStart(13)} ${(r.max.flowsPerSec / r.tps).toFixed(3).padStart(6)} ${r.paced.rate.toFixed(1).padStart(24)} ${r.paced.flowsPerSec.toFixed(1).padStart(8)} ${r.paced.p50.toFixed(1).padStart(7)} ${r.paced.p99.toFixed(1).padStart(7)} ${String(r.paced.errors).padStart(7)}`,
+    );
   }
-  console.log(`median ratio round: ${ratioRound.max.flowsPerSec.toFixed(1)} flows/s ÷ ${pgTps.toFixed(1)} pgbench tps = ${(ratioRound.max.flowsPerSec / pgTps).toFixed(3)} (target ≥ 0.2)`);
-  console.log(`median latency round, open loop at 70 % of its max (${paced.rate.toFixed(1)} flows/s): p50 ${paced.p50.toFixed(1)} ms, p99 ${paced.p99.toFixed(1)} ms (target < 100 ms)`);
+  console.log(
+    `median ratio round: ${ratioRound.max.flowsPerSec.toFixed(1)} flows/s ÷ ${pgTps.toFixed(1)} pgbench tps = ${(ratioRound.max.flowsPerSec / pgTps).toFixed(3)} (target ≥ 0.2)`,
+  );
+  console.log(
+    `median latency round, open loop at 70 % of its max (${paced.rate.toFixed(1)} flows/s): p50 ${paced.p50.toFixed(1)} ms, p99 ${paced.p99.toFixed(1)} ms (target < 100 ms)`,
+  );
   console.log(`  by step: ${latencyRound.steps}`);
   console.log(`  mean time in each service's handler: ${latencyRound.handlers}`);
   console.log(`  runtime: ${latencyRound.runtime}`);
@@ -347,29 +426,45 @@ try {
     select (select coalesce(sum(creator_amount), 0)::text from payments.checkout_sessions where status = 'completed' and org_id = ${org_id}) as sessions,
            (select coalesce(sum(balance), 0)::text from ledger.accounts where account_type = 'creator_earnings' and org_id = ${org_id}) as wallets`;
   const stuck = await sql`select 1 from payments.checkout_sessions where status = 'completing'`;
-  const invariantsOk = rounds.every((r) => r.max.errors === 0 && r.paced.errors === 0) && report.ok && once?.bad === "0" && totals?.sessions === totals?.wallets && stuck.length === 0;
+  const invariantsOk =
+    rounds.every((r) => r.max.errors === 0 && r.paced.errors === 0) &&
+    report.ok &&
+    once?.bad === "0" &&
+    totals?.sessions === totals?.wallets &&
+    stuck.length === 0;
   if (!invariantsOk) {
-    console.log(`invariant problems: ledger ${JSON.stringify(report.violations.slice(0, 5))}; sessions not moved exactly once: ${once?.bad}; ` +
-      `creator totals sessions=${totals?.sessions} wallets=${totals?.wallets}; stuck completing: ${stuck.length}`);
+    console.log(
+      `invariant problems: ledger ${JSON.stringify(report.violations.slice(0, 5))}; sessions not moved exactly once: ${once?.bad}; ` +
+        `creator totals sessions=${totals?.sessions} wallets=${totals?.wallets}; stuck completing: ${stuck.length}`,
+    );
   } else {
-    console.log(`invariants ok: ledger checks pass, ${results.reduce((s, r) => s + r.flows, rounds.reduce((n, r) => n + r.max.flows + r.paced.flows, 0))} flows each moved money once, creator totals match (${totals?.wallets} cents)`);
+    console.log(
+      `invariants ok: ledger checks pass, ${results.reduce(
+        (s, r) => s + r.flows,
+        rounds.reduce((n, r) => n + r.max.flows + r.paced.flows, 0),
+      )} flows each moved money once, creator totals match (${totals?.wallets} cents)`,
+    );
   }
   await sql.end();
   if (TIMELINE && infra.pgLogFile !== undefined) {
-    const lines = readFileSync(infra.pgLogFile, "utf8").split("\n").filter((l) => /checkpoint (starting|complete)|automatic (vacuum|analyze)/.test(l));
+    const lines = readFileSync(infra.pgLogFile, "utf8")
+      .split("\n")
+      .filter((l) => /checkpoint (starting|complete)|automatic (vacuum|analyze)/.test(l));
     console.log(`PostgreSQL checkpoints and autovacuum (${lines.length} lines):`);
     for (const l of lines) console.log(`  ${l.slice(0, 200)}`);
   }
-  console.log(JSON.stringify({
-    flows_per_s: Number(ratioRound.max.flowsPerSec.toFixed(1)),
-    pgbench_tps: Number(pgTps.toFixed(1)),
-    ratio: Number(ratio.toFixed(3)),
-    // Latency at 70 % of the maximum rate (open loop), as the target states it; at the maximum, max_p99_ms.
-    p50_ms: Number(paced.p50.toFixed(1)),
-    p99_ms: Number(paced.p99.toFixed(1)),
-    max_p99_ms: Number(ratioRound.max.p99.toFixed(1)),
-    invariants: invariantsOk ? "ok" : "failed",
-  }));
+  console.log(
+    JSON.stringify({
+      flows_per_s: Number(ratioRound.max.flowsPerSec.toFixed(1)),
+      pgbench_tps: Number(pgTps.toFixed(1)),
+      ratio: Number(ratio.toFixed(3)),
+      // Latency at 70 % of the maximum rate (open loop), as the target states it; at the maximum, max_p99_ms.
+      p50_ms: Number(paced.p50.toFixed(1)),
+      p99_ms: Number(paced.p99.toFixed(1)),
+      max_p99_ms: Number(ratioRound.max.p99.toFixed(1)),
+      invariants: invariantsOk ? "ok" : "failed",
+    }),
+  );
   await pool.close();
   if (!invariantsOk) process.exitCode = 1;
 } finally {

@@ -15,10 +15,20 @@ const nc = await connect({ servers: natsUrl });
 const SUBJECT = rpcSubject("", "ledger", "listParticipants");
 const app = Fastify({ logger: false });
 app.get("/v1/participants", async (_req, reply) => {
-  const payload = { auth: { org_id: "o", livemode: false, key_id: "k", scopes: null, request_id: "r" }, params: {}, query: { limit: 25, offset: 0 }, body: null, deadline: Date.now() + 10000, alt_base_url: "x" };
+  const payload = {
+    auth: { org_id: "o", livemode: false, key_id: "k", scopes: null, request_id: "r" },
+    params: {},
+    query: { limit: 25, offset: 0 },
+    body: null,
+    deadline: Date.now() + 10000,
+    alt_base_url: "x",
+  };
   const r = await rpcForward(nc, SUBJECT, payload, { timeoutMs: 10000, requestId: "r" });
   if (!r.ok) return reply.code(500).send(r.error);
-  return reply.code(200).type("application/json; charset=utf-8").send(`{"success":true,${r.bodyJson.slice(1)}`);
+  return reply
+    .code(200)
+    .type("application/json; charset=utf-8")
+    .send(`{"success":true,${r.bodyJson.slice(1)}`);
 });
 await app.listen({ host: "127.0.0.1", port: 0 });
 process.stdout.write(`listening ${String((app.server.address() as { port: number }).port)}\n`);

@@ -23,13 +23,32 @@
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
-import { adminSql, GATEWAY_NODE_OPTIONS, mergePaced, nodeOptions, cpuMs, cpuMsByName, load, pacedLoad, schedTimes, startChild, startInfra, type Child, type LoadResult, type PacedResult, type SchedTimes } from "./lib.ts";
+import {
+  adminSql,
+  GATEWAY_NODE_OPTIONS,
+  mergePaced,
+  nodeOptions,
+  cpuMs,
+  cpuMsByName,
+  load,
+  pacedLoad,
+  schedTimes,
+  startChild,
+  startInfra,
+  type Child,
+  type LoadResult,
+  type PacedResult,
+  type SchedTimes,
+} from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 /** Each level's BENCH_DURATION_SEC per server is split into this many alternating slices. */
 const SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 2));
-const LEVELS = (process.env.BENCH_CONNECTIONS ?? "64,128,256").split(",").map(Number).filter((n) => n > 0);
+const LEVELS = (process.env.BENCH_CONNECTIONS ?? "64,128,256")
+  .split(",")
+  .map(Number)
+  .filter((n) => n > 0);
 const FLOOR = process.env.BENCH_FLOOR === "1";
 const EXTRA_FRACTIONS = (process.env.BENCH_EXTRA_FRACTIONS ?? "").split(",").filter(Boolean).map(Number);
 const TIMELINE = process.env.BENCH_TIMELINE === "1";
@@ -46,11 +65,24 @@ try {
 
   const [gwPort, altPort, gwHealth, svcHealth] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const common = { NATS_URL: infra.natsUrl, NATS_PREFIX: "" };
-  children.push(await startChild("bench/trivial-service.ts", { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "ledger"), HEALTH_PORT: String(svcHealth) }, `http://127.0.0.1:${svcHealth}/readyz`));
+  children.push(
+    await startChild(
+      "bench/trivial-service.ts",
+      { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "ledger"), HEALTH_PORT: String(svcHealth) },
+      `http://127.0.0.1:${svcHealth}/readyz`,
+    ),
+  );
   children.push(
     await startChild(
       "services/gateway/src/main.ts",
-      { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "gateway"), PORT: String(gwPort), ALT_PORT: String(altPort), HEALTH_PORT: String(gwHealth), ...nodeOptions(GATEWAY_NODE_OPTIONS) },
+      {
+        ...common,
+        DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, "gateway"),
+        PORT: String(gwPort),
+        ALT_PORT: String(altPort),
+        HEALTH_PORT: String(gwHealth),
+        ...nodeOptions(GATEWAY_NODE_OPTIONS),
+      },
       `http://127.0.0.1:${gwHealth}/readyz`,
     ),
   );
@@ -75,14 +107,30 @@ try {
   // moments; each round's ratio compares the two maxima, and the median round is reported.
   const [svcChild, gwChild] = children;
   type Best = { run: LoadResult; connections: number };
-  type Round = { hello: Best; gw: Best; floor?: Best; helloCpuUs: number; helloClientCpuUs: number; gwCpuUs: number; svcCpuUs: number; natsCpuUs: number; clientCpuUs: number };
+  type Round = {
+    hello: Best;
+    gw: Best;
+    floor?: Best;
+    helloCpuUs: number;
+    helloClientCpuUs: number;
+    gwCpuUs: number;
+    svcCpuUs: number;
+    natsCpuUs: number;
+    clientCpuUs: number;
+  };
   const rounds: Round[] = [];
-  const selfCpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+  const selfCpuMs = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
   /** One server's slices at one level: their sum, and CPU per request of the processes `cpu` reads. */
   class Series {
     private runs: LoadResult[] = [];
     private cpu: number[] = [];
-    constructor(private readonly target: { url: string; headers?: Record<string, string> }, private readonly readCpu: () => number[]) {}
+    constructor(
+      private readonly target: { url: string; headers?: Record<string, string> },
+      private readonly readCpu: () => number[],
+    ) {}
     async slice(connections: number, seconds: number): Promise<void> {
       const before = this.readCpu();
       this.runs.push(await load({ ...this.target, connections, durationSec: seconds }));
@@ -92,7 +140,20 @@ try {
     result(): LoadResult {
       const sum = (f: (r: LoadResult) => number) => this.runs.reduce((acc, r) => acc + f(r), 0);
       const n = Math.max(1, this.runs.length);
-      return { rps: sum((r) => r.total) / Math.max(1e-9, sum((r) => r.seconds)), p50: sum((r) => r.p50) / n, p99: sum((r) => r.p99) / n, errors: sum((r) => r.errors), non2xx: sum((r) => r.non2xx), total: sum((r) => r.total), seconds: sum((r) => r.seconds) };
+      return {
+        rps:
+          sum((r) => r.total) /
+          Math.max(
+            1e-9,
+            sum((r) => r.seconds),
+          ),
+        p50: sum((r) => r.p50) / n,
+        p99: sum((r) => r.p99) / n,
+        errors: sum((r) => r.errors),
+        non2xx: sum((r) => r.non2xx),
+        total: sum((r) => r.total),
+        seconds: sum((r) => r.seconds),
+      };
     }
     cpuUsPerRequest(): number[] {
       const total = Math.max(1, this.result().total);
@@ -114,9 +175,20 @@ try {
       const [helloRun, gwRun, floorRun] = [h.result(), g.result(), f?.result()];
       const [helloCpuUs = 0, helloClientCpuUs = 0] = h.cpuUsPerRequest();
       const [gwCpuUs = 0, svcCpuUs = 0, natsCpuUs = 0, clientCpuUs = 0] = g.cpuUsPerRequest();
-      const floorText = floorRun ? `, floor ${floorRun.rps.toFixed(0)} (${(f?.cpuUsPerRequest()[0] ?? 0).toFixed(0)} µs/req vs gateway ${gwCpuUs.toFixed(0)})` : "";
+      const floorText = floorRun
+        ? `, floor ${floorRun.rps.toFixed(0)} (${(f?.cpuUsPerRequest()[0] ?? 0).toFixed(0)} µs/req vs gateway ${gwCpuUs.toFixed(0)})`
+        : "";
       lines.push(`${connections}: hello ${helloRun.rps.toFixed(0)}, gateway ${gwRun.rps.toFixed(0)}${floorText}`);
-      const r: Round = round ?? { hello: { run: helloRun, connections }, gw: { run: gwRun, connections }, helloCpuUs, helloClientCpuUs, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs };
+      const r: Round = round ?? {
+        hello: { run: helloRun, connections },
+        gw: { run: gwRun, connections },
+        helloCpuUs,
+        helloClientCpuUs,
+        gwCpuUs,
+        svcCpuUs,
+        natsCpuUs,
+        clientCpuUs,
+      };
       if (helloRun.rps >= r.hello.run.rps) Object.assign(r, { hello: { run: helloRun, connections }, helloCpuUs, helloClientCpuUs });
       if (gwRun.rps >= r.gw.run.rps) Object.assign(r, { gw: { run: gwRun, connections }, gwCpuUs, svcCpuUs, natsCpuUs, clientCpuUs });
       if (floorRun && floorRun.rps >= (r.floor?.run.rps ?? 0)) r.floor = { run: floorRun, connections };
@@ -145,7 +217,8 @@ try {
   const halfSlices: { gw: PacedResult[]; hello: PacedResult[]; floor: PacedResult[] } = { gw: [], hello: [], floor: [] };
   const gwBuckets0 = TIMELINE ? await httpDurationBuckets(gwHealth) : undefined;
   const halfSliceSec = Math.max(1, 10 / SLICES);
-  const paced = (url: string, extra: { headers?: Record<string, string>; timeline?: boolean } = {}) => pacedLoad({ url, ...extra, connections: gwBest.connections, durationSec: halfSliceSec, rate: halfRate });
+  const paced = (url: string, extra: { headers?: Record<string, string>; timeline?: boolean } = {}) =>
+    pacedLoad({ url, ...extra, connections: gwBest.connections, durationSec: halfSliceSec, rate: halfRate });
   // CPU per request at half rate, by process (warm-ups included): under paced arrivals each turn carries few
   // requests, so this can be well above the figure at the maximum, where turns carry many. And each process's
   // share of the wall time on a CPU and runnable but waiting for one (its event loop; nats-server: all threads):
@@ -154,7 +227,10 @@ try {
   const meter = (): Meter => ({ cpu: [], sched: [], wallNs: 0 });
   const halfMeters = { gw: meter(), hello: meter(), floor: meter() };
   const selfPid = process.pid;
-  const gwProcs = () => ({ cpu: [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid), cpuMsByName("nats-server"), selfCpuMs()], sched: [schedTimes(gwChild?.proc.pid), schedTimes(svcChild?.proc.pid), schedTimes(infra.natsPid, true), schedTimes(selfPid)] });
+  const gwProcs = () => ({
+    cpu: [cpuMs(gwChild?.proc.pid), cpuMs(svcChild?.proc.pid), cpuMsByName("nats-server"), selfCpuMs()],
+    sched: [schedTimes(gwChild?.proc.pid), schedTimes(svcChild?.proc.pid), schedTimes(infra.natsPid, true), schedTimes(selfPid)],
+  });
   const measured = async (m: Meter, read: () => { cpu: number[]; sched: (SchedTimes | undefined)[] }, run: () => Promise<PacedResult>, to: PacedResult[]) => {
     const [before, t0] = [read(), process.hrtime.bigint()];
     const r = await run();
@@ -171,8 +247,24 @@ try {
   for (let k = 0; k < SLICES; k++) {
     const steps: (() => Promise<void>)[] = [
       () => measured(halfMeters.gw, gwProcs, () => paced(gwUrl, { headers, timeline: TIMELINE }), halfSlices.gw),
-      () => measured(halfMeters.hello, () => ({ cpu: [cpuMs(hello.proc.pid)], sched: [schedTimes(hello.proc.pid), schedTimes(selfPid)] }), () => paced(`http://127.0.0.1:${hello.port}/`), halfSlices.hello),
-      ...(floor ? [() => measured(halfMeters.floor, () => ({ cpu: [cpuMs(floor.proc.pid)], sched: [schedTimes(floor.proc.pid), schedTimes(selfPid)] }), () => paced(`http://127.0.0.1:${floor.port}/v1/participants`), halfSlices.floor)] : []),
+      () =>
+        measured(
+          halfMeters.hello,
+          () => ({ cpu: [cpuMs(hello.proc.pid)], sched: [schedTimes(hello.proc.pid), schedTimes(selfPid)] }),
+          () => paced(`http://127.0.0.1:${hello.port}/`),
+          halfSlices.hello,
+        ),
+      ...(floor
+        ? [
+            () =>
+              measured(
+                halfMeters.floor,
+                () => ({ cpu: [cpuMs(floor.proc.pid)], sched: [schedTimes(floor.proc.pid), schedTimes(selfPid)] }),
+                () => paced(`http://127.0.0.1:${floor.port}/v1/participants`),
+                halfSlices.floor,
+              ),
+          ]
+        : []),
     ];
     for (const step of k % 2 === 0 ? steps : steps.reverse()) await step();
   }
@@ -191,18 +283,26 @@ try {
 
   const ratio = gwMax.rps / helloMax.rps;
   console.log("profile                              req/s      p50 ms   p99 ms   errors  non2xx");
-  const row = (name: string, r: typeof gwMax) => console.log(`${name.padEnd(36)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.errors).padStart(8)} ${String(r.non2xx).padStart(7)}`);
+  const row = (name: string, r: typeof gwMax) =>
+    console.log(
+      `${name.padEnd(36)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.errors).padStart(8)} ${String(r.non2xx).padStart(7)}`,
+    );
   row(`fastify hello-world, ${helloBest.connections} conns`, helloMax);
   row(`gateway+NATS+service, ${gwBest.connections} conns`, gwMax);
   row("gateway at 50% of max, open loop", half);
   row("hello-world at that rate, open loop", helloSameRate);
   if (floorSameRate) row("floor at that rate, open loop", floorSameRate);
   const us = (v: number) => `${v.toFixed(0)} µs`;
-  console.log(`CPU per request (median round, each at its best level): hello ${us(helloCpuUs)} + load client ${us(helloClientCpuUs)}; gateway ${us(gwCpuUs)} + service ${us(svcCpuUs)} + nats-server ${us(natsCpuUs)} + load client ${us(clientCpuUs)}`);
+  console.log(
+    `CPU per request (median round, each at its best level): hello ${us(helloCpuUs)} + load client ${us(helloClientCpuUs)}; gateway ${us(gwCpuUs)} + service ${us(svcCpuUs)} + nats-server ${us(natsCpuUs)} + load client ${us(clientCpuUs)}`,
+  );
   // Each paced slice also sends a 1 s warm-up at the same rate (bench/lib.ts pacedLoad): its requests count too.
-  const perReq = (ms: number | undefined, results: PacedResult[]) => us(((ms ?? 0) * 1000) / Math.max(1, results.reduce((a, r) => a + r.total, 0) * (1 + 1 / halfSliceSec)));
+  const perReq = (ms: number | undefined, results: PacedResult[]) =>
+    us(((ms ?? 0) * 1000) / Math.max(1, results.reduce((a, r) => a + r.total, 0) * (1 + 1 / halfSliceSec)));
   const [hg, hs, hn, hc] = halfMeters.gw.cpu;
-  console.log(`CPU per request at half rate: gateway ${perReq(hg, halfSlices.gw)} + service ${perReq(hs, halfSlices.gw)} + nats-server ${perReq(hn, halfSlices.gw)} + load client ${perReq(hc, halfSlices.gw)}; hello ${perReq(halfMeters.hello.cpu[0], halfSlices.hello)}${floor ? `; floor ${perReq(halfMeters.floor.cpu[0], halfSlices.floor)}` : ""}`);
+  console.log(
+    `CPU per request at half rate: gateway ${perReq(hg, halfSlices.gw)} + service ${perReq(hs, halfSlices.gw)} + nats-server ${perReq(hn, halfSlices.gw)} + load client ${perReq(hc, halfSlices.gw)}; hello ${perReq(halfMeters.hello.cpu[0], halfSlices.hello)}${floor ? `; floor ${perReq(halfMeters.floor.cpu[0], halfSlices.floor)}` : ""}`,
+  );
   const shares = (m: Meter, names: string[]) =>
     names
       .map((name, j) => {
@@ -215,12 +315,27 @@ try {
   const gwShares = shares(halfMeters.gw, ["gateway", "service", "nats-server (all threads)", "load client"]);
   if (gwShares) {
     const floorShares = floor ? `; floor: ${shares(halfMeters.floor, ["floor", "load client"])}` : "";
-    console.log(`share of wall time at half rate on a CPU / runnable but waiting for one (event loops): gateway path: ${gwShares}; hello: ${shares(halfMeters.hello, ["hello", "load client"])}${floorShares}`);
+    console.log(
+      `share of wall time at half rate on a CPU / runnable but waiting for one (event loops): gateway path: ${gwShares}; hello: ${shares(halfMeters.hello, ["hello", "load client"])}${floorShares}`,
+    );
   }
   console.log(`ratio gateway/hello = ${ratio.toFixed(3)} (target ≥ 0.35); p99 at half rate = ${half.p99.toFixed(1)} ms (target < 20 ms)`);
-  if (rounds.some((r) => r.gw.run.non2xx + r.gw.run.errors > 0) || half.non2xx + half.errors > 0) console.log("warning: non-2xx answers during the gateway runs");
+  if (rounds.some((r) => r.gw.run.non2xx + r.gw.run.errors > 0) || half.non2xx + half.errors > 0)
+    console.log("warning: non-2xx answers during the gateway runs");
   const ms = (v: number) => Number(v.toFixed(1));
-  console.log(JSON.stringify({ gateway_rps: Math.round(gwMax.rps), hello_rps: Math.round(helloMax.rps), ratio: Number(ratio.toFixed(3)), p50_ms: ms(half.p50), p99_ms: ms(half.p99), gateway_connections: gwBest.connections, hello_connections: helloBest.connections, hello_same_rate_p99_ms: ms(helloSameRate.p99), ...(floorSameRate ? { floor_same_rate_p99_ms: ms(floorSameRate.p99) } : {}) }));
+  console.log(
+    JSON.stringify({
+      gateway_rps: Math.round(gwMax.rps),
+      hello_rps: Math.round(helloMax.rps),
+      ratio: Number(ratio.toFixed(3)),
+      p50_ms: ms(half.p50),
+      p99_ms: ms(half.p99),
+      gateway_connections: gwBest.connections,
+      hello_connections: helloBest.connections,
+      hello_same_rate_p99_ms: ms(helloSameRate.p99),
+      ...(floorSameRate ? { floor_same_rate_p99_ms: ms(floorSameRate.p99) } : {}),
+    }),
+  );
 } finally {
   for (const c of children.reverse()) await c.stop();
   await infra.stop();

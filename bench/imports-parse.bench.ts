@@ -31,8 +31,16 @@ for (const format of FORMATS) {
     if (got !== g.transactions) throw new Error(`${format}: parsed ${got} transactions, generated ${g.transactions}`);
   }
   const ms = median(times);
-  parse[format] = { lines_per_s: Math.round((g.lines / ms) * 1000), transactions_per_s: Math.round((g.transactions / ms) * 1000), ms: Number(ms.toFixed(1)), lines: g.lines, transactions: g.transactions };
-  console.log(`${format.padEnd(8)} ${(input.length / 1024).toFixed(0)} KiB, ${g.lines} lines, ${g.transactions} transactions: median ${ms.toFixed(1)} ms = ${parse[format].lines_per_s} lines/s, ${parse[format].transactions_per_s} transactions/s (target ≥ 50,000 lines/s)`);
+  parse[format] = {
+    lines_per_s: Math.round((g.lines / ms) * 1000),
+    transactions_per_s: Math.round((g.transactions / ms) * 1000),
+    ms: Number(ms.toFixed(1)),
+    lines: g.lines,
+    transactions: g.transactions,
+  };
+  console.log(
+    `${format.padEnd(8)} ${(input.length / 1024).toFixed(0)} KiB, ${g.lines} lines, ${g.transactions} transactions: median ${ms.toFixed(1)} ms = ${parse[format].lines_per_s} lines/s, ${parse[format].transactions_per_s} transactions/s (target ≥ 50,000 lines/s)`,
+  );
 }
 
 /** Ledger transactions and their bank lines (dates shifted up to ±2 days, references inside the bank text), 5% noise. */
@@ -44,7 +52,13 @@ function matchScenario(n: number): { bank: BankLine[]; ledger: BankLine[] } {
     const amount = (((i * 7919) % 2_000_000) + 100) * (i % 3 === 0 ? 1 : -1);
     ledger.push({ id: `L${i}`, date: day(i), amount, currency: "EUR", reference: `INV-${i}`, description: `Invoice ${i} customer ${i % 997}` });
     const noise = i % 20 === 19;
-    bank.push({ id: `B${i}`, date: day(i, (i % 5) - 2), amount: noise ? 900_000_000 + i : amount, currency: "EUR", description: `SEPA INV-${i} customer ${i % 997}` });
+    bank.push({
+      id: `B${i}`,
+      date: day(i, (i % 5) - 2),
+      amount: noise ? 900_000_000 + i : amount,
+      currency: "EUR",
+      description: `SEPA INV-${i} customer ${i % 997}`,
+    });
   }
   return { bank, ledger };
 }
@@ -55,5 +69,15 @@ const result = autoMatch(bank, ledger);
 const matchMs = performance.now() - t0;
 const expected = MATCH_SIZE - MATCH_SIZE / 20;
 const wrong = result.matched.filter((p) => p.bank_id.slice(1) !== p.ledger_id.slice(1)).length;
-console.log(`auto-match ${MATCH_SIZE} × ${MATCH_SIZE}: ${(matchMs / 1000).toFixed(2)} s, ${result.matched.length} matched (${expected} expected, ${wrong} wrong), ${result.unmatched_bank.length} bank lines unmatched (target < 10 s)`);
-console.log(JSON.stringify({ parse_lines_per_s: Object.fromEntries(Object.entries(parse).map(([f, p]) => [f, p.lines_per_s])), parse_min_lines_per_s: Math.min(...Object.values(parse).map((p) => p.lines_per_s)), auto_match_100k_s: Number((matchMs / 1000).toFixed(2)), auto_match_matched: result.matched.length, auto_match_wrong: wrong }));
+console.log(
+  `auto-match ${MATCH_SIZE} × ${MATCH_SIZE}: ${(matchMs / 1000).toFixed(2)} s, ${result.matched.length} matched (${expected} expected, ${wrong} wrong), ${result.unmatched_bank.length} bank lines unmatched (target < 10 s)`,
+);
+console.log(
+  JSON.stringify({
+    parse_lines_per_s: Object.fromEntries(Object.entries(parse).map(([f, p]) => [f, p.lines_per_s])),
+    parse_min_lines_per_s: Math.min(...Object.values(parse).map((p) => p.lines_per_s)),
+    auto_match_100k_s: Number((matchMs / 1000).toFixed(2)),
+    auto_match_matched: result.matched.length,
+    auto_match_wrong: wrong,
+  }),
+);

@@ -75,7 +75,11 @@ try {
   const common = { NATS_URL: infra.natsUrl, NATS_PREFIX: "", DB_POOL_MAX: "20", LOG_LEVEL: "warn" };
   const start = async (name: string, extra: Record<string, string> = {}) => {
     const health = await freePort();
-    const child = await startChild(`services/${name}/src/main.ts`, { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra }, `http://127.0.0.1:${health}/readyz`);
+    const child = await startChild(
+      `services/${name}/src/main.ts`,
+      { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra },
+      `http://127.0.0.1:${health}/readyz`,
+    );
     children.push(child);
     return child;
   };
@@ -102,7 +106,17 @@ try {
   }
   const memStart = memoryMib(ledger.proc.pid);
 
-  type FormatFigures = { kib: number; lines: number; transactions: number; previewMs: number; importMs: number; parseLinesPerSec: number; importLinesPerSec: number; importTransactionsPerSec: number; reimportDuplicatesOk: boolean };
+  type FormatFigures = {
+    kib: number;
+    lines: number;
+    transactions: number;
+    previewMs: number;
+    importMs: number;
+    parseLinesPerSec: number;
+    importLinesPerSec: number;
+    importTransactionsPerSec: number;
+    reimportDuplicatesOk: boolean;
+  };
   const figures: Partial<Record<Format, FormatFigures>> = {};
   for (const f of FORMATS) {
     const g = largestStatement(f);
@@ -163,15 +177,24 @@ try {
     Array.from({ length: SEED_CONCURRENCY }, async () => {
       for (let i = next++; i < MATCH_SIZE; i = next++) {
         const cash = { system: "platform_cash" as const };
-        const reply: RpcReply = await rpcCall(nc, "svc.ledger.post", {
-          org_id: m.orgId,
-          livemode: false,
-          kind: incoming(i) ? "income" : "expense",
-          reference_id: `INV-${i}`,
-          description: `Invoice ${i} customer ${i % 997}`,
-          postings: [incoming(i) ? { debit: cash, credit: { system: "income" }, amount: amountOf(i) } : { debit: { system: "expense" }, credit: cash, amount: amountOf(i) }],
-          effective_date: `${dayOf(i)}T12:00:00.000Z`,
-        }, { timeoutMs: 60_000 });
+        const reply: RpcReply = await rpcCall(
+          nc,
+          "svc.ledger.post",
+          {
+            org_id: m.orgId,
+            livemode: false,
+            kind: incoming(i) ? "income" : "expense",
+            reference_id: `INV-${i}`,
+            description: `Invoice ${i} customer ${i % 997}`,
+            postings: [
+              incoming(i)
+                ? { debit: cash, credit: { system: "income" }, amount: amountOf(i) }
+                : { debit: { system: "expense" }, credit: cash, amount: amountOf(i) },
+            ],
+            effective_date: `${dayOf(i)}T12:00:00.000Z`,
+          },
+          { timeoutMs: 60_000 },
+        );
         if (!reply.ok && seedErrors.length < 5) seedErrors.push(`${reply.error.code}: ${reply.error.message}`);
       }
     }),
@@ -187,7 +210,9 @@ try {
   for (let i = 0; i < MATCH_SIZE; i++) {
     const cents = noise(i) ? 900_000_000 + i : amountOf(i);
     const signed = incoming(i) ? cents : -cents;
-    rows.push(`${dayOf(i, (i % 5) - 2)},SEPA INV-${i} customer ${i % 997},${signed < 0 ? "-" : ""}${Math.floor(Math.abs(signed) / 100)}.${String(Math.abs(signed) % 100).padStart(2, "0")}\n`);
+    rows.push(
+      `${dayOf(i, (i % 5) - 2)},SEPA INV-${i} customer ${i % 997},${signed < 0 ? "-" : ""}${Math.floor(Math.abs(signed) / 100)}.${String(Math.abs(signed) % 100).padStart(2, "0")}\n`,
+    );
   }
   const mapping = { date: "Date", description: "Text", amount: "Amount", currency: "USD" };
   let importedLines = 0;
@@ -196,13 +221,24 @@ try {
     let to = from;
     let size = 2048;
     while (to < rows.length && size + (rows[to]?.length ?? 0) + 1 < BODY_MAX) size += (rows[to++]?.length ?? 0) + 1;
-    const r = expectOk(await post(m.key, "/v1/import-transactions", { action: "import", format: "csv", data: `Date,Text,Amount\n${rows.slice(from, to).join("")}`, mapping, account_name: "Operating" }), "bank lines import");
+    const r = expectOk(
+      await post(m.key, "/v1/import-transactions", {
+        action: "import",
+        format: "csv",
+        data: `Date,Text,Amount\n${rows.slice(from, to).join("")}`,
+        mapping,
+        account_name: "Operating",
+      }),
+      "bank lines import",
+    );
     importedLines += (r["import"] as { imported: number }).imported;
     from = to;
   }
   const bankSec = (performance.now() - bankStart) / 1000;
   phases.push(["bank lines import", memoryMib(ledger.proc.pid).hwm]);
-  console.log(`imported ${importedLines} bank lines in ${bankSec.toFixed(1)} s (${Math.round(importedLines / bankSec)}/s, as CSV bodies of up to ${(BODY_MAX / 1024).toFixed(0)} KiB)`);
+  console.log(
+    `imported ${importedLines} bank lines in ${bankSec.toFixed(1)} s (${Math.round(importedLines / bankSec)}/s, as CSV bodies of up to ${(BODY_MAX / 1024).toFixed(0)} KiB)`,
+  );
 
   const matchStart = performance.now();
   const matched = expectOk(await post(m.key, "/v1/reconciliations/auto-match", {}), "auto-match")["auto_match"] as Record<string, number>;
@@ -229,15 +265,21 @@ try {
   const tbStart = performance.now();
   const tbRes = await pool.request({ method: "GET", path: "/v1/trial-balance?as_of_date=2024-02-01", headers: { "x-api-key": m.key } });
   const tb = (await tbRes.body.json()) as { report?: { totals?: { balanced?: boolean } } };
-  console.log(`GET /v1/trial-balance as of 2024-02-01 over that org: ${(performance.now() - tbStart).toFixed(0)} ms, balanced ${String(tb.report?.totals?.balanced)}`);
+  console.log(
+    `GET /v1/trial-balance as of 2024-02-01 over that org: ${(performance.now() - tbStart).toFixed(0)} ms, balanced ${String(tb.report?.totals?.balanced)}`,
+  );
 
   const rows5 = Object.entries(figures) as [Format, FormatFigures][];
   const parseMin = Math.min(...rows5.map(([, r]) => r.parseLinesPerSec));
   const importMin = Math.min(...rows5.map(([, r]) => r.importTransactionsPerSec));
   const growth = memEnd.hwm - memStart.rss;
-  console.log(`ledger RSS: ${memStart.rss.toFixed(0)} MiB before the first timed import, ${memAfterImports.rss.toFixed(0)} MiB after the imports, peak (VmHWM) ${memEnd.hwm.toFixed(0)} MiB: growth ${growth.toFixed(0)} MiB (target < ${TARGETS.rssGrowthMib})`);
+  console.log(
+    `ledger RSS: ${memStart.rss.toFixed(0)} MiB before the first timed import, ${memAfterImports.rss.toFixed(0)} MiB after the imports, peak (VmHWM) ${memEnd.hwm.toFixed(0)} MiB: growth ${growth.toFixed(0)} MiB (target < ${TARGETS.rssGrowthMib})`,
+  );
   console.log(`  peak after each phase: ${phases.map(([name, hwm]) => `${name} ${hwm.toFixed(0)} MiB`).join(", ")}`);
-  console.log(`targets: parse ≥ ${TARGETS.parseLinesPerSec} lines/s (min ${parseMin}); import ≥ ${TARGETS.importLinesPerSec} bank lines/s (min ${importMin}); auto-match < ${TARGETS.autoMatchSec} s (${matchSec.toFixed(2)})`);
+  console.log(
+    `targets: parse ≥ ${TARGETS.parseLinesPerSec} lines/s (min ${parseMin}); import ≥ ${TARGETS.importLinesPerSec} bank lines/s (min ${importMin}); auto-match < ${TARGETS.autoMatchSec} s (${matchSec.toFixed(2)})`,
+  );
   await pool.close();
   await sql.end();
   const met = {
@@ -246,23 +288,25 @@ try {
     auto_match: matchSec < TARGETS.autoMatchSec && Number(check?.wrong) === 0 && matched["matched"] === expectedMatches,
     rss: growth < TARGETS.rssGrowthMib,
   };
-  console.log(JSON.stringify({
-    parse_lines_per_s: Object.fromEntries(rows5.map(([f, r]) => [f, r.parseLinesPerSec])),
-    import_bank_lines_per_s: Object.fromEntries(rows5.map(([f, r]) => [f, r.importTransactionsPerSec])),
-    import_lines_per_s: Object.fromEntries(rows5.map(([f, r]) => [f, r.importLinesPerSec])),
-    parse_min_lines_per_s: parseMin,
-    import_min_bank_lines_per_s: importMin,
-    reimport_all_duplicates: rows5.every(([, r]) => r.reimportDuplicatesOk),
-    auto_match_s: Number(matchSec.toFixed(2)),
-    auto_match_matched: matched["matched"],
-    auto_match_expected: expectedMatches,
-    auto_match_wrong: Number(check?.wrong),
-    ledger_rss_start_mib: Math.round(memStart.rss),
-    ledger_peak_rss_mib: Math.round(memEnd.hwm),
-    ledger_rss_growth_mib: Math.round(growth),
-    ledger_peak_rss_by_phase_mib: Object.fromEntries(phases.map(([name, hwm]) => [name, Math.round(hwm)])),
-    targets_met: met,
-  }));
+  console.log(
+    JSON.stringify({
+      parse_lines_per_s: Object.fromEntries(rows5.map(([f, r]) => [f, r.parseLinesPerSec])),
+      import_bank_lines_per_s: Object.fromEntries(rows5.map(([f, r]) => [f, r.importTransactionsPerSec])),
+      import_lines_per_s: Object.fromEntries(rows5.map(([f, r]) => [f, r.importLinesPerSec])),
+      parse_min_lines_per_s: parseMin,
+      import_min_bank_lines_per_s: importMin,
+      reimport_all_duplicates: rows5.every(([, r]) => r.reimportDuplicatesOk),
+      auto_match_s: Number(matchSec.toFixed(2)),
+      auto_match_matched: matched["matched"],
+      auto_match_expected: expectedMatches,
+      auto_match_wrong: Number(check?.wrong),
+      ledger_rss_start_mib: Math.round(memStart.rss),
+      ledger_peak_rss_mib: Math.round(memEnd.hwm),
+      ledger_rss_growth_mib: Math.round(growth),
+      ledger_peak_rss_by_phase_mib: Object.fromEntries(phases.map(([name, hwm]) => [name, Math.round(hwm)])),
+      targets_met: met,
+    }),
+  );
   if (!Object.values(met).every(Boolean)) process.exitCode = 1;
 } finally {
   for (const c of children.reverse()) await c.stop();

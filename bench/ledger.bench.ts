@@ -170,7 +170,13 @@ let postmasterPid: number | undefined;
 
 function cpuSnapshot(): CpuSnapshot {
   const c = process.cpuUsage();
-  return { ledger: cpuMs(ledgerPid), postgres: childrenCpuMs(postmasterPid), client: (c.user + c.system) / 1000, machine: machineBusyMs(), at: performance.now() };
+  return {
+    ledger: cpuMs(ledgerPid),
+    postgres: childrenCpuMs(postmasterPid),
+    client: (c.user + c.system) / 1000,
+    machine: machineBusyMs(),
+    at: performance.now(),
+  };
 }
 
 function cpuPerPosting(a: CpuSnapshot, b: CpuSnapshot, postings: number): CpuPerPosting | undefined {
@@ -180,12 +186,22 @@ function cpuPerPosting(a: CpuSnapshot, b: CpuSnapshot, postings: number): CpuPer
   const postgres = b.postgres - a.postgres;
   const client = b.client - a.client;
   const machine = b.machine - a.machine;
-  return { ledger: us(ledger), postgres: us(postgres), client: us(client), other: us(Math.max(0, machine - ledger - postgres - client)), machine_busy_pct: Math.round((100 * machine) / ((b.at - a.at) * CORES)) };
+  return {
+    ledger: us(ledger),
+    postgres: us(postgres),
+    client: us(client),
+    other: us(Math.max(0, machine - ledger - postgres - client)),
+    machine_busy_pct: Math.round((100 * machine) / ((b.at - a.at) * CORES)),
+  };
 }
 
 const CORES = (() => {
   try {
-    return readFileSync("/proc/cpuinfo", "utf8").split("\n").filter((l) => l.startsWith("processor")).length || 1;
+    return (
+      readFileSync("/proc/cpuinfo", "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("processor")).length || 1
+    );
   } catch {
     return 1;
   }
@@ -201,7 +217,9 @@ function transferRequest(orgId: string, walletIds: readonly string[], hot: boole
   const from = walletIds[a] as string;
   const to = walletIds[b] as string;
   const amount = 1 + Math.floor(Math.random() * 100);
-  const postings: { debit: Record<string, string>; credit: Record<string, string>; amount: number }[] = [{ debit: { wallet_id: from }, credit: { wallet_id: to }, amount }];
+  const postings: { debit: Record<string, string>; credit: Record<string, string>; amount: number }[] = [
+    { debit: { wallet_id: from }, credit: { wallet_id: to }, amount },
+  ];
   if (hot) postings.push({ debit: { wallet_id: from }, credit: { system: "platform_revenue" }, amount: 1 });
   return { org_id: orgId, livemode: false, kind: hot ? "bench_hot" : "bench_uniform", reference_id: `b-${runId}-${++refSeq}`, postings };
 }
@@ -330,12 +348,23 @@ try {
   const ratio = uniform.postings_per_s / tps;
   const hotOverUniform = hot.postings_per_s / uniform.postings_per_s;
   console.log("profile        postings/s   p50 ms   p99 ms   errors");
-  for (const [name, r] of [["uniform", uniform], ["hot", hot]] as const) {
-    console.log(`${name.padEnd(14)} ${r.postings_per_s.toFixed(0).padStart(10)} ${String(r.p50_ms).padStart(8)} ${String(r.p99_ms).padStart(8)} ${String(r.errors).padStart(8)}${r.errors > 0 ? ` ${JSON.stringify(r.error_codes)}` : ""}`);
+  for (const [name, r] of [
+    ["uniform", uniform],
+    ["hot", hot],
+  ] as const) {
+    console.log(
+      `${name.padEnd(14)} ${r.postings_per_s.toFixed(0).padStart(10)} ${String(r.p50_ms).padStart(8)} ${String(r.p99_ms).padStart(8)} ${String(r.errors).padStart(8)}${r.errors > 0 ? ` ${JSON.stringify(r.error_codes)}` : ""}`,
+    );
   }
-  for (const [name, r] of [["uniform", uniform], ["hot", hot]] as const) {
+  for (const [name, r] of [
+    ["uniform", uniform],
+    ["hot", hot],
+  ] as const) {
     const c = r.cpu_us;
-    if (c !== undefined) console.log(`${name} CPU per posting (µs): ledger ${c.ledger}, postgres ${c.postgres}, client ${c.client}, other ${c.other}; machine ${c.machine_busy_pct} % busy`);
+    if (c !== undefined)
+      console.log(
+        `${name} CPU per posting (µs): ledger ${c.ledger}, postgres ${c.postgres}, client ${c.client}, other ${c.other}; machine ${c.machine_busy_pct} % busy`,
+      );
   }
   console.log(`pgbench TPC-B -s 10 -c 8 -j 2 -T ${PGBENCH_SEC}: ${tps.toFixed(0)} tps`);
   console.log(`ratio uniform/pgbench = ${ratio.toFixed(2)} (target ≥ 2.0); hot/uniform = ${hotOverUniform.toFixed(2)} (target ≥ 0.8)`);

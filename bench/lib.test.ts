@@ -60,11 +60,23 @@ describe("pacedLoad", () => {
 });
 
 describe("mergePaced", () => {
-  const run = (latencies: number[], seconds: number, non2xx = 0): PacedResult => ({ rps: latencies.length / seconds, p50: 0, p99: 0, errors: 0, non2xx, total: latencies.length + non2xx, seconds, latencies });
+  const run = (latencies: number[], seconds: number, non2xx = 0): PacedResult => ({
+    rps: latencies.length / seconds,
+    p50: 0,
+    p99: 0,
+    errors: 0,
+    non2xx,
+    total: latencies.length + non2xx,
+    seconds,
+    latencies,
+  });
 
   it("takes percentiles over every slice's requests, not the mean of the slices' percentiles", () => {
     // A fast slice and a slow one: the slow requests are 3 % of the whole, so the 99th percentile is slow.
-    const fast = run(Array.from({ length: 97 }, () => 1), 1);
+    const fast = run(
+      Array.from({ length: 97 }, () => 1),
+      1,
+    );
     const slow = run([50, 70, 60], 1, 3);
     const m = mergePaced([fast, slow]);
     expect(m.p50).toBe(1);

@@ -50,7 +50,15 @@ export async function startInfra(): Promise<BenchInfra> {
     natsPid = nats.pid;
   }
   await migrateAll({ adminUrl, rootDir: repoRoot(), services: SERVICES });
-  return { adminUrl, natsUrl, ...(natsPid !== undefined ? { natsPid } : {}), ...(pgLogFile !== undefined ? { pgLogFile } : {}), stop: async () => { for (const s of stops.reverse()) await s(); } };
+  return {
+    adminUrl,
+    natsUrl,
+    ...(natsPid !== undefined ? { natsPid } : {}),
+    ...(pgLogFile !== undefined ? { pgLogFile } : {}),
+    stop: async () => {
+      for (const s of stops.reverse()) await s();
+    },
+  };
 }
 
 export function adminSql(url: string) {
@@ -66,7 +74,11 @@ export interface Child {
 export async function startChild(file: string, env: Record<string, string>, readyUrl?: string): Promise<Child & { port?: number }> {
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the child processes.
   const extraArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const proc = spawn(process.execPath, [...extraArgs, "--import", "tsx", file], { cwd: repoRoot(), env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(process.execPath, [...extraArgs, "--import", "tsx", file], {
+    cwd: repoRoot(),
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   // BENCH_CHILD_STDOUT_DIR keeps each child's stdout (e.g. --trace-gc output) in <dir>/<file's name>.<pid>.log.
   const keepDir = process.env.BENCH_CHILD_STDOUT_DIR;
   if (keepDir && proc.stdout) proc.stdout.pipe(createWriteStream(`${keepDir}/${basename(file, ".ts")}.${proc.pid}.log`));
@@ -84,7 +96,10 @@ export async function startChild(file: string, env: Record<string, string>, read
   if (readyUrl) {
     for (;;) {
       if (Date.now() > deadline) throw new Error(`${file} not ready`);
-      const ok = await fetch(readyUrl).then((r) => r.ok, () => false);
+      const ok = await fetch(readyUrl).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -176,7 +191,15 @@ export interface LoadResult {
   seconds: number;
 }
 
-export async function load(opts: { url: string; headers?: Record<string, string>; connections: number; durationSec: number; overallRate?: number; method?: "GET" | "POST"; body?: string }): Promise<LoadResult> {
+export async function load(opts: {
+  url: string;
+  headers?: Record<string, string>;
+  connections: number;
+  durationSec: number;
+  overallRate?: number;
+  method?: "GET" | "POST";
+  body?: string;
+}): Promise<LoadResult> {
   const r = await autocannon({
     url: opts.url,
     connections: opts.connections,
@@ -186,7 +209,15 @@ export async function load(opts: { url: string; headers?: Record<string, string>
     ...(opts.body !== undefined ? { body: opts.body } : {}),
     ...(opts.overallRate !== undefined ? { overallRate: opts.overallRate } : {}),
   });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, total: r.requests.total, seconds: r.duration };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+    total: r.requests.total,
+    seconds: r.duration,
+  };
 }
 
 /** The p-th percentile of ascending values (0 for none). */
@@ -205,7 +236,16 @@ export function mergePaced(runs: PacedResult[]): PacedResult {
   const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
   const sum = (f: (r: PacedResult) => number) => runs.reduce((acc, r) => acc + f(r), 0);
   const seconds = sum((r) => r.seconds);
-  return { rps: latencies.length / Math.max(1e-9, seconds), p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors: sum((r) => r.errors), non2xx: sum((r) => r.non2xx), total: sum((r) => r.total), seconds, latencies };
+  return {
+    rps: latencies.length / Math.max(1e-9, seconds),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors: sum((r) => r.errors),
+    non2xx: sum((r) => r.non2xx),
+    total: sum((r) => r.total),
+    seconds,
+    latencies,
+  };
 }
 
 /**
@@ -218,9 +258,20 @@ export function mergePaced(runs: PacedResult[]): PacedResult {
  * request, and its own event-loop delay would show up as the server's latency. One second of the same load is
  * sent first and not measured (sockets, JIT). `timeline` prints latency per 500 ms.
  */
-export async function pacedLoad(opts: { url: string; headers?: Record<string, string>; rate: number; durationSec: number; connections: number; timeline?: boolean }): Promise<PacedResult> {
+export async function pacedLoad(opts: {
+  url: string;
+  headers?: Record<string, string>;
+  rate: number;
+  durationSec: number;
+  connections: number;
+  timeline?: boolean;
+}): Promise<PacedResult> {
   const url = new URL(opts.url);
-  const requestBytes = Buffer.from(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(opts.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`);
+  const requestBytes = Buffer.from(
+    `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(opts.headers ?? {})
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join("")}\r\n`,
+  );
   type Done = (status: number) => void;
   const idle: HttpConn[] = [];
   const all: HttpConn[] = [];
@@ -296,9 +347,20 @@ export async function pacedLoad(opts: { url: string; headers?: Record<string, st
           console.log(`  latency per 500 ms (start, requests, p50/p99/max ms): ${latencyTimeline(timeline).join(" | ")}`);
           lags.sort((a, b) => a - b);
           const cpu = process.cpuUsage(cpu0);
-          console.log(`  load client: sends late by p50 ${percentile(lags, 50).toFixed(1)} / p99 ${percentile(lags, 99).toFixed(1)} ms; ${((cpu.user + cpu.system) / done).toFixed(0)} µs CPU per request`);
+          console.log(
+            `  load client: sends late by p50 ${percentile(lags, 50).toFixed(1)} / p99 ${percentile(lags, 99).toFixed(1)} ms; ${((cpu.user + cpu.system) / done).toFixed(0)} µs CPU per request`,
+          );
         }
-        resolve({ rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, non2xx, total: done, seconds: elapsed, latencies });
+        resolve({
+          rps: latencies.length / elapsed,
+          p50: percentile(latencies, 50),
+          p99: percentile(latencies, 99),
+          errors,
+          non2xx,
+          total: done,
+          seconds: elapsed,
+          latencies,
+        });
       };
       // Every millisecond, send what has come due since the last tick, each timed from then (a wait for a free
       // connection counts; the timer's own lateness, printed with `timeline`, does not).

@@ -24,7 +24,10 @@ import { adminSql, cpuMs, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32,64").split(",").map(Number).filter((n) => n > 0);
+const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32,64")
+  .split(",")
+  .map(Number)
+  .filter((n) => n > 0);
 const PARTICIPANTS = Number(process.env.BENCH_PARTICIPANTS ?? 64);
 /** Each creator's starting balance: far more than any run pays out, so no payout is refused for funds. */
 const FUNDING_CENTS = 10_000_000_000;
@@ -114,7 +117,13 @@ try {
   const start = async (name: string, extra: Record<string, string> = {}) => {
     const health = await freePort();
     names.push(name);
-    children.push(await startChild(`services/${name}/src/main.ts`, { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra }, `http://127.0.0.1:${health}/readyz`));
+    children.push(
+      await startChild(
+        `services/${name}/src/main.ts`,
+        { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra },
+        `http://127.0.0.1:${health}/readyz`,
+      ),
+    );
   };
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
   await start("payouts");
@@ -142,7 +151,13 @@ try {
   const payout = async (): Promise<number> => {
     const n = seq++;
     const t0 = performance.now();
-    const r = await post("/v1/payouts", { participant_id: participants[n % participants.length], amount: 100 + (n % 97), reference_id: `bench_${n}`, fees: n % 7, fees_paid_by: n % 2 === 0 ? "creator" : "platform" });
+    const r = await post("/v1/payouts", {
+      participant_id: participants[n % participants.length],
+      amount: 100 + (n % 97),
+      reference_id: `bench_${n}`,
+      fees: n % 7,
+      fees_paid_by: n % 2 === 0 ? "creator" : "platform",
+    });
     if (r.status !== 201) throw new Error(`payout ${r.status}: ${JSON.stringify(r.body)}`);
     return performance.now() - t0;
   };
@@ -166,9 +181,17 @@ try {
       }),
     );
     const elapsed = (performance.now() - startedAt) / 1000;
-    if (firstError !== undefined) console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
+    if (firstError !== undefined)
+      console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
     latencies.sort((a, b) => a - b);
-    return { concurrency, payouts: latencies.length, errors, perSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return {
+      concurrency,
+      payouts: latencies.length,
+      errors,
+      perSec: latencies.length / elapsed,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+    };
   };
 
   /** Open loop: a payout starts every 1/rate s (late starts catch up at once); latency from each one's start. */
@@ -182,14 +205,25 @@ try {
       const wait = startedAt + n * intervalMs - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const p: Promise<void> = payout()
-        .then((ms) => void latencies.push(ms), () => void (errors += 1))
+        .then(
+          (ms) => void latencies.push(ms),
+          () => void (errors += 1),
+        )
         .finally(() => inflight.delete(p));
       inflight.add(p);
     }
     await Promise.all([...inflight]);
     const elapsed = (performance.now() - startedAt) / 1000;
     latencies.sort((a, b) => a - b);
-    return { rate, concurrency: 0, payouts: latencies.length, errors, perSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return {
+      rate,
+      concurrency: 0,
+      payouts: latencies.length,
+      errors,
+      perSec: latencies.length / elapsed,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+    };
   };
 
   await runLevel(4, 2); // warm-up: JIT, pools, system accounts
@@ -198,7 +232,10 @@ try {
   const clientBefore = process.cpuUsage();
   const serversBefore = [pgCpuMs(), cpuMs(infra.natsPid)];
   for (const c of LEVELS) results.push(await runLevel(c, DURATION_SEC));
-  const measured = Math.max(1, results.reduce((n, r) => n + r.payouts, 0));
+  const measured = Math.max(
+    1,
+    results.reduce((n, r) => n + r.payouts, 0),
+  );
   const clientUsage = process.cpuUsage(clientBefore);
   // CPU per payout by process: robust to other load on the machine, and it shows where the time goes.
   const cpuPer: Record<string, number> = {};
@@ -229,15 +266,29 @@ try {
 
   console.log("concurrency  payouts/s    p50 ms    p99 ms  payouts  errors");
   for (const r of results) {
-    console.log(`${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(10)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.payouts).padStart(8)} ${String(r.errors).padStart(7)}`);
+    console.log(
+      `${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(10)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.payouts).padStart(8)} ${String(r.errors).padStart(7)}`,
+    );
   }
-  console.log(`round   pgbench tps (-c ${PGBENCH_CLIENTS} -j 2)   max payouts/s  ratio   ${PACED_FRACTION * 100} % open loop: offered  payouts/s  p50 ms  p99 ms  errors`);
+  console.log(
+    `round   pgbench tps (-c ${PGBENCH_CLIENTS} -j 2)   max payouts/s  ratio   ${PACED_FRACTION * 100} % open loop: offered  payouts/s  p50 ms  p99 ms  errors`,
+  );
   for (const [i, r] of rounds.entries()) {
-    console.log(`${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(26)} ${r.max.perSec.toFixed(1).padStart(15)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.paced.rate.toFixed(1).padStart(26)} ${r.paced.perSec.toFixed(1).padStart(10)} ${r.paced.p50.toFixed(1).padStart(7)} ${r.paced.p99.toFixed(1).padStart(7)} ${String(r.paced.errors).padStart(7)}`);
+    console.log(
+      `${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(26)} ${r.max.perSec.toFixed(1).padStart(15)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.paced.rate.toFixed(1).padStart(26)} ${r.paced.perSec.toFixed(1).padStart(10)} ${r.paced.p50.toFixed(1).padStart(7)} ${r.paced.p99.toFixed(1).padStart(7)} ${String(r.paced.errors).padStart(7)}`,
+    );
   }
-  console.log(`median ratio round: ${ratioRound.max.perSec.toFixed(1)} payouts/s ÷ ${ratioRound.tps.toFixed(1)} pgbench tps = ${ratio.toFixed(3)} (target ≥ 0.3)`);
-  console.log(`median latency round, open loop at ${PACED_FRACTION * 100} % of its max (${latencyRound.paced.rate.toFixed(1)} payouts/s): p50 ${latencyRound.paced.p50.toFixed(1)} ms, p99 ${latencyRound.paced.p99.toFixed(1)} ms (target < 100 ms)`);
-  console.log(`CPU ms per payout (closed loop): ${Object.entries(cpuPer).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ")}`);
+  console.log(
+    `median ratio round: ${ratioRound.max.perSec.toFixed(1)} payouts/s ÷ ${ratioRound.tps.toFixed(1)} pgbench tps = ${ratio.toFixed(3)} (target ≥ 0.3)`,
+  );
+  console.log(
+    `median latency round, open loop at ${PACED_FRACTION * 100} % of its max (${latencyRound.paced.rate.toFixed(1)} payouts/s): p50 ${latencyRound.paced.p50.toFixed(1)} ms, p99 ${latencyRound.paced.p99.toFixed(1)} ms (target < 100 ms)`,
+  );
+  console.log(
+    `CPU ms per payout (closed loop): ${Object.entries(cpuPer)
+      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+      .join(", ")}`,
+  );
 
   // Invariants: the ledger's own checks, then money-once per payout and the creators' totals.
   const report = await checkInvariants(sql);
@@ -256,20 +307,24 @@ try {
   if (invariantsOk) {
     console.log(`invariants ok: ledger checks pass, every paid payout moved money once, wallets = funded − paid out (${totals?.paid} cents paid)`);
   } else {
-    console.log(`invariant problems: errors ${errorsAll}; ledger ${JSON.stringify(report.violations.slice(0, 5))}; payouts not moved exactly once: ${once?.bad}; ` +
-      `wallets ${totals?.wallets} vs funded ${funded} − paid ${totals?.paid}; not paid: ${totals?.stuck}`);
+    console.log(
+      `invariant problems: errors ${errorsAll}; ledger ${JSON.stringify(report.violations.slice(0, 5))}; payouts not moved exactly once: ${once?.bad}; ` +
+        `wallets ${totals?.wallets} vs funded ${funded} − paid ${totals?.paid}; not paid: ${totals?.stuck}`,
+    );
   }
   await sql.end();
-  console.log(JSON.stringify({
-    payouts_per_s: Number(ratioRound.max.perSec.toFixed(1)),
-    pgbench_tps: Number(ratioRound.tps.toFixed(1)),
-    ratio: Number(ratio.toFixed(3)),
-    p50_ms: Number(latencyRound.paced.p50.toFixed(1)),
-    p99_ms: Number(latencyRound.paced.p99.toFixed(1)),
-    paced_rate: Number(latencyRound.paced.rate.toFixed(1)),
-    cpu_ms_per_payout: Object.fromEntries(Object.entries(cpuPer).map(([k, v]) => [k, Number(v.toFixed(3))])),
-    invariants: invariantsOk ? "ok" : "failed",
-  }));
+  console.log(
+    JSON.stringify({
+      payouts_per_s: Number(ratioRound.max.perSec.toFixed(1)),
+      pgbench_tps: Number(ratioRound.tps.toFixed(1)),
+      ratio: Number(ratio.toFixed(3)),
+      p50_ms: Number(latencyRound.paced.p50.toFixed(1)),
+      p99_ms: Number(latencyRound.paced.p99.toFixed(1)),
+      paced_rate: Number(latencyRound.paced.rate.toFixed(1)),
+      cpu_ms_per_payout: Object.fromEntries(Object.entries(cpuPer).map(([k, v]) => [k, Number(v.toFixed(3))])),
+      invariants: invariantsOk ? "ok" : "failed",
+    }),
+  );
   await pool.close();
   if (!invariantsOk) process.exitCode = 1;
 } finally {

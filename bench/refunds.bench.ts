@@ -24,7 +24,10 @@ import { adminSql, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, perce
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32").split(",").map(Number).filter((n) => n > 0);
+const LEVELS = (process.env.BENCH_CONCURRENCY ?? "1,4,16,32")
+  .split(",")
+  .map(Number)
+  .filter((n) => n > 0);
 const SALES = Number(process.env.BENCH_SALES ?? 2_000);
 const PARTICIPANTS = Number(process.env.BENCH_PARTICIPANTS ?? 64);
 /** Each sale is large enough for every partial refund the run can send it (refunds of 1–2 dollars). */
@@ -82,7 +85,13 @@ try {
   const start = async (name: string, extra: Record<string, string> = {}) => {
     const health = await freePort();
     healthPorts[name] = health;
-    children.push(await startChild(`services/${name}/src/main.ts`, { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra }, `http://127.0.0.1:${health}/readyz`));
+    children.push(
+      await startChild(
+        `services/${name}/src/main.ts`,
+        { ...common, DATABASE_URL: serviceDatabaseUrl(infra.adminUrl, name), HEALTH_PORT: String(health), ...extra },
+        `http://127.0.0.1:${health}/readyz`,
+      ),
+    );
   };
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
   await start("refunds");
@@ -105,20 +114,32 @@ try {
     await Promise.all(
       Array.from({ length: Math.min(32, SALES - i) }, async (_, j) => {
         const ref = `bench_sale_${i + j}`;
-        const r = await post("/v1/record-sale", { reference_id: ref, creator_id: `bench_creator_${(i + j) % PARTICIPANTS}`, amount: SALE_AMOUNT_CENTS, sales_tax: 1_000 });
+        const r = await post("/v1/record-sale", {
+          reference_id: ref,
+          creator_id: `bench_creator_${(i + j) % PARTICIPANTS}`,
+          amount: SALE_AMOUNT_CENTS,
+          sales_tax: 1_000,
+        });
         if (r.status !== 201) throw new Error(`record-sale: ${r.status} ${JSON.stringify(r.body)}`);
         sales.push(ref);
       }),
     );
   }
-  console.log(`setup: ${PARTICIPANTS} creators, ${sales.length} sales of ${SALE_AMOUNT_CENTS} cents in ${((performance.now() - setupStarted) / 1000).toFixed(1)} s`);
+  console.log(
+    `setup: ${PARTICIPANTS} creators, ${sales.length} sales of ${SALE_AMOUNT_CENTS} cents in ${((performance.now() - setupStarted) / 1000).toFixed(1)} s`,
+  );
 
   let seq = 0;
   /** One partial refund of the next sale in turn (a fresh key each): its latency in ms, or throws. */
   const refund = async (): Promise<number> => {
     const n = seq++;
     const t0 = performance.now();
-    const r = await post("/v1/refunds", { original_sale_reference: sales[n % sales.length], amount: 100 + (n % 97), reason: "bench", idempotency_key: `bench_refund_${n}` });
+    const r = await post("/v1/refunds", {
+      original_sale_reference: sales[n % sales.length],
+      amount: 100 + (n % 97),
+      reason: "bench",
+      idempotency_key: `bench_refund_${n}`,
+    });
     if (r.status !== 201) throw new Error(`refund ${r.status}: ${JSON.stringify(r.body)}`);
     return performance.now() - t0;
   };
@@ -142,9 +163,17 @@ try {
       }),
     );
     const elapsed = (performance.now() - startedAt) / 1000;
-    if (firstError !== undefined) console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
+    if (firstError !== undefined)
+      console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
     latencies.sort((a, b) => a - b);
-    return { concurrency, refunds: latencies.length, errors, perSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return {
+      concurrency,
+      refunds: latencies.length,
+      errors,
+      perSec: latencies.length / elapsed,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+    };
   };
 
   /** Open loop: a refund starts every 1/rate s whatever the answers do; latency from each one's start. */
@@ -157,21 +186,35 @@ try {
       const wait = startedAt + n * (1000 / rate) - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const p: Promise<void> = refund()
-        .then((ms) => void latencies.push(ms), () => void (errors += 1))
+        .then(
+          (ms) => void latencies.push(ms),
+          () => void (errors += 1),
+        )
         .finally(() => inflight.delete(p));
       inflight.add(p);
     }
     await Promise.all([...inflight]);
     const elapsed = (performance.now() - startedAt) / 1000;
     latencies.sort((a, b) => a - b);
-    return { rate, concurrency: 0, refunds: latencies.length, errors, perSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return {
+      rate,
+      concurrency: 0,
+      refunds: latencies.length,
+      errors,
+      perSec: latencies.length / elapsed,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+    };
   };
 
   /** Each service's RPC handler time so far (rpc_duration_seconds of successful requests, by operation). */
   const handlerTimes = async () => {
     const out = new Map<string, { sum: number; count: number }>();
     for (const [name, port] of Object.entries(healthPorts)) {
-      const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => "");
+      const text = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+        (r) => r.text(),
+        () => "",
+      );
       for (const m of text.matchAll(/^rpc_duration_seconds_(sum|count)\{([^}]*)\} ([\d.e+-]+)$/gm)) {
         const op = /operation="([^"]+)"/.exec(m[2] ?? "")?.[1];
         if (op === undefined || !(m[2] ?? "").includes('outcome="ok"')) continue;
@@ -218,14 +261,22 @@ try {
 
   console.log("concurrency  refunds/s    p50 ms    p99 ms  refunds  errors");
   for (const r of levels) {
-    console.log(`${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(10)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.refunds).padStart(8)} ${String(r.errors).padStart(7)}`);
+    console.log(
+      `${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(10)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.refunds).padStart(8)} ${String(r.errors).padStart(7)}`,
+    );
   }
   console.log("round  pgbench tps  max refunds/s  ratio   half rate: offered  refunds/s  p50 ms  p99 ms  errors");
   for (const [i, r] of rounds.entries()) {
-    console.log(`${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(12)} ${r.max.perSec.toFixed(1).padStart(14)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.half.rate.toFixed(1).padStart(19)} ${r.half.perSec.toFixed(1).padStart(10)} ${r.half.p50.toFixed(1).padStart(7)} ${r.half.p99.toFixed(1).padStart(7)} ${String(r.half.errors).padStart(7)}`);
+    console.log(
+      `${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(12)} ${r.max.perSec.toFixed(1).padStart(14)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.half.rate.toFixed(1).padStart(19)} ${r.half.perSec.toFixed(1).padStart(10)} ${r.half.p50.toFixed(1).padStart(7)} ${r.half.p99.toFixed(1).padStart(7)} ${String(r.half.errors).padStart(7)}`,
+    );
   }
-  console.log(`median ratio round: ${ratioRound.max.perSec.toFixed(1)} refunds/s ÷ ${ratioRound.tps.toFixed(1)} pgbench tps = ${ratio.toFixed(3)} (target ≥ ${RATIO_TARGET})`);
-  console.log(`median latency round, open loop at half its max (${latencyRound.half.rate.toFixed(1)} refunds/s): p50 ${latencyRound.half.p50.toFixed(1)} ms, p99 ${latencyRound.half.p99.toFixed(1)} ms (target < ${P99_TARGET_MS} ms)`);
+  console.log(
+    `median ratio round: ${ratioRound.max.perSec.toFixed(1)} refunds/s ÷ ${ratioRound.tps.toFixed(1)} pgbench tps = ${ratio.toFixed(3)} (target ≥ ${RATIO_TARGET})`,
+  );
+  console.log(
+    `median latency round, open loop at half its max (${latencyRound.half.rate.toFixed(1)} refunds/s): p50 ${latencyRound.half.p50.toFixed(1)} ms, p99 ${latencyRound.half.p99.toFixed(1)} ms (target < ${P99_TARGET_MS} ms)`,
+  );
 
   // Invariants: the ledger's own checks; each completed refund moved money once; each sale's remainder matches.
   const report = await checkInvariants(sql);
@@ -242,8 +293,12 @@ try {
            count(*) filter (where status = 'completed')::text as completed from refunds.refunds`;
   const errors = levels.reduce((n, r) => n + r.errors, 0) + rounds.reduce((n, r) => n + r.max.errors + r.half.errors, 0);
   const invariantsOk = report.ok && once?.bad === "0" && sides?.bad === "0" && left?.pending === "0" && left.failed === "0" && errors === 0;
-  if (invariantsOk) console.log(`invariants ok: ledger checks pass, ${left?.completed} refunds each moved money once, every sale's remainder matches its refunds`);
-  else console.log(`invariant problems: ledger ${JSON.stringify(report.violations.slice(0, 5))}; refunds not moved exactly once: ${once?.bad}; sales whose remainder differs: ${sides?.bad}; pending ${left?.pending}, failed ${left?.failed}; request errors ${errors}`);
+  if (invariantsOk)
+    console.log(`invariants ok: ledger checks pass, ${left?.completed} refunds each moved money once, every sale's remainder matches its refunds`);
+  else
+    console.log(
+      `invariant problems: ledger ${JSON.stringify(report.violations.slice(0, 5))}; refunds not moved exactly once: ${once?.bad}; sales whose remainder differs: ${sides?.bad}; pending ${left?.pending}, failed ${left?.failed}; request errors ${errors}`,
+    );
   await sql.end();
   await pool.close();
   console.log(

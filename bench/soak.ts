@@ -52,7 +52,10 @@ function rssMb(pid: number): number {
 
 /** Event-loop delay since the previous scrape (the kit's metrics reset the histogram on each one). */
 async function eventLoopDelay(port: number): Promise<{ p99: number; max: number }> {
-  const text = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), () => "");
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5_000) }).then(
+    (r) => r.text(),
+    () => "",
+  );
   const value = (metric: string) => Number(new RegExp(`^${metric}(?:\\{[^}]*\\})? ([\\d.e+-]+)$`, "m").exec(text)?.[1] ?? Number.NaN) * 1000;
   return { p99: value("nodejs_eventloop_lag_p99_seconds"), max: value("nodejs_eventloop_lag_max_seconds") };
 }
@@ -106,7 +109,9 @@ try {
     await new Promise((r) => setTimeout(r, Math.min(SAMPLE_INTERVAL_MS, (until - soak.now()) * 1000)));
     await sample(stack.instances, samples, soak.now());
     const failed = soak.attempts.filter((a) => isRetryable(a.status)).length;
-    console.log(`${soak.now().toFixed(0).padStart(5)} s: ${soak.flows.length} flows, ${failed} failed requests, rss ${stack.instances.map((i) => `${i.id} ${(samples.get(i.id)?.at(-1)?.rssMb ?? Number.NaN).toFixed(0)}`).join(" ")} MB`);
+    console.log(
+      `${soak.now().toFixed(0).padStart(5)} s: ${soak.flows.length} flows, ${failed} failed requests, rss ${stack.instances.map((i) => `${i.id} ${(samples.get(i.id)?.at(-1)?.rssMb ?? Number.NaN).toFixed(0)}`).join(" ")} MB`,
+    );
   }
   await soak.stop();
 
@@ -135,15 +140,29 @@ try {
   }
   const failed = soak.attempts.filter((a) => isRetryable(a.status));
   const errorKinds = new Map<string, number>();
-  for (const a of failed) errorKinds.set(`${a.step} ${a.status} ${a.code ?? ""}`.trim(), (errorKinds.get(`${a.step} ${a.status} ${a.code ?? ""}`.trim()) ?? 0) + 1);
+  for (const a of failed)
+    errorKinds.set(`${a.step} ${a.status} ${a.code ?? ""}`.trim(), (errorKinds.get(`${a.step} ${a.status} ${a.code ?? ""}`.trim()) ?? 0) + 1);
   const refused = soak.flows.filter((f) => f.state === "refused");
-  for (const f of refused.slice(0, 5)) errorKinds.set(`${f.kind} refused ${f.lastStatus} ${f.lastCode ?? ""}`.trim(), (errorKinds.get(`${f.kind} refused ${f.lastStatus} ${f.lastCode ?? ""}`.trim()) ?? 0) + 1);
+  for (const f of refused.slice(0, 5))
+    errorKinds.set(
+      `${f.kind} refused ${f.lastStatus} ${f.lastCode ?? ""}`.trim(),
+      (errorKinds.get(`${f.kind} refused ${f.lastStatus} ${f.lastCode ?? ""}`.trim()) ?? 0) + 1,
+    );
   const crashes = stack.instances.flatMap((i) => i.crashes.map((x) => `${i.id}: ${x}`));
   const invariants = await checkInvariants(sql);
-  const flows = { total: soak.flows.length, ok: soak.flows.filter((f) => f.state === "ok").length, refused: refused.length, failed: soak.flows.filter((f) => f.state === "failed").length };
-  console.log(`flows: ${flows.total} (${flows.ok} ok, ${flows.refused} refused, ${flows.failed} failed), ${soak.attempts.length} requests, ${failed.length} failed, ${soak.skipped} not started`);
+  const flows = {
+    total: soak.flows.length,
+    ok: soak.flows.filter((f) => f.state === "ok").length,
+    refused: refused.length,
+    failed: soak.flows.filter((f) => f.state === "failed").length,
+  };
+  console.log(
+    `flows: ${flows.total} (${flows.ok} ok, ${flows.refused} refused, ${flows.failed} failed), ${soak.attempts.length} requests, ${failed.length} failed, ${soak.skipped} not started`,
+  );
   console.log(`errors: ${errorKinds.size === 0 ? "none" : [...errorKinds].map(([k, n]) => `${k} ×${n}`).join(", ")}`);
-  console.log(`processes that died on their own: ${crashes.length === 0 ? "none" : crashes.join("; ")}; ledger invariants ${invariants.ok ? "ok" : `FAILED (${invariants.violations.length})`}`);
+  console.log(
+    `processes that died on their own: ${crashes.length === 0 ? "none" : crashes.join("; ")}; ledger invariants ${invariants.ok ? "ok" : `FAILED (${invariants.violations.length})`}`,
+  );
   console.log(
     JSON.stringify({
       duration_s: duration,

@@ -46,7 +46,11 @@ export class WebhookReceiver {
     let eventId = "";
     try {
       eventId = String((JSON.parse(body) as Record<string, unknown>)["id"] ?? "");
-      this.verifier?.verify(body, { "webhook-id": deliveryId, "webhook-timestamp": String(headers["webhook-timestamp"] ?? ""), "webhook-signature": String(headers["webhook-signature"] ?? "") });
+      this.verifier?.verify(body, {
+        "webhook-id": deliveryId,
+        "webhook-timestamp": String(headers["webhook-timestamp"] ?? ""),
+        "webhook-signature": String(headers["webhook-signature"] ?? ""),
+      });
     } catch {
       this.badSignatures += 1;
     }

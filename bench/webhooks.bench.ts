@@ -136,7 +136,14 @@ try {
   async function commit(n: number): Promise<string[]> {
     const ids = Array.from({ length: n }, () => newId("evt"));
     await withTx(sql, async (tx) => {
-      for (const id of ids) await writeOutbox(tx, "webhooks", { id, type: "payout.executed", org_id: ORG, livemode: false, data: { payout_id: `po_${id.slice(4)}`, amount_cents: 1234 } });
+      for (const id of ids)
+        await writeOutbox(tx, "webhooks", {
+          id,
+          type: "payout.executed",
+          org_id: ORG,
+          livemode: false,
+          data: { payout_id: `po_${id.slice(4)}`, amount_cents: 1234 },
+        });
     });
     const t = performance.now();
     for (const id of ids) committedAt.set(id, t);
@@ -161,7 +168,10 @@ try {
   }
   await Promise.all(inFlight);
   const lostPaced = await waitDelivered(paced, WAIT_MAX_MS);
-  const latencies = paced.filter((id) => firstOk.has(id)).map((id) => (firstOk.get(id) as number) - (committedAt.get(id) as number)).sort((a, b) => a - b);
+  const latencies = paced
+    .filter((id) => firstOk.has(id))
+    .map((id) => (firstOk.get(id) as number) - (committedAt.get(id) as number))
+    .sort((a, b) => a - b);
   const p50 = percentile(latencies, 50);
   const p99 = percentile(latencies, 99);
 
@@ -212,12 +222,26 @@ try {
            percentile_cont(0.99) within group (order by response_time_ms)::float8 as p99
     from webhooks.deliveries where status = 'delivered'`;
   console.log(`HTTP attempt time as the sender measured it: p50 ${attempts?.p50.toFixed(1)} ms, p99 ${attempts?.p99.toFixed(1)} ms`);
-  console.log(`events: ${paced.length} paced at ${RATE_PER_S}/s, ${burst.length} burst, ${outage.length} during a ${OUTAGE_MS / 1000} s outage; receiver saw ${receipts} requests (${receiptsDuringOutage} by the end of the outage)`);
+  console.log(
+    `events: ${paced.length} paced at ${RATE_PER_S}/s, ${burst.length} burst, ${outage.length} during a ${OUTAGE_MS / 1000} s outage; receiver saw ${receipts} requests (${receiptsDuringOutage} by the end of the outage)`,
+  );
   console.log(`commit → 2xx latency at ${RATE_PER_S}/s: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (targets ≤ 25 / ≤ 250 ms)`);
-  console.log(`burst: ${EVENTS} events committed in ${((burstCommitted - burstStart) / 1000).toFixed(2)} s, delivered at ${deliveriesPerS.toFixed(0)} deliveries/s`);
-  console.log(`drain after the outage: ${outage.length - lostOutage} deliveries in ${((drainEnd - recoveredAt) / 1000).toFixed(2)} s = ${drainPerS.toFixed(0)}/s (retry schedule ${BENCH_SCHEDULE_MS} ms)`);
+  console.log(
+    `burst: ${EVENTS} events committed in ${((burstCommitted - burstStart) / 1000).toFixed(2)} s, delivered at ${deliveriesPerS.toFixed(0)} deliveries/s`,
+  );
+  console.log(
+    `drain after the outage: ${outage.length - lostOutage} deliveries in ${((drainEnd - recoveredAt) / 1000).toFixed(2)} s = ${drainPerS.toFixed(0)}/s (retry schedule ${BENCH_SCHEDULE_MS} ms)`,
+  );
   console.log(`bad signatures: ${badSignatures}; lost: ${lost}`);
-  console.log(JSON.stringify({ p50_ms: Number(p50.toFixed(1)), p99_ms: Number(p99.toFixed(1)), deliveries_per_s: Math.round(deliveriesPerS), drain_per_s: Math.round(drainPerS), lost }));
+  console.log(
+    JSON.stringify({
+      p50_ms: Number(p50.toFixed(1)),
+      p99_ms: Number(p99.toFixed(1)),
+      deliveries_per_s: Math.round(deliveriesPerS),
+      drain_per_s: Math.round(drainPerS),
+      lost,
+    }),
+  );
 } finally {
   for (const c of children.reverse()) await c.stop();
   for (const stop of stops.reverse()) await stop();

@@ -69,7 +69,9 @@ async function main(argv: string[]): Promise<void> {
     const ran = await runCommand(cmd, { sql, q: sql, values, positionals, actor, reason, facts: {} });
     process.stdout.write(`${JSON.stringify(ran.result)}\n`);
     if (ran.auditError !== undefined) {
-      process.stderr.write(`${JSON.stringify({ error: "the action completed but its audit row could not be written", audit_error: errorJson(ran.auditError).error })}\n`);
+      process.stderr.write(
+        `${JSON.stringify({ error: "the action completed but its audit row could not be written", audit_error: errorJson(ran.auditError).error })}\n`,
+      );
       process.exitCode = 1;
     }
   } finally {

@@ -114,7 +114,8 @@ async function main(): Promise<void> {
   chmodSync(join(dataRoot, "dev-stack.json"), 0o600);
   if (shuttingDown) return;
 
-  for (const [i, name] of SERVICES.entries()) startService(name, i, serviceEnv(name, { adminUrl, natsUrl, rolePassword: rolePasswords[name], natsPassword: natsPasswords?.[name] }));
+  for (const [i, name] of SERVICES.entries())
+    startService(name, i, serviceEnv(name, { adminUrl, natsUrl, rolePassword: rolePasswords[name], natsPassword: natsPasswords?.[name] }));
   writePids();
   await waitUntilReady();
   if (shuttingDown) return;
@@ -169,7 +170,13 @@ async function startPrivatePostgres(): Promise<string> {
     const pgUser = lookupUser("postgres");
     const blocked = pgUser === undefined ? undefined : firstUntraversableAncestor(dataDir, pgUser);
     if (blocked !== undefined) {
-      const elsewhere = join("/var/tmp", `treasury-dev-${createHash("sha256").update(env["DEV_DATA_DIR"] ? dataRoot : root).digest("hex").slice(0, 8)}`);
+      const elsewhere = join(
+        "/var/tmp",
+        `treasury-dev-${createHash("sha256")
+          .update(env["DEV_DATA_DIR"] ? dataRoot : root)
+          .digest("hex")
+          .slice(0, 8)}`,
+      );
       mkdirSync(elsewhere, { recursive: true });
       chmodSync(elsewhere, 0o755);
       dataDir = join(elsewhere, "pg");

@@ -1,4 +1,4 @@
-// `npm test`: system deps → typecheck + lint (fail fast) → vitest; exits with vitest's code and ends with a
+// `npm test`: system deps → typecheck + lint + format check (fail fast) → vitest; exits with vitest's code and ends with a
 // plain "N passed, N failed" line. Extra arguments go to vitest (`npm test -- libs/testing`).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
@@ -25,7 +25,10 @@ if (deps !== 0) process.exit(deps);
 const checks =
   process.env.TEST_SKIP_CHECKS === "1"
     ? 0
-    : step("npx", ["turbo", "run", "typecheck", "lint"]) || step("npx", ["tsc", "--noEmit", "-p", "tsconfig.json"]) || step("npx", ["eslint", "scripts", "tests", "bench"]);
+    : step("npx", ["turbo", "run", "typecheck", "lint"]) ||
+      step("npx", ["tsc", "--noEmit", "-p", "tsconfig.json"]) ||
+      step("npx", ["eslint", "scripts", "tests", "bench"]) ||
+      step("npx", ["prettier", "--check", "--log-level", "warn", "."]);
 if (checks !== 0) {
   console.error("test: typecheck/lint failed; tests not run");
   process.exit(checks);

@@ -228,7 +228,8 @@ export const auditCommands: Commands = {
     usage: "audit list [--org ID] [--action GROUP|GROUP.COMMAND] [--since 2026-03-01|24h] [--target ID] [--limit N]   → {entries, count}, newest first",
     async run(ctx) {
       const action = ctx.values.action;
-      if (action !== undefined && !/^[a-z]+(\.[a-z][a-z-]*)?$/.test(action)) throw new Error("--action must be a command group (key) or group.command (key.revoke)");
+      if (action !== undefined && !/^[a-z]+(\.[a-z][a-z-]*)?$/.test(action))
+        throw new Error("--action must be a command group (key) or group.command (key.revoke)");
       const entries = await listAudit(ctx.sql, {
         orgId: ctx.values.org,
         action,

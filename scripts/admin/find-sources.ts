@@ -146,10 +146,16 @@ async function uuids(r: Reader, nodes: readonly Node[], seed: boolean): Promise<
   // The sale's ledger transaction by its deterministic reference: present even while the session is `completing`.
   out.push(
     ...(await r.ledgerByReference(
-      sessions.map((c) => ({ org_id: str(c["org_id"]), livemode: c["livemode"] as boolean, kind: SALE_KIND, reference: str(c["ledger_reference"] ?? `checkout:${str(c["id"])}`) })),
+      sessions.map((c) => ({
+        org_id: str(c["org_id"]),
+        livemode: c["livemode"] as boolean,
+        kind: SALE_KIND,
+        reference: str(c["ledger_reference"] ?? `checkout:${str(c["id"])}`),
+      })),
     )),
   );
-  if (sessions.length > 0) out.push(...(await r.select("payments.disputes", r.q`checkout_session_id = any(${sessions.map((c) => str(c["id"]))}::uuid[])`, true)));
+  if (sessions.length > 0)
+    out.push(...(await r.select("payments.disputes", r.q`checkout_session_id = any(${sessions.map((c) => str(c["id"]))}::uuid[])`, true)));
   if (seed) out.push(...(await walletLists(r, rowsOf(accounts, "ledger.accounts"))));
   return out;
 }
@@ -194,7 +200,12 @@ async function payouts(r: Reader, nodes: readonly Node[]): Promise<Hit[]> {
 async function refunds(r: Reader, nodes: readonly Node[]): Promise<Hit[]> {
   const found = await r.select("refunds.refunds", r.q`id = any(${ids(nodes)}::text[])`, true);
   const scoped = found.map((h) => ({ scope: scopeOfRow(h.row), id: str(h.row["id"]) }));
-  const refs = found.map((h) => ({ org_id: str(h.row["org_id"]), livemode: h.row["livemode"] as boolean, kind: REFUND_KIND, reference: str(h.row["ledger_reference"]) }));
+  const refs = found.map((h) => ({
+    org_id: str(h.row["org_id"]),
+    livemode: h.row["livemode"] as boolean,
+    kind: REFUND_KIND,
+    reference: str(h.row["ledger_reference"]),
+  }));
   return [...found, ...(await r.scoped("payments.processor_refunds", "refund_id", scoped, true)), ...(await r.ledgerByReference(refs))];
 }
 
@@ -216,7 +227,12 @@ async function participants(r: Reader, nodes: readonly Node[], seed: boolean): P
   const scoped = nodes.filter((n) => n.scope !== undefined);
   const unscoped = ids(nodes.filter((n) => n.scope === undefined));
   const found = [
-    ...(await r.scoped("ledger.participants", "participant_id", scoped.map((n) => ({ scope: n.scope as Scope, id: n.id })), false)),
+    ...(await r.scoped(
+      "ledger.participants",
+      "participant_id",
+      scoped.map((n) => ({ scope: n.scope as Scope, id: n.id })),
+      false,
+    )),
     ...(unscoped.length === 0 ? [] : await r.select("ledger.participants", r.q`participant_id = any(${unscoped}::text[])`, false)),
   ];
   if (!seed) return found;
@@ -228,7 +244,14 @@ async function participants(r: Reader, nodes: readonly Node[], seed: boolean): P
   out.push(...(await r.scoped("payouts.bank_accounts", "participant_id", owners, false)));
   for (const o of owners) {
     const env = o.scope.livemode === undefined ? r.q`` : r.q`and livemode = ${o.scope.livemode}`;
-    out.push(...(await r.select("payouts.payouts", r.q`org_id = ${o.scope.orgId} ${env} and participant_id = ${o.id}`, false, r.q`order by created_at desc limit ${LIST_LIMIT}`)));
+    out.push(
+      ...(await r.select(
+        "payouts.payouts",
+        r.q`org_id = ${o.scope.orgId} ${env} and participant_id = ${o.id}`,
+        false,
+        r.q`order by created_at desc limit ${LIST_LIMIT}`,
+      )),
+    );
   }
   return out;
 }
@@ -261,7 +284,10 @@ export const LOADERS: Record<Exclude<Kind, "event">, Loader> = {
   receipt: byId("receipts.receipts"),
   delivery: byId("webhooks.deliveries"),
   endpoint: async (r, nodes) => (await byId("webhooks.endpoints")(r, nodes)).map((h) => ({ ...h, follow: false })),
-  request: async (r, nodes) => [...(await byId("kyc.submissions", "request_id")(r, nodes)), ...(await byId("payments.shared_spend_reversals", "request_id")(r, nodes))],
+  request: async (r, nodes) => [
+    ...(await byId("kyc.submissions", "request_id")(r, nodes)),
+    ...(await byId("payments.shared_spend_reversals", "request_id")(r, nodes)),
+  ],
   org: orgs,
   api_key: byId("gateway.api_keys"),
   kyc_submission: async (r, nodes) => [...(await byId("kyc.submissions")(r, nodes)), ...(await byId("kyc.review_actions", "submission_id")(r, nodes))],

@@ -327,7 +327,8 @@ class Walk {
         )
         select i.consumer, i.event_id, i.processed_at from consumers c join ${inbox} i on i.consumer = c.consumer
          where i.event_id = any(${eventIds}::text[])`;
-      for (const r of rows) out.set(String(r["event_id"]), [...(out.get(String(r["event_id"])) ?? []), { service, consumer: r["consumer"], processed_at: r["processed_at"] }]);
+      for (const r of rows)
+        out.set(String(r["event_id"]), [...(out.get(String(r["event_id"])) ?? []), { service, consumer: r["consumer"], processed_at: r["processed_at"] }]);
     }
     return out;
   }
@@ -350,7 +351,8 @@ export async function find(sql: postgres.Sql, id: string, opts: { orgId?: string
 
 export const findCommands: Commands = {
   find: {
-    usage: "find ID [--org ID]   → {query, kinds, found, org_ids, request_ids, trace_ids, rows: {<schema.table>: […]}, events, audit, truncated}; exits 1 when nothing holds the id",
+    usage:
+      "find ID [--org ID]   → {query, kinds, found, org_ids, request_ids, trace_ids, rows: {<schema.table>: […]}, events, audit, truncated}; exits 1 when nothing holds the id",
     positionals: 1,
     async run(ctx) {
       const result = await find(ctx.sql, ctx.positionals[0] ?? "", { orgId: ctx.values.org });

@@ -43,7 +43,8 @@ function maintenance(enabled: boolean): Commands[string] {
     },
     async run(ctx) {
       const retryAfter = Number(ctx.values["retry-after"] ?? RETRY_AFTER_DEFAULT_S);
-      if (!Number.isInteger(retryAfter) || retryAfter < 1 || retryAfter > RETRY_AFTER_MAX_S) throw new Error(`--retry-after must be 1–${RETRY_AFTER_MAX_S} seconds`);
+      if (!Number.isInteger(retryAfter) || retryAfter < 1 || retryAfter > RETRY_AFTER_MAX_S)
+        throw new Error(`--retry-after must be 1–${RETRY_AFTER_MAX_S} seconds`);
       const setting = { enabled, retry_after_s: retryAfter, message: ctx.values.message ?? "" };
       await setMaintenance(ctx.q, setting);
       return { maintenance: setting };
@@ -101,7 +102,11 @@ export const gatewayCommands: Commands = {
       target: async (ctx, q) => {
         const keyId = ctx.values["key-id"];
         const owner = await keyOwner(q, keyId);
-        return { orgId: owner?.org_id ?? null, livemode: owner?.livemode ?? null, targetIds: [keyId, owner?.org_id].filter((x): x is string => x !== undefined) };
+        return {
+          orgId: owner?.org_id ?? null,
+          livemode: owner?.livemode ?? null,
+          targetIds: [keyId, owner?.org_id].filter((x): x is string => x !== undefined),
+        };
       },
     },
     async run(ctx) {

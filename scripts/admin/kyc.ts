@@ -25,7 +25,11 @@ function reviewAudit(action: string): AuditSpec {
     target: async (ctx, q) => {
       const id = ctx.values.id;
       const s = await submissionScope(q, id);
-      return { orgId: s?.org_id ?? null, livemode: s?.livemode ?? null, targetIds: [id, s?.participant_id ?? undefined].filter((x): x is string => x !== undefined) };
+      return {
+        orgId: s?.org_id ?? null,
+        livemode: s?.livemode ?? null,
+        targetIds: [id, s?.participant_id ?? undefined].filter((x): x is string => x !== undefined),
+      };
     },
   };
 }
@@ -40,7 +44,8 @@ function decision(action: "approve" | "reject" | "suspend"): Commands[string] {
 
 export const kycCommands: Commands = {
   "kyc list": {
-    usage: "kyc list --status pending|under_review|approved|rejected|suspended [--org ID] [--subject business|creator] [--limit N]   → {verifications} (no personal data)",
+    usage:
+      "kyc list --status pending|under_review|approved|rejected|suspended [--org ID] [--subject business|creator] [--limit N]   → {verifications} (no personal data)",
     async run(ctx) {
       const status = schemas.KycStatus.safeParse(ctx.values.status);
       if (!status.success) throw new Error(`--status must be one of ${schemas.KYC_STATUSES.join(", ")}`);

@@ -28,8 +28,20 @@ async function payoutsCall(ctx: Ctx, operation: string, payload: unknown): Promi
 }
 
 function payoutIdsOf(result: unknown): string[] {
-  const r = (result ?? {}) as { payout_ids?: string[]; settled?: string[]; failed?: { payout_id: string }[]; already_failed?: string[]; pending?: { payout_id: string }[] };
-  return [...(r.payout_ids ?? []), ...(r.settled ?? []), ...(r.failed ?? []).map((f) => f.payout_id), ...(r.already_failed ?? []), ...(r.pending ?? []).map((p) => p.payout_id)];
+  const r = (result ?? {}) as {
+    payout_ids?: string[];
+    settled?: string[];
+    failed?: { payout_id: string }[];
+    already_failed?: string[];
+    pending?: { payout_id: string }[];
+  };
+  return [
+    ...(r.payout_ids ?? []),
+    ...(r.settled ?? []),
+    ...(r.failed ?? []).map((f) => f.payout_id),
+    ...(r.already_failed ?? []),
+    ...(r.pending ?? []).map((p) => p.payout_id),
+  ];
 }
 
 function railAudit(action: string, details: (ctx: Ctx, result: unknown) => Record<string, unknown>): AuditSpec {
@@ -55,12 +67,14 @@ export const payoutsCommands: Commands = {
     run: (ctx) => payoutsCall(ctx, ADMIN_OPERATIONS.cutFile, {}),
   },
   "payouts settle": {
-    usage: "payouts settle --date YYYY-MM-DD [--reason TEXT]   → {as_of, settled, pending}: processing payouts filed a settlement window before that date are paid",
+    usage:
+      "payouts settle --date YYYY-MM-DD [--reason TEXT]   → {as_of, settled, pending}: processing payouts filed a settlement window before that date are paid",
     audit: railAudit("payouts.settle", (ctx) => ({ date: ctx.values.date ?? null })),
     run: (ctx) => payoutsCall(ctx, ADMIN_OPERATIONS.settle, { date: need(ctx.values.date, "--date") }),
   },
   "payouts ingest-returns": {
-    usage: "payouts ingest-returns FILE [--reason TEXT]   → {failed, already_failed, unmatched, notices, pending}: the bank's NACHA return file fails the payouts it returns",
+    usage:
+      "payouts ingest-returns FILE [--reason TEXT]   → {failed, already_failed, unmatched, notices, pending}: the bank's NACHA return file fails the payouts it returns",
     positionals: 1,
     audit: railAudit("payouts.ingest-returns", (ctx, result) => ({
       file: ctx.positionals[0] ?? null,

@@ -12,7 +12,10 @@ export const receiptsCommands: Commands = {
       atomic: false,
       target: (_ctx, _q, result) => {
         const r = result as { kid?: string; retired_kids?: string[] } | undefined;
-        return { targetIds: [...(r?.kid === undefined ? [] : [r.kid]), ...(r?.retired_kids ?? [])], details: r === undefined ? {} : { kid: r.kid, retired_kids: r.retired_kids } };
+        return {
+          targetIds: [...(r?.kid === undefined ? [] : [r.kid]), ...(r?.retired_kids ?? [])],
+          details: r === undefined ? {} : { kid: r.kid, retired_kids: r.retired_kids },
+        };
       },
     },
     async run(ctx) {

@@ -11,7 +11,11 @@ export interface Stage {
 
 /** The stages of a Dockerfile, with continuation lines joined and comments dropped. */
 export function parseDockerfile(text: string): Stage[] {
-  const lines = text.replace(/\\\r?\n/g, " ").split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
+  const lines = text
+    .replace(/\\\r?\n/g, " ")
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"));
   const stages: Stage[] = [];
   for (const line of lines) {
     const m = /^([A-Za-z]+)\s+(.*)$/.exec(line);

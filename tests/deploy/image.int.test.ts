@@ -122,9 +122,15 @@ describe("the production image", () => {
     const stages = parseDockerfile(readFileSync(join(root, "deploy/Dockerfile"), "utf8"));
     expect(stages.length).toBeGreaterThanOrEqual(2);
     const runs = stages.flatMap((s) => s.instructions.filter((i) => i.op === "RUN").map((i) => i.args));
-    expect(runs.some((r) => /deploy\/build\.sh\b/.test(r)), runs.join("\n")).toBe(true);
+    expect(
+      runs.some((r) => /deploy\/build\.sh\b/.test(r)),
+      runs.join("\n"),
+    ).toBe(true);
     expect(runtime.instructions.some((i) => i.op === "COPY" && i.args.startsWith("--from="))).toBe(true);
-    expect(runtime.instructions.some((i) => i.op === "RUN"), "the runtime stage installs nothing of its own").toBe(false);
+    expect(
+      runtime.instructions.some((i) => i.op === "RUN"),
+      "the runtime stage installs nothing of its own",
+    ).toBe(false);
     const user = runtime.instructions.filter((i) => i.op === "USER").at(-1)?.args ?? "root";
     expect(user).toMatch(/^[1-9][0-9]*(:[1-9][0-9]*)?$/);
     expect(stageEnv(runtime)["NODE_ENV"]).toBe("production");
@@ -175,13 +181,21 @@ describe("the production image", () => {
         throw new Error(`${r.name} not ready: ${String(err)}\n${r.lines.slice(-20).join("\n")}`);
       });
     }
-    for (const r of started) expect(r.lines.some((l) => l.includes('"msg":"ready"')), r.name).toBe(true);
+    for (const r of started)
+      expect(
+        r.lines.some((l) => l.includes('"msg":"ready"')),
+        r.name,
+      ).toBe(true);
   });
 
   it("answers the API through the gateway with a key the compiled operator CLI made", { timeout: 60_000 }, async () => {
     expect(gatewayPort).toBeGreaterThan(0);
     const cli = async (...args: string[]) => {
-      const r = await run("node", ["dist/admin.js", ...args], { cwd: out, env: containerEnv({ ...stageEnv(runtime), DATABASE_URL: imageAdminUrl }), timeoutMs: 30_000 });
+      const r = await run("node", ["dist/admin.js", ...args], {
+        cwd: out,
+        env: containerEnv({ ...stageEnv(runtime), DATABASE_URL: imageAdminUrl }),
+        timeoutMs: 30_000,
+      });
       expect(r.code, r.out).toBe(0);
       return JSON.parse(r.out.trim().split("\n").at(-1) ?? "{}") as Record<string, string>;
     };
@@ -195,7 +209,11 @@ describe("the production image", () => {
     expect(health.status, JSON.stringify(healthBody)).toBe(200);
     expect(Object.keys(healthBody.data.services).sort()).toEqual([...SERVICES].sort());
 
-    const created = await fetch(`${base}/v1/participants`, { method: "POST", headers, body: JSON.stringify({ participant_id: "creator_image_1", display_name: "Image" }) });
+    const created = await fetch(`${base}/v1/participants`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ participant_id: "creator_image_1", display_name: "Image" }),
+    });
     const createdBody = (await created.json()) as { success: boolean; participant?: { id: string; wallet_id: string; created: boolean } };
     expect(created.status, JSON.stringify(createdBody)).toBe(201);
     expect(createdBody.participant).toMatchObject({ id: "creator_image_1", created: true });

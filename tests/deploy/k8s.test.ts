@@ -29,7 +29,9 @@ interface PodSpec {
   affinity?: { podAntiAffinity?: unknown };
   automountServiceAccountToken?: boolean;
 }
-type Deployment = K8sObject & { spec: { replicas?: number; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } } };
+type Deployment = K8sObject & {
+  spec: { replicas?: number; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
+};
 
 const root = repoRoot();
 const OVERLAYS = ["dev", "prod"] as const;
@@ -50,7 +52,8 @@ const one = <T extends K8sObject = K8sObject>(overlay: string, kind: string, nam
   return found;
 };
 const envOf = (c: Container, name: string): string | undefined => c.env?.find((e) => e.name === name)?.value;
-const serviceDeployments = (overlay: string): Deployment[] => of<Deployment>(overlay, "Deployment").filter((d) => d.spec.template.metadata.labels["treasury.io/role"] === "service");
+const serviceDeployments = (overlay: string): Deployment[] =>
+  of<Deployment>(overlay, "Deployment").filter((d) => d.spec.template.metadata.labels["treasury.io/role"] === "service");
 const mainContainer = (d: Deployment): Container => {
   const c = d.spec.template.spec.containers[0];
   if (c === undefined) throw new Error(`${d.metadata.name} has no container`);
@@ -126,7 +129,10 @@ describe("k8s manifests", () => {
     for (const overlay of OVERLAYS) {
       for (const d of serviceDeployments(overlay)) {
         const init = d.spec.template.spec.initContainers ?? [];
-        expect(init.map((c) => c.name), d.metadata.name).toEqual(["migrate"]);
+        expect(
+          init.map((c) => c.name),
+          d.metadata.name,
+        ).toEqual(["migrate"]);
         expect(init[0]?.image, d.metadata.name).toBe(mainContainer(d).image);
         expect(init[0]?.command).toEqual(["node", "--enable-source-maps", "dist/migrate.js"]);
         expect(init[0]?.env?.find((e) => e.name === "MIGRATOR_URI")?.valueFrom?.secretKeyRef).toEqual({ name: "treasury-pg-app", key: "uri" });
@@ -137,7 +143,10 @@ describe("k8s manifests", () => {
 
   it("let a node drain: every Deployment has a PDB that allows an eviction, every service an HPA, the ledger at least 2 replicas", () => {
     for (const overlay of OVERLAYS) {
-      const pdbs = of<K8sObject & { spec: { maxUnavailable?: number; minAvailable?: number; selector: { matchLabels: Record<string, string> } } }>(overlay, "PodDisruptionBudget");
+      const pdbs = of<K8sObject & { spec: { maxUnavailable?: number; minAvailable?: number; selector: { matchLabels: Record<string, string> } } }>(
+        overlay,
+        "PodDisruptionBudget",
+      );
       const hpas = of<K8sObject & { spec: { minReplicas: number; maxReplicas: number; scaleTargetRef: { name: string } } }>(overlay, "HorizontalPodAutoscaler");
       for (const d of of<Deployment>(overlay, "Deployment")) {
         const pdb = pdbs.find((p) => Object.entries(p.spec.selector.matchLabels).every(([k, v]) => d.spec.template.metadata.labels[k] === v));
@@ -157,7 +166,17 @@ describe("k8s manifests", () => {
   });
 
   it("run PostgreSQL as 3 instances with a synchronous standby, WAL archiving, nightly backups and a role per service", () => {
-    const cluster = one<K8sObject & { spec: { instances: number; postgresql: { synchronous?: { method: string; number: number }; parameters: Record<string, string> }; backup?: { barmanObjectStore?: { destinationPath: string; wal?: unknown } }; managed: { roles: { name: string; passwordSecret: { name: string } }[] }; bootstrap: { initdb: { owner: string } } } }>("prod", "Cluster", "treasury-pg");
+    const cluster = one<
+      K8sObject & {
+        spec: {
+          instances: number;
+          postgresql: { synchronous?: { method: string; number: number }; parameters: Record<string, string> };
+          backup?: { barmanObjectStore?: { destinationPath: string; wal?: unknown } };
+          managed: { roles: { name: string; passwordSecret: { name: string } }[] };
+          bootstrap: { initdb: { owner: string } };
+        };
+      }
+    >("prod", "Cluster", "treasury-pg");
     expect(cluster.spec.instances).toBe(3);
     expect(cluster.spec.postgresql.synchronous?.number).toBeGreaterThanOrEqual(1);
     expect(cluster.spec.backup?.barmanObjectStore?.destinationPath).toMatch(/^s3:\/\//);
@@ -195,12 +214,17 @@ describe("k8s manifests", () => {
   });
 
   it("create EVENTS with 3 replicas on the 3-node JetStream cluster of the NATS values, 1 in dev", () => {
-    const values = parse(readFileSync(join(root, "k8s/nats/values.yaml"), "utf8")) as { config: { cluster: { enabled: boolean; replicas: number }; jetstream: { enabled: boolean; fileStore: { enabled: boolean; pvc: { size: string } } } } };
+    const values = parse(readFileSync(join(root, "k8s/nats/values.yaml"), "utf8")) as {
+      config: { cluster: { enabled: boolean; replicas: number }; jetstream: { enabled: boolean; fileStore: { enabled: boolean; pvc: { size: string } } } };
+    };
     expect(values.config.cluster).toMatchObject({ enabled: true, replicas: 3 });
     expect(values.config.jetstream).toMatchObject({ enabled: true, fileStore: { enabled: true } });
     const dev = parse(readFileSync(join(root, "k8s/nats/values-dev.yaml"), "utf8")) as { config: { cluster: { enabled: boolean } } };
     expect(dev.config.cluster.enabled).toBe(false);
-    for (const [overlay, replicas] of [["prod", "3"], ["dev", "1"]] as const) {
+    for (const [overlay, replicas] of [
+      ["prod", "3"],
+      ["dev", "1"],
+    ] as const) {
       for (const d of serviceDeployments(overlay)) {
         const c = mainContainer(d);
         expect(envOf(c, "EVENTS_REPLICAS"), `${overlay} ${d.metadata.name}`).toBe(replicas);
@@ -211,7 +235,11 @@ describe("k8s manifests", () => {
   });
 
   it("serve both listeners through one TLS Ingress, and let nothing else reach the gateway", () => {
-    const ingress = one<K8sObject & { spec: { tls: { hosts: string[] }[]; rules: { host: string; http: { paths: { backend: { service: { name: string; port: { name: string } } } }[] } }[] } }>("prod", "Ingress", "treasury");
+    const ingress = one<
+      K8sObject & {
+        spec: { tls: { hosts: string[] }[]; rules: { host: string; http: { paths: { backend: { service: { name: string; port: { name: string } } } }[] } }[] };
+      }
+    >("prod", "Ingress", "treasury");
     const tlsHosts = ingress.spec.tls.flatMap((t) => t.hosts);
     expect(ingress.spec.rules.map((r) => r.http.paths[0]?.backend.service).sort((a, b) => (a?.port.name ?? "").localeCompare(b?.port.name ?? ""))).toEqual([
       { name: "gateway", port: { name: "alt" } },
@@ -221,8 +249,19 @@ describe("k8s manifests", () => {
   });
 
   it("deny by default; the gateway takes traffic from the ingress controller only; services reach NATS, PostgreSQL and the collector; webhooks the internet but no private range", () => {
-    type Peer = { podSelector?: { matchLabels?: Record<string, string> }; namespaceSelector?: { matchLabels?: Record<string, string> }; ipBlock?: { cidr: string; except?: string[] } };
-    type Policy = K8sObject & { spec: { podSelector: { matchLabels?: Record<string, string> }; policyTypes: string[]; ingress?: { from?: Peer[]; ports?: { port: number }[] }[]; egress?: { to?: Peer[]; ports?: { port: number }[] }[] } };
+    type Peer = {
+      podSelector?: { matchLabels?: Record<string, string> };
+      namespaceSelector?: { matchLabels?: Record<string, string> };
+      ipBlock?: { cidr: string; except?: string[] };
+    };
+    type Policy = K8sObject & {
+      spec: {
+        podSelector: { matchLabels?: Record<string, string> };
+        policyTypes: string[];
+        ingress?: { from?: Peer[]; ports?: { port: number }[] }[];
+        egress?: { to?: Peer[]; ports?: { port: number }[] }[];
+      };
+    };
     const policies = of<Policy>("prod", "NetworkPolicy");
     const byName = (n: string) => policies.find((p) => p.metadata.name === n);
     expect(byName("default-deny")?.spec).toEqual({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
@@ -230,7 +269,9 @@ describe("k8s manifests", () => {
 
     const gatewayLabels = one<Deployment>("prod", "Deployment", "gateway").spec.template.metadata.labels;
     const gatewayIngress = policies.filter((p) => selects(p, gatewayLabels)).flatMap((p) => p.spec.ingress ?? []);
-    const fromIngress = gatewayIngress.filter((r) => r.from?.some((f) => f.namespaceSelector?.matchLabels?.["kubernetes.io/metadata.name"] === "ingress-nginx"));
+    const fromIngress = gatewayIngress.filter((r) =>
+      r.from?.some((f) => f.namespaceSelector?.matchLabels?.["kubernetes.io/metadata.name"] === "ingress-nginx"),
+    );
     expect(fromIngress.flatMap((r) => r.ports?.map((p) => p.port) ?? []).sort()).toEqual([8080, 8081]);
     for (const r of gatewayIngress.filter((x) => !fromIngress.includes(x))) expect(r.ports?.map((p) => p.port)).toEqual([9100]);
 
@@ -238,10 +279,21 @@ describe("k8s manifests", () => {
       const labels = d.spec.template.metadata.labels;
       const egress = policies.filter((p) => selects(p, labels) && p.spec.policyTypes.includes("Egress")).flatMap((p) => p.spec.egress ?? []);
       const targets = egress.flatMap((r) => r.to ?? []);
-      const podTargets = targets.filter((t) => t.podSelector !== undefined && t.namespaceSelector === undefined).map((t) => JSON.stringify(t.podSelector?.matchLabels));
-      const allowed = ['{"app.kubernetes.io/name":"nats"}', '{"cnpg.io/cluster":"treasury-pg"}', '{"cnpg.io/poolerName":"treasury-pg-pooler"}', '{"app.kubernetes.io/name":"otel-collector"}', ...(d.metadata.name === "gateway" ? ['{"app.kubernetes.io/name":"redis"}'] : [])];
+      const podTargets = targets
+        .filter((t) => t.podSelector !== undefined && t.namespaceSelector === undefined)
+        .map((t) => JSON.stringify(t.podSelector?.matchLabels));
+      const allowed = [
+        '{"app.kubernetes.io/name":"nats"}',
+        '{"cnpg.io/cluster":"treasury-pg"}',
+        '{"cnpg.io/poolerName":"treasury-pg-pooler"}',
+        '{"app.kubernetes.io/name":"otel-collector"}',
+        ...(d.metadata.name === "gateway" ? ['{"app.kubernetes.io/name":"redis"}'] : []),
+      ];
       for (const t of podTargets) expect(allowed, `${d.metadata.name} → ${t}`).toContain(t);
-      expect(egress.every((r) => (r.to ?? []).length > 0), `${d.metadata.name}: an egress rule open to everything`).toBe(true);
+      expect(
+        egress.every((r) => (r.to ?? []).length > 0),
+        `${d.metadata.name}: an egress rule open to everything`,
+      ).toBe(true);
       const blocks = targets.filter((t) => t.ipBlock !== undefined);
       if (d.metadata.name !== "webhooks") expect(blocks, d.metadata.name).toEqual([]);
       else {
@@ -260,7 +312,11 @@ describe("k8s manifests", () => {
  */
 function connectionBudget(overlay: string): { max: number; used: number; parts: Record<string, number> } {
   const cluster = one<K8sObject & { spec: { postgresql: { parameters: Record<string, string> } } }>(overlay, "Cluster", "treasury-pg");
-  const pooler = one<K8sObject & { spec: { instances: number; pgbouncer: { poolMode: string; parameters: Record<string, string> } } }>(overlay, "Pooler", "treasury-pg-pooler");
+  const pooler = one<K8sObject & { spec: { instances: number; pgbouncer: { poolMode: string; parameters: Record<string, string> } } }>(
+    overlay,
+    "Pooler",
+    "treasury-pg-pooler",
+  );
   const hpaMax = (name: string) => one<K8sObject & { spec: { maxReplicas: number } }>(overlay, "HorizontalPodAutoscaler", name).spec.maxReplicas;
   const parts: Record<string, number> = {};
   for (const d of serviceDeployments(overlay)) {

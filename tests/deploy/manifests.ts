@@ -7,7 +7,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [key: string]: unknown };
+export type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [key: string]: unknown;
+};
 
 export function parseObjects(text: string): K8sObject[] {
   return parseAllDocuments(text)
@@ -20,7 +25,8 @@ export function preparedCopy(root: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), "treasury-k8s-"));
   cpSync(join(root, "k8s"), join(dir, "k8s"), { recursive: true, filter: (src) => !/\/secrets\/[^/]+\.env$/.test(src) });
   const env = { ...process.env, BACKUP_ACCESS_KEY_ID: "test-access-key", BACKUP_ACCESS_SECRET_KEY: "test-secret-key" };
-  for (const overlay of ["dev", "prod"]) execFileSync("bash", [join(dir, "k8s", "make-secrets.sh"), join(dir, "k8s", "overlays", overlay)], { env, stdio: "pipe" });
+  for (const overlay of ["dev", "prod"])
+    execFileSync("bash", [join(dir, "k8s", "make-secrets.sh"), join(dir, "k8s", "overlays", overlay)], { env, stdio: "pipe" });
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

@@ -42,7 +42,28 @@ function declaredMetrics(): Map<string, { type: string; labels: Set<string> }> {
   return metrics;
 }
 
-const PROMQL_WORDS = new Set(["by", "without", "on", "ignoring", "group_left", "group_right", "sum", "max", "min", "avg", "count", "rate", "irate", "increase", "histogram_quantile", "and", "or", "unless", "offset", "bool"]);
+const PROMQL_WORDS = new Set([
+  "by",
+  "without",
+  "on",
+  "ignoring",
+  "group_left",
+  "group_right",
+  "sum",
+  "max",
+  "min",
+  "avg",
+  "count",
+  "rate",
+  "irate",
+  "increase",
+  "histogram_quantile",
+  "and",
+  "or",
+  "unless",
+  "offset",
+  "bool",
+]);
 const HISTOGRAM_SUFFIXES = ["_bucket", "_sum", "_count"];
 
 /** The metric names of an expression: identifiers that are not functions, keywords, labels or durations. */
@@ -86,7 +107,12 @@ interface DashboardPanel {
 
 const rulesFile = parse(readFileSync(join(root, "k8s/monitoring/rules.yaml"), "utf8")) as { kind: string; spec: { groups: { name: string; rules: Rule[] }[] } };
 const rules = rulesFile.spec.groups.flatMap((g) => g.rules);
-const dashboard = JSON.parse(readFileSync(join(root, "k8s/monitoring/dashboard.json"), "utf8")) as { uid: string; title: string; panels: DashboardPanel[]; templating: { list: { name: string; type: string }[] } };
+const dashboard = JSON.parse(readFileSync(join(root, "k8s/monitoring/dashboard.json"), "utf8")) as {
+  uid: string;
+  title: string;
+  panels: DashboardPanel[];
+  templating: { list: { name: string; type: string }[] };
+};
 const dashboardExprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })));
 const metrics = declaredMetrics();
 
@@ -112,11 +138,21 @@ function exprProblems(expr: string, registered?: Set<string>): string[] {
 
 describe("k8s/monitoring", () => {
   it("finds the services' metrics in the code (the check below is not vacuous)", () => {
-    for (const name of ["rpc_duration_seconds", "errors_total", "outbox_lag_seconds", "consumer_pending", "http_request_duration_seconds", "checkout_completion_step_seconds", "webhook_delivery_lag_seconds"]) {
+    for (const name of [
+      "rpc_duration_seconds",
+      "errors_total",
+      "outbox_lag_seconds",
+      "consumer_pending",
+      "http_request_duration_seconds",
+      "checkout_completion_step_seconds",
+      "webhook_delivery_lag_seconds",
+    ]) {
       expect(metrics.has(name), name).toBe(true);
     }
     expect(metrics.get("rpc_duration_seconds")?.labels).toEqual(new Set(["operation", "outcome"]));
-    expect(metricsOf('histogram_quantile(0.99, sum by (le, step) (rate(checkout_completion_step_seconds_bucket{step="x"}[5m]))) > 2')).toEqual(["checkout_completion_step_seconds_bucket"]);
+    expect(metricsOf('histogram_quantile(0.99, sum by (le, step) (rate(checkout_completion_step_seconds_bucket{step="x"}[5m]))) > 2')).toEqual([
+      "checkout_completion_step_seconds_bucket",
+    ]);
     expect(labelsOf('sum by (service) (rate(errors_total{code=~"a|b"}[5m]))')).toEqual(["service", "code"]);
     expect(exprProblems("sum(rate(no_such_metric_total[5m]))")).toEqual(["no_such_metric_total is not a metric any service exports"]);
     expect(exprProblems('sum by (shard) (rate(errors_total{code="x"}[5m]))')).toEqual(["label shard is not on errors_total"]);
@@ -137,7 +173,16 @@ describe("k8s/monitoring", () => {
 
   it("alert on every failure on-call must hear of", () => {
     const alerts = rules.map((r) => r.alert);
-    for (const name of ["TreasuryTargetDown", "TreasuryJetStreamUnavailable", "TreasuryNatsDisconnected", "TreasuryLedgerInvariantBroken", "TreasuryLedgerVerifyNotRunning", "TreasuryOutboxLagging", "TreasuryWebhookDeliveryLag", "TreasuryGateway5xx"]) {
+    for (const name of [
+      "TreasuryTargetDown",
+      "TreasuryJetStreamUnavailable",
+      "TreasuryNatsDisconnected",
+      "TreasuryLedgerInvariantBroken",
+      "TreasuryLedgerVerifyNotRunning",
+      "TreasuryOutboxLagging",
+      "TreasuryWebhookDeliveryLag",
+      "TreasuryGateway5xx",
+    ]) {
       expect(alerts, name).toContain(name);
     }
     expect(new Set(alerts).size).toBe(alerts.length);
@@ -153,7 +198,11 @@ describe("k8s/monitoring", () => {
       expect(p.targets?.length, p.title).toBeGreaterThan(0);
     }
     // Process metrics (event loop, heap) come from prom-client's defaults, checked against scrapes below.
-    for (const { panel, expr } of dashboardExprs) expect(exprProblems(expr).filter((e) => !e.startsWith("nodejs_")), panel).toEqual([]);
+    for (const { panel, expr } of dashboardExprs)
+      expect(
+        exprProblems(expr).filter((e) => !e.startsWith("nodejs_")),
+        panel,
+      ).toEqual([]);
   });
 
   it("scrapes the port every deployment names `health` and the kustomization lists the monitor, the rules and the dashboard", () => {
@@ -162,15 +211,27 @@ describe("k8s/monitoring", () => {
       configMapGenerator: { name: string; files: string[]; options: { labels: Record<string, string> } }[];
     };
     expect(kustomization.resources.sort()).toEqual(["podmonitor.yaml", "rules.yaml"]);
-    expect(kustomization.configMapGenerator).toEqual([expect.objectContaining({ files: ["treasury.json=dashboard.json"], options: expect.objectContaining({ labels: expect.objectContaining({ grafana_dashboard: "1" }) }) })]);
-    const monitor = parse(readFileSync(join(root, "k8s/monitoring/podmonitor.yaml"), "utf8")) as { spec: { podMetricsEndpoints: { port: string; path: string }[] } };
+    expect(kustomization.configMapGenerator).toEqual([
+      expect.objectContaining({
+        files: ["treasury.json=dashboard.json"],
+        options: expect.objectContaining({ labels: expect.objectContaining({ grafana_dashboard: "1" }) }),
+      }),
+    ]);
+    const monitor = parse(readFileSync(join(root, "k8s/monitoring/podmonitor.yaml"), "utf8")) as {
+      spec: { podMetricsEndpoints: { port: string; path: string }[] };
+    };
     expect(monitor.spec.podMetricsEndpoints[0]).toMatchObject({ port: "health", path: "/metrics" });
     for (const service of ["gateway", "ledger", "payments", "payouts", "refunds", "receipts", "kyc", "webhooks"]) {
       const docs = parseAllDocuments(readFileSync(join(root, `k8s/base/${service}.yaml`), "utf8")).map((d) => d.toJS() as Record<string, unknown>);
-      const deployment = docs.find((d) => d["kind"] === "Deployment") as { spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: { ports?: { name: string }[] }[] } } } } | undefined;
+      const deployment = docs.find((d) => d["kind"] === "Deployment") as
+        | { spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: { ports?: { name: string }[] }[] } } } }
+        | undefined;
       expect(deployment, service).toBeDefined();
       expect(deployment?.spec.template.metadata.labels["app.kubernetes.io/part-of"], service).toBe("treasury");
-      expect(deployment?.spec.template.spec.containers[0]?.ports?.some((p) => p.name === "health"), service).toBe(true);
+      expect(
+        deployment?.spec.template.spec.containers[0]?.ports?.some((p) => p.name === "health"),
+        service,
+      ).toBe(true);
     }
   });
 });
@@ -192,7 +253,17 @@ describe("k8s/monitoring against running services", () => {
   });
 
   it("register every metric the alert rules and the dashboard name (the scrape finds the kit's and the services' own)", () => {
-    for (const name of ["rpc_duration_seconds_bucket", "db_pool_connections_held", "nats_jetstream_available", "outbox_events_published_total", "ledger_invariant_violations", "ledger_post_batch_size_bucket", "webhook_delivery_lag_seconds", "http_request_duration_seconds_count", "nodejs_eventloop_lag_p99_seconds"]) {
+    for (const name of [
+      "rpc_duration_seconds_bucket",
+      "db_pool_connections_held",
+      "nats_jetstream_available",
+      "outbox_events_published_total",
+      "ledger_invariant_violations",
+      "ledger_post_batch_size_bucket",
+      "webhook_delivery_lag_seconds",
+      "http_request_duration_seconds_count",
+      "nodejs_eventloop_lag_p99_seconds",
+    ]) {
       expect(registered.has(name), name).toBe(true);
     }
     expect(registered.has("no_such_metric")).toBe(false);
@@ -205,7 +276,8 @@ describe("k8s/monitoring against running services", () => {
   });
 
   it("report every service connected to NATS and answered by JetStream under its own NATS identity", () => {
-    const values = (name: string) => expositions.flatMap((text) => [...text.matchAll(new RegExp(`^${name}\\{service="([a-z]+)"\\} (\\S+)$`, "gm"))].map((m) => `${m[1]}=${m[2]}`));
+    const values = (name: string) =>
+      expositions.flatMap((text) => [...text.matchAll(new RegExp(`^${name}\\{service="([a-z]+)"\\} (\\S+)$`, "gm"))].map((m) => `${m[1]}=${m[2]}`));
     const services = ["gateway", ...Object.keys(stack.services)].sort();
     expect(values("nats_connected").sort()).toEqual(services.map((s) => `${s}=1`));
     expect(values("nats_jetstream_available").sort()).toEqual(services.map((s) => `${s}=1`));

@@ -13,7 +13,15 @@ import { preparedCopy, render, type K8sObject } from "./manifests.ts";
 
 type Env = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
 type Deployment = K8sObject & {
-  spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: { name: string; env?: Env[]; volumeMounts?: { name: string; mountPath: string }[] }[]; volumes?: { name: string; secret?: { secretName: string } }[] } } };
+  spec: {
+    template: {
+      metadata: { labels: Record<string, string> };
+      spec: {
+        containers: { name: string; env?: Env[]; volumeMounts?: { name: string; mountPath: string }[] }[];
+        volumes?: { name: string; secret?: { secretName: string } }[];
+      };
+    };
+  };
 };
 
 const root = repoRoot();
@@ -40,11 +48,17 @@ describe("NATS authorization of the deployments", () => {
   });
 
   it("gives the NATS servers every identity's password from the generated Secret, and TLS", () => {
-    const values = parse(readFileSync(HELM_VALUES_FILE, "utf8")) as { config: { merge: { authorization: { users: { user: string; password: string }[] } } }; container: { env: Record<string, { valueFrom: { secretKeyRef: { name: string; key: string } } }> } };
+    const values = parse(readFileSync(HELM_VALUES_FILE, "utf8")) as {
+      config: { merge: { authorization: { users: { user: string; password: string }[] } } };
+      container: { env: Record<string, { valueFrom: { secretKeyRef: { name: string; key: string } } }> };
+    };
     expect(values.config.merge.authorization.users.map((u) => u.user)).toEqual([...NATS_IDENTITIES]);
-    for (const u of values.config.merge.authorization.users) expect(u.password).toBe(`<< $${natsPasswordVariable(u.user as (typeof NATS_IDENTITIES)[number])} >>`);
-    for (const i of NATS_IDENTITIES) expect(values.container.env[natsPasswordVariable(i)]?.valueFrom.secretKeyRef).toEqual({ name: NATS_USERS_SECRET, key: natsPasswordVariable(i) });
-    const tls = (parse(readFileSync(join(root, "k8s/nats/values.yaml"), "utf8")) as { config: { nats: { tls: { enabled: boolean; secretName: string } } } }).config.nats.tls;
+    for (const u of values.config.merge.authorization.users)
+      expect(u.password).toBe(`<< $${natsPasswordVariable(u.user as (typeof NATS_IDENTITIES)[number])} >>`);
+    for (const i of NATS_IDENTITIES)
+      expect(values.container.env[natsPasswordVariable(i)]?.valueFrom.secretKeyRef).toEqual({ name: NATS_USERS_SECRET, key: natsPasswordVariable(i) });
+    const tls = (parse(readFileSync(join(root, "k8s/nats/values.yaml"), "utf8")) as { config: { nats: { tls: { enabled: boolean; secretName: string } } } })
+      .config.nats.tls;
     expect(tls).toMatchObject({ enabled: true, secretName: "treasury-nats-tls" });
     for (const overlay of ["dev", "prod"]) {
       const secrets = (rendered[overlay] ?? []).filter((o) => o.kind === "Secret") as (K8sObject & { data?: Record<string, string> })[];
@@ -56,14 +70,19 @@ describe("NATS authorization of the deployments", () => {
 
   it("connects every service as itself, with its password from the Secret and the CA (never the server's key) mounted", () => {
     for (const overlay of ["dev", "prod"]) {
-      const deployments = (rendered[overlay] ?? []).filter((o) => o.kind === "Deployment" && (o as Deployment).spec.template.metadata.labels["treasury.io/role"] === "service") as Deployment[];
+      const deployments = (rendered[overlay] ?? []).filter(
+        (o) => o.kind === "Deployment" && (o as Deployment).spec.template.metadata.labels["treasury.io/role"] === "service",
+      ) as Deployment[];
       expect(deployments.map((d) => d.metadata.name).sort()).toEqual([...SERVICES].sort());
       for (const d of deployments) {
         const name = d.metadata.name;
         const c = d.spec.template.spec.containers[0];
         const env = (k: string) => c?.env?.find((e) => e.name === k);
         expect(env("NATS_USER")?.value, `${overlay} ${name}`).toBe(name);
-        expect(env("NATS_PASSWORD")?.valueFrom?.secretKeyRef, `${overlay} ${name}`).toEqual({ name: NATS_USERS_SECRET, key: natsPasswordVariable(name as (typeof SERVICES)[number]) });
+        expect(env("NATS_PASSWORD")?.valueFrom?.secretKeyRef, `${overlay} ${name}`).toEqual({
+          name: NATS_USERS_SECRET,
+          key: natsPasswordVariable(name as (typeof SERVICES)[number]),
+        });
         const ca = env("NATS_TLS_CA")?.value ?? "";
         const mount = c?.volumeMounts?.find((m) => ca.startsWith(`${m.mountPath}/`));
         const volume = d.spec.template.spec.volumes?.find((v) => v.name === mount?.name);

@@ -73,12 +73,43 @@ describe("admin audit", () => {
     expect((await admin("refunds", "set-policy", "--org", orgId, "--env", "live", "--shortfall", "refuse", "--reason", "creator abuse")).code).toBe(0);
 
     const entries = await auditList();
-    expect(entries.map((e) => e.action)).toEqual(["refunds.set-policy", "maintenance.off", "maintenance.on", "org.activate", "org.suspend", "key.revoke", "key.create", "org.create"]);
+    expect(entries.map((e) => e.action)).toEqual([
+      "refunds.set-policy",
+      "maintenance.off",
+      "maintenance.on",
+      "org.activate",
+      "org.suspend",
+      "key.revoke",
+      "key.create",
+      "org.create",
+    ]);
     const by = (action: string): Entry => entries.find((e) => e.action === action) as Entry;
-    expect(by("org.create")).toMatchObject({ source: "gateway.audit_log", actor: "ops:ada", org_id: orgId, target_ids: [orgId], reason: "new customer onboarding", outcome: "succeeded", error: null, details: { name: "Audit Co" } });
-    expect(by("key.create")).toMatchObject({ actor: "ops:ada", org_id: orgId, livemode: false, target_ids: [orgId, keyId], details: { scopes: "read", force_unverified: false } });
+    expect(by("org.create")).toMatchObject({
+      source: "gateway.audit_log",
+      actor: "ops:ada",
+      org_id: orgId,
+      target_ids: [orgId],
+      reason: "new customer onboarding",
+      outcome: "succeeded",
+      error: null,
+      details: { name: "Audit Co" },
+    });
+    expect(by("key.create")).toMatchObject({
+      actor: "ops:ada",
+      org_id: orgId,
+      livemode: false,
+      target_ids: [orgId, keyId],
+      details: { scopes: "read", force_unverified: false },
+    });
     // The revoke row names the key's org although only the key id was given.
-    expect(by("key.revoke")).toMatchObject({ actor: "ops:bob", org_id: orgId, livemode: false, target_ids: [keyId, orgId], reason: "leaked in a support ticket", outcome: "succeeded" });
+    expect(by("key.revoke")).toMatchObject({
+      actor: "ops:bob",
+      org_id: orgId,
+      livemode: false,
+      target_ids: [keyId, orgId],
+      reason: "leaked in a support ticket",
+      outcome: "succeeded",
+    });
     expect(by("org.suspend")).toMatchObject({ org_id: orgId, reason: "chargeback spike", outcome: "succeeded" });
     expect(by("maintenance.on")).toMatchObject({ org_id: null, target_ids: [], details: { maintenance: { enabled: true, retry_after_s: 30 } } });
     expect(by("refunds.set-policy")).toMatchObject({ org_id: orgId, livemode: true, details: { shortfall_policy: "refuse" }, outcome: "succeeded" });
@@ -100,8 +131,23 @@ describe("admin audit", () => {
     const [keys] = await env.adminSql<{ n: number }[]>`select count(*)::int as n from gateway.api_keys where org_id = ${orgId} and livemode`;
     expect(keys?.n).toBe(0);
     const [create, revoke] = await auditList("--action", "key", "--limit", "2");
-    expect(create).toMatchObject({ action: "key.create", outcome: "failed", error_code: "kyb_not_approved", org_id: orgId, livemode: true, target_ids: [orgId], reason: "go live" });
-    expect(revoke).toMatchObject({ action: "key.revoke", outcome: "failed", error_code: null, target_ids: ["key_doesnotexist"], org_id: null, reason: "cleanup" });
+    expect(create).toMatchObject({
+      action: "key.create",
+      outcome: "failed",
+      error_code: "kyb_not_approved",
+      org_id: orgId,
+      livemode: true,
+      target_ids: [orgId],
+      reason: "go live",
+    });
+    expect(revoke).toMatchObject({
+      action: "key.revoke",
+      outcome: "failed",
+      error_code: null,
+      target_ids: ["key_doesnotexist"],
+      org_id: null,
+      reason: "cleanup",
+    });
     expect(revoke?.error).toContain("key not found");
     expect((await env.adminSql`select 1 from gateway.audit_log where action = 'key.create' and outcome = 'succeeded' and livemode`).length).toBe(0);
   });
@@ -120,7 +166,15 @@ describe("admin audit", () => {
 
     const kyc = await auditList("--action", "kyc");
     expect(kyc).toHaveLength(2);
-    expect(kyc[0]).toMatchObject({ source: "gateway.audit_log", action: "kyc.approve", outcome: "failed", error_code: "invalid_state_transition", org_id: orgId, target_ids: [submission], actor: "ops:carol" });
+    expect(kyc[0]).toMatchObject({
+      source: "gateway.audit_log",
+      action: "kyc.approve",
+      outcome: "failed",
+      error_code: "invalid_state_transition",
+      org_id: orgId,
+      target_ids: [submission],
+      actor: "ops:carol",
+    });
     expect(kyc[1]).toMatchObject({
       source: "kyc.review_actions",
       action: "kyc.approve",
@@ -150,7 +204,15 @@ describe("admin audit", () => {
       await payouts.stop();
     }
     const [cut, settle] = await auditList("--action", "payouts");
-    expect(settle).toMatchObject({ action: "payouts.settle", actor: "ops:dan", outcome: "succeeded", livemode: true, target_ids: [], reason: "bank statement of March 2", details: { date: "2026-03-02" } });
+    expect(settle).toMatchObject({
+      action: "payouts.settle",
+      actor: "ops:dan",
+      outcome: "succeeded",
+      livemode: true,
+      target_ids: [],
+      reason: "bank statement of March 2",
+      details: { date: "2026-03-02" },
+    });
     expect(settle?.details["request_id"]).toMatch(/^req_[0-9a-f]{32}$/);
     expect(cut).toMatchObject({ action: "payouts.cut-file", outcome: "failed", error_code: expect.any(String) });
     expect(cut?.details["request_id"]).toMatch(/^req_[0-9a-f]{32}$/);
@@ -167,7 +229,10 @@ describe("admin audit", () => {
     expect(submission.rows["kyc.submissions"]?.[0]).toMatchObject({ status: "approved" });
     expect(submission.rows["kyc.submissions"]?.[0]).not.toHaveProperty("pii");
     expect(submission.events.map((e) => e["type"])).toEqual(["kyc.approved"]);
-    expect(submission.audit.map((e) => `${e.source} ${e.action} ${e.outcome}`)).toEqual(["gateway.audit_log kyc.approve failed", "kyc.review_actions kyc.approve succeeded"]);
+    expect(submission.audit.map((e) => `${e.source} ${e.action} ${e.outcome}`)).toEqual([
+      "gateway.audit_log kyc.approve failed",
+      "kyc.review_actions kyc.approve succeeded",
+    ]);
   });
 
   it("filters by org, action, since, target and limit, and refuses bad filters", async () => {

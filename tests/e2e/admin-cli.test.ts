@@ -9,7 +9,10 @@ let env: TestEnv;
 
 async function admin(...args: string[]): Promise<{ code: number; out: Record<string, unknown>; err: string }> {
   try {
-    const { stdout, stderr } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], { cwd: repoRoot(), env: { ...process.env, DATABASE_URL: env.adminUrl } });
+    const { stdout, stderr } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], {
+      cwd: repoRoot(),
+      env: { ...process.env, DATABASE_URL: env.adminUrl },
+    });
     return { code: 0, out: JSON.parse(stdout) as Record<string, unknown>, err: stderr };
   } catch (e) {
     const x = e as { code: number; stdout: string; stderr: string };

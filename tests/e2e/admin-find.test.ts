@@ -30,7 +30,10 @@ async function ok(method: string, path: string, body: unknown, status: number): 
 
 async function cli(...args: string[]): Promise<{ code: number; out: Body }> {
   try {
-    const { stdout } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], { cwd: repoRoot(), env: { ...process.env, DATABASE_URL: s.env.adminUrl } });
+    const { stdout } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], {
+      cwd: repoRoot(),
+      env: { ...process.env, DATABASE_URL: s.env.adminUrl },
+    });
     return { code: 0, out: JSON.parse(stdout) as Body };
   } catch (e) {
     const x = e as { code: number; stdout: string };
@@ -73,7 +76,8 @@ const flow = {
 beforeAll(async () => {
   s = await startStack({ services: ["ledger", "payments", "refunds", "webhooks"], serviceEnv: LOOPBACK_WEBHOOKS_ENV });
   const lifted = { capacity: 1e9, refill_per_sec: 1e9 };
-  await s.env.adminSql`update gateway.orgs set rate_limits = ${s.env.adminSql.json({ read: lifted, write: lifted, treasury_write: lifted })} where id = ${s.orgId}`;
+  await s.env
+    .adminSql`update gateway.orgs set rate_limits = ${s.env.adminSql.json({ read: lifted, write: lifted, treasury_write: lifted })} where id = ${s.orgId}`;
   receipts = await buildReceipts(s.env.env("receipts", { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("find1") }));
   await receipts.start();
   payouts = await buildPayouts(s.env.env("payouts", { PII_KEYS: generateKeyRingEntry("find2") }));
@@ -91,7 +95,9 @@ beforeAll(async () => {
 
   flow.participant = `find_creator_${Date.now().toString(36)}`;
   await ok("POST", "/v1/participants", { participant_id: flow.participant, display_name: "Find Me", default_split_percent: 80 }, 201);
-  const cs = (await ok("POST", "/v1/checkout-sessions", { participant_id: flow.participant, amount: 10_000, hold_funds: true }, 201))["checkout_session"] as Body;
+  const cs = (await ok("POST", "/v1/checkout-sessions", { participant_id: flow.participant, amount: 10_000, hold_funds: true }, 201))[
+    "checkout_session"
+  ] as Body;
   flow.checkout = String(cs["id"]);
   const done = await ok("POST", `/v1/sandbox/checkouts/${flow.checkout}/complete`, { idempotency_key: `find-${flow.checkout}` }, 200);
   flow.checkoutRequest = String(done["request_id"]);
@@ -103,7 +109,13 @@ beforeAll(async () => {
   // The signed proof of the sale is made when first asked for.
   await ok("GET", `/v1/receipts/${flow.receipt}/proof`, undefined, 200);
 
-  flow.refundRequest = String(((await ok("POST", "/v1/refund-requests", { sale_reference: flow.saleReference, amount: 2_000, reason: "one item missing" }, 201))["refund_request"] as Body)["id"]);
+  flow.refundRequest = String(
+    (
+      (await ok("POST", "/v1/refund-requests", { sale_reference: flow.saleReference, amount: 2_000, reason: "one item missing" }, 201))[
+        "refund_request"
+      ] as Body
+    )["id"],
+  );
   const approved = await ok("POST", `/v1/refund-requests/${flow.refundRequest}/approve`, { reviewed_by_actor: "support@shop" }, 200);
   flow.approveRequest = String(approved["request_id"]);
   const refund = approved["refund"] as Body;
@@ -111,20 +123,34 @@ beforeAll(async () => {
   flow.refundTxn = String(refund["transaction_id"]);
 
   flow.release = String(((await ok("POST", `/v1/holds/${flow.hold}/release`, {}, 200))["release"] as Body)["id"]);
-  const payout = (await ok("POST", "/v1/payouts", { participant_id: flow.participant, amount: 1_500, reference_id: `find-po-${flow.participant}` }, 201))["payout"] as Body;
+  const payout = (await ok("POST", "/v1/payouts", { participant_id: flow.participant, amount: 1_500, reference_id: `find-po-${flow.participant}` }, 201))[
+    "payout"
+  ] as Body;
   flow.payout = String(payout["id"]);
   flow.payoutTxn = String(payout["transaction_id"]);
   flow.wallet = String(payout["wallet_id"]);
 
   // The flow's public events have reached the receiver, so their deliveries are settled.
-  await waitFor(() => ["checkout.completed", "hold.created", "hold.released", "refund.created", "sale.refunded", "refund_request.completed", "payout.executed"].every((t) => received.includes(t)), { timeoutMs: 30_000 });
+  await waitFor(
+    () =>
+      ["checkout.completed", "hold.created", "hold.released", "refund.created", "sale.refunded", "refund_request.completed", "payout.executed"].every((t) =>
+        received.includes(t),
+      ),
+    { timeoutMs: 30_000 },
+  );
   await waitFor(async () => (await s.env.adminSql`select 1 from webhooks.deliveries where status <> 'delivered'`).length === 0, { timeoutMs: 30_000 });
   // The card processor's event naming this checkout, as payments records what it receives (its live path).
-  const processorEvent = { id: "evt_1FindProcessor", type: "checkout.session.completed", data: { object: { id: "cs_test_find", payment_status: "paid", client_reference_id: flow.checkout, metadata: { checkout_session_id: flow.checkout } } } };
+  const processorEvent = {
+    id: "evt_1FindProcessor",
+    type: "checkout.session.completed",
+    data: { object: { id: "cs_test_find", payment_status: "paid", client_reference_id: flow.checkout, metadata: { checkout_session_id: flow.checkout } } },
+  };
   await s.env.adminSql`
     insert into payments.processor_events (provider, event_id, type, livemode, payload, status, outcome, attempts, processed_at)
     values ('stripe', 'evt_1FindProcessor', 'checkout.session.completed', false, ${s.env.adminSql.json(processorEvent)}, 'processed', 'completed', 1, now())`;
-  expect((await cli("refunds", "set-policy", "--org", s.orgId, "--env", "test", "--shortfall", "refuse", "--reason", "find test", "--actor", "ops:find")).code).toBe(0);
+  expect(
+    (await cli("refunds", "set-policy", "--org", s.orgId, "--env", "test", "--shortfall", "refuse", "--reason", "find test", "--actor", "ops:find")).code,
+  ).toBe(0);
 }, 120_000);
 
 afterAll(async () => {
@@ -153,7 +179,16 @@ describe("admin find", () => {
     expect(idsIn(path, "ledger.participants", "participant_id")).toEqual([flow.participant]);
     expect(idsIn(path, "gateway.orgs")).toEqual([s.orgId]);
     expect(path.rows["payouts.payouts"]).toBeUndefined();
-    expect(path.rows["payments.processor_events"]).toEqual([expect.objectContaining({ provider: "stripe", id: "evt_1FindProcessor", type: "checkout.session.completed", status: "processed", attempts: 1, last_error: null })]);
+    expect(path.rows["payments.processor_events"]).toEqual([
+      expect.objectContaining({
+        provider: "stripe",
+        id: "evt_1FindProcessor",
+        type: "checkout.session.completed",
+        status: "processed",
+        attempts: 1,
+        last_error: null,
+      }),
+    ]);
     expect(path.rows["payments.processor_events"]?.[0]).not.toHaveProperty("payload");
     // The sale's entries balance and name the creator's wallet.
     const saleEntries = (path.rows["ledger.entries"] ?? []).filter((e) => e["transaction_id"] === flow.sale);
@@ -164,9 +199,25 @@ describe("admin find", () => {
     // Secrets and hashes are not printed.
     expect(JSON.stringify(path)).not.toMatch(/request_hash|create_response|whsec_/);
 
-    expect(eventTypes(path)).toEqual(expect.arrayContaining(["checkout.completed", "hold.created", "hold.released", "ledger.transaction.posted", "refund_request.created", "refund_request.completed", "refund.created", "sale.refunded"]));
+    expect(eventTypes(path)).toEqual(
+      expect.arrayContaining([
+        "checkout.completed",
+        "hold.created",
+        "hold.released",
+        "ledger.transaction.posted",
+        "refund_request.created",
+        "refund_request.completed",
+        "refund.created",
+        "sale.refunded",
+      ]),
+    );
     const completed = eventOf(path, "checkout.completed");
-    expect(completed).toMatchObject({ service: "payments", request_id: flow.checkoutRequest, trace_id: expect.stringMatching(/^[0-9a-f]{32}$/), publish_attempts: 1 });
+    expect(completed).toMatchObject({
+      service: "payments",
+      request_id: flow.checkoutRequest,
+      trace_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+      publish_attempts: 1,
+    });
     expect(completed["published_at"]).not.toBeNull();
     const deliveries = completed["deliveries"] as Body[];
     expect(deliveries).toHaveLength(1);
@@ -206,7 +257,10 @@ describe("admin find", () => {
       expect(idsIn(path, "refunds.refund_requests"), id).toEqual([flow.refundRequest]);
       expect(idsIn(path, "ledger.transactions"), id).toEqual(expect.arrayContaining([flow.refundTxn, flow.sale]));
       expect(idsIn(path, "payments.checkout_sessions"), id).toEqual([flow.checkout]);
-      expect((path.rows["ledger.entries"] ?? []).some((e) => e["transaction_id"] === flow.refundTxn), id).toBe(true);
+      expect(
+        (path.rows["ledger.entries"] ?? []).some((e) => e["transaction_id"] === flow.refundTxn),
+        id,
+      ).toBe(true);
       expect(eventOf(path, "refund.created")).toMatchObject({ service: "refunds", request_id: flow.approveRequest });
       expect(eventTypes(path), id).toEqual(expect.arrayContaining(["sale.refunded", "refund_request.completed"]));
     }
@@ -229,7 +283,9 @@ describe("admin find", () => {
 
   it("an event id and a webhook delivery id: the event, its deliveries, and what its data names", async () => {
     // Proves evt_ and whd_ ids are walked through to the entity the event is about.
-    const [delivery] = await s.env.adminSql<{ id: string; event_id: string }[]>`select id, event_id from webhooks.deliveries where event_type = 'refund.created'`;
+    const [delivery] = await s.env.adminSql<
+      { id: string; event_id: string }[]
+    >`select id, event_id from webhooks.deliveries where event_type = 'refund.created'`;
     expect(delivery).toBeDefined();
     for (const id of [delivery?.event_id ?? "", delivery?.id ?? ""]) {
       const path = await find(s.env.adminSql, id);
@@ -275,7 +331,11 @@ describe("admin find", () => {
 
   it("reads only, and answers found: false with exit 1 for an id nothing holds", async () => {
     // Proves find changes nothing (a read-only transaction) and an unknown id is a clear miss, not an error.
-    const counts = async () => (await s.env.adminSql`select (select count(*) from ledger.transactions)::int as t, (select count(*) from gateway.audit_log)::int as a, (select count(*) from webhooks.deliveries)::int as d`)[0];
+    const counts = async () =>
+      (
+        await s.env
+          .adminSql`select (select count(*) from ledger.transactions)::int as t, (select count(*) from gateway.audit_log)::int as a, (select count(*) from webhooks.deliveries)::int as d`
+      )[0];
     const before = await counts();
     const missing = await cli("find", "txn_000000000000000000000000");
     expect(missing.code).toBe(1);
@@ -295,11 +355,17 @@ describe("admin find", () => {
     expect(replay.code).toBe(0);
     expect(replay.out).toMatchObject({ replayed: true, delivery: { id, status: "retrying" } });
     await waitFor(() => received.filter((t) => t === "payout.executed").length === before + 1, { timeoutMs: 20_000 });
-    await waitFor(async () => (await s.env.adminSql`select 1 from webhooks.deliveries where id = ${id} and status = 'delivered' and attempts = 2`).length === 1, { timeoutMs: 20_000 });
+    await waitFor(
+      async () => (await s.env.adminSql`select 1 from webhooks.deliveries where id = ${id} and status = 'delivered' and attempts = 2`).length === 1,
+      { timeoutMs: 20_000 },
+    );
     const path = await find(s.env.adminSql, flow.payout);
     expect((eventOf(path, "payout.executed")["deliveries"] as Body[])[0]).toMatchObject({ id, status: "delivered", attempts: 2 });
     // The attempt without a reason is on record too, as failed.
-    expect(path.audit.map((e) => `${e.action} ${e.outcome} ${e.reason ?? "-"}`)).toEqual(["webhooks.replay succeeded merchant lost it in a deploy (ticket 4711)", "webhooks.replay failed -"]);
+    expect(path.audit.map((e) => `${e.action} ${e.outcome} ${e.reason ?? "-"}`)).toEqual([
+      "webhooks.replay succeeded merchant lost it in a deploy (ticket 4711)",
+      "webhooks.replay failed -",
+    ]);
     expect(path.audit[0]).toMatchObject({ actor: "ops:find", org_id: s.orgId, livemode: false, target_ids: expect.arrayContaining([id]) });
     expect((await cli("webhooks", "replay", "--delivery", "whd_000000000000000000000000", "--reason", "x")).code).toBe(1);
   }, 60_000);

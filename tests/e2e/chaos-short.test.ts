@@ -26,16 +26,35 @@ const FAULTS: Fault[] = [
 ];
 
 it("survives process kills, a NATS crash and a PostgreSQL restart under load with nothing lost or doubled", { timeout: 180_000 }, async () => {
-  const r = await runChaos({ seed: 7, rate: 3, plan: PLAN, faults: FAULTS, warmupSec: 3, intervalSec: 6, cooldownSec: 4, quietTimeoutMs: 30_000, log: () => {} });
+  const r = await runChaos({
+    seed: 7,
+    rate: 3,
+    plan: PLAN,
+    faults: FAULTS,
+    warmupSec: 3,
+    intervalSec: 6,
+    cooldownSec: 4,
+    quietTimeoutMs: 30_000,
+    log: () => {},
+  });
   const table = report(r).join("\n");
   console.log(table);
   expect(r.unsettled, table).toEqual(Object.fromEntries(Object.keys(r.unsettled).map((k) => [k, 0])));
   expect(r.end.flows.ok, table).toBeGreaterThan(0);
-  expect({ lost: r.end.lost, doubled: r.end.doubled, duplicateReferences: r.end.duplicateReferences, refusedButMoved: r.end.refusedButMoved }, table).toEqual({ lost: 0, doubled: 0, duplicateReferences: 0, refusedButMoved: 0 });
+  expect({ lost: r.end.lost, doubled: r.end.doubled, duplicateReferences: r.end.duplicateReferences, refusedButMoved: r.end.refusedButMoved }, table).toEqual({
+    lost: 0,
+    doubled: 0,
+    duplicateReferences: 0,
+    refusedButMoved: 0,
+  });
   expect({ stillFailing: r.end.retried.stillFailing, broken: r.end.retried.broken }, table).toEqual({ stillFailing: 0, broken: 0 });
   expect(r.end.invariants.ok, table).toBe(true);
   expect(r.end.webhooks.expected, table).toBeGreaterThan(0);
-  expect({ missing: r.end.webhooks.missing, unstableIds: r.end.webhooks.unstableIds, badSignatures: r.end.webhooks.badSignatures }, table).toEqual({ missing: 0, unstableIds: 0, badSignatures: 0 });
+  expect({ missing: r.end.webhooks.missing, unstableIds: r.end.webhooks.unstableIds, badSignatures: r.end.webhooks.badSignatures }, table).toEqual({
+    missing: 0,
+    unstableIds: 0,
+    badSignatures: 0,
+  });
   expect(r.refusals, table).toEqual([]);
   expect(r.serverErrors, table).toBe(0);
   expect(r.crashes, table).toEqual([]);

@@ -80,7 +80,12 @@ function devEnv(logLevel = "warn"): NodeJS.ProcessEnv {
 
 /** Starts the stack the way `npm start` does, in its own process group (a terminal's foreground job). */
 async function start(logLevel?: string): Promise<Started> {
-  const proc = spawn(process.execPath, ["--import", "tsx", join(repoRoot(), "scripts", "dev.ts")], { cwd: repoRoot(), env: devEnv(logLevel), stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const proc = spawn(process.execPath, ["--import", "tsx", join(repoRoot(), "scripts", "dev.ts")], {
+    cwd: repoRoot(),
+    env: devEnv(logLevel),
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   running = proc;
   let text = "";
   proc.stdout!.on("data", (b: Buffer) => (text += b.toString()));
@@ -123,7 +128,8 @@ async function stopAndCheck(stack: Started, signal: "SIGINT" | "SIGTERM", opts: 
   expect(code, stack.output()).toBe(0);
   expect(stack.output()).toContain("[dev] stopped");
   expect(pids.filter(({ pid }) => alive(pid)).map(({ name }) => name)).toEqual([]);
-  for (const port of [ports.pg, ports.nats, ports.main, ports.alt, ports.health]) expect(await portAcceptsConnections(port, "127.0.0.1"), `port ${port}`).toBe(false);
+  for (const port of [ports.pg, ports.nats, ports.main, ports.alt, ports.health])
+    expect(await portAcceptsConnections(port, "127.0.0.1"), `port ${port}`).toBe(false);
 }
 
 describe("npm start", () => {
@@ -141,7 +147,11 @@ describe("npm start", () => {
     expect(printed(out, "Alt URL")).toBe(`http://127.0.0.1:${ports.alt}`);
     testKey = printed(out, "Test API key");
     orgId = printed(out, "Org");
-    expect(JSON.parse(readFileSync(join(dataDir, "dev-credentials.json"), "utf8"))).toEqual({ org_id: orgId, test_api_key: testKey, stripe_webhook_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/) });
+    expect(JSON.parse(readFileSync(join(dataDir, "dev-credentials.json"), "utf8"))).toEqual({
+      org_id: orgId,
+      test_api_key: testKey,
+      stripe_webhook_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/),
+    });
     expect(out).toContain(`initialising PostgreSQL in ${join(dataDir, "pg")}`);
 
     const health = await fetch(`${base}/v1/health-check`);

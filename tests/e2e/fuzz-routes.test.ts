@@ -15,7 +15,8 @@ import { createSamples, startSampleStack, STRIPE_WEBHOOK_SECRET, type SampleStac
 const SEED = Number(process.env["FUZZ_SEED"] ?? 20_260_301);
 const RUNS = Number(process.env["FUZZ_RUNS"] ?? 30);
 /** What an answer must never show: a stack frame, a source path, a driver's or the database's own words. */
-const INTERNALS_RE = /\n\s+at [^\n]+\(|node:internal|node_modules|\/src\/[\w/-]+\.ts|\.ts:\d+:\d+|SQLSTATE|violates [a-z ]*constraint|syntax error at or near|ECONNREFUSED|TypeError|ReferenceError|Cannot read propert/;
+const INTERNALS_RE =
+  /\n\s+at [^\n]+\(|node:internal|node_modules|\/src\/[\w/-]+\.ts|\.ts:\d+:\d+|SQLSTATE|violates [a-z ]*constraint|syntax error at or near|ECONNREFUSED|TypeError|ReferenceError|Cannot read propert/;
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Schema = { [k: string]: unknown };
@@ -37,10 +38,17 @@ beforeAll(async () => {
   keys.sandboxAll = (await ss.s.key({ scopes: [...SCOPES] })).api_key;
   keys.live = ss.s.liveKey;
   for (const scope of SCOPES) keys.byScope[scope] = (await ss.s.key({ scopes: [scope] })).api_key;
-  samples = await createSamples(async (method, path, body) => {
-    const r = await send(ss.s.baseUrl, method, path, { key: ss.s.testKey, ...(body === undefined ? {} : { body: JSON.stringify(body), contentType: "application/json" }) });
-    return { status: r.status, body: JSON.parse(r.text) as Record<string, unknown> };
-  }, ss.hookUrl, "fuzz");
+  samples = await createSamples(
+    async (method, path, body) => {
+      const r = await send(ss.s.baseUrl, method, path, {
+        key: ss.s.testKey,
+        ...(body === undefined ? {} : { body: JSON.stringify(body), contentType: "application/json" }),
+      });
+      return { status: r.status, body: JSON.parse(r.text) as Record<string, unknown> };
+    },
+    ss.hookUrl,
+    "fuzz",
+  );
   const doc = await send(ss.s.baseUrl, "GET", "/v1/openapi.json", {});
   served = JSON.parse(doc.text) as typeof served;
 }, 120_000);
@@ -48,7 +56,12 @@ afterAll(async () => {
   await ss?.stop();
 });
 
-async function send(base: string, method: string, path: string, opts: { key?: string; body?: string | Uint8Array; contentType?: string; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; text: string }> {
+async function send(
+  base: string,
+  method: string,
+  path: string,
+  opts: { key?: string; body?: string | Uint8Array; contentType?: string; headers?: Record<string, string> },
+): Promise<{ status: number; headers: Headers; text: string }> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.key !== undefined) headers["x-api-key"] = opts.key;
   if (opts.contentType !== undefined) headers["content-type"] = opts.contentType;
@@ -67,14 +80,41 @@ type Value = Json | Raw | Value[] | { [k: string]: Value };
 function serialize(v: Value | undefined): string {
   if (v instanceof Raw) return v.text;
   if (Array.isArray(v)) return `[${v.map(serialize).join(",")}]`;
-  if (v !== null && typeof v === "object") return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${serialize(x)}`).join(",")}}`;
+  if (v !== null && typeof v === "object")
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}:${serialize(x)}`)
+      .join(",")}}`;
   return JSON.stringify(v) ?? "null";
 }
 
 const nested = (depth: number, leaf: Value = 1): Value => (depth <= 0 ? leaf : depth % 2 === 0 ? [nested(depth - 1, leaf)] : { a: nested(depth - 1, leaf) });
 
 const hostileString = fc.oneof(
-  fc.constantFrom("", " ", "\u0000", "a\u0000b", "\ud800", "x\udfffy", "\udc00\ud800", "\u202e\u200b", "💸", "NaN", "-0", "1e308", "Infinity", "null", "true", "0x10", "<script>alert(1)</script>", "' or 1=1 --", "../../etc/passwd", "%00", "\\", "\r\n", "__proto__"),
+  fc.constantFrom(
+    "",
+    " ",
+    "\u0000",
+    "a\u0000b",
+    "\ud800",
+    "x\udfffy",
+    "\udc00\ud800",
+    "\u202e\u200b",
+    "💸",
+    "NaN",
+    "-0",
+    "1e308",
+    "Infinity",
+    "null",
+    "true",
+    "0x10",
+    "<script>alert(1)</script>",
+    "' or 1=1 --",
+    "../../etc/passwd",
+    "%00",
+    "\\",
+    "\r\n",
+    "__proto__",
+  ),
   fc.integer({ min: 250, max: 70_000 }).map((n) => "x".repeat(n)),
   fc.string({ unit: "binary", maxLength: 40 }),
 );
@@ -88,7 +128,10 @@ const hostileValue: fc.Arbitrary<Value> = fc.oneof(
   { weight: 3, arbitrary: hostileNumber },
   { weight: 1, arbitrary: fc.constantFrom<Value>(null, true, false, [], {}, [[]], ["a", 1, null], { "": "" }) },
   { weight: 1, arbitrary: fc.integer({ min: 20, max: 60 }).map((d) => nested(d)) },
-  { weight: 1, arbitrary: fc.constantFrom('{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}', "NaN", "undefined").map((t) => new Raw(t)) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}', "NaN", "undefined").map((t) => new Raw(t)),
+  },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Value> },
 );
 
@@ -133,7 +176,10 @@ function stringFor(s: Schema, name: string): fc.Arbitrary<string> {
   else if (s["format"] === "email") base = fc.emailAddress();
   else if (s["format"] === "uri" || name.endsWith("url")) base = fc.constantFrom(ss.hookUrl, "https://example.invalid/return", "http://127.0.0.1:1/x");
   else if (typeof s["pattern"] === "string") base = safePattern(s["pattern"]) ?? base;
-  else if (DATE_FIELD_RE.test(name)) base = fc.date({ min: new Date("2000-01-01"), max: new Date("2100-01-01"), noInvalidDate: true }).map((d) => d.toISOString().slice(0, name.includes("date") ? 10 : 24));
+  else if (DATE_FIELD_RE.test(name))
+    base = fc
+      .date({ min: new Date("2000-01-01"), max: new Date("2100-01-01"), noInvalidDate: true })
+      .map((d) => d.toISOString().slice(0, name.includes("date") ? 10 : 24));
   return known.length > 0 ? fc.oneof(fc.constantFrom(...known), base) : base;
 }
 
@@ -146,7 +192,12 @@ function safePattern(pattern: string): fc.Arbitrary<string> | undefined {
 }
 
 function numberFor(s: Schema, integer: boolean): fc.Arbitrary<number> {
-  const lower = typeof s["exclusiveMinimum"] === "number" ? s["exclusiveMinimum"] + (integer ? 1 : Number.EPSILON) : typeof s["minimum"] === "number" ? s["minimum"] : -1_000_000;
+  const lower =
+    typeof s["exclusiveMinimum"] === "number"
+      ? s["exclusiveMinimum"] + (integer ? 1 : Number.EPSILON)
+      : typeof s["minimum"] === "number"
+        ? s["minimum"]
+        : -1_000_000;
   const upper = typeof s["maximum"] === "number" ? s["maximum"] : 1_000_000_000;
   const min = Math.max(integer ? Math.ceil(lower) : lower, Number.MIN_SAFE_INTEGER);
   const max = Math.min(integer ? Math.floor(upper) : upper, Number.MAX_SAFE_INTEGER);
@@ -193,7 +244,9 @@ function objectOf(s: Schema, depth: number): fc.Arbitrary<Value> {
   const names = Object.keys(props);
   if (names.length === 0) {
     // A free-form object (metadata, mapping): a few string keys.
-    return depth > 4 ? fc.constant({}) : (fc.dictionary(fc.string({ maxLength: 12 }), fc.oneof(fc.string({ maxLength: 20 }), fc.integer()), { maxKeys: 3 }) as fc.Arbitrary<Value>);
+    return depth > 4
+      ? fc.constant({})
+      : (fc.dictionary(fc.string({ maxLength: 12 }), fc.oneof(fc.string({ maxLength: 20 }), fc.integer()), { maxKeys: 3 }) as fc.Arbitrary<Value>);
   }
   const model = Object.fromEntries(names.map((n) => [n, valid(props[n] ?? {}, n, depth + 1)]));
   return fc.record(model, { requiredKeys: required.filter((r) => names.includes(r)) }) as fc.Arbitrary<Value>;
@@ -224,7 +277,17 @@ const RAW_BODIES = fc.constantFrom<string | Uint8Array>(
 );
 const CONTENT_TYPES = fc.oneof(
   { weight: 12, arbitrary: fc.constant("application/json") },
-  { weight: 1, arbitrary: fc.constantFrom("application/json; charset=utf-8", "Application/JSON", "application/json; charset=latin1", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "application/json; charset=utf-8",
+      "Application/JSON",
+      "application/json; charset=latin1",
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+    ),
+  },
   { weight: 1, arbitrary: fc.constant(undefined) },
 );
 
@@ -238,7 +301,12 @@ function bodyFor(schema: Schema | undefined): fc.Arbitrary<WireBody> {
     { weight: 3, arbitrary: validBody },
     { weight: 5, arbitrary: fc.tuple(validBody, fieldNames, hostileValue).map(([b, k, h]) => ({ ...asObject(b), [k]: h })) },
     { weight: 2, arbitrary: fc.tuple(validBody, fieldNames).map(([b, k]) => Object.fromEntries(Object.entries(asObject(b)).filter(([f]) => f !== k))) },
-    { weight: 1, arbitrary: fc.tuple(validBody, fc.dictionary(fc.string({ maxLength: 12 }), hostileValue, { maxKeys: 3 })).map(([b, extra]) => ({ ...extra, ...asObject(b) })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(validBody, fc.dictionary(fc.string({ maxLength: 12 }), hostileValue, { maxKeys: 3 }))
+        .map(([b, extra]) => ({ ...extra, ...asObject(b) })),
+    },
     { weight: 1, arbitrary: hostileValue },
   );
   return fc.oneof(
@@ -247,34 +315,60 @@ function bodyFor(schema: Schema | undefined): fc.Arbitrary<WireBody> {
   );
 }
 
-const PROCESSOR_EVENT_TYPES = ["checkout.session.completed", "checkout.session.expired", "checkout.session.async_payment_succeeded", "checkout.session.async_payment_failed", "charge.refunded", "charge.refund.updated", "charge.dispute.created", "charge.dispute.closed", "refund.created", "refund.updated", "refund.failed", "invoice.paid"];
+const PROCESSOR_EVENT_TYPES = [
+  "checkout.session.completed",
+  "checkout.session.expired",
+  "checkout.session.async_payment_succeeded",
+  "checkout.session.async_payment_failed",
+  "charge.refunded",
+  "charge.refund.updated",
+  "charge.dispute.created",
+  "charge.dispute.closed",
+  "refund.created",
+  "refund.updated",
+  "refund.failed",
+  "invoice.paid",
+];
 
 /** Card processor events shaped like the real ones, naming the org's checkouts, broken the same ways as bodies. */
 function processorEvent(): fc.Arbitrary<WireBody> {
   const checkout = fc.constantFrom(samples.pendingCheckoutId, samples.pathIds["checkout_id"] ?? "", "00000000-0000-4000-8000-000000000000");
-  const object = fc.record({
-    id: fc.constantFrom("cs_test_fuzz", "ch_fuzz", "re_fuzz", "dp_fuzz", "pi_fuzz"),
-    object: fc.constantFrom("checkout.session", "charge", "refund", "dispute"),
-    client_reference_id: checkout,
-    metadata: fc.record({ checkout_session_id: checkout, org_id: fc.constantFrom(ss.s.orgId, "org_other") }),
-    amount_total: fc.oneof(fc.integer({ min: 0, max: 100_000 }), hostileNumber),
-    amount: fc.oneof(fc.integer({ min: 0, max: 100_000 }), hostileNumber),
-    currency: fc.constantFrom("usd", "eur", ""),
-    payment_status: fc.constantFrom("paid", "unpaid", "no_payment_required"),
-    status: fc.constantFrom("complete", "expired", "succeeded", "failed", "pending"),
-    payment_intent: fc.constantFrom("pi_fuzz", null),
-    charge: fc.constantFrom("ch_fuzz", null),
-  }, { requiredKeys: [] });
-  const event = fc.record({
-    id: fc.oneof(fc.constant("evt_fuzz_fixed"), fc.stringMatching(/^evt_[A-Za-z0-9]{1,24}$/)),
-    object: fc.constant("event"),
-    type: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...PROCESSOR_EVENT_TYPES) }, { weight: 1, arbitrary: fc.string({ maxLength: 30 }) }),
-    livemode: fc.boolean(),
-    created: fc.integer({ min: 0, max: 2_000_000_000 }),
-    data: fc.record({ object: fc.oneof({ weight: 4, arbitrary: object as fc.Arbitrary<Value> }, { weight: 1, arbitrary: hostileValue }) }),
-  }, { requiredKeys: ["id", "object", "type", "livemode", "data"] });
-  const mutated = fc.tuple(event, fc.constantFrom("id", "object", "type", "data", "livemode", "created"), hostileValue).map(([e, k, h]) => ({ ...e, [k]: h }) as Value);
-  return fc.oneof(event.map((e) => e as Value), mutated).map((v) => ({ bytes: serialize(v), contentType: "application/json" }));
+  const object = fc.record(
+    {
+      id: fc.constantFrom("cs_test_fuzz", "ch_fuzz", "re_fuzz", "dp_fuzz", "pi_fuzz"),
+      object: fc.constantFrom("checkout.session", "charge", "refund", "dispute"),
+      client_reference_id: checkout,
+      metadata: fc.record({ checkout_session_id: checkout, org_id: fc.constantFrom(ss.s.orgId, "org_other") }),
+      amount_total: fc.oneof(fc.integer({ min: 0, max: 100_000 }), hostileNumber),
+      amount: fc.oneof(fc.integer({ min: 0, max: 100_000 }), hostileNumber),
+      currency: fc.constantFrom("usd", "eur", ""),
+      payment_status: fc.constantFrom("paid", "unpaid", "no_payment_required"),
+      status: fc.constantFrom("complete", "expired", "succeeded", "failed", "pending"),
+      payment_intent: fc.constantFrom("pi_fuzz", null),
+      charge: fc.constantFrom("ch_fuzz", null),
+    },
+    { requiredKeys: [] },
+  );
+  const event = fc.record(
+    {
+      id: fc.oneof(fc.constant("evt_fuzz_fixed"), fc.stringMatching(/^evt_[A-Za-z0-9]{1,24}$/)),
+      object: fc.constant("event"),
+      type: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...PROCESSOR_EVENT_TYPES) }, { weight: 1, arbitrary: fc.string({ maxLength: 30 }) }),
+      livemode: fc.boolean(),
+      created: fc.integer({ min: 0, max: 2_000_000_000 }),
+      data: fc.record({ object: fc.oneof({ weight: 4, arbitrary: object as fc.Arbitrary<Value> }, { weight: 1, arbitrary: hostileValue }) }),
+    },
+    { requiredKeys: ["id", "object", "type", "livemode", "data"] },
+  );
+  const mutated = fc
+    .tuple(event, fc.constantFrom("id", "object", "type", "data", "livemode", "created"), hostileValue)
+    .map(([e, k, h]) => ({ ...e, [k]: h }) as Value);
+  return fc
+    .oneof(
+      event.map((e) => e as Value),
+      mutated,
+    )
+    .map((v) => ({ bytes: serialize(v), contentType: "application/json" }));
 }
 
 /** A Stripe-Signature header over the exact bytes: `t=<seconds>,v1=<HMAC-SHA256 of "t.body">`. */
@@ -292,7 +386,30 @@ function encodeLoose(s: string): string {
 }
 
 const HOSTILE_SEGMENTS = fc.oneof(
-  fc.constantFrom("%00", "%2F", "a%2Fb", "%2e%2e", "..", ".", "%FF", "%ED%A0%80", "%E2%80%AE", "%25", "a%20b", "null", "-0", "1e308", "NaN", "0", "%27%20or%201%3D1--", "%3Cscript%3E", "00000000-0000-0000-0000-000000000000", "txn_", "rcpt_x", "hold_%00"),
+  fc.constantFrom(
+    "%00",
+    "%2F",
+    "a%2Fb",
+    "%2e%2e",
+    "..",
+    ".",
+    "%FF",
+    "%ED%A0%80",
+    "%E2%80%AE",
+    "%25",
+    "a%20b",
+    "null",
+    "-0",
+    "1e308",
+    "NaN",
+    "0",
+    "%27%20or%201%3D1--",
+    "%3Cscript%3E",
+    "00000000-0000-0000-0000-000000000000",
+    "txn_",
+    "rcpt_x",
+    "hold_%00",
+  ),
   fc.integer({ min: 150, max: 6_000 }).map((n) => "x".repeat(n)),
   hostileString.map(encodeLoose),
   fc.uuid(),
@@ -318,7 +435,22 @@ function queryFor(params: { name: string; schema: Schema }[]): fc.Arbitrary<stri
       { nil: undefined, freq: 2 },
     ),
   );
-  const unknown = fc.array(fc.constantFrom("foo=bar", "__proto__[x]=1", "constructor=1", "limit[]=1", "a=%00", "b=%FF", `x=${"y".repeat(3_000)}`, "=", "&&", "limit=1e308", "offset=-0"), { maxLength: 2 });
+  const unknown = fc.array(
+    fc.constantFrom(
+      "foo=bar",
+      "__proto__[x]=1",
+      "constructor=1",
+      "limit[]=1",
+      "a=%00",
+      "b=%FF",
+      `x=${"y".repeat(3_000)}`,
+      "=",
+      "&&",
+      "limit=1e308",
+      "offset=-0",
+    ),
+    { maxLength: 2 },
+  );
   return fc.tuple(fc.tuple(...declared), unknown).map(([d, u]) => {
     const parts = [...d.filter((p): p is string => p !== undefined), ...u];
     return parts.length === 0 ? "" : `?${parts.join("&")}`;
@@ -354,13 +486,17 @@ async function fuzz<T>(label: string, seed: number, arb: fc.Arbitrary<T>, check:
   const details = await fc.check(fc.asyncProperty(arb, check), { seed, numRuns: RUNS, endOnFailure: true });
   if (!details.failed) return;
   const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-  throw new Error(`${label}: failed after ${details.numRuns} runs; replay with FUZZ_SEED=${SEED} (this route's seed ${seed}, path ${details.counterexamplePath ?? ""})\n${cause.slice(0, 3_000)}`);
+  throw new Error(
+    `${label}: failed after ${details.numRuns} runs; replay with FUZZ_SEED=${SEED} (this route's seed ${seed}, path ${details.counterexamplePath ?? ""})\n${cause.slice(0, 3_000)}`,
+  );
 }
 
 /** Every processor event the fuzz got recorded was handled or ignored by the worker: none made it throw. */
 async function expectProcessorEventsSettled(): Promise<void> {
   const sql = ss.s.env.adminSql;
-  await waitFor(async () => (await sql`select 1 from payments.processor_events where status = 'pending' and last_error is null limit 1`).length === 0, { timeoutMs: 20_000 });
+  await waitFor(async () => (await sql`select 1 from payments.processor_events where status = 'pending' and last_error is null limit 1`).length === 0, {
+    timeoutMs: 20_000,
+  });
   expect(await sql`select event_id, type, last_error from payments.processor_events where last_error is not null`).toEqual([]);
 }
 
@@ -372,65 +508,90 @@ const OPERATIONS = Object.entries(buildOpenApiDocument("/").paths as Record<stri
 );
 
 describe("every operation of the OpenAPI document", () => {
-  it.each(OPERATIONS.map((o, i) => [`${o.method} ${o.path} (${o.operationId})`, o, i] as const))("%s: never a 5xx, always the envelope", async (_name, o, index) => {
-    // Proves the operation answers every generated request with the envelope and a status below 500.
-    const op = served.paths[o.path]?.[o.method.toLowerCase()];
-    if (op === undefined) throw new Error(`the served document lacks ${o.method} ${o.path}`);
-    const params = op.parameters ?? [];
-    const pathParams = params.filter((p) => p.in === "path").map((p) => p.name);
-    const scope = op["x-required-scope"] ?? null;
-    const keyChoices = scope === null ? [undefined, keys.sandboxAll] : [keys.sandboxAll, keys.live, keys.byScope[scope] ?? keys.sandboxAll];
-    // The processor's webhook is signed over its bytes: most events here carry a valid signature so they reach
-    // the event handling, the rest a stale, forged or missing one.
-    const isProcessor = o.operationId === "receiveStripeWebhook";
-    const body = isProcessor ? fc.oneof({ weight: 3, arbitrary: processorEvent() }, { weight: 1, arbitrary: bodyFor(undefined) }) : bodyFor(op.requestBody?.content["application/json"].schema);
-    const request = fc.record({
-      path: pathFor(o.path, pathParams),
-      query: queryFor(params.filter((p) => p.in === "query")),
-      body: o.method === "GET" ? fc.constant(undefined) : body,
-      key: fc.constantFrom(...keyChoices),
-      signature: isProcessor
-        ? fc.oneof({ weight: 3, arbitrary: fc.constant("valid") }, { weight: 1, arbitrary: fc.constantFrom("stale", "none", "t=1,v1=00", "v1=", "t=abc,v1=zz", "t=99999999999999999999,v1=00") })
-        : fc.constant("none"),
-    });
-    await fuzz(`${o.method} ${o.path}`, SEED + index, request, async (r) => {
-      const now = Math.floor(Date.now() / 1000);
-      const bytes = r.body?.bytes ?? "";
-      const signature = r.signature === "valid" ? stripeSignature(bytes, now) : r.signature === "stale" ? stripeSignature(bytes, now - 3_600) : r.signature;
-      const headers: Record<string, string> = signature === "none" ? {} : { "stripe-signature": signature };
-      const res = await send(ss.s.baseUrl, o.method, r.path + r.query, {
-        ...(r.key === undefined ? {} : { key: r.key }),
-        ...(r.body === undefined ? {} : { body: r.body.bytes, ...(r.body.contentType === undefined ? {} : { contentType: r.body.contentType }) }),
-        headers,
+  it.each(OPERATIONS.map((o, i) => [`${o.method} ${o.path} (${o.operationId})`, o, i] as const))(
+    "%s: never a 5xx, always the envelope",
+    async (_name, o, index) => {
+      // Proves the operation answers every generated request with the envelope and a status below 500.
+      const op = served.paths[o.path]?.[o.method.toLowerCase()];
+      if (op === undefined) throw new Error(`the served document lacks ${o.method} ${o.path}`);
+      const params = op.parameters ?? [];
+      const pathParams = params.filter((p) => p.in === "path").map((p) => p.name);
+      const scope = op["x-required-scope"] ?? null;
+      const keyChoices = scope === null ? [undefined, keys.sandboxAll] : [keys.sandboxAll, keys.live, keys.byScope[scope] ?? keys.sandboxAll];
+      // The processor's webhook is signed over its bytes: most events here carry a valid signature so they reach
+      // the event handling, the rest a stale, forged or missing one.
+      const isProcessor = o.operationId === "receiveStripeWebhook";
+      const body = isProcessor
+        ? fc.oneof({ weight: 3, arbitrary: processorEvent() }, { weight: 1, arbitrary: bodyFor(undefined) })
+        : bodyFor(op.requestBody?.content["application/json"].schema);
+      const request = fc.record({
+        path: pathFor(o.path, pathParams),
+        query: queryFor(params.filter((p) => p.in === "query")),
+        body: o.method === "GET" ? fc.constant(undefined) : body,
+        key: fc.constantFrom(...keyChoices),
+        signature: isProcessor
+          ? fc.oneof(
+              { weight: 3, arbitrary: fc.constant("valid") },
+              { weight: 1, arbitrary: fc.constantFrom("stale", "none", "t=1,v1=00", "v1=", "t=abc,v1=zz", "t=99999999999999999999,v1=00") },
+            )
+          : fc.constant("none"),
       });
-      checkAnswer(res, `${o.method} ${(r.path + r.query).slice(0, 300)} ${typeof r.body?.bytes === "string" ? r.body.bytes.slice(0, 300) : "<bytes>"}`);
-    });
-    if (isProcessor) await expectProcessorEventsSettled();
-  });
+      await fuzz(`${o.method} ${o.path}`, SEED + index, request, async (r) => {
+        const now = Math.floor(Date.now() / 1000);
+        const bytes = r.body?.bytes ?? "";
+        const signature = r.signature === "valid" ? stripeSignature(bytes, now) : r.signature === "stale" ? stripeSignature(bytes, now - 3_600) : r.signature;
+        const headers: Record<string, string> = signature === "none" ? {} : { "stripe-signature": signature };
+        const res = await send(ss.s.baseUrl, o.method, r.path + r.query, {
+          ...(r.key === undefined ? {} : { key: r.key }),
+          ...(r.body === undefined ? {} : { body: r.body.bytes, ...(r.body.contentType === undefined ? {} : { contentType: r.body.contentType }) }),
+          headers,
+        });
+        checkAnswer(res, `${o.method} ${(r.path + r.query).slice(0, 300)} ${typeof r.body?.bytes === "string" ? r.body.bytes.slice(0, 300) : "<bytes>"}`);
+      });
+      if (isProcessor) await expectProcessorEventsSettled();
+    },
+  );
 });
 
 describe("hosted pages", () => {
   const FORM_FIELDS = ["amount", "card_number", "reason", "email", "customer_email", "expiry", "cvc", "name"];
-  it.each(PAGE_ROUTES.map((p, i) => [`${p.method} ${p.path} (${p.operation})`, p, i] as const))("%s: HTML or a redirect, never a 5xx", async (_name, page, index) => {
-    // Proves the hosted page answers generated paths, queries and form posts with HTML or a redirect below 500.
-    const template = page.path.replace(/:([A-Za-z_]+)/g, "{$1}");
-    const params = [...page.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1] ?? "");
-    const pageIds: Record<string, string[]> = { checkout_id: [samples.pendingCheckoutId, samples.pathIds["checkout_id"] ?? ""], session_id: [samples.walletSessionId], receipt_id: [samples.pathIds["receipt_id"] ?? ""] };
-    const segment = (name: string) => fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...(pageIds[name] ?? ["x"])) }, { weight: 3, arbitrary: HOSTILE_SEGMENTS });
-    const form = fc.dictionary(fc.oneof(fc.constantFrom(...FORM_FIELDS), fc.string({ maxLength: 10 })), fc.oneof(fc.constantFrom("12.34", "4242424242424242", "4000000000000002", "-1", "1e308", "0", "NaN", "", "99999999999999"), hostileString), { maxKeys: 4 });
-    const request = fc.record({ values: fc.tuple(...params.map(segment)), query: queryFor([]), form });
-    await fuzz(`${page.method} ${page.path}`, SEED + 1_000 + index, request, async (r) => {
-      const path = params.reduce((p, name, i) => p.replace(`{${name}}`, r.values[i] ?? ""), template) + r.query;
-      const body = page.method === "GET" ? undefined : Object.entries(r.form).map(([k, v]) => `${encodeLoose(k)}=${encodeLoose(v)}`).join("&");
-      const res = await send(ss.s.altUrl, page.method, path, body === undefined ? {} : { body, contentType: "application/x-www-form-urlencoded" });
-      const shown = `${page.method} ${path.slice(0, 300)} ${(body ?? "").slice(0, 300)} → ${res.status} ${res.text.slice(0, 300)}`;
-      expect(res.status, shown).toBeLessThan(500);
-      expect(INTERNALS_RE.test(res.text), shown).toBe(false);
-      if (res.status === 303) expect(res.headers.get("location"), shown).toBeTruthy();
-      else if (res.headers.get("content-type")?.includes("application/json")) checkAnswer(res, shown);
-      else expect(res.headers.get("content-type") ?? "", shown).toContain("text/html");
-    });
-  });
+  it.each(PAGE_ROUTES.map((p, i) => [`${p.method} ${p.path} (${p.operation})`, p, i] as const))(
+    "%s: HTML or a redirect, never a 5xx",
+    async (_name, page, index) => {
+      // Proves the hosted page answers generated paths, queries and form posts with HTML or a redirect below 500.
+      const template = page.path.replace(/:([A-Za-z_]+)/g, "{$1}");
+      const params = [...page.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1] ?? "");
+      const pageIds: Record<string, string[]> = {
+        checkout_id: [samples.pendingCheckoutId, samples.pathIds["checkout_id"] ?? ""],
+        session_id: [samples.walletSessionId],
+        receipt_id: [samples.pathIds["receipt_id"] ?? ""],
+      };
+      const segment = (name: string) =>
+        fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...(pageIds[name] ?? ["x"])) }, { weight: 3, arbitrary: HOSTILE_SEGMENTS });
+      const form = fc.dictionary(
+        fc.oneof(fc.constantFrom(...FORM_FIELDS), fc.string({ maxLength: 10 })),
+        fc.oneof(fc.constantFrom("12.34", "4242424242424242", "4000000000000002", "-1", "1e308", "0", "NaN", "", "99999999999999"), hostileString),
+        { maxKeys: 4 },
+      );
+      const request = fc.record({ values: fc.tuple(...params.map(segment)), query: queryFor([]), form });
+      await fuzz(`${page.method} ${page.path}`, SEED + 1_000 + index, request, async (r) => {
+        const path = params.reduce((p, name, i) => p.replace(`{${name}}`, r.values[i] ?? ""), template) + r.query;
+        const body =
+          page.method === "GET"
+            ? undefined
+            : Object.entries(r.form)
+                .map(([k, v]) => `${encodeLoose(k)}=${encodeLoose(v)}`)
+                .join("&");
+        const res = await send(ss.s.altUrl, page.method, path, body === undefined ? {} : { body, contentType: "application/x-www-form-urlencoded" });
+        const shown = `${page.method} ${path.slice(0, 300)} ${(body ?? "").slice(0, 300)} → ${res.status} ${res.text.slice(0, 300)}`;
+        expect(res.status, shown).toBeLessThan(500);
+        expect(INTERNALS_RE.test(res.text), shown).toBe(false);
+        if (res.status === 303) expect(res.headers.get("location"), shown).toBeTruthy();
+        else if (res.headers.get("content-type")?.includes("application/json")) checkAnswer(res, shown);
+        else expect(res.headers.get("content-type") ?? "", shown).toContain("text/html");
+      });
+    },
+  );
 });
 
 describe("requests the HTTP parser refuses", () => {

@@ -37,10 +37,13 @@ type Answer = Awaited<ReturnType<typeof call>>;
 /** Admin changes reach the gateway by NOTIFY: poll until the answer changes, far inside the 5 s cache TTL. */
 async function eventually(key: string, ok: (r: Answer) => boolean): Promise<Answer> {
   const started = Date.now();
-  const r = await waitFor(async () => {
-    const a = await call(stack.baseUrl, "GET", "/v1/participants", { key });
-    return ok(a) ? a : false;
-  }, { timeoutMs: 2_000, intervalMs: 20 });
+  const r = await waitFor(
+    async () => {
+      const a = await call(stack.baseUrl, "GET", "/v1/participants", { key });
+      return ok(a) ? a : false;
+    },
+    { timeoutMs: 2_000, intervalMs: 20 },
+  );
   expect(Date.now() - started).toBeLessThan(2_000);
   return r;
 }
@@ -84,7 +87,10 @@ describe("authentication", () => {
     await revokeApiKey(stack.env.adminSql, key_id);
     // The revocation NOTIFY clears the cache: refused well within the 5 s cache TTL (as soon as it arrives).
     const revokedAt = Date.now();
-    await waitFor(async () => (await call(stack.baseUrl, "GET", "/v1/participants", { key: api_key })).body.error_code === "invalid_api_key", { timeoutMs: 2_000, intervalMs: 20 });
+    await waitFor(async () => (await call(stack.baseUrl, "GET", "/v1/participants", { key: api_key })).body.error_code === "invalid_api_key", {
+      timeoutMs: 2_000,
+      intervalMs: 20,
+    });
     expect(Date.now() - revokedAt).toBeLessThan(2_000);
 
     const expired = await stack.key({});
@@ -165,7 +171,9 @@ describe("sandbox and live", () => {
     await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey });
     await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.liveKey });
     await drained();
-    const auths = forwarded().filter((m) => m.subject.endsWith("svc.ledger.listParticipants")).map((m) => m.data.auth as { livemode: boolean; org_id: string });
+    const auths = forwarded()
+      .filter((m) => m.subject.endsWith("svc.ledger.listParticipants"))
+      .map((m) => m.data.auth as { livemode: boolean; org_id: string });
     expect(auths).toEqual([
       expect.objectContaining({ livemode: false, org_id: stack.orgId }),
       expect.objectContaining({ livemode: true, org_id: stack.orgId }),

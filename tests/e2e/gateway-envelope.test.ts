@@ -32,7 +32,11 @@ function expectEnvelope(r: { status: number; headers: Headers; body: Record<stri
 
 describe("envelope statuses", () => {
   it("400 invalid_json for a malformed body", async () => {
-    const r = await call(stack.baseUrl, "POST", "/v1/participants", { key: stack.testKey, rawBody: '{"participant_id": ', headers: { "content-type": "application/json" } });
+    const r = await call(stack.baseUrl, "POST", "/v1/participants", {
+      key: stack.testKey,
+      rawBody: '{"participant_id": ',
+      headers: { "content-type": "application/json" },
+    });
     expect(r.status).toBe(400);
     expect(r.body.error_code).toBe("invalid_json");
     expectEnvelope(r);
@@ -53,7 +57,11 @@ describe("envelope statuses", () => {
   });
 
   it("415 unsupported_media_type for a non-JSON body", async () => {
-    const r = await call(stack.baseUrl, "POST", "/v1/participants", { key: stack.testKey, rawBody: "participant_id=x", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const r = await call(stack.baseUrl, "POST", "/v1/participants", {
+      key: stack.testKey,
+      rawBody: "participant_id=x",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(r.status).toBe(415);
     expect(r.body.error_code).toBe("unsupported_media_type");
     expectEnvelope(r);
@@ -66,10 +74,18 @@ describe("envelope statuses", () => {
     expect(r.body.error_code).toBe("payload_too_large");
     expectEnvelope(r);
     const imp = JSON.stringify({ action: "parse_preview", format: "csv", data: "a,b\n".repeat(50_000) });
-    const ok = await call(stack.baseUrl, "POST", "/v1/import-transactions", { key: stack.testKey, rawBody: imp, headers: { "content-type": "application/json" } });
+    const ok = await call(stack.baseUrl, "POST", "/v1/import-transactions", {
+      key: stack.testKey,
+      rawBody: imp,
+      headers: { "content-type": "application/json" },
+    });
     expect(ok.status).not.toBe(413);
     const tooBig = JSON.stringify({ action: "parse_preview", format: "csv", data: "x".repeat(1100 * 1024) });
-    const no = await call(stack.baseUrl, "POST", "/v1/import-transactions", { key: stack.testKey, rawBody: tooBig, headers: { "content-type": "application/json" } });
+    const no = await call(stack.baseUrl, "POST", "/v1/import-transactions", {
+      key: stack.testKey,
+      rawBody: tooBig,
+      headers: { "content-type": "application/json" },
+    });
     expect(no.status).toBe(413);
   });
 
@@ -128,16 +144,22 @@ describe("envelope statuses", () => {
 
   it("503 maintenance with Retry-After and retry_after while the operator switch is on; health-check still answers", async () => {
     await setMaintenance(stack.env.adminSql, { enabled: true, retry_after_s: 120, message: "Scheduled maintenance" });
-    const down = await waitFor(async () => {
-      const r = await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey });
-      return r.status === 503 ? r : false;
-    }, { timeoutMs: 2_000, intervalMs: 20 });
+    const down = await waitFor(
+      async () => {
+        const r = await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey });
+        return r.status === 503 ? r : false;
+      },
+      { timeoutMs: 2_000, intervalMs: 20 },
+    );
     expect(down.body).toMatchObject({ success: false, error_code: "maintenance", error: "Scheduled maintenance", retry_after: 120 });
     expect(down.headers.get("retry-after")).toBe("120");
     expectEnvelope(down);
     expect((await call(stack.baseUrl, "GET", "/v1/health-check")).status).toBe(200);
     await setMaintenance(stack.env.adminSql, { enabled: false, retry_after_s: 60, message: "" });
-    await waitFor(async () => (await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey })).status === 200, { timeoutMs: 2_000, intervalMs: 20 });
+    await waitFor(async () => (await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey })).status === 200, {
+      timeoutMs: 2_000,
+      intervalMs: 20,
+    });
   });
 
   it("echoes a client's valid X-Request-Id and replaces an invalid one", async () => {
@@ -178,7 +200,9 @@ describe("service failures", () => {
     const nc = await connect(natsOptions(env.natsUrl));
     nc.subscribe(`${env.prefix}svc.ledger.listParticipants`, { callback: () => {} });
     nc.subscribe(`${env.prefix}svc.ledger.listWallets`, { callback: (_e, m) => void m.respond("this is not json") });
-    nc.subscribe(`${env.prefix}svc.ledger.getWallet`, { callback: (_e, m) => void m.respond(JSON.stringify({ ok: false, error: { code: "some_unknown_code", message: "secret internals: /etc/passwd" } })) });
+    nc.subscribe(`${env.prefix}svc.ledger.getWallet`, {
+      callback: (_e, m) => void m.respond(JSON.stringify({ ok: false, error: { code: "some_unknown_code", message: "secret internals: /etc/passwd" } })),
+    });
     await nc.flush();
     const t = await call(url(), "GET", "/v1/participants", { key });
     expect(t.status).toBe(504);
@@ -218,7 +242,9 @@ describe("health, OpenAPI and docs", () => {
     const r = await call(stack.baseUrl, "GET", "/v1/openapi.json");
     expect(r.status).toBe(200);
     expect(r.body.openapi).toBe("3.1.0");
-    const ops = Object.values(r.body.paths as Record<string, Record<string, { operationId: string }>>).flatMap((m) => Object.values(m).map((o) => o.operationId));
+    const ops = Object.values(r.body.paths as Record<string, Record<string, { operationId: string }>>).flatMap((m) =>
+      Object.values(m).map((o) => o.operationId),
+    );
     for (const route of ROUTES) expect(ops).toContain(route.operation);
     expect(r.body).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument("/"))));
     const docs = await fetch(`${stack.baseUrl}/v1/docs`);

@@ -101,7 +101,11 @@ describe("rate limits", () => {
 
   it("counts concurrent failures atomically: 70 bad keys at once against a budget of 60 give 60 × 401 and 10 × 429", async () => {
     const g = await gateway({ AUTH_FAILURES_PER_MIN: "60", NATS_PREFIX: `${env.prefix}burst.` });
-    const statuses = await Promise.all(Array.from({ length: 70 }, (_, i) => call(url(g), "GET", "/v1/participants", { key: `slk_test_${"B".repeat(28)}${String(i).padStart(4, "0")}` }).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 70 }, (_, i) =>
+        call(url(g), "GET", "/v1/participants", { key: `slk_test_${"B".repeat(28)}${String(i).padStart(4, "0")}` }).then((r) => r.status),
+      ),
+    );
     expect(statuses.filter((x) => x === 401)).toHaveLength(60);
     expect(statuses.filter((x) => x === 429)).toHaveLength(10);
   });

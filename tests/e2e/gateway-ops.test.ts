@@ -36,7 +36,10 @@ describe("tracing", () => {
     try {
       exporter.reset();
       const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
-      const r = await call(`http://127.0.0.1:${gw.ports.main}`, "GET", "/v1/kyc/business", { key, headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+      const r = await call(`http://127.0.0.1:${gw.ports.main}`, "GET", "/v1/kyc/business", {
+        key,
+        headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+      });
       expect(r.status).toBeLessThan(500);
       // Spans end after the answer is written: wait until both ends have finished theirs.
       const spans = await waitFor(() => {

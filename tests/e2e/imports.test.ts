@@ -41,7 +41,11 @@ describe("import-transactions over HTTP", () => {
       expect(preview.status, f.path).toBe(200);
       const p = preview.body["preview"] as { format: string; line_count: number; statements: { totals: { net: number } }[] };
       expect([f.path, p.format, p.line_count]).toEqual([f.path, f.format, f.lines]);
-      if (f.net !== null) expect(p.statements.reduce((s, st) => s + st.totals.net, 0), f.path).toBe(f.net);
+      if (f.net !== null)
+        expect(
+          p.statements.reduce((s, st) => s + st.totals.net, 0),
+          f.path,
+        ).toBe(f.net);
       const first = await post("/v1/import-transactions", fixtureBody(f, "import"), key);
       expect(first.status, f.path).toBe(201);
       expect(first.body).toMatchObject({ success: true, import: { imported: f.lines, duplicates: 0, error_count: 0 } });
@@ -60,13 +64,29 @@ describe("import-transactions over HTTP", () => {
     expectEnvelope(bad, 400, "unparseable_statement");
     expect(bad.body["details"]).toEqual([{ path: "data", message: expect.stringMatching(/^line 3: /) }]);
     expectEnvelope(await post("/v1/import-transactions", { action: "import", data: "" }), 400, "empty_statement");
-    expectEnvelope(await post("/v1/import-transactions", { action: "import", data: Buffer.from([0x50, 0x4b, 3, 4, 0, 0, 8, 0]).toString("base64"), data_encoding: "base64" }), 400, "binary_statement");
-    expectEnvelope(await post("/v1/import-transactions", { action: "import", format: "csv", data: csv, mapping: { ...mapping, amount: "Betrag" } }), 400, "mapping_column_not_found");
+    expectEnvelope(
+      await post("/v1/import-transactions", {
+        action: "import",
+        data: Buffer.from([0x50, 0x4b, 3, 4, 0, 0, 8, 0]).toString("base64"),
+        data_encoding: "base64",
+      }),
+      400,
+      "binary_statement",
+    );
+    expectEnvelope(
+      await post("/v1/import-transactions", { action: "import", format: "csv", data: csv, mapping: { ...mapping, amount: "Betrag" } }),
+      400,
+      "mapping_column_not_found",
+    );
     expectEnvelope(await post("/v1/import-transactions", { action: "import", data: csv }), 400, "mapping_required");
     expectEnvelope(await post("/v1/import-transactions", { action: "import", format: "xls", data: csv }), 400, "validation_error");
     expectEnvelope(await post("/v1/import-transactions", { action: "import", data: csv, template_id: "tmpl_nope" }), 404, "template_not_found");
     const tooBig = JSON.stringify({ action: "parse_preview", format: "csv", data: "x".repeat(IMPORT_BODY_LIMIT_BYTES) });
-    const big = await call(stack.baseUrl, "POST", "/v1/import-transactions", { key: stack.testKey, rawBody: tooBig, headers: { "content-type": "application/json" } });
+    const big = await call(stack.baseUrl, "POST", "/v1/import-transactions", {
+      key: stack.testKey,
+      rawBody: tooBig,
+      headers: { "content-type": "application/json" },
+    });
     expectEnvelope(big, 413, "payload_too_large");
     // At the edge: the largest accepted body reaches the ledger (here: no mapping); a few bytes under 1 MiB is 413.
     const sized = (bytes: number) => {
@@ -74,9 +94,17 @@ describe("import-transactions over HTTP", () => {
       return JSON.stringify({ action: "parse_preview", format: "csv", data: `a,b\n${"x".repeat(bytes - head.length)}` });
     };
     const largest = sized(IMPORT_BODY_LIMIT_BYTES - RPC_ENVELOPE_BYTES_MAX);
-    const accepted = await call(stack.baseUrl, "POST", "/v1/import-transactions", { key: stack.testKey, rawBody: largest, headers: { "content-type": "application/json" } });
+    const accepted = await call(stack.baseUrl, "POST", "/v1/import-transactions", {
+      key: stack.testKey,
+      rawBody: largest,
+      headers: { "content-type": "application/json" },
+    });
     expectEnvelope(accepted, 400, "mapping_required");
-    const nearly = await call(stack.baseUrl, "POST", "/v1/import-transactions", { key: stack.testKey, rawBody: sized(IMPORT_BODY_LIMIT_BYTES - 10), headers: { "content-type": "application/json" } });
+    const nearly = await call(stack.baseUrl, "POST", "/v1/import-transactions", {
+      key: stack.testKey,
+      rawBody: sized(IMPORT_BODY_LIMIT_BYTES - 10),
+      headers: { "content-type": "application/json" },
+    });
     expectEnvelope(nearly, 413, "payload_too_large");
     expect(await storedLines()).toBe(before);
   });
@@ -91,7 +119,12 @@ describe("import-transactions over HTTP", () => {
       rows.push(row);
       size += row.length + 1;
     }
-    const body = { action: "import", format: "csv", data: `Date,Description,Reference,Amount\n${rows.join("")}`, mapping: { date: "Date", description: "Description", reference: "Reference", amount: "Amount", currency: "USD" } };
+    const body = {
+      action: "import",
+      format: "csv",
+      data: `Date,Description,Reference,Amount\n${rows.join("")}`,
+      mapping: { date: "Date", description: "Description", reference: "Reference", amount: "Amount", currency: "USD" },
+    };
     expect(JSON.stringify(body).length).toBeGreaterThan(IMPORT_BODY_LIMIT_BYTES - RPC_ENVELOPE_BYTES_MAX - 1200);
     expect(JSON.stringify(body).length).toBeLessThanOrEqual(IMPORT_BODY_LIMIT_BYTES - RPC_ENVELOPE_BYTES_MAX);
     const r = await post("/v1/import-transactions", body);
@@ -125,12 +158,25 @@ describe("reconciliation and reports over HTTP", () => {
     for (let i = 0; i < 12; i++) {
       const amount = 5_000 + i * 11;
       const income = i % 4 !== 0;
-      const r = await post(income ? "/v1/record-income" : "/v1/record-expense", { reference_id: `rec-${i}`, amount, date: `2024-07-${String(10 + i).padStart(2, "0")}` }, own);
+      const r = await post(
+        income ? "/v1/record-income" : "/v1/record-expense",
+        { reference_id: `rec-${i}`, amount, date: `2024-07-${String(10 + i).padStart(2, "0")}` },
+        own,
+      );
       expect(r.status).toBe(201);
       lines.push(`2024-07-${String(10 + i + (i % 2)).padStart(2, "0")},Transfer rec-${i},rec-${i},${income ? "" : "-"}${amount / 100}`);
     }
     lines.push("2024-07-15,Bank fee,FEE1,-4.99");
-    const imported = await post("/v1/import-transactions", { action: "import", format: "csv", data: `Date,Text,Ref,Amount\n${lines.join("\n")}\n`, mapping: { date: "Date", description: "Text", reference: "Ref", amount: "Amount", currency: "USD" } }, own);
+    const imported = await post(
+      "/v1/import-transactions",
+      {
+        action: "import",
+        format: "csv",
+        data: `Date,Text,Ref,Amount\n${lines.join("\n")}\n`,
+        mapping: { date: "Date", description: "Text", reference: "Ref", amount: "Amount", currency: "USD" },
+      },
+      own,
+    );
     expect(imported.body["import"]).toMatchObject({ imported: 13 });
 
     const auto = await post("/v1/reconciliations/auto-match", { start_date: "2024-07-01", end_date: "2024-07-31" }, own);
@@ -148,10 +194,16 @@ describe("reconciliation and reports over HTTP", () => {
     expect((await call(stack.baseUrl, "DELETE", `/v1/reconciliations/matches/${first.id}`, { key: own })).status).toBe(404);
     const after = await get("/v1/reconciliations/unmatched?limit=1", own);
     expect(after.body).toMatchObject({ bank_lines_total: 2, transactions_total: 1 });
-    const feeLine = ((await get("/v1/reconciliations/unmatched", own)).body["bank_lines"] as { id: string; reference: string }[]).find((l) => l.reference === "FEE1");
+    const feeLine = ((await get("/v1/reconciliations/unmatched", own)).body["bank_lines"] as { id: string; reference: string }[]).find(
+      (l) => l.reference === "FEE1",
+    );
     const manual = await post("/v1/reconciliations/matches", { bank_line_id: feeLine?.id, transaction_id: first.transaction_id }, own);
     expect(manual.status).toBe(201);
-    expectEnvelope(await post("/v1/reconciliations/matches", { bank_line_id: feeLine?.id, transaction_id: first.transaction_id }, own), 409, "bank_line_already_matched");
+    expectEnvelope(
+      await post("/v1/reconciliations/matches", { bank_line_id: feeLine?.id, transaction_id: first.transaction_id }, own),
+      409,
+      "bank_line_already_matched",
+    );
 
     const tb = await post("/v1/generate-report", { report_type: "trial_balance", as_of: "2024-07-31" }, own);
     const viaGet = await get("/v1/trial-balance?as_of_date=2024-07-31", own);
@@ -161,7 +213,11 @@ describe("reconciliation and reports over HTTP", () => {
     const bs = await post("/v1/generate-report", { report_type: "balance_sheet", as_of: "2024-07-20" }, own);
     expect((await get("/v1/balance-sheet?as_of_date=2024-07-20", own)).body["report"]).toEqual(bs.body["report"]);
     expectEnvelope(await get("/v1/trial-balance?as_of_date=yesterday", own), 400, "validation_error");
-    const history = await post("/v1/generate-report", { report_type: "transaction_history", start_date: "2024-07-01", end_date: "2024-07-31", per_page: 5 }, own);
+    const history = await post(
+      "/v1/generate-report",
+      { report_type: "transaction_history", start_date: "2024-07-01", end_date: "2024-07-31", per_page: 5 },
+      own,
+    );
     expect(history.body["report"]).toMatchObject({ type: "transaction_history", pagination: { total: 12, per_page: 5, total_pages: 3 } });
     const report = await verifyLedger(stack.env.adminSql, { orgId: org.org_id });
     expect(report.violations).toEqual([]);

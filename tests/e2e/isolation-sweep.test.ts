@@ -4,7 +4,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES, ROUTES, buildOpenApiDocument, isErrorCode, type RouteDef } from "@treasury/contracts";
 import { call } from "./stack.ts";
-import { BANK_ACCOUNT, CREATOR_KYC, createSamples, fillPath, missingSamples, pathParamsOf, startSampleStack, type SampleStack, type Samples } from "./route-samples.ts";
+import {
+  BANK_ACCOUNT,
+  CREATOR_KYC,
+  createSamples,
+  fillPath,
+  missingSamples,
+  pathParamsOf,
+  startSampleStack,
+  type SampleStack,
+  type Samples,
+} from "./route-samples.ts";
 
 type Body = Record<string, unknown>;
 type Answer = { status: number; body: Body };
@@ -47,7 +57,15 @@ const ID_INDEPENDENT_CODES: ReadonlySet<string> = new Set(["sandbox_only"]);
 /** An id of the same kind that nobody has: its last character changed within its class (hex stays hex). */
 function ghostOf(id: string): string {
   const last = id.at(-1) ?? "0";
-  const next = /[0-9]/.test(last) ? String((Number(last) + 1) % 10) : /[a-f]/.test(last) ? (last === "f" ? "a" : String.fromCharCode(last.charCodeAt(0) + 1)) : last === "z" ? "y" : "z";
+  const next = /[0-9]/.test(last)
+    ? String((Number(last) + 1) % 10)
+    : /[a-f]/.test(last)
+      ? last === "f"
+        ? "a"
+        : String.fromCharCode(last.charCodeAt(0) + 1)
+      : last === "z"
+        ? "y"
+        : "z";
   return id.slice(0, -1) + next;
 }
 
@@ -61,7 +79,10 @@ function expectInvisible(answer: Answer, ghost: Answer, what: string, named: rea
   expect(answer.body["success"], shown).toBe(false);
   expect(answer.body["request_id"], shown).toEqual(expect.stringMatching(/^req_/));
   expect(isErrorCode(code) && (ERROR_CODES[code].status === 404 || ID_INDEPENDENT_CODES.has(code)), shown).toBe(true);
-  expect([answer.status, code], `${shown}; an unknown id got ${ghost.status} ${String(ghost.body["error_code"])}`).toEqual([ghost.status, ghost.body["error_code"]]);
+  expect([answer.status, code], `${shown}; an unknown id got ${ghost.status} ${String(ghost.body["error_code"])}`).toEqual([
+    ghost.status,
+    ghost.body["error_code"],
+  ]);
   expect(leakedIds(answer, named), shown).toEqual([]);
 }
 
@@ -74,13 +95,18 @@ const VALID_BODIES: Readonly<Record<string, Body>> = {
   depositToWallet: { amount: 100, reference_id: "iso_topup" },
   withdrawFromWallet: { amount: 100, reference_id: "iso_withdrawal" },
   putBankAccount: { ...BANK_ACCOUNT },
-  submitReceiptProofSignature: { key_id: "iso_key", signature: "eyJhbGciOiJFZERTQSJ9..c2lnbmF0dXJl", public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo" } },
+  submitReceiptProofSignature: {
+    key_id: "iso_key",
+    signature: "eyJhbGciOiJFZERTQSJ9..c2lnbmF0dXJl",
+    public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo" },
+  },
 };
 
 function bodyFor(route: RouteDef): Body | undefined {
   if (route.method === "GET") return undefined;
   const body = VALID_BODIES[route.operation] ?? {};
-  if (route.body && !route.body.safeParse(body).success) throw new Error(`${route.operation} refuses ${JSON.stringify(body)}: add a valid body to VALID_BODIES`);
+  if (route.body && !route.body.safeParse(body).success)
+    throw new Error(`${route.operation} refuses ${JSON.stringify(body)}: add a valid body to VALID_BODIES`);
   return body;
 }
 
@@ -109,7 +135,9 @@ function queryParamsOf(route: RouteDef): string[] {
 function listRequests(): { label: string; path: string }[] {
   const filters = filterValues();
   return ROUTES.filter((r) => r.method === "GET" && r.scope !== null && pathParamsOf(r.path).length === 0).flatMap((r) => {
-    const variants = queryParamsOf(r).filter((n) => filters[n] !== undefined).map((n) => `${r.path}?${n}=${encodeURIComponent(filters[n] ?? "")}`);
+    const variants = queryParamsOf(r)
+      .filter((n) => filters[n] !== undefined)
+      .map((n) => `${r.path}?${n}=${encodeURIComponent(filters[n] ?? "")}`);
     return [r.path, ...variants].map((path) => ({ label: `${r.operation} ${path}`, path }));
   });
 }
@@ -127,7 +155,10 @@ describe("lists", () => {
   it("no list answered to another key holds any of A's ids, while A's own lists show every one", async () => {
     // Proves every list read, unfiltered and filtered by A's ids, hides A's resources from the other keys; the owner's view is the control.
     const seenByA = new Set<string>();
-    const requests = [...listRequests().map((l) => ({ ...l, method: "GET", body: undefined as Body | undefined })), ...POSTED_LISTS.map((l) => ({ label: `POST ${l.path} ${JSON.stringify(l.body)}`, path: l.path, method: "POST", body: l.body as Body | undefined }))];
+    const requests = [
+      ...listRequests().map((l) => ({ ...l, method: "GET", body: undefined as Body | undefined })),
+      ...POSTED_LISTS.map((l) => ({ label: `POST ${l.path} ${JSON.stringify(l.body)}`, path: l.path, method: "POST", body: l.body as Body | undefined })),
+    ];
     for (const req of requests) {
       for (const k of FOREIGN) {
         const r = await send(keys[k], req.method, req.path, req.body);
@@ -139,7 +170,11 @@ describe("lists", () => {
       const text = JSON.stringify(own.body);
       for (const id of Object.values(samples.listed)) if (text.includes(id)) seenByA.add(id);
     }
-    expect(Object.entries(samples.listed).filter(([, id]) => !seenByA.has(id)).map(([kind]) => kind)).toEqual([]);
+    expect(
+      Object.entries(samples.listed)
+        .filter(([, id]) => !seenByA.has(id))
+        .map(([kind]) => kind),
+    ).toEqual([]);
   });
 });
 
@@ -171,7 +206,10 @@ function bodyProbes(): { operation: string; body: Body }[] {
   return [
     { operation: "createHold", body: { participant_id: p, amount: 100, reference_id: "iso_hold_p" } },
     { operation: "createHold", body: { wallet_id: s.creatorWalletId, amount: 100, reference_id: "iso_hold_w" } },
-    { operation: "transferBetweenWallets", body: { from_wallet_id: s.consumerWalletId, to_wallet_id: s.creatorWalletId, amount: 100, reference_id: "iso_transfer" } },
+    {
+      operation: "transferBetweenWallets",
+      body: { from_wallet_id: s.consumerWalletId, to_wallet_id: s.creatorWalletId, amount: 100, reference_id: "iso_transfer" },
+    },
     { operation: "transferBetweenWallets", body: { from_participant_id: p, to_participant_id: p, amount: 100, reference_id: "iso_transfer_p" } },
     { operation: "createWalletSession", body: { wallet_id: s.consumerWalletId } },
     { operation: "spendSharedWallet", body: { consumer_sub: s.buyer, amount: 100, reference_id: "iso_spend", creator_id: p } },
@@ -210,7 +248,10 @@ describe("ids in bodies", () => {
         expectInvisible(await send(keys[k], route.method, route.path, probe.body), ghost, `${k} ${probe.operation} ${JSON.stringify(probe.body)}`, named);
       }
       const own = await send(keys.aSandbox, route.method, route.path, probe.body);
-      expect([own.status < 500, own.status !== 404], `aSandbox ${probe.operation} ${JSON.stringify(probe.body)} → ${own.status} ${JSON.stringify(own.body).slice(0, 300)}`).toEqual([true, true]);
+      expect(
+        [own.status < 500, own.status !== 404],
+        `aSandbox ${probe.operation} ${JSON.stringify(probe.body)} → ${own.status} ${JSON.stringify(own.body).slice(0, 300)}`,
+      ).toEqual([true, true]);
     }
   });
 });
@@ -219,7 +260,8 @@ describe("refund requests naming another org's sale", () => {
   it("are refused as the unknown sale they are to the caller, and nothing of A's moves", async () => {
     // Proves a refund request naming another org's sale cannot reach that sale: the sale is looked up in the
     // caller's own org and environment when the request is made, and answers exactly as a sale nobody has.
-    const refundsOfSale = async () => (await send(keys.aSandbox, "GET", `/v1/refunds?sale_reference=${encodeURIComponent(samples.saleReference)}`)).body["total"];
+    const refundsOfSale = async () =>
+      (await send(keys.aSandbox, "GET", `/v1/refunds?sale_reference=${encodeURIComponent(samples.saleReference)}`)).body["total"];
     const before = await refundsOfSale();
     for (const k of FOREIGN) {
       const filed = await send(keys[k], "POST", "/v1/refund-requests", { sale_reference: samples.saleReference, amount: 100 });

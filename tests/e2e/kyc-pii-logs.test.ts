@@ -70,7 +70,10 @@ describe("PII in logs", () => {
   it("no process logs any personal value, whatever happens to the request", { timeout: 120_000 }, async () => {
     // Proves the log hygiene of the whole path at LOG_LEVEL=trace: success, validation failures, a refused state move, decisions.
     const api = (method: string, path: string, key: string, body?: unknown) => call(baseUrl, method, path, { key, ...(body !== undefined ? { body } : {}) });
-    for (const [key, pid] of [[testKey, "pii_creator_test"], [liveKey, "pii_creator_live"]] as const) {
+    for (const [key, pid] of [
+      [testKey, "pii_creator_test"],
+      [liveKey, "pii_creator_live"],
+    ] as const) {
       expect((await api("POST", "/v1/participants", key, { participant_id: pid })).status).toBe(201);
     }
     expect((await api("POST", "/v1/kyc/creators/pii_creator_test", testKey, creatorBody())).status).toBe(201);

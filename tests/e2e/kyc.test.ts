@@ -32,9 +32,15 @@ async function admin(...args: string[]): Promise<{ code: number; out: Record<str
   return adminWith({}, ...args);
 }
 
-async function adminWith(extraEnv: Record<string, string>, ...args: string[]): Promise<{ code: number; out: Record<string, unknown>; err: Record<string, unknown> }> {
+async function adminWith(
+  extraEnv: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; out: Record<string, unknown>; err: Record<string, unknown> }> {
   try {
-    const { stdout } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], { cwd: repoRoot(), env: { ...process.env, DATABASE_URL: env.adminUrl, ...extraEnv } });
+    const { stdout } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], {
+      cwd: repoRoot(),
+      env: { ...process.env, DATABASE_URL: env.adminUrl, ...extraEnv },
+    });
     return { code: 0, out: JSON.parse(stdout) as Record<string, unknown>, err: {} };
   } catch (e) {
     const x = e as { code: number; stderr: string };
@@ -97,7 +103,13 @@ describe("creator KYC", () => {
     expect(r.status).toBe(201);
     expect(r.body["request_id"]).toMatch(/^req_/);
     const kycView = r.body["creator_kyc"] as Record<string, unknown>;
-    expect(kycView).toMatchObject({ participant_id: pid, status: "approved", missing_fields: [], tax_certified: true, latest_submission: { status: "approved", rejection_reason: null } });
+    expect(kycView).toMatchObject({
+      participant_id: pid,
+      status: "approved",
+      missing_fields: [],
+      tax_certified: true,
+      latest_submission: { status: "approved", rejection_reason: null },
+    });
     expect((await api("GET", `/v1/kyc/creators/${pid}`, s.testKey)).body["creator_kyc"]).toEqual(kycView);
     // The live environment has its own participants and verifications.
     expect((await api("GET", `/v1/kyc/creators/${pid}`, s.liveKey)).body).toMatchObject({ success: false, error_code: "participant_not_found" });
@@ -118,25 +130,45 @@ describe("creator KYC", () => {
 
     const rejected = await admin("kyc", "reject", "--id", id, "--reason", "document expired", "--actor", "ops:carol");
     expect(rejected.code).toBe(0);
-    expect(rejected.out).toMatchObject({ submission_id: id, action: "reject", previous_status: "under_review", status: "rejected", actor: "ops:carol", reason: "document expired" });
-    expect((await api("GET", `/v1/kyc/creators/${pid}`, s.liveKey)).body["creator_kyc"]).toMatchObject({ status: "rejected", latest_submission: { id, rejection_reason: "document expired" } });
+    expect(rejected.out).toMatchObject({
+      submission_id: id,
+      action: "reject",
+      previous_status: "under_review",
+      status: "rejected",
+      actor: "ops:carol",
+      reason: "document expired",
+    });
+    expect((await api("GET", `/v1/kyc/creators/${pid}`, s.liveKey)).body["creator_kyc"]).toMatchObject({
+      status: "rejected",
+      latest_submission: { id, rejection_reason: "document expired" },
+    });
     const [audit] = await env.adminSql`select actor, reason, action, created_at from kyc.review_actions where submission_id = ${id}`;
     expect(audit).toMatchObject({ actor: "ops:carol", reason: "document expired", action: "reject" });
     // The CLI wrote the outbox row; the kyc service's relay publishes it.
-    await waitFor(async () => (await env.adminSql`select 1 from kyc.outbox where id = ${String(rejected.out["event_id"])} and published_at is not null`).length === 1, { timeoutMs: 15_000 });
+    await waitFor(
+      async () => (await env.adminSql`select 1 from kyc.outbox where id = ${String(rejected.out["event_id"])} and published_at is not null`).length === 1,
+      { timeoutMs: 15_000 },
+    );
 
     // Reviewing the person behind it needs the key ring and a stated reason; the access is audited.
     const shown = await adminWith({ PII_KEYS: piiKeys }, "kyc", "show", "--id", id, "--reason", "appeal 7", "--actor", "ops:carol");
     expect(shown.code).toBe(0);
     expect(shown.out["submission"]).toMatchObject({ id, status: "rejected", personal_data: { legal_name: "Ada Quill Lovelace", date_of_birth: "1990-12-10" } });
-    expect((await env.adminSql`select actor, reason from kyc.review_actions where submission_id = ${id} and action = 'view'`)[0]).toEqual({ actor: "ops:carol", reason: "appeal 7" });
+    expect((await env.adminSql`select actor, reason from kyc.review_actions where submission_id = ${id} and action = 'view'`)[0]).toEqual({
+      actor: "ops:carol",
+      reason: "appeal 7",
+    });
     const noKeys = await adminWith({ PII_KEYS: "", DEV_DATA_DIR: "/nonexistent-treasury-data" }, "kyc", "show", "--id", id, "--reason", "x");
     expect(noKeys.code).not.toBe(0);
     expect(String(noKeys.err["error"])).toContain("PII_KEYS");
 
     const again = await api("POST", `/v1/kyc/creators/${pid}`, s.liveKey, creatorBody());
     const id2 = String((again.body["creator_kyc"] as { latest_submission: { id: string } }).latest_submission.id);
-    expect((await admin("kyc", "approve", "--id", id2)).out).toMatchObject({ status: "approved", tax_certified: true, actor: expect.stringMatching(/^operator:/) });
+    expect((await admin("kyc", "approve", "--id", id2)).out).toMatchObject({
+      status: "approved",
+      tax_certified: true,
+      actor: expect.stringMatching(/^operator:/),
+    });
     expect((await api("GET", `/v1/kyc/creators/${pid}`, s.liveKey)).body["creator_kyc"]).toMatchObject({ status: "approved", tax_certified: true });
   });
 });
@@ -158,15 +190,28 @@ describe("business KYB", () => {
     expect(refused.err).toMatchObject({ error_code: "kyb_not_approved" });
 
     expect((await admin("kyc", "list", "--status", "under_review", "--org", org_id, "--subject", "business")).out["verifications"]).toEqual([
-      expect.objectContaining({ submission_id: id, subject: "business", business_type: "corporation", document_types: ["articles_of_incorporation"], tax_id_last4: "4321" }),
+      expect.objectContaining({
+        submission_id: id,
+        subject: "business",
+        business_type: "corporation",
+        document_types: ["articles_of_incorporation"],
+        tax_id_last4: "4321",
+      }),
     ]);
-    expect((await admin("kyc", "approve", "--id", id, "--actor", "ops:dave", "--reason", "EIN letter checked")).out).toMatchObject({ status: "approved", tax_certified: true });
+    expect((await admin("kyc", "approve", "--id", id, "--actor", "ops:dave", "--reason", "EIN letter checked")).out).toMatchObject({
+      status: "approved",
+      tax_certified: true,
+    });
 
     const live = await admin("key", "create", "--org", org_id, "--env", "live");
     expect(live.code).toBe(0);
     const liveKey = String(live.out["api_key"]);
     expect(liveKey).toMatch(/^slk_live_/);
-    expect((await api("GET", "/v1/kyc/business", liveKey)).body["business_kyb"]).toMatchObject({ status: "approved", tax_certified: true, latest_submission: { id } });
+    expect((await api("GET", "/v1/kyc/business", liveKey)).body["business_kyb"]).toMatchObject({
+      status: "approved",
+      tax_certified: true,
+      latest_submission: { id },
+    });
 
     // A suspended KYB no longer unlocks live keys (the keys already issued stay the operator's call).
     expect((await admin("kyc", "suspend", "--id", id, "--reason", "registry mismatch")).out).toMatchObject({ status: "suspended" });
@@ -178,9 +223,18 @@ describe("business KYB", () => {
     // Proves submit_for_review: false on the business route.
     const { org_id } = await createOrg(env.adminSql, { name: "Draft Co" });
     const key = (await createApiKey(env.adminSql, { orgId: org_id, environment: "sandbox", scopes: null })).api_key;
-    const r = await api("POST", "/v1/kyc/business", key, businessBody({ submit_for_review: false, beneficial_owners: [], business_address: { line1: "1 Main" } }));
+    const r = await api(
+      "POST",
+      "/v1/kyc/business",
+      key,
+      businessBody({ submit_for_review: false, beneficial_owners: [], business_address: { line1: "1 Main" } }),
+    );
     expect(r.status).toBe(201);
-    expect(r.body["business_kyb"]).toMatchObject({ status: "pending", missing_fields: ["business_address.city", "business_address.postal_code", "business_address.country", "beneficial_owners"], latest_submission: { status: "pending", submitted_at: null } });
+    expect(r.body["business_kyb"]).toMatchObject({
+      status: "pending",
+      missing_fields: ["business_address.city", "business_address.postal_code", "business_address.country", "beneficial_owners"],
+      latest_submission: { status: "pending", submitted_at: null },
+    });
     expect((await admin("kyc", "list", "--status", "under_review", "--org", org_id)).out).toEqual({ verifications: [] });
     expect((await admin("kyc", "list", "--status", "pending", "--org", org_id)).out["verifications"]).toHaveLength(1);
   });
@@ -227,7 +281,10 @@ describe("access and bad input", () => {
       const r = await api("POST", `/v1/kyc/creators/${pid}`, s.testKey, creatorBody(patch));
       expect(r.status, path).toBe(400);
       expect(r.body, path).toMatchObject({ success: false, error_code: "validation_error" });
-      expect((r.body["details"] as { path: string }[]).map((d) => d.path), path).toContain(path);
+      expect(
+        (r.body["details"] as { path: string }[]).map((d) => d.path),
+        path,
+      ).toContain(path);
       expect(JSON.stringify(r.body)).not.toContain("123-45-6789");
     }
     const liveDoc = await api("POST", `/v1/kyc/creators/${livePid}`, s.liveKey, creatorBody({ document_evidence: [{ type: "government_id" }] }));
@@ -253,10 +310,16 @@ describe("access and bad input", () => {
       const r = await api("POST", "/v1/kyc/business", bizKey, businessBody(patch));
       expect(r.status, path).toBe(400);
       expect(r.body, path).toMatchObject({ success: false, error_code: "validation_error" });
-      expect((r.body["details"] as { path: string }[]).map((d) => d.path), path).toContain(path);
+      expect(
+        (r.body["details"] as { path: string }[]).map((d) => d.path),
+        path,
+      ).toContain(path);
     }
     expect(await submissionCount()).toBe(before);
-    expect((await api("POST", "/v1/kyc/creators/nobody_here", s.testKey, creatorBody())).body).toMatchObject({ success: false, error_code: "participant_not_found" });
+    expect((await api("POST", "/v1/kyc/creators/nobody_here", s.testKey, creatorBody())).body).toMatchObject({
+      success: false,
+      error_code: "participant_not_found",
+    });
     expect((await api("GET", "/v1/kyc/creators/nobody_here", s.testKey)).status).toBe(404);
     expect(await submissionCount()).toBe(before);
   });

@@ -23,7 +23,11 @@ describe("ledger accounting over HTTP", () => {
     const body = { reference_id: "order-1", creator_id: "e2e_creator", amount: 2000, processing_fee: 88, description: "ebook" };
     const sale = await post("/v1/record-sale", body);
     expect(sale.status).toBe(201);
-    expect(sale.body).toMatchObject({ success: true, breakdown: { gross_amount: 2000, processing_fee: 88, net_amount: 1912, creator_amount: 1500, platform_amount: 412, creator_percent: 75 }, creator_balance: 1500 });
+    expect(sale.body).toMatchObject({
+      success: true,
+      breakdown: { gross_amount: 2000, processing_fee: 88, net_amount: 1912, creator_amount: 1500, platform_amount: 412, creator_percent: 75 },
+      creator_balance: 1500,
+    });
     const txn = sale.body["transaction_id"];
     const replay = await post("/v1/record-sale", body);
     expect(replay.status).toBe(409);

@@ -28,7 +28,9 @@ async function as(identity: NatsIdentity): Promise<NatsConnection> {
 const authOf = (orgId: string): AuthContext => ({ org_id: orgId, livemode: false, key_id: "key_forged", scopes: null, request_id: newRequestId() });
 
 async function ledgerTransactions(orgId: string, reference: string): Promise<number> {
-  const [row] = await s.env.adminSql<{ n: number }[]>`select count(*)::int as n from ledger.transactions where org_id = ${orgId} and reference_id = ${reference}`;
+  const [row] = await s.env.adminSql<
+    { n: number }[]
+  >`select count(*)::int as n from ledger.transactions where org_id = ${orgId} and reference_id = ${reference}`;
   return row?.n ?? 0;
 }
 
@@ -36,7 +38,10 @@ beforeAll(async () => {
   s = await startStack({ services: ["ledger", "kyc"] });
   orgB = `org_victim_${Math.random().toString(36).slice(2, 10)}`;
   participantId = `creator_${Math.random().toString(36).slice(2, 8)}`;
-  const created = await call(s.baseUrl, "POST", "/v1/participants", { key: s.testKey, body: { participant_id: participantId, display_name: "Ada", default_split_percent: 80 } });
+  const created = await call(s.baseUrl, "POST", "/v1/participants", {
+    key: s.testKey,
+    body: { participant_id: participantId, display_name: "Ada", default_split_percent: 80 },
+  });
   expect(created.status).toBe(201);
 }, 120_000);
 afterAll(async () => {
@@ -65,8 +70,12 @@ describe("who may send what to the services", () => {
     const internal = await rpcCall(await as("kyc"), internalSubject(s.env.prefix, "ledger", "getParticipant"), request, { timeoutMs: ANSWER_TIMEOUT_MS });
     const viaApi = await call(s.baseUrl, "GET", `/v1/participants/${participantId}`, { key: s.testKey });
     expect(internal.ok).toBe(true);
-    expect(internal.ok && (internal.body["participant"] as { id: string; wallet_id: string }).wallet_id).toBe((viaApi.body["participant"] as { wallet_id: string }).wallet_id);
-    const notAllowed = await rpcCall(await as("webhooks"), internalSubject(s.env.prefix, "ledger", "getParticipant"), request, { timeoutMs: DENIED_TIMEOUT_MS });
+    expect(internal.ok && (internal.body["participant"] as { id: string; wallet_id: string }).wallet_id).toBe(
+      (viaApi.body["participant"] as { wallet_id: string }).wallet_id,
+    );
+    const notAllowed = await rpcCall(await as("webhooks"), internalSubject(s.env.prefix, "ledger", "getParticipant"), request, {
+      timeoutMs: DENIED_TIMEOUT_MS,
+    });
     expect(notAllowed.ok ? "answered" : notAllowed.error.code).toBe("service_timeout");
   });
 

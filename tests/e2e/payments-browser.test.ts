@@ -28,7 +28,15 @@ beforeAll(async () => {
   context = await chromium.launchPersistentContext(profileDir, {
     executablePath: "/usr/bin/chromium",
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }, 60_000);
 afterAll(async () => {
@@ -46,7 +54,14 @@ async function creatorBalance(pid: string): Promise<number> {
 async function checkout(pid: string, extra: Record<string, unknown> = {}): Promise<{ id: string; url: string }> {
   const r = await call(s.baseUrl, "POST", "/v1/checkout-sessions", {
     key: s.testKey,
-    body: { participant_id: pid, amount: 4_999, product_name: "Guitar <lessons> & more", success_url: `${shopUrl}/ok`, cancel_url: `${shopUrl}/cancel`, ...extra },
+    body: {
+      participant_id: pid,
+      amount: 4_999,
+      product_name: "Guitar <lessons> & more",
+      success_url: `${shopUrl}/ok`,
+      cancel_url: `${shopUrl}/cancel`,
+      ...extra,
+    },
   });
   expect(r.status).toBe(201);
   const cs = r.body["checkout_session"] as Record<string, string>;
@@ -63,7 +78,14 @@ describe("hosted checkout page", () => {
   // Proves the success card completes the session through the page, redirects to success_url with the id, and credits exactly the share.
   it("pays with 4242 4242 4242 4242", async () => {
     const pid = `browser_${Date.now().toString(36)}`;
-    expect((await call(s.baseUrl, "POST", "/v1/participants", { key: s.testKey, body: { participant_id: pid, display_name: "Ana's <Studio>", default_split_percent: 85 } })).status).toBe(201);
+    expect(
+      (
+        await call(s.baseUrl, "POST", "/v1/participants", {
+          key: s.testKey,
+          body: { participant_id: pid, display_name: "Ana's <Studio>", default_split_percent: 85 },
+        })
+      ).status,
+    ).toBe(201);
     const cs = await checkout(pid);
     const page = await context.newPage();
     await page.goto(cs.url);

@@ -15,7 +15,8 @@ let api: (method: string, path: string, body?: unknown, key?: string) => Promise
 beforeAll(async () => {
   s = await startStack({ services: ["ledger", "payments"] });
   // Generous write limits for this org: the file makes many treasury writes in a few seconds.
-  await s.env.adminSql`update gateway.orgs set rate_limits = ${s.env.adminSql.json({ treasury_write: { capacity: 100_000, refill_per_sec: 100_000 }, write: { capacity: 100_000, refill_per_sec: 100_000 } })} where id = ${s.orgId}`;
+  await s.env
+    .adminSql`update gateway.orgs set rate_limits = ${s.env.adminSql.json({ treasury_write: { capacity: 100_000, refill_per_sec: 100_000 }, write: { capacity: 100_000, refill_per_sec: 100_000 } })} where id = ${s.orgId}`;
   api = async (method, path, body, key = s.testKey) => {
     const r = await call(s.baseUrl, method, path, { key, ...(body !== undefined ? { body } : {}) });
     return { status: r.status, body: r.body };
@@ -28,7 +29,12 @@ afterAll(async () => {
 let seq = 0;
 async function participant(opts: { split?: number; key?: string } = {}): Promise<string> {
   const id = `creator_${Date.now().toString(36)}_${seq++}`;
-  const r = await api("POST", "/v1/participants", { participant_id: id, display_name: `Creator <${id}>`, ...(opts.split !== undefined ? { default_split_percent: opts.split } : {}) }, opts.key);
+  const r = await api(
+    "POST",
+    "/v1/participants",
+    { participant_id: id, display_name: `Creator <${id}>`, ...(opts.split !== undefined ? { default_split_percent: opts.split } : {}) },
+    opts.key,
+  );
   expect(r.status).toBe(201);
   return id;
 }
@@ -66,8 +72,16 @@ describe("typical flow (spec steps 1–5)", () => {
   it("records the split, emits the event once and reads back the wallet and hold", async () => {
     const pid = await participant({ split: 70.15 });
     const created = await api("POST", "/v1/checkout-sessions", {
-      participant_id: pid, amount: 10_999, currency: "USD", product_id: "prod_1", product_name: "Course", sales_tax: 999,
-      hold_funds: true, customer_email: "buyer@example.com", success_url: "https://shop.example/ok", metadata: { order: "o1" },
+      participant_id: pid,
+      amount: 10_999,
+      currency: "USD",
+      product_id: "prod_1",
+      product_name: "Course",
+      sales_tax: 999,
+      hold_funds: true,
+      customer_email: "buyer@example.com",
+      success_url: "https://shop.example/ok",
+      metadata: { order: "o1" },
     });
     expect(created.status).toBe(201);
     const cs = session(created);
@@ -77,7 +91,13 @@ describe("typical flow (spec steps 1–5)", () => {
     expect(ttl).toBeGreaterThan(59 * 60_000);
     expect(ttl).toBeLessThanOrEqual(60 * 60_000);
     // net 10000 × 70.15 % = 7015 to the creator, 2985 to the platform, 999 tax.
-    expect(cs.breakdown).toEqual({ gross_amount_cents: 10_999, sales_tax_amount_cents: 999, creator_amount_cents: 7015, platform_amount_cents: 2985, creator_percent: 70.15 });
+    expect(cs.breakdown).toEqual({
+      gross_amount_cents: 10_999,
+      sales_tax_amount_cents: 999,
+      creator_amount_cents: 7015,
+      platform_amount_cents: 2985,
+      creator_percent: 70.15,
+    });
 
     const done = await api("POST", `/v1/sandbox/checkouts/${cs.id}/complete`, { idempotency_key: "sbx-1" });
     expect(done.status).toBe(200);
@@ -89,13 +109,25 @@ describe("typical flow (spec steps 1–5)", () => {
     // checkout.completed: in the outbox once, then on the EVENTS stream.
     expect(await outboxCount("checkout.completed", cs.id)).toBe(1);
     const jsm = await jetstreamManager(await s.env.nats());
-    const msg = await waitFor(async () => (await jsm.streams.getMessage(eventsStreamName(s.env.prefix), { last_by_subj: `${s.env.prefix}evt.checkout.completed` })) ?? false);
+    const msg = await waitFor(
+      async () => (await jsm.streams.getMessage(eventsStreamName(s.env.prefix), { last_by_subj: `${s.env.prefix}evt.checkout.completed` })) ?? false,
+    );
     const event = msg.json<{ type: string; data: Record<string, unknown> }>();
     expect(event.type).toBe("checkout.completed");
     expect(event.data).toMatchObject({
-      checkout_session_id: cs.id, sale_transaction_id: completed["sale_transaction_id"], sale_reference: `checkout:${cs.id}`, participant_id: pid,
-      product_id: "prod_1", amount_cents: 10_999, currency: "USD", creator_amount_cents: 7015, platform_amount_cents: 2985,
-      hold_id: completed["hold_id"], metadata: { order: "o1" }, sandbox: true, sandbox_idempotency_key: "sbx-1",
+      checkout_session_id: cs.id,
+      sale_transaction_id: completed["sale_transaction_id"],
+      sale_reference: `checkout:${cs.id}`,
+      participant_id: pid,
+      product_id: "prod_1",
+      amount_cents: 10_999,
+      currency: "USD",
+      creator_amount_cents: 7015,
+      platform_amount_cents: 2985,
+      hold_id: completed["hold_id"],
+      metadata: { order: "o1" },
+      sandbox: true,
+      sandbox_idempotency_key: "sbx-1",
     });
     expect(event.data["payment_id"]).toBe(completed["payment_id"]);
 
@@ -109,7 +141,8 @@ describe("typical flow (spec steps 1–5)", () => {
 
     // Each step of the completion was timed once on the payments service's /metrics registry.
     const metrics = await s.services["payments"]!.metrics.getSingleMetricAsString("checkout_completion_step_seconds");
-    for (const step of ["intent", "ledger_post", "settle"]) expect(metrics).toMatch(new RegExp(`checkout_completion_step_seconds_count\\{[^}]*step="${step}"[^}]*\\} [1-9]`));
+    for (const step of ["intent", "ledger_post", "settle"])
+      expect(metrics).toMatch(new RegExp(`checkout_completion_step_seconds_count\\{[^}]*step="${step}"[^}]*\\} [1-9]`));
   });
 });
 
@@ -128,7 +161,12 @@ describe("completion", () => {
     const caller = await s.env.nats();
     const replies = await Promise.all(
       Array.from({ length: 50 }, () =>
-        rpcCall(caller, rpcSubject(s.env.prefix, "payments", "sandboxCompleteCheckout"), { auth, params: { checkout_id: cs2.id }, query: {}, body: {}, alt_base_url: s.altUrl }, { timeoutMs: 20_000 }),
+        rpcCall(
+          caller,
+          rpcSubject(s.env.prefix, "payments", "sandboxCompleteCheckout"),
+          { auth, params: { checkout_id: cs2.id }, query: {}, body: {}, alt_base_url: s.altUrl },
+          { timeoutMs: 20_000 },
+        ),
       ),
     );
     const txns = new Set(replies.map((r) => (r.ok ? (r.body["checkout_session"] as Session)["sale_transaction_id"] : `error:${r.error.code}`)));
@@ -207,7 +245,10 @@ describe("expiry and the hosted page", () => {
     expect(html).toContain("expired");
     expect(html).not.toContain("pay-form");
     const pay = await fetch(`${String(cs["checkout_url"])}/pay`, {
-      method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "card_number=4242424242424242", redirect: "manual",
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "card_number=4242424242424242",
+      redirect: "manual",
     });
     expect(pay.status).toBe(410);
     expect(await ledgerTxCount(`checkout:${cs.id}`)).toBe(0);
@@ -219,7 +260,10 @@ describe("expiry and the hosted page", () => {
     const pid = await participant({ split: 50 });
     const cs = session(await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 801 }));
     const pay = await fetch(`${String(cs["checkout_url"])}/pay`, {
-      method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "card_number=4242+4242+4242+4242&exp=12%2F34&cvc=123", redirect: "manual",
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "card_number=4242+4242+4242+4242&exp=12%2F34&cvc=123",
+      redirect: "manual",
     });
     expect(pay.status).toBe(200);
     expect(await pay.text()).toContain("Payment complete");
@@ -263,13 +307,23 @@ describe("creation modes", () => {
   // Proves direct mode: pm_card_visa records the sale at once; pm_card_chargeDeclined is 422 card_declined with nothing written.
   it("direct card payments", async () => {
     const pid = await participant({ split: 90 });
-    const ok = await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 2000, payment_method_id: "pm_card_visa", idempotency_key: `d-${pid}` });
+    const ok = await api("POST", "/v1/checkout-sessions", {
+      participant_id: pid,
+      amount: 2000,
+      payment_method_id: "pm_card_visa",
+      idempotency_key: `d-${pid}`,
+    });
     expect(ok.status).toBe(201);
     expect(session(ok)).toMatchObject({ mode: "direct", status: "completed", checkout_url: null, sale_reference: `checkout:${session(ok).id}` });
     expect(session(ok)["sale_transaction_id"]).toMatch(/^txn_/);
     expect(session(ok)["payment_id"]).toMatch(/^pay_/);
     expect((await creatorWallet(pid))["balance"]).toBe(1800);
-    const replay = await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 2000, payment_method_id: "pm_card_visa", idempotency_key: `d-${pid}` });
+    const replay = await api("POST", "/v1/checkout-sessions", {
+      participant_id: pid,
+      amount: 2000,
+      payment_method_id: "pm_card_visa",
+      idempotency_key: `d-${pid}`,
+    });
     expect(replay.status).toBe(200);
     expect(replay.body["checkout_session"]).toEqual(ok.body["checkout_session"]);
 
@@ -289,9 +343,19 @@ describe("creation modes", () => {
     expect(w.status).toBe(201);
     const walletId = String((w.body["wallet"] as Record<string, unknown>)["id"]);
     expect((await api("POST", `/v1/wallets/${walletId}/topups`, { amount: 5000, reference_id: `top-${buyer}` })).status).toBe(201);
-    const paid = await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 3000, purchase_mode: "direct_funded_wallet", customer_id: buyer, hold_funds: true });
+    const paid = await api("POST", "/v1/checkout-sessions", {
+      participant_id: pid,
+      amount: 3000,
+      purchase_mode: "direct_funded_wallet",
+      customer_id: buyer,
+      hold_funds: true,
+    });
     expect(paid.status).toBe(201);
-    expect(session(paid)).toMatchObject({ mode: "direct_funded_wallet", status: "completed", breakdown: { creator_amount_cents: 2250, platform_amount_cents: 750 } });
+    expect(session(paid)).toMatchObject({
+      mode: "direct_funded_wallet",
+      status: "completed",
+      breakdown: { creator_amount_cents: 2250, platform_amount_cents: 750 },
+    });
     expect(session(paid)["hold_id"]).toMatch(/^hold_/);
     expect((await api("GET", `/v1/wallets/${walletId}`)).body["wallet"]).toMatchObject({ balance: 2000 });
     expect(await creatorWallet(pid)).toMatchObject({ balance: 2250, held_amount: 2250 });
@@ -311,7 +375,12 @@ describe("creation modes", () => {
     const [ledgerNow] = (await tableCounts()).split(",").slice(-1);
     expect(ledgerNow).toBe(before.split(",").slice(-1)[0]);
 
-    const noWallet = await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 100, purchase_mode: "direct_funded_wallet", customer_id: "nobody" });
+    const noWallet = await api("POST", "/v1/checkout-sessions", {
+      participant_id: pid,
+      amount: 100,
+      purchase_mode: "direct_funded_wallet",
+      customer_id: "nobody",
+    });
     expect(noWallet.status).toBe(404);
     expect(noWallet.body["error_code"]).toBe("wallet_not_found");
   });

@@ -12,7 +12,11 @@ let s: Stack;
 const children: SpawnedService[] = [];
 
 async function startPayments(extra: Record<string, string>, entry?: string): Promise<SpawnedService> {
-  const child = spawnService("payments", env.env("payments", { HEALTH_PORT: String(await freePort()), LOG_LEVEL: "warn", ...extra }), entry === undefined ? {} : { entry });
+  const child = spawnService(
+    "payments",
+    env.env("payments", { HEALTH_PORT: String(await freePort()), LOG_LEVEL: "warn", ...extra }),
+    entry === undefined ? {} : { entry },
+  );
   children.push(child);
   await child.ready;
   return child;
@@ -60,9 +64,13 @@ describe("crash between ledger post and settle", () => {
     expect([503, 504]).toContain((await inFlight).status);
 
     await startPayments({ PAYMENTS_RECONCILE_INTERVAL_MS: "100", PAYMENTS_RECONCILE_GRACE_MS: "0" });
-    await waitFor(async () => (await count`select count(*)::text as n from payments.checkout_sessions where id = ${id} and status = 'completed'`) === 1, { timeoutMs: 15_000 });
+    await waitFor(async () => (await count`select count(*)::text as n from payments.checkout_sessions where id = ${id} and status = 'completed'`) === 1, {
+      timeoutMs: 15_000,
+    });
     expect(await count`select count(*)::text as n from ledger.transactions where reference_id = ${ref}`).toBe(1);
-    expect(await count`select count(*)::text as n from payments.outbox where type = 'checkout.completed' and payload->'data'->>'checkout_session_id' = ${id}`).toBe(1);
+    expect(
+      await count`select count(*)::text as n from payments.outbox where type = 'checkout.completed' and payload->'data'->>'checkout_session_id' = ${id}`,
+    ).toBe(1);
 
     // A client retry now reads the settled session; still one movement and one event.
     const retry = await call(s.baseUrl, "POST", `/v1/sandbox/checkouts/${id}/complete`, { key: s.testKey, body: { idempotency_key: "crash-1" } });
@@ -106,13 +114,21 @@ describe("stripe provider with credentials", () => {
       });
       expect(r.status).toBe(201);
       const cs = r.body["checkout_session"] as Record<string, string>;
-      expect(cs).toMatchObject({ provider: "stripe", status: "pending", checkout_url: "https://checkout.stripe.test/c/pay/cs_test_abc", payment_id: "cs_test_abc" });
+      expect(cs).toMatchObject({
+        provider: "stripe",
+        status: "pending",
+        checkout_url: "https://checkout.stripe.test/c/pay/cs_test_abc",
+        payment_id: "cs_test_abc",
+      });
       expect(seen.auth).toBe("Bearer sk_test_stand_in");
       expect(seen.idem).toBe(`cs_${cs["id"]}`);
       expect(seen.form?.get("line_items[0][price_data][unit_amount]")).toBe("2500");
       expect(seen.form?.get("client_reference_id")).toBe(cs["id"]);
       expect(seen.form?.get("success_url")).toBe(`https://shop.example/ok?checkout_session_id=${cs["id"]}`);
-      const direct = await call(s.baseUrl, "POST", "/v1/checkout-sessions", { key: s.testKey, body: { participant_id: pid, amount: 100, sandbox_checkout_provider: "stripe", payment_method_id: "pm_card_visa" } });
+      const direct = await call(s.baseUrl, "POST", "/v1/checkout-sessions", {
+        key: s.testKey,
+        body: { participant_id: pid, amount: 100, sandbox_checkout_provider: "stripe", payment_method_id: "pm_card_visa" },
+      });
       expect(direct.status).toBe(422);
       expect(direct.body["error_code"]).toBe("provider_not_configured");
     } finally {

@@ -42,7 +42,14 @@ describe("wallet sessions", () => {
     const r = await api("POST", "/v1/wallet-sessions", body);
     expect(r.status).toBe(201);
     const ws = r.body["wallet_session"] as Record<string, unknown>;
-    expect(ws).toMatchObject({ object: "wallet_session", kind: "user_wallet", owner_id: owner, permissions: ["view_balance", "list_activity", "top_up"], status: "active", metadata: { a: 1 } });
+    expect(ws).toMatchObject({
+      object: "wallet_session",
+      kind: "user_wallet",
+      owner_id: owner,
+      permissions: ["view_balance", "list_activity", "top_up"],
+      status: "active",
+      metadata: { a: 1 },
+    });
     expect(String(ws["id"])).toMatch(/^wals_[a-z0-9]{24}$/);
     expect(ws["wallet_url"]).toBe(`${s.altUrl}/v1/wallet/${String(ws["id"])}`);
     const ttl = Date.parse(String(ws["expires_at"])) - Date.now();
@@ -62,7 +69,12 @@ describe("wallet sessions", () => {
     const r = await api("POST", "/v1/wallet-sessions", { owner_id: pid, owner_type: "participant", expires_in_minutes: 5 });
     expect(r.status).toBe(201);
     const ws = r.body["wallet_session"] as Record<string, unknown>;
-    expect(ws).toMatchObject({ kind: "creator_balance", identity_source: "participant_identity_links", wallet_type: "creator_earnings", permissions: ["view_balance", "list_activity"] });
+    expect(ws).toMatchObject({
+      kind: "creator_balance",
+      identity_source: "participant_identity_links",
+      wallet_type: "creator_earnings",
+      permissions: ["view_balance", "list_activity"],
+    });
     expect(ws["wallet_id"]).toBe((await creator(pid))["wallet_id"]);
     expect(Date.parse(String(ws["expires_at"])) - Date.now()).toBeLessThanOrEqual(5 * 60_000);
     const page = await fetch(String(ws["wallet_url"]));
@@ -122,7 +134,15 @@ describe("shared wallet spend", () => {
     expect(r.status).toBe(201);
     const spend = r.body["spend"] as Record<string, unknown>;
     // floor(2700 × 70 %) = 1890 to the creator, 810 to the platform, 300 tax.
-    expect(spend).toMatchObject({ reference_id: body.reference_id, amount_cents: 3000, creator_id: pid, wallet_balance_cents: 7000, creator_balance_cents: 1890, creator_amount_cents: 1890, platform_amount_cents: 810 });
+    expect(spend).toMatchObject({
+      reference_id: body.reference_id,
+      amount_cents: 3000,
+      creator_id: pid,
+      wallet_balance_cents: 7000,
+      creator_balance_cents: 1890,
+      creator_amount_cents: 1890,
+      platform_amount_cents: 810,
+    });
     expect(spend["platform_transaction_id"]).toMatch(/^txn_/);
 
     const dup = await api("POST", "/v1/wallets/shared-spend", body);
@@ -149,14 +169,24 @@ describe("shared wallet spend", () => {
     const pid = await participant(80);
     const sub = uniq("sub");
     const walletId = await fundedBuyer(sub, 5000);
-    const spend = (await api("POST", "/v1/wallets/shared-spend", { consumer_sub: sub, amount: 2500, reference_id: uniq("spend"), creator_id: pid })).body["spend"] as Record<string, string>;
+    const spend = (await api("POST", "/v1/wallets/shared-spend", { consumer_sub: sub, amount: 2500, reference_id: uniq("spend"), creator_id: pid })).body[
+      "spend"
+    ] as Record<string, string>;
     const txn = spend["platform_transaction_id"]!;
     const r = await api("POST", "/v1/wallets/shared-spend/reverse", { sale_transaction_id: txn, reason: "buyer dispute" });
     expect(r.status).toBe(200);
-    expect(r.body["reversal"]).toMatchObject({ sale_transaction_id: txn, status: "reversed", wallet_balance_cents: 5000, creator_balance_cents: 0, reason: "buyer dispute" });
+    expect(r.body["reversal"]).toMatchObject({
+      sale_transaction_id: txn,
+      status: "reversed",
+      wallet_balance_cents: 5000,
+      creator_balance_cents: 0,
+      reason: "buyer dispute",
+    });
     expect(await balanceOf(walletId)).toBe(5000);
     expect((await creator(pid))["ledger_balance_cents"]).toBe(0);
-    const [audit] = await s.env.adminSql<{ reason: string; status: string }[]>`select reason, status from payments.shared_spend_reversals where sale_transaction_id = ${txn}`;
+    const [audit] = await s.env.adminSql<
+      { reason: string; status: string }[]
+    >`select reason, status from payments.shared_spend_reversals where sale_transaction_id = ${txn}`;
     expect(audit).toEqual({ reason: "buyer dispute", status: "reversed" });
     const again = await api("POST", "/v1/wallets/shared-spend/reverse", { sale_transaction_id: txn, reason: "again" });
     expect(again.status).toBe(409);
@@ -179,7 +209,9 @@ describe("shared wallet spend", () => {
     expect(reversals.every((r) => r.status === 200 || (r.status === 409 && r.body["error_code"] === "duplicate_reversal_reference"))).toBe(true);
     expect(await balanceOf(walletId)).toBe(10_000);
     expect((await creator(pid))["ledger_balance_cents"]).toBe(0);
-    const [n] = await s.env.adminSql<{ n: string }[]>`select count(*)::text as n from ledger.transactions where kind = 'refund' and reference_id = ${`shared_spend_reversal:${txn}`}`;
+    const [n] = await s.env.adminSql<
+      { n: string }[]
+    >`select count(*)::text as n from ledger.transactions where kind = 'refund' and reference_id = ${`shared_spend_reversal:${txn}`}`;
     expect(n?.n).toBe("1");
   });
 
@@ -190,7 +222,9 @@ describe("shared wallet spend", () => {
     const sub = uniq("sub");
     const walletId = await fundedBuyer(sub, 2000);
     const ref = uniq("spend");
-    const spend = (await api("POST", "/v1/wallets/shared-spend", { consumer_sub: sub, amount: 2000, reference_id: ref, creator_id: pid })).body["spend"] as Record<string, string>;
+    const spend = (await api("POST", "/v1/wallets/shared-spend", { consumer_sub: sub, amount: 2000, reference_id: ref, creator_id: pid })).body[
+      "spend"
+    ] as Record<string, string>;
     const refund = await api("POST", "/v1/refunds", { sale_reference: `shared_spend:${ref}`, amount: 500, reason: "damaged", idempotency_key: uniq("rf") });
     expect(refund.status).toBe(201);
     expect(await balanceOf(walletId)).toBe(500);
@@ -205,12 +239,19 @@ describe("shared wallet spend", () => {
     const pid = await participant(100);
     const sub = uniq("sub");
     const walletId = await fundedBuyer(sub, 1000);
-    const spend = (await api("POST", "/v1/wallets/shared-spend", { consumer_sub: sub, amount: 1000, reference_id: uniq("spend"), creator_id: pid })).body["spend"] as Record<string, string>;
+    const spend = (await api("POST", "/v1/wallets/shared-spend", { consumer_sub: sub, amount: 1000, reference_id: uniq("spend"), creator_id: pid })).body[
+      "spend"
+    ] as Record<string, string>;
     // 700 of the creator's 1000 become unavailable (held).
     expect((await api("POST", "/v1/holds", { participant_id: pid, amount: 700, reference_id: uniq("hold") })).status).toBe(201);
     const r = await api("POST", "/v1/wallets/shared-spend/reverse", { sale_transaction_id: spend["platform_transaction_id"] });
     expect(r.status).toBe(200);
-    expect(r.body["reversal"]).toMatchObject({ creator_reversed_cents: 300, creator_receivable_cents: 700, wallet_balance_cents: 1000, creator_balance_cents: 700 });
+    expect(r.body["reversal"]).toMatchObject({
+      creator_reversed_cents: 300,
+      creator_receivable_cents: 700,
+      wallet_balance_cents: 1000,
+      creator_balance_cents: 700,
+    });
     expect(await balanceOf(walletId)).toBe(1000);
   });
 });

@@ -21,7 +21,11 @@ afterAll(async () => {
 });
 
 async function startPayouts(extra: Record<string, string>, entry?: string): Promise<SpawnedService> {
-  const child = spawnService("payouts", p.payoutsEnv({ HEALTH_PORT: String(await freePort()), LOG_LEVEL: "warn", ...extra }), entry === undefined ? {} : { entry });
+  const child = spawnService(
+    "payouts",
+    p.payoutsEnv({ HEALTH_PORT: String(await freePort()), LOG_LEVEL: "warn", ...extra }),
+    entry === undefined ? {} : { entry },
+  );
   children.push(child);
   await child.ready;
   return child;
@@ -62,7 +66,10 @@ async function crashAndRecover(fixture: string, movedAtCrash: number): Promise<v
   // A client retry reads the settled payout; still one movement and one pair of events.
   const retry = await api("POST", "/v1/payouts", p.s.testKey, body);
   expect(retry.status).toBe(409);
-  expect(retry.body).toMatchObject({ error_code: "duplicate_reference_id", payout: { id: row?.id, status: "paid", gross_amount_cents: 4321, net_amount_cents: 4300 } });
+  expect(retry.body).toMatchObject({
+    error_code: "duplicate_reference_id",
+    payout: { id: row?.id, status: "paid", gross_amount_cents: 4321, net_amount_cents: 4300 },
+  });
   expect(await ledgerMoves(ref)).toBe(1);
   expect(await payoutRows(body.reference_id)).toHaveLength(1);
   expect((await creatorWallet(api, p.s.testKey, pid)).balance).toBe(10_000 - 4321);

@@ -8,7 +8,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "@treasury/testing";
 import { checkInvariants } from "../../services/ledger/src/invariants.ts";
 import { buildReturnFile, readNachaFile } from "../../services/payouts/test/nacha-reader.ts";
-import { admin, apiOf, BANK_ACCOUNT, creatorWallet, fund, newParticipant, startPayoutsStack, verifyBusiness, verifyCreator, type Api, type PayoutsStack } from "./payouts-stack.ts";
+import {
+  admin,
+  apiOf,
+  BANK_ACCOUNT,
+  creatorWallet,
+  fund,
+  newParticipant,
+  startPayoutsStack,
+  verifyBusiness,
+  verifyCreator,
+  type Api,
+  type PayoutsStack,
+} from "./payouts-stack.ts";
 
 let p: PayoutsStack;
 let api: Api;
@@ -37,7 +49,10 @@ async function eventsOf(id: string): Promise<string[]> {
   const rows = await p.env.adminSql<{ type: string }[]>`select type from payouts.outbox where payload->'data'->>'id' = ${id} order by seq`;
   return rows.map((r) => r.type);
 }
-const achFiles = () => readdirSync(p.achDir).filter((f) => f.endsWith(".ach")).sort();
+const achFiles = () =>
+  readdirSync(p.achDir)
+    .filter((f) => f.endsWith(".ach"))
+    .sort();
 const isoDay = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 
 describe("live payouts on the ACH rail", () => {
@@ -49,13 +64,21 @@ describe("live payouts on the ACH rail", () => {
     await fund(api, live, pid, 20_000);
     const blocked = await api("GET", `/v1/participants/${pid}/payout-eligibility`, live);
     expect(blocked.body["eligibility"]).toMatchObject({
-      eligible: false, available_balance_cents: 20_000,
+      eligible: false,
+      available_balance_cents: 20_000,
       issues: ["kyc_not_approved", "tax_not_certified", "no_bank_account", "org_payouts_disabled"],
-      requirements: { environment: "live", kyc_approved: { required: true, met: false, status: "pending" }, creator_access_active: { required: true, met: true, status: "active" } },
+      requirements: {
+        environment: "live",
+        kyc_approved: { required: true, met: false, status: "pending" },
+        creator_access_active: { required: true, met: true, status: "active" },
+      },
     });
     const refused = await api("POST", "/v1/payouts", live, { participant_id: pid, amount: 100, reference_id: `blocked_${pid}` });
     expect(refused.status).toBe(422);
-    expect(refused.body).toMatchObject({ error_code: "payout_not_eligible", eligibility: { issues: ["kyc_not_approved", "tax_not_certified", "no_bank_account", "org_payouts_disabled"] } });
+    expect(refused.body).toMatchObject({
+      error_code: "payout_not_eligible",
+      eligibility: { issues: ["kyc_not_approved", "tax_not_certified", "no_bank_account", "org_payouts_disabled"] },
+    });
     expect(String(refused.body["hint"])).toContain("payout-eligibility");
 
     await verifyBusiness(p, api, live);
@@ -63,7 +86,11 @@ describe("live payouts on the ACH rail", () => {
     expect((await api("GET", `/v1/participants/${pid}/payout-eligibility`, live)).body["eligibility"]).toMatchObject({ issues: ["no_bank_account"] });
     expect((await api("PUT", `/v1/participants/${pid}/bank-account`, live, BANK_ACCOUNT)).status).toBe(201);
     const ready = await api("GET", `/v1/participants/${pid}/payout-eligibility`, live);
-    expect(ready.body["eligibility"]).toMatchObject({ eligible: true, issues: [], requirements: { bank_account: { met: true, last4: "6789" }, org_payouts_enabled: { met: true, business_verification_status: "approved" } } });
+    expect(ready.body["eligibility"]).toMatchObject({
+      eligible: true,
+      issues: [],
+      requirements: { bank_account: { met: true, last4: "6789" }, org_payouts_enabled: { met: true, business_verification_status: "approved" } },
+    });
   });
 
   it("files payouts into a NACHA file, settles them, and fails a returned one with the money back", { timeout: 180_000 }, async () => {
@@ -76,16 +103,30 @@ describe("live payouts on the ACH rail", () => {
     const a = await api("POST", "/v1/payouts", live, { participant_id: pid, amount: 5000, reference_id: `a_${pid}`, fees: 100, fees_paid_by: "creator" });
     expect(a.status, JSON.stringify(a.body)).toBe(201);
     expect(payoutOf(a)).toMatchObject({
-      status: "pending", payout_rail: "bank_ach", simulated: false, livemode: true, gross_amount_cents: 5000, fees_cents: 100, net_amount_cents: 4900,
-      previous_balance_cents: 20_000, new_balance_cents: 15_000, bank_transfer_id: null, bank_transfer_status: "awaiting_file",
+      status: "pending",
+      payout_rail: "bank_ach",
+      simulated: false,
+      livemode: true,
+      gross_amount_cents: 5000,
+      fees_cents: 100,
+      net_amount_cents: 4900,
+      previous_balance_cents: 20_000,
+      new_balance_cents: 15_000,
+      bank_transfer_id: null,
+      bank_transfer_status: "awaiting_file",
       destination: { type: "bank_account", routing_number: "011000015", account_type: "checking", last4: "6789" },
     });
-    const b = payoutOf(await api("POST", "/v1/payouts", live, { participant_id: pid, amount: 3000, reference_id: `b_${pid}`, fees: 25, description: "Payout for March" }));
+    const b = payoutOf(
+      await api("POST", "/v1/payouts", live, { participant_id: pid, amount: 3000, reference_id: `b_${pid}`, fees: 25, description: "Payout for March" }),
+    );
     const c = payoutOf(await api("POST", "/v1/payouts", live, { participant_id: pid, amount: 2000, reference_id: `c_${pid}` }));
     expect((await creatorWallet(api, live, pid)).balance).toBe(10_000);
     // The wallet's money waits in transit until the bank pays.
     expect(await entriesOf(`payout:${payoutOf(a).id}`)).toEqual([
-      ["creator_earnings", "debit", 4900], ["payouts_in_transit", "credit", 4900], ["creator_earnings", "debit", 100], ["platform_revenue", "credit", 100],
+      ["creator_earnings", "debit", 4900],
+      ["payouts_in_transit", "credit", 4900],
+      ["creator_earnings", "debit", 100],
+      ["platform_revenue", "credit", 100],
     ]);
     const ids = [payoutOf(a).id, b.id, c.id];
 
@@ -97,7 +138,13 @@ describe("live payouts on the ACH rail", () => {
     expect((cut.out["file"] as { location: string }).location).toBe(join(p.achDir, name ?? ""));
     const file = readNachaFile(readFileSync(join(p.achDir, name ?? ""), "utf8"));
     expect(file.immediateDestination).toBe("091000019");
-    expect(file.control).toMatchObject({ batchCount: 1, entryAddendaCount: 4, totalCredit: 9900, totalDebit: 0, entryHash: String(3 * 1_100_001).padStart(10, "0") });
+    expect(file.control).toMatchObject({
+      batchCount: 1,
+      entryAddendaCount: 4,
+      totalCredit: 9900,
+      totalDebit: 0,
+      entryHash: String(3 * 1_100_001).padStart(10, "0"),
+    });
     const entries = file.batches[0]?.entries ?? [];
     expect(file.batches[0]).toMatchObject({ secCode: "PPD", serviceClass: "220", companyId: "1987654321", entryDescription: "PAYOUT", odfi: "09100001" });
     expect(entries.map((e) => [e.transactionCode, e.receivingDfi + e.checkDigit, e.accountNumber, e.amountCents, e.individualName])).toEqual([
@@ -109,7 +156,9 @@ describe("live payouts on the ACH rail", () => {
     const filed = await Promise.all(ids.map(async (id) => payoutOf(await api("GET", `/v1/payouts/${id}`, live))));
     expect(filed.map((x) => [x.status, x.bank_transfer_id, x["bank_transfer_status"]])).toEqual(entries.map((e) => ["processing", e.traceNumber, "submitted"]));
     // The sandbox payout was never filed, and the file's text is sealed at rest.
-    const [sbxRow] = await p.env.adminSql<{ ach_file_id: string | null; trace_number: string | null }[]>`select ach_file_id, trace_number from payouts.payouts where id = ${sandbox.id}`;
+    const [sbxRow] = await p.env.adminSql<
+      { ach_file_id: string | null; trace_number: string | null }[]
+    >`select ach_file_id, trace_number from payouts.payouts where id = ${sandbox.id}`;
     expect(sbxRow).toEqual({ ach_file_id: null, trace_number: null });
     const [stored] = await p.env.adminSql<{ sealed_content: string }[]>`select sealed_content from payouts.ach_files`;
     expect(stored?.sealed_content).not.toContain("000123456789");
@@ -121,18 +170,35 @@ describe("live payouts on the ACH rail", () => {
     const settled = await admin(p, "payouts", "settle", "--date", isoDay(2));
     expect(settled.code, JSON.stringify(settled.err)).toBe(0);
     expect([...(settled.out["settled"] as string[])].sort()).toEqual([...ids].sort());
-    expect(await entriesOf(`payout:${b.id}:settle`)).toEqual([["payouts_in_transit", "debit", 3000], ["platform_cash", "credit", 3000]]);
+    expect(await entriesOf(`payout:${b.id}:settle`)).toEqual([
+      ["payouts_in_transit", "debit", 3000],
+      ["platform_cash", "credit", 3000],
+    ]);
     for (const id of ids) expect(await eventsOf(id)).toEqual(["payout.created", "payout.processing", "payout.executed"]);
 
     // The bank returns B (account not found) after it settled: B fails, its 3000 comes back from cash.
     const returnsPath = join(p.achDir, "returns-1.txt");
-    writeFileSync(returnsPath, buildReturnFile(file, [{ trace: entries[1]?.traceNumber ?? "", code: "R03" }, { trace: "091000010999999", code: "R02", unknownAmountCents: 1234 }]));
+    writeFileSync(
+      returnsPath,
+      buildReturnFile(file, [
+        { trace: entries[1]?.traceNumber ?? "", code: "R03" },
+        { trace: "091000010999999", code: "R02", unknownAmountCents: 1234 },
+      ]),
+    );
     const ingested = await admin(p, "payouts", "ingest-returns", returnsPath);
     expect(ingested.code, JSON.stringify(ingested.err)).toBe(0);
-    expect(ingested.out).toMatchObject({ returns: 2, failed: [{ payout_id: b.id, return_code: "R03" }], unmatched: [{ trace_number: "091000010999999", return_code: "R02" }], already_failed: [] });
+    expect(ingested.out).toMatchObject({
+      returns: 2,
+      failed: [{ payout_id: b.id, return_code: "R03" }],
+      unmatched: [{ trace_number: "091000010999999", return_code: "R02" }],
+      already_failed: [],
+    });
     const failedB = payoutOf(await api("GET", `/v1/payouts/${b.id}`, live));
     expect(failedB).toMatchObject({ status: "failed", failure_reason: "R03: No account or unable to locate account", bank_transfer_status: "returned" });
-    expect(await entriesOf(`payout:${b.id}:return`)).toEqual([["platform_cash", "debit", 3000], ["creator_earnings", "credit", 3000]]);
+    expect(await entriesOf(`payout:${b.id}:return`)).toEqual([
+      ["platform_cash", "debit", 3000],
+      ["creator_earnings", "credit", 3000],
+    ]);
     expect(await eventsOf(b.id)).toEqual(["payout.created", "payout.processing", "payout.executed", "payout.failed"]);
     expect((await creatorWallet(api, live, pid)).balance).toBe(13_000);
     // The same file again changes nothing.
@@ -141,7 +207,9 @@ describe("live payouts on the ACH rail", () => {
     expect((await creatorWallet(api, live, pid)).balance).toBe(13_000);
 
     // A return before settlement (R01) takes the money back from in transit, creator-paid fee included.
-    const d = payoutOf(await api("POST", "/v1/payouts", live, { participant_id: pid, amount: 1500, reference_id: `d_${pid}`, fees: 50, fees_paid_by: "creator" }));
+    const d = payoutOf(
+      await api("POST", "/v1/payouts", live, { participant_id: pid, amount: 1500, reference_id: `d_${pid}`, fees: 50, fees_paid_by: "creator" }),
+    );
     expect((await admin(p, "payouts", "cut-file")).out).toMatchObject({ payout_ids: [d.id] });
     const second = readNachaFile(readFileSync(join(p.achDir, achFiles()[1] ?? ""), "utf8"));
     expect(second.fileIdModifier).toBe("B");
@@ -150,11 +218,19 @@ describe("live payouts on the ACH rail", () => {
     writeFileSync(returns2, buildReturnFile(second, [{ trace: second.batches[0]?.entries[0]?.traceNumber ?? "", code: "R01" }]));
     expect((await admin(p, "payouts", "ingest-returns", returns2)).out).toMatchObject({ failed: [{ payout_id: d.id, return_code: "R01" }] });
     expect(payoutOf(await api("GET", `/v1/payouts/${d.id}`, live))).toMatchObject({ status: "failed", failure_reason: "R01: Insufficient funds" });
-    expect(await entriesOf(`payout:${d.id}:return`)).toEqual([["payouts_in_transit", "debit", 1450], ["creator_earnings", "credit", 1450], ["platform_revenue", "debit", 50], ["creator_earnings", "credit", 50]]);
+    expect(await entriesOf(`payout:${d.id}:return`)).toEqual([
+      ["payouts_in_transit", "debit", 1450],
+      ["creator_earnings", "credit", 1450],
+      ["platform_revenue", "debit", 50],
+      ["creator_earnings", "credit", 50],
+    ]);
     expect((await creatorWallet(api, live, pid)).balance).toBe(13_000);
     expect((await api("GET", `/v1/payouts?participant_id=${pid}&status=failed`, live)).body["total"]).toBe(2);
 
-    await waitFor(async () => Number((await p.env.adminSql<{ n: string }[]>`select count(*)::text as n from payouts.outbox where published_at is null`)[0]?.n) === 0, { timeoutMs: 15_000 });
+    await waitFor(
+      async () => Number((await p.env.adminSql<{ n: string }[]>`select count(*)::text as n from payouts.outbox where published_at is null`)[0]?.n) === 0,
+      { timeoutMs: 15_000 },
+    );
     const report = await checkInvariants(p.env.adminSql, { orgId: p.s.orgId });
     expect(report.violations).toEqual([]);
   });
@@ -180,7 +256,10 @@ describe("live payouts on the ACH rail", () => {
     const before = achFiles().length;
     expect((await admin(p, "payouts", "cut-file")).out).toEqual({ file: null, payout_ids: [] });
     expect(achFiles()).toHaveLength(before);
-    await expect(p.env.adminSql`update payouts.payouts set status = 'processing', ach_file_id = (select min(id) from payouts.ach_files), trace_number = '091000010000999' where id = ${sbx.id}`).rejects.toThrow(/payouts_sandbox_never_filed|payouts_rail/);
+    await expect(
+      p.env
+        .adminSql`update payouts.payouts set status = 'processing', ach_file_id = (select min(id) from payouts.ach_files), trace_number = '091000010000999' where id = ${sbx.id}`,
+    ).rejects.toThrow(/payouts_sandbox_never_filed|payouts_rail/);
     await p.env.adminSql`update payouts.payouts set status = 'paid' where id = ${sbx.id}`;
   });
 });

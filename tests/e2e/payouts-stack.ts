@@ -100,7 +100,11 @@ export async function fund(api: Api, key: string, pid: string, amount: number): 
   expect(r.status, JSON.stringify(r.body)).toBe(201);
 }
 
-export async function creatorWallet(api: Api, key: string, pid: string): Promise<{ id: string; balance: number; available_balance: number; held_amount: number }> {
+export async function creatorWallet(
+  api: Api,
+  key: string,
+  pid: string,
+): Promise<{ id: string; balance: number; available_balance: number; held_amount: number }> {
   const r = await api("GET", `/v1/wallets?owner_id=${pid}&wallet_type=creator_earnings`, key);
   expect(r.status).toBe(200);
   const w = (r.body["wallets"] as Array<{ id: string; balance: number; available_balance: number; held_amount: number }>)[0];
@@ -108,7 +112,12 @@ export async function creatorWallet(api: Api, key: string, pid: string): Promise
   return w;
 }
 
-export const BANK_ACCOUNT = { account_holder_name: "Ada Lovelace", routing_number: "011000015", account_number: "000123456789", account_type: "checking" } as const;
+export const BANK_ACCOUNT = {
+  account_holder_name: "Ada Lovelace",
+  routing_number: "011000015",
+  account_number: "000123456789",
+  account_type: "checking",
+} as const;
 
 export function creatorKycBody(): Record<string, unknown> {
   return {
@@ -128,7 +137,8 @@ export async function verifyCreator(p: PayoutsStack, api: Api, key: string, pid:
   const r = await api("POST", `/v1/kyc/creators/${pid}`, key, creatorKycBody());
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   const kyc = r.body["creator_kyc"] as { status: string; latest_submission: { id: string } };
-  if (kyc.status !== "approved") await reviewSubmission(p.env.adminSql, { submissionId: kyc.latest_submission.id, action: "approve", actor: "ops:test", reason: "documents match" });
+  if (kyc.status !== "approved")
+    await reviewSubmission(p.env.adminSql, { submissionId: kyc.latest_submission.id, action: "approve", actor: "ops:test", reason: "documents match" });
 }
 
 /** Submits and approves the organisation's business verification (live payouts need it). */

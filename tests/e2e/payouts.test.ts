@@ -32,7 +32,9 @@ async function referenceCount(reference: string): Promise<number> {
   return Number(r?.n ?? 0);
 }
 async function unpublished(id: string): Promise<number> {
-  const [r] = await p.env.adminSql<{ n: string }[]>`select count(*)::text as n from payouts.outbox where published_at is null and payload->'data'->>'id' = ${id}`;
+  const [r] = await p.env.adminSql<
+    { n: string }[]
+  >`select count(*)::text as n from payouts.outbox where published_at is null and payload->'data'->>'id' = ${id}`;
   return Number(r?.n ?? 0);
 }
 async function ledgerTransactions(): Promise<number> {
@@ -57,17 +59,45 @@ describe("typical flow (spec steps 1, 2, 6, 7)", () => {
 
     const elig = await api("GET", `/v1/participants/${pid}/payout-eligibility`, key);
     expect(elig.status).toBe(200);
-    expect(elig.body["eligibility"]).toMatchObject({ participant_id: pid, eligible: true, available_balance_cents: 8000, issues: [], requirements: { environment: "sandbox", positive_balance: { required: true, met: true }, kyc_approved: { required: false } } });
+    expect(elig.body["eligibility"]).toMatchObject({
+      participant_id: pid,
+      eligible: true,
+      available_balance_cents: 8000,
+      issues: [],
+      requirements: { environment: "sandbox", positive_balance: { required: true, met: true }, kyc_approved: { required: false } },
+    });
 
-    const r = await api("POST", "/v1/payouts", key, { participant_id: pid, amount: 1234, reference_id: `po_ref_${pid}`, fees: 34, fees_paid_by: "creator", description: "March earnings", metadata: { period: "2026-03" } });
+    const r = await api("POST", "/v1/payouts", key, {
+      participant_id: pid,
+      amount: 1234,
+      reference_id: `po_ref_${pid}`,
+      fees: 34,
+      fees_paid_by: "creator",
+      description: "March earnings",
+      metadata: { period: "2026-03" },
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     const payout = payoutOf(r);
     expect(payout.id).toMatch(/^po_[a-z0-9]{24}$/);
     expect(payout).toMatchObject({
-      participant_id: pid, wallet_id: before.id, status: "paid", payout_rail: "sandbox", simulated: true, livemode: false,
-      gross_amount_cents: 1234, fees_cents: 34, net_amount_cents: 1200, fees_paid_by: "creator",
-      previous_balance_cents: 8000, new_balance_cents: 6766, bank_transfer_id: null, failure_reason: null, destination: null,
-      reference_id: `po_ref_${pid}`, description: "March earnings", metadata: { period: "2026-03" },
+      participant_id: pid,
+      wallet_id: before.id,
+      status: "paid",
+      payout_rail: "sandbox",
+      simulated: true,
+      livemode: false,
+      gross_amount_cents: 1234,
+      fees_cents: 34,
+      net_amount_cents: 1200,
+      fees_paid_by: "creator",
+      previous_balance_cents: 8000,
+      new_balance_cents: 6766,
+      bank_transfer_id: null,
+      failure_reason: null,
+      destination: null,
+      reference_id: `po_ref_${pid}`,
+      description: "March earnings",
+      metadata: { period: "2026-03" },
     });
     expect(payout.transaction_id).toMatch(/^txn_/);
     const after = await creatorWallet(api, key, pid);
@@ -82,7 +112,9 @@ describe("typical flow (spec steps 1, 2, 6, 7)", () => {
     ]);
     expect(await payoutEvents(payout.id)).toEqual(["payout.created", "payout.executed"]);
     await waitFor(async () => (await unpublished(payout.id)) === 0);
-    const [created0] = await p.env.adminSql<{ data: Record<string, unknown> }[]>`select payload->'data' as data from payouts.outbox where type = 'payout.created' and payload->'data'->>'id' = ${payout.id}`;
+    const [created0] = await p.env.adminSql<
+      { data: Record<string, unknown> }[]
+    >`select payload->'data' as data from payouts.outbox where type = 'payout.created' and payload->'data'->>'id' = ${payout.id}`;
     expect(created0?.data).toMatchObject({ id: payout.id, status: "pending", gross_amount_cents: 1234 });
 
     const got = await api("GET", `/v1/payouts/${payout.id}`, key);
@@ -103,7 +135,14 @@ describe("typical flow (spec steps 1, 2, 6, 7)", () => {
     const r = await api("POST", "/v1/payouts", key, { participant_id: pid, amount: 2000, reference_id: `plat_${pid}`, fees: 75 });
     expect(r.status).toBe(201);
     const payout = payoutOf(r);
-    expect(payout).toMatchObject({ gross_amount_cents: 2000, fees_cents: 75, net_amount_cents: 2000, fees_paid_by: "platform", previous_balance_cents: 5000, new_balance_cents: 3000 });
+    expect(payout).toMatchObject({
+      gross_amount_cents: 2000,
+      fees_cents: 75,
+      net_amount_cents: 2000,
+      fees_paid_by: "platform",
+      previous_balance_cents: 5000,
+      new_balance_cents: 3000,
+    });
     expect(await entriesOf(`payout:${payout.id}`)).toEqual([
       { account_type: "creator_earnings", entry_type: "debit", amount: "2000" },
       { account_type: "platform_cash", entry_type: "credit", amount: "2000" },
@@ -121,7 +160,14 @@ describe("bank accounts", () => {
     expect((await api("GET", `/v1/participants/${pid}/bank-account`, key)).body).toMatchObject({ error_code: "bank_account_not_found" });
     const put = await api("PUT", `/v1/participants/${pid}/bank-account`, key, BANK_ACCOUNT);
     expect(put.status, JSON.stringify(put.body)).toBe(201);
-    expect(put.body["bank_account"]).toMatchObject({ participant_id: pid, account_holder_name: "Ada Lovelace", routing_number: "011000015", account_type: "checking", last4: "6789", status: "active" });
+    expect(put.body["bank_account"]).toMatchObject({
+      participant_id: pid,
+      account_holder_name: "Ada Lovelace",
+      routing_number: "011000015",
+      account_type: "checking",
+      last4: "6789",
+      status: "active",
+    });
     expect(JSON.stringify(put.body)).not.toContain("000123456789");
     const got = await api("GET", `/v1/participants/${pid}/bank-account`, key);
     expect(got.status).toBe(200);
@@ -129,7 +175,12 @@ describe("bank accounts", () => {
     const [row] = await p.env.adminSql<{ all: string }[]>`select row_to_json(b)::text as all from payouts.bank_accounts b where participant_id = ${pid}`;
     expect(row?.all).not.toContain("000123456789");
     expect(row?.all).not.toContain("Ada Lovelace");
-    const replaced = await api("PUT", `/v1/participants/${pid}/bank-account`, key, { ...BANK_ACCOUNT, routing_number: "121000358", account_number: "55554444", account_type: "savings" });
+    const replaced = await api("PUT", `/v1/participants/${pid}/bank-account`, key, {
+      ...BANK_ACCOUNT,
+      routing_number: "121000358",
+      account_number: "55554444",
+      account_type: "savings",
+    });
     expect(replaced.status).toBe(200);
     expect(replaced.body["bank_account"]).toMatchObject({ routing_number: "121000358", account_type: "savings", last4: "4444" });
     expect((await api("GET", `/v1/participants/${pid}/bank-account`, p.s.liveKey)).body).toMatchObject({ error_code: "bank_account_not_found" });
@@ -167,7 +218,12 @@ describe("idempotency on reference_id", () => {
     expect(first.status).toBe(201);
     const again = await api("POST", "/v1/payouts", key, body);
     expect(again.status).toBe(409);
-    expect(again.body).toMatchObject({ success: false, error_code: "duplicate_reference_id", existing_transaction_id: payoutOf(first).transaction_id, payout: payoutOf(first) });
+    expect(again.body).toMatchObject({
+      success: false,
+      error_code: "duplicate_reference_id",
+      existing_transaction_id: payoutOf(first).transaction_id,
+      payout: payoutOf(first),
+    });
     const other = await api("POST", "/v1/payouts", key, { ...body, amount: 301 });
     expect(other.status).toBe(409);
     expect(other.body["error_code"]).toBe("idempotency_conflict");
@@ -204,7 +260,9 @@ describe("concurrency", () => {
     // Proves the balance check happens under the wallet's lock: no overdraft, no lost payout, each success moved 100 once.
     const pid = await newParticipant(api, key);
     await fund(api, key, pid, 2500);
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => api("POST", "/v1/payouts", key, { participant_id: pid, amount: 100, reference_id: `par_${pid}_${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => api("POST", "/v1/payouts", key, { participant_id: pid, amount: 100, reference_id: `par_${pid}_${i}` })),
+    );
     const ok = results.filter((r) => r.status === 201);
     const refused = results.filter((r) => r.status === 422);
     expect(ok).toHaveLength(25);
@@ -264,7 +322,14 @@ describe("bad input", () => {
       ["payout: participant_id malformed", "POST", "/v1/payouts", { ...base, participant_id: "bad id!" }, 400, "validation_error"],
       ["payout: participant unknown", "POST", "/v1/payouts", { ...base, participant_id: "nobody_at_all" }, 404, "participant_not_found"],
       ["payout: wallet_id not a uuid", "POST", "/v1/payouts", { ...base, wallet_id: "w1" }, 400, "validation_error"],
-      ["payout: wallet unknown", "POST", "/v1/payouts", { amount: 100, reference_id: "r", wallet_id: "8b7f6c1e-2d3a-4b5c-9d8e-7f6a5b4c3d2e" }, 404, "wallet_not_found"],
+      [
+        "payout: wallet unknown",
+        "POST",
+        "/v1/payouts",
+        { amount: 100, reference_id: "r", wallet_id: "8b7f6c1e-2d3a-4b5c-9d8e-7f6a5b4c3d2e" },
+        404,
+        "wallet_not_found",
+      ],
       ["payout: consumer wallet", "POST", "/v1/payouts", { amount: 100, reference_id: "r", wallet_id: consumerWalletId }, 400, "wallet_payout_not_supported"],
       ["payout: wallet of another participant", "POST", "/v1/payouts", { ...base, wallet_id: otherWallet.id }, 400, "participant_wallet_mismatch"],
       ["payout: fees negative", "POST", "/v1/payouts", { ...base, fees: -1 }, 400, "validation_error"],
@@ -289,10 +354,31 @@ describe("bad input", () => {
       ["eligibility: participant unknown", "GET", "/v1/participants/nobody_here/payout-eligibility", undefined, 404, "participant_not_found"],
       ["bank: holder missing", "PUT", `/v1/participants/${pid}/bank-account`, { ...BANK_ACCOUNT, account_holder_name: undefined }, 400, "validation_error"],
       ["bank: holder blank", "PUT", `/v1/participants/${pid}/bank-account`, { ...BANK_ACCOUNT, account_holder_name: "   " }, 400, "validation_error"],
-      ["bank: holder too long", "PUT", `/v1/participants/${pid}/bank-account`, { ...BANK_ACCOUNT, account_holder_name: "x".repeat(101) }, 400, "validation_error"],
-      ["bank: holder control chars", "PUT", `/v1/participants/${pid}/bank-account`, { ...BANK_ACCOUNT, account_holder_name: "Ada\nLovelace" }, 400, "validation_error"],
+      [
+        "bank: holder too long",
+        "PUT",
+        `/v1/participants/${pid}/bank-account`,
+        { ...BANK_ACCOUNT, account_holder_name: "x".repeat(101) },
+        400,
+        "validation_error",
+      ],
+      [
+        "bank: holder control chars",
+        "PUT",
+        `/v1/participants/${pid}/bank-account`,
+        { ...BANK_ACCOUNT, account_holder_name: "Ada\nLovelace" },
+        400,
+        "validation_error",
+      ],
       ["bank: routing missing", "PUT", `/v1/participants/${pid}/bank-account`, { ...BANK_ACCOUNT, routing_number: undefined }, 400, "validation_error"],
-      ["bank: routing checksum", "PUT", `/v1/participants/${pid}/bank-account`, { ...BANK_ACCOUNT, routing_number: "011000016" }, 400, "invalid_routing_number"],
+      [
+        "bank: routing checksum",
+        "PUT",
+        `/v1/participants/${pid}/bank-account`,
+        { ...BANK_ACCOUNT, routing_number: "011000016" },
+        400,
+        "invalid_routing_number",
+      ],
       ["bank: routing short", "PUT", `/v1/participants/${pid}/bank-account`, { ...BANK_ACCOUNT, routing_number: "12345" }, 400, "invalid_routing_number"],
       ["bank: routing a number", "PUT", `/v1/participants/${pid}/bank-account`, { ...BANK_ACCOUNT, routing_number: 11000015 }, 400, "validation_error"],
       ["bank: account missing", "PUT", `/v1/participants/${pid}/bank-account`, { ...BANK_ACCOUNT, account_number: undefined }, 400, "validation_error"],
@@ -310,7 +396,11 @@ describe("bad input", () => {
       expect(typeof r.body["error"]).toBe("string");
       expect(String(r.body["request_id"])).toMatch(/^req_/);
     }
-    const raw = await fetch(`${p.s.baseUrl}/v1/payouts`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: "{not json" });
+    const raw = await fetch(`${p.s.baseUrl}/v1/payouts`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: "{not json",
+    });
     expect(raw.status).toBe(400);
     expect(((await raw.json()) as Record<string, unknown>)["error_code"]).toBe("invalid_json");
     expect(await ledgerTransactions()).toBe(txBefore);

@@ -79,9 +79,13 @@ describe("a processor event in hand when payments dies", () => {
     noSecrets(crashing.output(), req.signature);
 
     const restarted = await startPayments({});
-    await waitFor(async () => (await count`select count(*)::text as n from payments.checkout_sessions where id = ${id} and status = 'completed'`) === 1, { timeoutMs: 20_000 });
+    await waitFor(async () => (await count`select count(*)::text as n from payments.checkout_sessions where id = ${id} and status = 'completed'`) === 1, {
+      timeoutMs: 20_000,
+    });
     expect(await count`select count(*)::text as n from ledger.transactions where reference_id = ${`checkout:${id}`}`).toBe(1);
-    expect(await count`select count(*)::text as n from payments.outbox where type = 'checkout.completed' and payload->'data'->>'checkout_session_id' = ${id}`).toBe(1);
+    expect(
+      await count`select count(*)::text as n from payments.outbox where type = 'checkout.completed' and payload->'data'->>'checkout_session_id' = ${id}`,
+    ).toBe(1);
     const wallets = await call(s.baseUrl, "GET", `/v1/wallets?owner_id=${pid}&wallet_type=creator_earnings`, { key: s.liveKey });
     expect((wallets.body["wallets"] as Record<string, unknown>[])[0]).toMatchObject({ balance: 7_000 });
     // A redelivery after the restart changes nothing.
@@ -103,9 +107,13 @@ describe("a processor event in hand when payments dies", () => {
     await crashing.exited;
 
     const restarted = await startPayments({ PAYMENTS_RECONCILE_INTERVAL_MS: "100", PAYMENTS_RECONCILE_GRACE_MS: "0", PAYMENTS_PROCESSOR_LEASE_MS: "500" });
-    await waitFor(async () => (await count`select count(*)::text as n from payments.checkout_sessions where id = ${id} and status = 'completed'`) === 1, { timeoutMs: 20_000 });
+    await waitFor(async () => (await count`select count(*)::text as n from payments.checkout_sessions where id = ${id} and status = 'completed'`) === 1, {
+      timeoutMs: 20_000,
+    });
     expect(await count`select count(*)::text as n from ledger.transactions where reference_id = ${`checkout:${id}`}`).toBe(1);
-    expect(await count`select count(*)::text as n from payments.outbox where type = 'checkout.completed' and payload->'data'->>'checkout_session_id' = ${id}`).toBe(1);
+    expect(
+      await count`select count(*)::text as n from payments.outbox where type = 'checkout.completed' and payload->'data'->>'checkout_session_id' = ${id}`,
+    ).toBe(1);
     restarted.kill("SIGKILL");
     await restarted.exited;
   });

@@ -35,7 +35,10 @@ export interface ProcessorStandIn {
 export const rid = (prefix: string) => `${prefix}_${randomBytes(9).toString("hex")}`;
 
 function errorBody(status: number, message: string, code?: string) {
-  return { status, body: { error: { type: status === 400 || status === 404 ? "invalid_request_error" : "api_error", message, ...(code !== undefined ? { code } : {}) } } };
+  return {
+    status,
+    body: { error: { type: status === 400 || status === 404 ? "invalid_request_error" : "api_error", message, ...(code !== undefined ? { code } : {}) } },
+  };
 }
 export const processorError = errorBody;
 
@@ -68,12 +71,32 @@ export async function startProcessorStandIn(): Promise<ProcessorStandIn> {
       }
       if (req.method === "POST" && path === "/v1/checkout/sessions") {
         const id = rid("cs_test");
-        return answer(res, 200, { id, object: "checkout.session", url: `https://checkout.stand-in.test/c/pay/${id}`, client_reference_id: form.get("client_reference_id"), amount_total: Number(form.get("line_items[0][price_data][unit_amount]")), currency: form.get("line_items[0][price_data][currency]"), payment_status: "unpaid", status: "open", mode: "payment", metadata: {} });
+        return answer(res, 200, {
+          id,
+          object: "checkout.session",
+          url: `https://checkout.stand-in.test/c/pay/${id}`,
+          client_reference_id: form.get("client_reference_id"),
+          amount_total: Number(form.get("line_items[0][price_data][unit_amount]")),
+          currency: form.get("line_items[0][price_data][currency]"),
+          payment_status: "unpaid",
+          status: "open",
+          mode: "payment",
+          metadata: {},
+        });
       }
       const pi = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
       if (req.method === "GET" && pi !== null) {
         const charge = `ch_${pi[1]}`;
-        return answer(res, 200, { id: pi[1], object: "payment_intent", status: "succeeded", latest_charge: { id: charge, object: "charge", balance_transaction: { id: `txn_${pi[1]}`, object: "balance_transaction", fee: state.fee, amount: 0, net: 0 } } });
+        return answer(res, 200, {
+          id: pi[1],
+          object: "payment_intent",
+          status: "succeeded",
+          latest_charge: {
+            id: charge,
+            object: "charge",
+            balance_transaction: { id: `txn_${pi[1]}`, object: "balance_transaction", fee: state.fee, amount: 0, net: 0 },
+          },
+        });
       }
       if (req.method === "POST" && path === "/v1/refunds") {
         const key = String(req.headers["idempotency-key"] ?? "");
@@ -85,7 +108,15 @@ export async function startProcessorStandIn(): Promise<ProcessorStandIn> {
           const m = /^metadata\[(.+)\]$/.exec(k);
           if (m?.[1] !== undefined) metadata[m[1]] = v;
         }
-        const refund = { id, object: "refund", amount: Number(form.get("amount")), currency: "usd", payment_intent: form.get("payment_intent"), status: state.refundStatus, metadata };
+        const refund = {
+          id,
+          object: "refund",
+          amount: Number(form.get("amount")),
+          currency: "usd",
+          payment_intent: form.get("payment_intent"),
+          status: state.refundStatus,
+          metadata,
+        };
         refunds.set(id, refund);
         refundByKey.set(key, id);
         return answer(res, 200, refund);
@@ -147,7 +178,14 @@ export function processorEvent(type: string, object: Record<string, unknown>, li
 }
 
 /** A paid (or expired) Checkout Session object for one of our sessions. */
-export function checkoutSessionObject(f: { processorSessionId?: string; reference: string; amount: number; paymentIntent?: unknown; status?: "paid" | "expired"; metadata?: Record<string, string> }): Record<string, unknown> {
+export function checkoutSessionObject(f: {
+  processorSessionId?: string;
+  reference: string;
+  amount: number;
+  paymentIntent?: unknown;
+  status?: "paid" | "expired";
+  metadata?: Record<string, string>;
+}): Record<string, unknown> {
   const paid = f.status !== "expired";
   return {
     id: f.processorSessionId ?? rid("cs_test"),

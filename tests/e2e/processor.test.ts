@@ -55,7 +55,8 @@ async function n(query: Promise<{ n: string }[]>): Promise<number> {
   return Number((await query)[0]?.n ?? 0);
 }
 const txCount = (reference: string) => n(env.adminSql<{ n: string }[]>`select count(*)::text as n from ledger.transactions where reference_id = ${reference}`);
-const sessionStatus = async (id: string) => (await env.adminSql<{ status: string }[]>`select status from payments.checkout_sessions where id = ${id}`)[0]?.status;
+const sessionStatus = async (id: string) =>
+  (await env.adminSql<{ status: string }[]>`select status from payments.checkout_sessions where id = ${id}`)[0]?.status;
 
 async function entriesOf(reference: string): Promise<Array<[string, string, number]>> {
   const rows = await env.adminSql<Array<{ account_type: string; entry_type: string; amount: string }>>`
@@ -91,39 +92,60 @@ async function pay(id: string, amount: number, pi = rid("pi")): Promise<{ pi: st
 }
 
 describe("live checkout completion", () => {
-  it("completes a paid live checkout once: one sale with the processor's fee, the creator credited, checkout.completed fanned out", { timeout: 60_000 }, async () => {
-    // Proves the whole path: signed event → recorded → worker → fee read from the processor → ledger sale → settle → event → webhooks.
-    const endpoint = await api("POST", "/v1/webhooks", s.liveKey, { action: "create", url: "https://1.1.1.1/hooks", events: ["checkout.completed", "dispute.created", "dispute.closed"] });
-    expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
-    const endpointId = String((endpoint.body["data"] as Record<string, unknown>)["id"]);
-    proc.fee = 320;
-    const pid = await participant();
-    const id = await liveCheckout(pid, 10_000);
-    const { pi } = await pay(id, 10_000);
+  it(
+    "completes a paid live checkout once: one sale with the processor's fee, the creator credited, checkout.completed fanned out",
+    { timeout: 60_000 },
+    async () => {
+      // Proves the whole path: signed event → recorded → worker → fee read from the processor → ledger sale → settle → event → webhooks.
+      const endpoint = await api("POST", "/v1/webhooks", s.liveKey, {
+        action: "create",
+        url: "https://1.1.1.1/hooks",
+        events: ["checkout.completed", "dispute.created", "dispute.closed"],
+      });
+      expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+      const endpointId = String((endpoint.body["data"] as Record<string, unknown>)["id"]);
+      proc.fee = 320;
+      const pid = await participant();
+      const id = await liveCheckout(pid, 10_000);
+      const { pi } = await pay(id, 10_000);
 
-    expect(await txCount(`checkout:${id}`)).toBe(1);
-    expect(await entriesOf(`checkout:${id}`)).toEqual([
-      ["platform_cash", "debit", 8_000], ["creator_earnings", "credit", 8_000],
-      ["platform_cash", "debit", 2_000], ["platform_revenue", "credit", 2_000],
-      ["processing_fees", "debit", 320], ["platform_cash", "credit", 320],
-    ]);
-    expect(await creatorWallet(pid)).toMatchObject({ balance: 8_000, available_balance: 8_000 });
-    const [row] = await env.adminSql<{ processor_payment_intent: string; processor_charge: string; processing_fee: string }[]>`
+      expect(await txCount(`checkout:${id}`)).toBe(1);
+      expect(await entriesOf(`checkout:${id}`)).toEqual([
+        ["platform_cash", "debit", 8_000],
+        ["creator_earnings", "credit", 8_000],
+        ["platform_cash", "debit", 2_000],
+        ["platform_revenue", "credit", 2_000],
+        ["processing_fees", "debit", 320],
+        ["platform_cash", "credit", 320],
+      ]);
+      expect(await creatorWallet(pid)).toMatchObject({ balance: 8_000, available_balance: 8_000 });
+      const [row] = await env.adminSql<{ processor_payment_intent: string; processor_charge: string; processing_fee: string }[]>`
       select processor_payment_intent, processor_charge, processing_fee::text from payments.checkout_sessions where id = ${id}`;
-    expect(row).toEqual({ processor_payment_intent: pi, processor_charge: `ch_${pi}`, processing_fee: "320" });
-    // The fee was read from the processor with the deployment's key, and no request sent the key anywhere else.
-    const feeRead = proc.seen.find((r) => r.path === `/v1/payment_intents/${pi}`);
-    expect(feeRead?.headers.authorization).toBe("Bearer sk_test_stand_in_secret_value");
-    expect(feeRead?.form.get("expand[0]")).toBe("latest_charge.balance_transaction");
+      expect(row).toEqual({ processor_payment_intent: pi, processor_charge: `ch_${pi}`, processing_fee: "320" });
+      // The fee was read from the processor with the deployment's key, and no request sent the key anywhere else.
+      const feeRead = proc.seen.find((r) => r.path === `/v1/payment_intents/${pi}`);
+      expect(feeRead?.headers.authorization).toBe("Bearer sk_test_stand_in_secret_value");
+      expect(feeRead?.form.get("expand[0]")).toBe("latest_charge.balance_transaction");
 
-    const [ev] = await env.adminSql<{ payload: { data: Record<string, unknown> } }[]>`
+      const [ev] = await env.adminSql<{ payload: { data: Record<string, unknown> } }[]>`
       select payload from payments.outbox where type = 'checkout.completed' and payload->'data'->>'checkout_session_id' = ${id}`;
-    expect(ev?.payload.data).toMatchObject({ amount_cents: 10_000, creator_amount_cents: 8_000, platform_amount_cents: 1_680, processing_fee_cents: 320, sandbox: false, sale_reference: `checkout:${id}` });
-    await waitFor(async () => {
-      const r = await api("POST", "/v1/webhooks", s.liveKey, { action: "deliveries", endpoint_id: endpointId, event_type: "checkout.completed" });
-      return (r.body["data"] as unknown[]).length === 1;
-    }, { timeoutMs: 20_000 });
-  });
+      expect(ev?.payload.data).toMatchObject({
+        amount_cents: 10_000,
+        creator_amount_cents: 8_000,
+        platform_amount_cents: 1_680,
+        processing_fee_cents: 320,
+        sandbox: false,
+        sale_reference: `checkout:${id}`,
+      });
+      await waitFor(
+        async () => {
+          const r = await api("POST", "/v1/webhooks", s.liveKey, { action: "deliveries", endpoint_id: endpointId, event_type: "checkout.completed" });
+          return (r.body["data"] as unknown[]).length === 1;
+        },
+        { timeoutMs: 20_000 },
+      );
+    },
+  );
 
   it("moves money once for the same webhook sent 20 times at once, and for a redelivery under another event id", { timeout: 60_000 }, async () => {
     // Proves de-duplication by the processor's event id (all answered 200) and the completion's idempotency across events.
@@ -137,9 +159,22 @@ describe("live checkout completion", () => {
     await waitFor(async () => (await sessionStatus(id)) === "completed", { timeoutMs: 15_000 });
     const again = processorEvent("checkout.session.async_payment_succeeded", (event["data"] as { object: Record<string, unknown> }).object);
     await Promise.all(Array.from({ length: 5 }, () => sendWebhook(s.baseUrl, signed(again, SECRET))));
-    await waitFor(async () => (await n(env.adminSql<{ n: string }[]>`select count(*)::text as n from payments.processor_events where event_id = ${String(again["id"])} and status = 'processed'`)) === 1);
+    await waitFor(
+      async () =>
+        (await n(
+          env.adminSql<
+            { n: string }[]
+          >`select count(*)::text as n from payments.processor_events where event_id = ${String(again["id"])} and status = 'processed'`,
+        )) === 1,
+    );
     expect(await txCount(`checkout:${id}`)).toBe(1);
-    expect(await n(env.adminSql<{ n: string }[]>`select count(*)::text as n from payments.outbox where type = 'checkout.completed' and payload->'data'->>'checkout_session_id' = ${id}`)).toBe(1);
+    expect(
+      await n(
+        env.adminSql<
+          { n: string }[]
+        >`select count(*)::text as n from payments.outbox where type = 'checkout.completed' and payload->'data'->>'checkout_session_id' = ${id}`,
+      ),
+    ).toBe(1);
     expect((await creatorWallet(pid)).balance).toBe(4_000);
   });
 
@@ -182,13 +217,24 @@ describe("live checkout completion", () => {
     const other = processorEvent("customer.created", { id: rid("cus"), object: "customer" });
     const r = await sendWebhook(s.baseUrl, signed(other, SECRET));
     expect(r).toMatchObject({ status: 200, body: { received: true, handled: false } });
-    expect((await env.adminSql<{ status: string }[]>`select status from payments.processor_events where event_id = ${String(other["id"])}`)[0]?.status).toBe("ignored");
+    expect((await env.adminSql<{ status: string }[]>`select status from payments.processor_events where event_id = ${String(other["id"])}`)[0]?.status).toBe(
+      "ignored",
+    );
 
     const pid = await participant();
     const id = await liveCheckout(pid, 2_000);
-    await sendWebhook(s.baseUrl, signed(processorEvent("checkout.session.expired", checkoutSessionObject({ reference: id, amount: 2_000, status: "expired" })), SECRET));
+    await sendWebhook(
+      s.baseUrl,
+      signed(processorEvent("checkout.session.expired", checkoutSessionObject({ reference: id, amount: 2_000, status: "expired" })), SECRET),
+    );
     await waitFor(async () => (await sessionStatus(id)) === "failed", { timeoutMs: 15_000 });
-    expect(await n(env.adminSql<{ n: string }[]>`select count(*)::text as n from payments.outbox where type = 'checkout.failed' and payload->'data'->>'checkout_session_id' = ${id}`)).toBe(1);
+    expect(
+      await n(
+        env.adminSql<
+          { n: string }[]
+        >`select count(*)::text as n from payments.outbox where type = 'checkout.failed' and payload->'data'->>'checkout_session_id' = ${id}`,
+      ),
+    ).toBe(1);
     expect(await txCount(`checkout:${id}`)).toBe(0);
   });
 });
@@ -207,7 +253,13 @@ describe("live wallet funding", () => {
     expect(await page.text()).toContain("Continue to payment");
     const nonce = randomUUID();
     const form = new URLSearchParams({ amount: "25.00", nonce });
-    const post = () => fetch(`${s.altUrl}/v1/wallet/${wals}/topup`, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
+    const post = () =>
+      fetch(`${s.altUrl}/v1/wallet/${wals}/topup`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: form,
+      });
     const first = await post();
     expect(first.status).toBe(303);
     const location = String(first.headers.get("location"));
@@ -221,14 +273,22 @@ describe("live wallet funding", () => {
     const processorSession = location.split("/").at(-1)!;
 
     proc.fee = 103;
-    const paid = processorEvent("checkout.session.completed", checkoutSessionObject({ processorSessionId: processorSession, reference: topupId, amount: 2_500, metadata: { wallet_topup_id: topupId } }));
+    const paid = processorEvent(
+      "checkout.session.completed",
+      checkoutSessionObject({ processorSessionId: processorSession, reference: topupId, amount: 2_500, metadata: { wallet_topup_id: topupId } }),
+    );
     await Promise.all([sendWebhook(s.baseUrl, signed(paid, SECRET)), sendWebhook(s.baseUrl, signed(paid, SECRET))]);
-    await waitFor(async () => (await env.adminSql<{ status: string }[]>`select status from payments.wallet_topups where id = ${topupId}`)[0]?.status === "completed", { timeoutMs: 15_000 });
+    await waitFor(
+      async () => (await env.adminSql<{ status: string }[]>`select status from payments.wallet_topups where id = ${topupId}`)[0]?.status === "completed",
+      { timeoutMs: 15_000 },
+    );
     const after = await api("GET", `/v1/wallets/${walletId}`, s.liveKey);
     expect(after.body["wallet"]).toMatchObject({ balance: 2_500, available_balance: 2_500 });
     expect(await entriesOf(`wallet_topup:stripe:${processorSession}`)).toEqual([
-      ["platform_cash", "debit", 2_500], ["consumer_credit", "credit", 2_500],
-      ["processing_fees", "debit", 103], ["platform_cash", "credit", 103],
+      ["platform_cash", "debit", 2_500],
+      ["consumer_credit", "credit", 2_500],
+      ["processing_fees", "debit", 103],
+      ["platform_cash", "credit", 103],
     ]);
   });
 });
@@ -254,12 +314,23 @@ describe("live card refunds", () => {
 
     const done = processorEvent("refund.updated", { ...proc.refund(refund.processor_refund_id), status: "succeeded" });
     expect((await sendWebhook(s.baseUrl, signed(done, SECRET))).status).toBe(200);
-    const completed = await waitFor(async () => {
-      const g = await api("GET", `/v1/refunds/${refund.id}`, s.liveKey);
-      return (g.body["refund"] as Record<string, unknown>)["status"] === "completed" ? g : false;
-    }, { timeoutMs: 15_000 });
-    expect(completed.body["refund"]).toMatchObject({ refunded_amount_cents: 4_000, processor_status: "succeeded", breakdown: { from_creator_cents: 3_200, from_platform_cents: 800 } });
-    expect(await n(env.adminSql<{ n: string }[]>`select count(*)::text as n from refunds.outbox where type = 'refund.created' and payload->'data'->>'id' = ${refund.id}`)).toBe(1);
+    const completed = await waitFor(
+      async () => {
+        const g = await api("GET", `/v1/refunds/${refund.id}`, s.liveKey);
+        return (g.body["refund"] as Record<string, unknown>)["status"] === "completed" ? g : false;
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect(completed.body["refund"]).toMatchObject({
+      refunded_amount_cents: 4_000,
+      processor_status: "succeeded",
+      breakdown: { from_creator_cents: 3_200, from_platform_cents: 800 },
+    });
+    expect(
+      await n(
+        env.adminSql<{ n: string }[]>`select count(*)::text as n from refunds.outbox where type = 'refund.created' and payload->'data'->>'id' = ${refund.id}`,
+      ),
+    ).toBe(1);
     expect((await creatorWallet(pid)).balance).toBe(4_800);
   });
 
@@ -269,7 +340,12 @@ describe("live card refunds", () => {
     const pid = await participant();
     const id = await liveCheckout(pid, 10_000);
     await pay(id, 10_000);
-    const rr = await api("POST", "/v1/refund-requests", s.liveKey, { sale_reference: `checkout:${id}`, customer_id: "buyer-1", reason: "never arrived", amount: 5_000 });
+    const rr = await api("POST", "/v1/refund-requests", s.liveKey, {
+      sale_reference: `checkout:${id}`,
+      customer_id: "buyer-1",
+      reason: "never arrived",
+      amount: 5_000,
+    });
     expect(rr.status, JSON.stringify(rr.body)).toBe(201);
     const requestId = String((rr.body["refund_request"] as Record<string, unknown>)["id"]);
     const approved = await api("POST", `/v1/refund-requests/${requestId}/approve`, s.liveKey, { reviewed_by_actor: "ops" });
@@ -279,19 +355,36 @@ describe("live card refunds", () => {
     expect(refund.status).toBe("pending");
     expect((await creatorWallet(pid)).balance).toBe(4_000);
 
-    const failed = processorEvent("refund.failed", { ...proc.refund(refund.processor_refund_id), status: "failed", failure_reason: "expired_or_canceled_card" });
+    const failed = processorEvent("refund.failed", {
+      ...proc.refund(refund.processor_refund_id),
+      status: "failed",
+      failure_reason: "expired_or_canceled_card",
+    });
     expect((await sendWebhook(s.baseUrl, signed(failed, SECRET))).status).toBe(200);
-    const got = await waitFor(async () => {
-      const g = await api("GET", `/v1/refunds/${refund.id}`, s.liveKey);
-      return (g.body["refund"] as Record<string, unknown>)["status"] === "failed" ? g : false;
-    }, { timeoutMs: 15_000 });
-    expect(got.body["refund"]).toMatchObject({ failure_code: "processor_refund_failed", processor_status: "failed", reversal_transaction_id: expect.stringMatching(/^txn_/) });
+    const got = await waitFor(
+      async () => {
+        const g = await api("GET", `/v1/refunds/${refund.id}`, s.liveKey);
+        return (g.body["refund"] as Record<string, unknown>)["status"] === "failed" ? g : false;
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect(got.body["refund"]).toMatchObject({
+      failure_code: "processor_refund_failed",
+      processor_status: "failed",
+      reversal_transaction_id: expect.stringMatching(/^txn_/),
+    });
     expect(String((got.body["refund"] as Record<string, unknown>)["failure_reason"])).toContain("expired_or_canceled_card");
     const request = await api("GET", `/v1/refund-requests/${requestId}`, s.liveKey);
     expect(request.body["refund_request"]).toMatchObject({ status: "failed" });
     // Both sides have their money back.
     expect((await creatorWallet(pid)).balance).toBe(8_000);
-    expect(await n(env.adminSql<{ n: string }[]>`select count(*)::text as n from refunds.outbox where type = 'refund_request.failed' and payload->'data'->>'id' = ${requestId}`)).toBe(1);
+    expect(
+      await n(
+        env.adminSql<
+          { n: string }[]
+        >`select count(*)::text as n from refunds.outbox where type = 'refund_request.failed' and payload->'data'->>'id' = ${requestId}`,
+      ),
+    ).toBe(1);
   });
 
   it("never asks the processor for a sandbox refund", { timeout: 30_000 }, async () => {
@@ -321,7 +414,12 @@ describe("disputes", () => {
     balance_transactions: f.fee === undefined ? [] : [{ id: rid("txn"), object: "balance_transaction", amount: -f.amount, fee: f.fee, type: "adjustment" }],
     livemode: true,
   });
-  const disputeStatus = async (processorId: string) => (await env.adminSql<{ status: string; id: string; hold_id: string | null }[]>`select id, status, hold_id from payments.disputes where processor_dispute_id = ${processorId}`)[0];
+  const disputeStatus = async (processorId: string) =>
+    (
+      await env.adminSql<
+        { status: string; id: string; hold_id: string | null }[]
+      >`select id, status, hold_id from payments.disputes where processor_dispute_id = ${processorId}`
+    )[0];
 
   it("holds the creator's share when a dispute opens and, lost, takes the sale back from both sides with the dispute fee", { timeout: 60_000 }, async () => {
     // Proves charge.dispute.created → hold + dispute.created; charge.dispute.closed (lost) → released, refunded like a refund, fee booked, dispute.closed.
@@ -340,12 +438,26 @@ describe("disputes", () => {
     expect((await sendWebhook(s.baseUrl, signed(processorEvent("charge.dispute.closed", closed), SECRET))).status).toBe(200);
     await waitFor(async () => (await disputeStatus(opened.id))?.status === "lost", { timeoutMs: 15_000 });
     expect(await creatorWallet(pid)).toMatchObject({ balance: 0, held_amount: 0 });
-    expect(await entriesOf(`dispute:${d?.id}`)).toEqual(expect.arrayContaining([["creator_earnings", "debit", 8_000], ["platform_revenue", "debit", 2_000]]));
-    expect(await entriesOf(`dispute_fee:${d?.id}`)).toEqual([["processing_fees", "debit", 1_500], ["platform_cash", "credit", 1_500]]);
+    expect(await entriesOf(`dispute:${d?.id}`)).toEqual(
+      expect.arrayContaining([
+        ["creator_earnings", "debit", 8_000],
+        ["platform_revenue", "debit", 2_000],
+      ]),
+    );
+    expect(await entriesOf(`dispute_fee:${d?.id}`)).toEqual([
+      ["processing_fees", "debit", 1_500],
+      ["platform_cash", "credit", 1_500],
+    ]);
     const events = await env.adminSql<{ type: string; payload: { data: Record<string, unknown> } }[]>`
       select type, payload from payments.outbox where type like 'dispute.%' and payload->'data'->>'id' = ${String(d?.id)} order by seq`;
     expect(events.map((e) => e.type)).toEqual(["dispute.created", "dispute.closed"]);
-    expect(events[1]?.payload.data).toMatchObject({ outcome: "lost", status: "lost", refund_amount_cents: 10_000, dispute_fee_cents: 1_500, sale_reference: `checkout:${id}` });
+    expect(events[1]?.payload.data).toMatchObject({
+      outcome: "lost",
+      status: "lost",
+      refund_amount_cents: 10_000,
+      dispute_fee_cents: 1_500,
+      sale_reference: `checkout:${id}`,
+    });
     // The sale is fully taken back: nothing is left to refund.
     const refund = await api("POST", "/v1/refunds", s.liveKey, { original_sale_reference: `checkout:${id}`, reason: "after dispute" });
     expect(refund.body["error_code"]).toBe("sale_already_fully_refunded");

@@ -26,7 +26,15 @@ beforeAll(async () => {
   context = await chromium.launchPersistentContext(profileDir, {
     executablePath: "/usr/bin/chromium",
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   mkdirSync(outputDir, { recursive: true });
 }, 60_000);
@@ -39,8 +47,14 @@ afterAll(async () => {
 
 async function receipt(): Promise<{ hostedUrl: string; receiptId: string; hash: string; sale: string }> {
   const pid = `page_${randomBytes(4).toString("hex")}`;
-  await call(s.baseUrl, "POST", "/v1/participants", { key: s.testKey, body: { participant_id: pid, display_name: "Ana's <Studio>", default_split_percent: 80 } });
-  const cs = await call(s.baseUrl, "POST", "/v1/checkout-sessions", { key: s.testKey, body: { participant_id: pid, amount: 123_456, product_name: "Mixing <course> & more" } });
+  await call(s.baseUrl, "POST", "/v1/participants", {
+    key: s.testKey,
+    body: { participant_id: pid, display_name: "Ana's <Studio>", default_split_percent: 80 },
+  });
+  const cs = await call(s.baseUrl, "POST", "/v1/checkout-sessions", {
+    key: s.testKey,
+    body: { participant_id: pid, amount: 123_456, product_name: "Mixing <course> & more" },
+  });
   const id = (cs.body["checkout_session"] as { id: string }).id;
   const done = await call(s.baseUrl, "POST", `/v1/sandbox/checkouts/${id}/complete`, { key: s.testKey, body: {} });
   const sale = (done.body["checkout_session"] as { sale_transaction_id: string }).sale_transaction_id;

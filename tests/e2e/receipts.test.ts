@@ -28,7 +28,8 @@ afterAll(async () => {
 });
 
 type Body = Record<string, unknown>;
-const api = (method: string, path: string, body?: unknown, key: string | undefined = s.testKey) => call(s.baseUrl, method, path, { key, ...(body === undefined ? {} : { body }) });
+const api = (method: string, path: string, body?: unknown, key: string | undefined = s.testKey) =>
+  call(s.baseUrl, method, path, { key, ...(body === undefined ? {} : { body }) });
 
 function expectError(r: { status: number; body: Body }, status: number, code: string): void {
   expect(r.status, JSON.stringify(r.body)).toBe(status);
@@ -60,7 +61,11 @@ describe("typical flow, step 4", () => {
     const cs = await completedCheckout();
     const gen = await api("POST", "/v1/receipts/generate", { checkout_id: cs.id, order_id: "order-1001" });
     expect(gen.status).toBe(201);
-    expect(gen.body).toMatchObject({ success: true, created: true, receipt: { status: "issued", checkout_session_id: cs.id, sale_transaction_id: cs.sale, order_id: "order-1001", total_amount: 12_345, currency: "USD" } });
+    expect(gen.body).toMatchObject({
+      success: true,
+      created: true,
+      receipt: { status: "issued", checkout_session_id: cs.id, sale_transaction_id: cs.sale, order_id: "order-1001", total_amount: 12_345, currency: "USD" },
+    });
     const receiptId = gen.body["receipt_id"] as string;
     expect(gen.body["hosted_url"]).toBe(`${s.altUrl}/v1/receipts/${receiptId}/view`);
     expect((await api("POST", "/v1/receipts/generate", { checkout_id: cs.id })).status).toBe(200);
@@ -70,14 +75,25 @@ describe("typical flow, step 4", () => {
 
     const proofRes = await api("GET", `/v1/receipts/${receiptId}/proof`);
     expect(proofRes.status).toBe(200);
-    const proof = proofRes.body["proof"] as { receipt_id: string; transaction_id: string; canonical_payload: string; receipt_hash: string; chain: { sequence: number; previous_hash: string; entry_hash: string }; service_signature: { alg: string; kid: string; jws: string } };
+    const proof = proofRes.body["proof"] as {
+      receipt_id: string;
+      transaction_id: string;
+      canonical_payload: string;
+      receipt_hash: string;
+      chain: { sequence: number; previous_hash: string; entry_hash: string };
+      service_signature: { alg: string; kid: string; jws: string };
+    };
     expect(proof).toMatchObject({ receipt_id: receiptId, transaction_id: cs.sale });
     expect((await api("GET", `/v1/receipts/${receiptId}/proof`)).body["proof"]).toEqual(proof);
     expect((await api("GET", `/v1/receipts/proofs/${cs.sale}`)).body["proof"]).toEqual(proof);
 
     const verified = await api("POST", "/v1/receipts/verify", { receipt_id: receiptId });
     expect(verified.status).toBe(200);
-    expect(verified.body).toMatchObject({ success: true, valid: true, checks: { receipt_hash: true, chain: true, service_signature: true, counterparty_signatures: [] } });
+    expect(verified.body).toMatchObject({
+      success: true,
+      valid: true,
+      checks: { receipt_hash: true, chain: true, service_signature: true, counterparty_signatures: [] },
+    });
 
     // The outsider: the JWKS needs no API key; jose and a fresh SHA-256 are all it takes.
     const keys = await call(s.baseUrl, "GET", "/v1/receipts/jwks");
@@ -85,7 +101,11 @@ describe("typical flow, step 4", () => {
     const jwks = { keys: keys.body["keys"] } as JSONWebKeySet;
     expect(createHash("sha256").update(proof.canonical_payload).digest("hex")).toBe(proof.receipt_hash);
     const { payload } = await compactVerify(proof.service_signature.jws, createLocalJWKSet(jwks), { algorithms: ["EdDSA"] });
-    expect(JSON.parse(new TextDecoder().decode(payload))).toMatchObject({ receipt_hash: proof.receipt_hash, entry_hash: proof.chain.entry_hash, sequence: proof.chain.sequence });
+    expect(JSON.parse(new TextDecoder().decode(payload))).toMatchObject({
+      receipt_hash: proof.receipt_hash,
+      entry_hash: proof.chain.entry_hash,
+      sequence: proof.chain.sequence,
+    });
     expect(JSON.parse(proof.canonical_payload).transaction.id).toBe(cs.sale);
 
     const page = await fetch(gen.body["hosted_url"] as string);
@@ -114,7 +134,15 @@ describe("counterparty signatures and verification", () => {
     const forged = await new CompactSign(new TextEncoder().encode(hash)).setProtectedHeader({ alg: "ES256" }).sign((await generateKeyPair("ES256")).privateKey);
     expectError(await api("POST", `/v1/receipts/${receiptId}/proof/signatures`, { ...body, key_id: "k2", signature: forged }), 400, "invalid_signature");
     const v = await api("POST", "/v1/receipts/verify", { receipt_hash: hash, signature, public_key_jwk: jwk });
-    expect(v.body).toMatchObject({ valid: true, checks: { counterparty_signatures: [{ key_id: "platform-key-1", valid: true }, { key_id: "provided", valid: true }] } });
+    expect(v.body).toMatchObject({
+      valid: true,
+      checks: {
+        counterparty_signatures: [
+          { key_id: "platform-key-1", valid: true },
+          { key_id: "provided", valid: true },
+        ],
+      },
+    });
   });
 });
 
@@ -123,7 +151,11 @@ describe("key rotation with the admin CLI", () => {
     // Proves `admin receipts rotate-key`: JSON out, the JWKS keeps the old key, and the CLI refuses without sealing keys.
     const before = await receiptFor((await completedCheckout()).id);
     const oldKid = ((await api("GET", `/v1/receipts/${before}/proof`)).body["proof"] as { service_signature: { kid: string } }).service_signature.kid;
-    const cli = (env: Record<string, string>) => run("node", ["--import", "tsx", "scripts/admin.ts", "receipts", "rotate-key"], { cwd: repoRoot(), env: { ...process.env, DATABASE_URL: s.env.adminUrl, ...env } });
+    const cli = (env: Record<string, string>) =>
+      run("node", ["--import", "tsx", "scripts/admin.ts", "receipts", "rotate-key"], {
+        cwd: repoRoot(),
+        env: { ...process.env, DATABASE_URL: s.env.adminUrl, ...env },
+      });
     const { stdout } = await cli({ RECEIPTS_SEALING_KEYS: sealingKeys });
     const rotated = JSON.parse(stdout) as { kid: string; retired_kids: string[] };
     expect(rotated.retired_kids).toEqual([oldKid]);
@@ -134,7 +166,10 @@ describe("key rotation with the admin CLI", () => {
     for (const id of [before, after]) expect((await api("POST", "/v1/receipts/verify", { receipt_id: id })).body["valid"]).toBe(true);
     const env = { ...process.env, DATABASE_URL: s.env.adminUrl } as Record<string, string>;
     delete env["RECEIPTS_SEALING_KEYS"];
-    await expect(run("node", ["--import", "tsx", "scripts/admin.ts", "receipts", "rotate-key"], { cwd: repoRoot(), env })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining("RECEIPTS_SEALING_KEYS") });
+    await expect(run("node", ["--import", "tsx", "scripts/admin.ts", "receipts", "rotate-key"], { cwd: repoRoot(), env })).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("RECEIPTS_SEALING_KEYS"),
+    });
   });
 });
 
@@ -145,7 +180,11 @@ describe("scopes, isolation and bad input", () => {
     const receiptId = await receiptFor(cs.id);
     const readOnly = (await s.key({ scopes: ["read"] })).api_key;
     expectError(await api("POST", "/v1/receipts/generate", { checkout_id: cs.id }, readOnly), 403, "insufficient_scope");
-    expectError(await api("POST", `/v1/receipts/${receiptId}/proof/signatures`, { key_id: "k", signature: "a.b.c", public_key_jwk: {} }, readOnly), 403, "insufficient_scope");
+    expectError(
+      await api("POST", `/v1/receipts/${receiptId}/proof/signatures`, { key_id: "k", signature: "a.b.c", public_key_jwk: {} }, readOnly),
+      403,
+      "insufficient_scope",
+    );
     expect((await api("GET", `/v1/receipts/${receiptId}/proof`, undefined, readOnly)).status).toBe(200);
     expect((await api("POST", "/v1/receipts/verify", { receipt_id: receiptId }, readOnly)).status).toBe(200);
     expectError(await call(s.baseUrl, "GET", `/v1/receipts/${receiptId}`), 401, "missing_api_key");
@@ -163,7 +202,16 @@ describe("scopes, isolation and bad input", () => {
     expectError(await api("POST", "/v1/receipts/verify", { receipt_id: receiptId }, live), 404, "receipt_not_found");
     expectError(await api("POST", "/v1/receipts/generate", { checkout_id: cs.id }, live), 404, "checkout_session_not_found");
     expectError(await api("POST", "/v1/receipts/generate", { sale_transaction_id: cs.sale }, live), 404, "transaction_not_found");
-    expectError(await api("POST", `/v1/receipts/${receiptId}/proof/signatures`, { key_id: "k", signature: "a.b.c", public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "A".repeat(43) } }, live), 404, "receipt_not_found");
+    expectError(
+      await api(
+        "POST",
+        `/v1/receipts/${receiptId}/proof/signatures`,
+        { key_id: "k", signature: "a.b.c", public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "A".repeat(43) } },
+        live,
+      ),
+      404,
+      "receipt_not_found",
+    );
   });
 
   it("bad input on every field is an envelope with a precise error_code, and stores nothing", async () => {
@@ -171,7 +219,9 @@ describe("scopes, isolation and bad input", () => {
     const cs = await completedCheckout();
     const receiptId = await receiptFor(cs.id);
     const count = async () => {
-      const [r] = await s.env.adminSql<{ receipts: string; signatures: string }[]>`select (select count(*) from receipts.receipts) as receipts, (select count(*) from receipts.proof_signatures) as signatures`;
+      const [r] = await s.env.adminSql<
+        { receipts: string; signatures: string }[]
+      >`select (select count(*) from receipts.receipts) as receipts, (select count(*) from receipts.proof_signatures) as signatures`;
       return r;
     };
     const before = await count();
@@ -193,10 +243,34 @@ describe("scopes, isolation and bad input", () => {
       ["POST", `/v1/receipts/${receiptId}/proof/signatures`, { key_id: "k", signature: "x", public_key_jwk: {} }, 400, "validation_error"],
       ["POST", `/v1/receipts/${receiptId}/proof/signatures`, { key_id: "k", signature: "a.b.c", public_key_jwk: [] }, 400, "validation_error"],
       ["POST", `/v1/receipts/${receiptId}/proof/signatures`, { key_id: "k", signature: "a.b.c", public_key_jwk: { kty: "RSA" } }, 400, "invalid_public_key"],
-      ["POST", `/v1/receipts/${receiptId}/proof/signatures`, { key_id: "k", signature: "a.b.c", public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "A".repeat(43) }, signed_payload: "x" }, 400, "signed_payload_mismatch"],
-      ["POST", `/v1/receipts/${receiptId}/proof/signatures`, { key_id: "k", signature: "a.b.c", public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "A".repeat(43) } }, 400, "invalid_signature"],
-      ["POST", `/v1/receipts/${receiptId}/proof/signatures`, { key_id: "k", signature: "a.b.c", public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "A".repeat(43) }, signer_type: "buyer" }, 400, "validation_error"],
-      ["POST", "/v1/receipts/rcpt_unknown00000000000000000/proof/signatures", { key_id: "k", signature: "a.b.c", public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "A".repeat(43) } }, 404, "receipt_not_found"],
+      [
+        "POST",
+        `/v1/receipts/${receiptId}/proof/signatures`,
+        { key_id: "k", signature: "a.b.c", public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "A".repeat(43) }, signed_payload: "x" },
+        400,
+        "signed_payload_mismatch",
+      ],
+      [
+        "POST",
+        `/v1/receipts/${receiptId}/proof/signatures`,
+        { key_id: "k", signature: "a.b.c", public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "A".repeat(43) } },
+        400,
+        "invalid_signature",
+      ],
+      [
+        "POST",
+        `/v1/receipts/${receiptId}/proof/signatures`,
+        { key_id: "k", signature: "a.b.c", public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "A".repeat(43) }, signer_type: "buyer" },
+        400,
+        "validation_error",
+      ],
+      [
+        "POST",
+        "/v1/receipts/rcpt_unknown00000000000000000/proof/signatures",
+        { key_id: "k", signature: "a.b.c", public_key_jwk: { kty: "OKP", crv: "Ed25519", x: "A".repeat(43) } },
+        404,
+        "receipt_not_found",
+      ],
       ["POST", "/v1/receipts/verify", {}, 400, "validation_error"],
       ["POST", "/v1/receipts/verify", { receipt_hash: "abc" }, 400, "validation_error"],
       ["POST", "/v1/receipts/verify", { receipt_id: 5 }, 400, "validation_error"],

@@ -19,7 +19,15 @@ beforeAll(async () => {
   context = await chromium.launchPersistentContext(profileDir, {
     executablePath: "/usr/bin/chromium",
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }, 60_000);
 afterAll(async () => {
@@ -41,7 +49,13 @@ async function buyerWithPurchase(amount: number): Promise<{ owner: string; walle
   const wallet = (await api("POST", "/v1/wallets", { owner_id: owner })).body["wallet"] as Body;
   const walletId = String(wallet["id"]);
   expect((await api("POST", `/v1/wallets/${walletId}/topups`, { amount: amount + 1_000, reference_id: `fund_${tag}` })).status).toBe(201);
-  const cs = await api("POST", "/v1/checkout-sessions", { participant_id: creator, amount, purchase_mode: "direct_funded_wallet", customer_id: owner, product_name: "Vinyl <LP>" });
+  const cs = await api("POST", "/v1/checkout-sessions", {
+    participant_id: creator,
+    amount,
+    purchase_mode: "direct_funded_wallet",
+    customer_id: owner,
+    product_name: "Vinyl <LP>",
+  });
   expect(cs.status).toBe(201);
   const session = cs.body["checkout_session"] as Body;
   expect(session["status"]).toBe("completed");
@@ -90,11 +104,21 @@ describe("wallet page refund request", () => {
     await Promise.all([page.waitForURL(/refund_request=rr_/), page.click("#request-refund")]);
     expect(await page.locator("#message").textContent()).toContain("Refund requested");
     const [rr] = await requestsOf(b.saleReference);
-    expect(rr).toMatchObject({ status: "created", customer_id: b.owner, customer_email: "buyer@example.com", amount_cents: 1_000, reason: "Scratched", metadata: { source: "wallet_page", wallet_session_id: ws.id, wallet_id: b.walletId } });
+    expect(rr).toMatchObject({
+      status: "created",
+      customer_id: b.owner,
+      customer_email: "buyer@example.com",
+      amount_cents: 1_000,
+      reason: "Scratched",
+      metadata: { source: "wallet_page", wallet_session_id: ws.id, wallet_id: b.walletId },
+    });
     expect(await page.content()).not.toMatch(/s(l)?k_(test|live)_/);
 
     // The same rendered form submitted again (its nonce) answers the same request.
-    const again = await page.request.post(`${ws.url}/refund-request`, { form: { nonce, sale_reference: b.saleReference, amount: "10.00", reason: "Scratched" }, maxRedirects: 0 });
+    const again = await page.request.post(`${ws.url}/refund-request`, {
+      form: { nonce, sale_reference: b.saleReference, amount: "10.00", reason: "Scratched" },
+      maxRedirects: 0,
+    });
     expect(again.status()).toBe(303);
     expect(again.headers()["location"]).toContain(`refund_request=${String(rr?.["id"])}`);
     expect(await requestsOf(b.saleReference)).toHaveLength(1);
@@ -116,16 +140,22 @@ describe("wallet page refund request", () => {
     await page.goto(plain.url);
     expect(await page.locator("#balance").count()).toBe(1);
     expect(await page.locator("#refund-form").count()).toBe(0);
-    const forged = await page.request.post(`${plain.url}/refund-request`, { form: { nonce: crypto.randomUUID(), sale_reference: b.saleReference, reason: "x" } });
+    const forged = await page.request.post(`${plain.url}/refund-request`, {
+      form: { nonce: crypto.randomUUID(), sale_reference: b.saleReference, reason: "x" },
+    });
     expect(forged.status()).toBe(403);
 
     const allowed = await walletSession(b.owner, ["request_refund"]);
-    const notMine = await page.request.post(`${allowed.url}/refund-request`, { form: { nonce: crypto.randomUUID(), sale_reference: other.saleReference, reason: "not mine" } });
+    const notMine = await page.request.post(`${allowed.url}/refund-request`, {
+      form: { nonce: crypto.randomUUID(), sale_reference: other.saleReference, reason: "not mine" },
+    });
     expect(notMine.status()).toBe(422);
     expect(await notMine.text()).toContain("Choose one of your purchases");
     const noNonce = await page.request.post(`${allowed.url}/refund-request`, { form: { sale_reference: b.saleReference, reason: "x" } });
     expect(noNonce.status()).toBe(422);
-    const noReason = await page.request.post(`${allowed.url}/refund-request`, { form: { nonce: crypto.randomUUID(), sale_reference: b.saleReference, reason: " " } });
+    const noReason = await page.request.post(`${allowed.url}/refund-request`, {
+      form: { nonce: crypto.randomUUID(), sale_reference: b.saleReference, reason: " " },
+    });
     expect(noReason.status()).toBe(422);
     expect(await requestsOf(b.saleReference)).toEqual([]);
     expect(await requestsOf(other.saleReference)).toEqual([]);

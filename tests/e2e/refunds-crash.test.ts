@@ -11,7 +11,11 @@ let s: Stack;
 const children: SpawnedService[] = [];
 
 async function startRefunds(extra: Record<string, string>, entry?: string): Promise<SpawnedService> {
-  const child = spawnService("refunds", env.env("refunds", { HEALTH_PORT: String(await freePort()), LOG_LEVEL: "warn", ...extra }), entry === undefined ? {} : { entry });
+  const child = spawnService(
+    "refunds",
+    env.env("refunds", { HEALTH_PORT: String(await freePort()), LOG_LEVEL: "warn", ...extra }),
+    entry === undefined ? {} : { entry },
+  );
   children.push(child);
   await child.ready;
   return child;
@@ -42,7 +46,9 @@ async function count(sql: TemplateStringsArray, ...args: string[]): Promise<numb
 /** A completed sandbox checkout of 10,000 with a 60 % creator share: its sale reference and creator. */
 async function sale(): Promise<{ saleReference: string; creator: string }> {
   const creator = `crash_creator_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
-  expect((await call(s.baseUrl, "POST", "/v1/participants", { key: s.testKey, body: { participant_id: creator, default_split_percent: 60 } })).status).toBe(201);
+  expect((await call(s.baseUrl, "POST", "/v1/participants", { key: s.testKey, body: { participant_id: creator, default_split_percent: 60 } })).status).toBe(
+    201,
+  );
   const created = await call(s.baseUrl, "POST", "/v1/checkout-sessions", { key: s.testKey, body: { participant_id: creator, amount: 10_000 } });
   const id = String((created.body["checkout_session"] as Record<string, unknown>)["id"]);
   expect((await call(s.baseUrl, "POST", `/v1/sandbox/checkouts/${id}/complete`, { key: s.testKey, body: {} })).status).toBe(200);
@@ -70,7 +76,10 @@ describe("kill -9 of the refunds process", () => {
     expect([503, 504]).toContain((await inFlight).status);
 
     await startRefunds({ REFUNDS_RECONCILE_INTERVAL_MS: "100", REFUNDS_RECONCILE_GRACE_MS: "0" });
-    await waitFor(async () => (await count`select count(*)::text as n from refunds.refunds where sale_reference = ${saleReference} and status = 'completed'`) === 1, { timeoutMs: 15_000 });
+    await waitFor(
+      async () => (await count`select count(*)::text as n from refunds.refunds where sale_reference = ${saleReference} and status = 'completed'`) === 1,
+      { timeoutMs: 15_000 },
+    );
     const [row] = await env.adminSql<{ id: string }[]>`select id from refunds.refunds where sale_reference = ${saleReference}`;
     expect(await count`select count(*)::text as n from ledger.transactions where reference_id = ${`refund:${row?.id ?? ""}`}`).toBe(1);
     expect(await count`select count(*)::text as n from refunds.outbox where type = 'refund.created' and payload->'data'->>'id' = ${row?.id ?? ""}`).toBe(1);
@@ -88,7 +97,10 @@ describe("kill -9 of the refunds process", () => {
   it("between the ledger post and the settle step, for an approved refund request", { timeout: 120_000 }, async () => {
     const { saleReference, creator } = await sale();
     const crashing = await startRefunds({ REFUNDS_RECONCILE_INTERVAL_MS: "600000" }, "tests/e2e/fixtures/refunds-crash-after-post.ts");
-    const created = await call(s.baseUrl, "POST", "/v1/refund-requests", { key: s.testKey, body: { sale_reference: saleReference, customer_id: "buyer_crash", reason: "never arrived" } });
+    const created = await call(s.baseUrl, "POST", "/v1/refund-requests", {
+      key: s.testKey,
+      body: { sale_reference: saleReference, customer_id: "buyer_crash", reason: "never arrived" },
+    });
     expect(created.status).toBe(201);
     const id = String((created.body["refund_request"] as Record<string, unknown>)["id"]);
     const ref = `refund_request:${id}`;
@@ -102,14 +114,20 @@ describe("kill -9 of the refunds process", () => {
     expect((await crashing.exited).signal).toBe("SIGKILL");
     expect([503, 504]).toContain((await inFlight).status);
     await startRefunds({ REFUNDS_RECONCILE_INTERVAL_MS: "100", REFUNDS_RECONCILE_GRACE_MS: "0" });
-    await waitFor(async () => (await count`select count(*)::text as n from refunds.refund_requests where id = ${id} and status = 'completed'`) === 1, { timeoutMs: 15_000 });
+    await waitFor(async () => (await count`select count(*)::text as n from refunds.refund_requests where id = ${id} and status = 'completed'`) === 1, {
+      timeoutMs: 15_000,
+    });
     expect(await count`select count(*)::text as n from ledger.transactions where reference_id = ${ref}`).toBe(1);
     expect(await count`select count(*)::text as n from refunds.outbox where type = 'refund_request.completed' and payload->'data'->>'id' = ${id}`).toBe(1);
     expect(await count`select count(*)::text as n from refunds.outbox where type = 'sale.refunded' and payload->'data'->>'refund_request_id' = ${id}`).toBe(1);
 
     const retry = await call(s.baseUrl, "POST", `/v1/refund-requests/${id}/approve`, { key: s.testKey, body: { reviewed_by_actor: "ops" } });
     expect(retry.status).toBe(200);
-    expect(retry.body).toMatchObject({ idempotent: true, refund_request: { id, status: "completed" }, refund: { status: "completed", refunded_amount_cents: 10_000, is_full_refund: true } });
+    expect(retry.body).toMatchObject({
+      idempotent: true,
+      refund_request: { id, status: "completed" },
+      refund: { status: "completed", refunded_amount_cents: 10_000, is_full_refund: true },
+    });
     const cancel = await call(s.baseUrl, "POST", `/v1/refund-requests/${id}/cancel`, { key: s.testKey, body: {} });
     expect([cancel.status, cancel.body["error_code"], cancel.body["state"]]).toEqual([409, "invalid_state_transition", "completed"]);
     expect(await creatorBalance(creator)).toBe(0);

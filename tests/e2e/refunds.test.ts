@@ -20,7 +20,8 @@ beforeAll(async () => {
   s = await startStack({ services: ["ledger", "payments", "refunds", "webhooks"], serviceEnv: LOOPBACK_WEBHOOKS_ENV });
   // Bad-input checks spend treasury-write tokens too; capacity is not what this file tests.
   const lifted = { capacity: 1e9, refill_per_sec: 1e9 };
-  await s.env.adminSql`update gateway.orgs set rate_limits = ${s.env.adminSql.json({ read: lifted, write: lifted, treasury_write: lifted })} where id = ${s.orgId}`;
+  await s.env
+    .adminSql`update gateway.orgs set rate_limits = ${s.env.adminSql.json({ read: lifted, write: lifted, treasury_write: lifted })} where id = ${s.orgId}`;
   server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -41,7 +42,8 @@ afterAll(async () => {
 });
 
 type Body = Record<string, unknown>;
-const api = (method: string, path: string, body?: unknown, key?: string) => call(s.baseUrl, method, path, { key: key ?? s.testKey, ...(body === undefined ? {} : { body }) });
+const api = (method: string, path: string, body?: unknown, key?: string) =>
+  call(s.baseUrl, method, path, { key: key ?? s.testKey, ...(body === undefined ? {} : { body }) });
 
 let seq = 0;
 /** A participant and a completed sandbox checkout of `amount` (creator share `percent`): its sale reference. */
@@ -70,7 +72,14 @@ function deliveries(type: string): Body[] {
   const wh = new Webhook(secret);
   return received
     .filter((d) => d.headers["x-webhook-event"] === type)
-    .map((d) => wh.verify(d.body, { "webhook-id": String(d.headers["webhook-id"]), "webhook-timestamp": String(d.headers["webhook-timestamp"]), "webhook-signature": String(d.headers["webhook-signature"]) }) as Body);
+    .map(
+      (d) =>
+        wh.verify(d.body, {
+          "webhook-id": String(d.headers["webhook-id"]),
+          "webhook-timestamp": String(d.headers["webhook-timestamp"]),
+          "webhook-signature": String(d.headers["webhook-signature"]),
+        }) as Body,
+    );
 }
 
 describe("the buyer refund flow", () => {
@@ -78,9 +87,20 @@ describe("the buyer refund flow", () => {
     // Proves the spec's typical flow step 8 through the gateway, the money moved once, and the events a webhook receiver sees.
     const { saleReference, creator } = await checkoutSale(8_000, 75);
     expect(await balance(creator)).toBe(6_000);
-    const created = await api("POST", "/v1/refund-requests", { sale_reference: saleReference, customer_id: "buyer_42", customer_email: "buyer@example.com", reason: "wrong size", amount: 2_000, idempotency_key: "flow-rr-1" });
+    const created = await api("POST", "/v1/refund-requests", {
+      sale_reference: saleReference,
+      customer_id: "buyer_42",
+      customer_email: "buyer@example.com",
+      reason: "wrong size",
+      amount: 2_000,
+      idempotency_key: "flow-rr-1",
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ success: true, refund_request: { status: "created", sale_reference: saleReference, amount_cents: 2_000 }, refund: null });
+    expect(created.body).toMatchObject({
+      success: true,
+      refund_request: { status: "created", sale_reference: saleReference, amount_cents: 2_000 },
+      refund: null,
+    });
     const rr = created.body["refund_request"] as Body;
     const id = String(rr["id"]);
     expect((await api("GET", `/v1/refund-requests/${id}`)).body).toMatchObject({ success: true, refund_request: { id, status: "created" } });
@@ -90,22 +110,50 @@ describe("the buyer refund flow", () => {
     expect(approved.body).toMatchObject({
       success: true,
       refund_request: { id, status: "completed", reviewed_by_actor: "support@shop" },
-      refund: { status: "completed", refunded_amount_cents: 2_000, refunded_amount: 2_000, sale_reference: saleReference, refund_request_id: id, breakdown: { from_creator_cents: 1_500, from_platform_cents: 500 } },
+      refund: {
+        status: "completed",
+        refunded_amount_cents: 2_000,
+        refunded_amount: 2_000,
+        sale_reference: saleReference,
+        refund_request_id: id,
+        breakdown: { from_creator_cents: 1_500, from_platform_cents: 500 },
+      },
     });
     const refund = approved.body["refund"] as Body;
     expect(await balance(creator)).toBe(4_500);
-    expect((await api("GET", `/v1/refunds?sale_reference=${encodeURIComponent(saleReference)}`)).body).toMatchObject({ success: true, total: 1, count: 1, refunds: [{ id: refund["id"] }] });
+    expect((await api("GET", `/v1/refunds?sale_reference=${encodeURIComponent(saleReference)}`)).body).toMatchObject({
+      success: true,
+      total: 1,
+      count: 1,
+      refunds: [{ id: refund["id"] }],
+    });
     expect((await api("GET", `/v1/refunds/${String(refund["id"])}`)).body["refund"]).toEqual(refund);
 
-    await waitFor(() => ["refund_request.created", "refund.created", "sale.refunded", "refund_request.completed"].every((t) => deliveries(t).some((d) => (d["data"] as Body)["sale_reference"] === saleReference)), { timeoutMs: 20_000 });
+    await waitFor(
+      () =>
+        ["refund_request.created", "refund.created", "sale.refunded", "refund_request.completed"].every((t) =>
+          deliveries(t).some((d) => (d["data"] as Body)["sale_reference"] === saleReference),
+        ),
+      { timeoutMs: 20_000 },
+    );
     const saleRefunded = deliveries("sale.refunded").find((d) => (d["data"] as Body)["sale_reference"] === saleReference);
-    expect(saleRefunded).toMatchObject({ type: "sale.refunded", livemode: false, mode: "sandbox", data: { refund_id: refund["id"], amount_cents: 2_000, remaining_amount_cents: 6_000, is_full_refund: false } });
+    expect(saleRefunded).toMatchObject({
+      type: "sale.refunded",
+      livemode: false,
+      mode: "sandbox",
+      data: { refund_id: refund["id"], amount_cents: 2_000, remaining_amount_cents: 6_000, is_full_refund: false },
+    });
     expect(deliveries("refund.created").find((d) => (d["data"] as Body)["id"] === refund["id"])?.["data"]).toEqual(refund);
-    expect(deliveries("refund_request.completed").find((d) => (d["data"] as Body)["id"] === id)?.["data"]).toMatchObject({ status: "completed", refund: { id: refund["id"] } });
+    expect(deliveries("refund_request.completed").find((d) => (d["data"] as Body)["id"] === id)?.["data"]).toMatchObject({
+      status: "completed",
+      refund: { id: refund["id"] },
+    });
 
     // A rejected request emits its event; an illegal move afterwards is 409 naming the state.
     const other = String(((await api("POST", "/v1/refund-requests", { sale_reference: saleReference, reason: "again" })).body["refund_request"] as Body)["id"]);
-    expect((await api("POST", `/v1/refund-requests/${other}/reject`, { reason: "already refunded" })).body).toMatchObject({ refund_request: { status: "rejected", rejection_reason: "already refunded" } });
+    expect((await api("POST", `/v1/refund-requests/${other}/reject`, { reason: "already refunded" })).body).toMatchObject({
+      refund_request: { status: "rejected", rejection_reason: "already refunded" },
+    });
     const illegal = await api("POST", `/v1/refund-requests/${other}/approve`, {});
     expect(illegal.status).toBe(409);
     expect(illegal.body).toMatchObject({ success: false, error_code: "invalid_state_transition", state: "rejected", refund_request: { id: other } });
@@ -128,16 +176,30 @@ describe("direct refunds", () => {
   it("201, a replay 200 with idempotent: true, another body under the key 409 duplicate_refund_reference with the refund", async () => {
     // Proves the envelope of each answer and that the replay moved nothing.
     const { saleReference, creator } = await checkoutSale(4_000, 50);
-    const body = { original_sale_reference: saleReference, reason: "duplicate order", amount: 1_000, external_refund_id: "ext-77", idempotency_key: "direct-1" };
+    const body = {
+      original_sale_reference: saleReference,
+      reason: "duplicate order",
+      amount: 1_000,
+      external_refund_id: "ext-77",
+      idempotency_key: "direct-1",
+    };
     const first = await api("POST", "/v1/refunds", body);
     expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ success: true, refund: { status: "completed", refunded_amount_cents: 1_000, external_refund_id: "ext-77", currency: "USD" } });
+    expect(first.body).toMatchObject({
+      success: true,
+      refund: { status: "completed", refunded_amount_cents: 1_000, external_refund_id: "ext-77", currency: "USD" },
+    });
     const replay = await api("POST", "/v1/refunds", body);
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({ success: true, idempotent: true, refund: first.body["refund"] });
     const dup = await api("POST", "/v1/refunds", { ...body, amount: 900 });
     expect(dup.status).toBe(409);
-    expect(dup.body).toMatchObject({ success: false, error_code: "duplicate_refund_reference", refund: first.body["refund"], existing_refund_id: (first.body["refund"] as Body)["id"] });
+    expect(dup.body).toMatchObject({
+      success: false,
+      error_code: "duplicate_refund_reference",
+      refund: first.body["refund"],
+      existing_refund_id: (first.body["refund"] as Body)["id"],
+    });
     expect(await balance(creator)).toBe(1_500);
     const over = await api("POST", "/v1/refunds", { sale_reference: saleReference, reason: "too much", amount: 3_001 });
     expect([over.status, over.body["error_code"], over.body["remaining_amount"]]).toEqual([409, "refund_amount_exceeds_remaining", 3_000]);
@@ -153,15 +215,34 @@ describe("direct refunds", () => {
     const { saleReference, creator } = await checkoutSale(1_000, 100);
     const payout = `spender_${Date.now().toString(36)}`;
     expect((await api("POST", "/v1/participants", { participant_id: payout })).status).toBe(201);
-    expect((await api("POST", "/v1/transfers", { from_participant_id: creator, to_participant_id: payout, amount: 1_000, reference_id: `drain-${payout}` })).status).toBe(201);
+    expect(
+      (await api("POST", "/v1/transfers", { from_participant_id: creator, to_participant_id: payout, amount: 1_000, reference_id: `drain-${payout}` })).status,
+    ).toBe(201);
     const admin = async (...args: string[]) =>
-      JSON.parse((await promisify(execFile)("node", ["--import", "tsx", "scripts/admin.ts", ...args], { cwd: repoRoot(), env: { ...process.env, DATABASE_URL: s.env.adminUrl } })).stdout) as Body;
-    expect(await admin("refunds", "get-policy", "--org", s.orgId, "--env", "test")).toEqual({ org_id: s.orgId, environment: "test", shortfall_policy: "receivable" });
-    expect(await admin("refunds", "set-policy", "--org", s.orgId, "--env", "test", "--shortfall", "refuse")).toEqual({ org_id: s.orgId, environment: "test", shortfall_policy: "refuse" });
+      JSON.parse(
+        (
+          await promisify(execFile)("node", ["--import", "tsx", "scripts/admin.ts", ...args], {
+            cwd: repoRoot(),
+            env: { ...process.env, DATABASE_URL: s.env.adminUrl },
+          })
+        ).stdout,
+      ) as Body;
+    expect(await admin("refunds", "get-policy", "--org", s.orgId, "--env", "test")).toEqual({
+      org_id: s.orgId,
+      environment: "test",
+      shortfall_policy: "receivable",
+    });
+    expect(await admin("refunds", "set-policy", "--org", s.orgId, "--env", "test", "--shortfall", "refuse")).toEqual({
+      org_id: s.orgId,
+      environment: "test",
+      shortfall_policy: "refuse",
+    });
     const refused = await api("POST", "/v1/refunds", { sale_reference: saleReference, reason: "creator spent it", idempotency_key: "policy-1" });
     expect([refused.status, refused.body["error_code"]]).toEqual([422, "insufficient_balance"]);
     expect(refused.body["refund"]).toMatchObject({ status: "failed", shortfall_policy: "refuse" });
-    expect(await admin("refunds", "set-policy", "--org", s.orgId, "--env", "test", "--shortfall", "receivable")).toMatchObject({ shortfall_policy: "receivable" });
+    expect(await admin("refunds", "set-policy", "--org", s.orgId, "--env", "test", "--shortfall", "receivable")).toMatchObject({
+      shortfall_policy: "receivable",
+    });
     const booked = await api("POST", "/v1/refunds", { sale_reference: saleReference, reason: "creator spent it", idempotency_key: "policy-2" });
     expect(booked.status).toBe(201);
     expect(booked.body["refund"]).toMatchObject({ status: "completed", shortfall_policy: "receivable", breakdown: { creator_receivable_cents: 1_000 } });
@@ -173,7 +254,12 @@ describe("scopes and bad input", () => {
   it("a key without the payments scope is refused before anything runs", async () => {
     // Proves fail-closed scopes on every refund write, and read on the lists.
     const { api_key: readOnly } = await s.key({ scopes: ["read"] });
-    for (const [path, body] of [["/v1/refunds", { sale_reference: "x", reason: "r" }], ["/v1/refund-requests", { sale_reference: "x" }], ["/v1/refund-requests/rr_x/approve", {}], ["/v1/refund-requests/rr_x/cancel", {}]] as const) {
+    for (const [path, body] of [
+      ["/v1/refunds", { sale_reference: "x", reason: "r" }],
+      ["/v1/refund-requests", { sale_reference: "x" }],
+      ["/v1/refund-requests/rr_x/approve", {}],
+      ["/v1/refund-requests/rr_x/cancel", {}],
+    ] as const) {
       const r = await api("POST", path, body, readOnly);
       expect([r.status, r.body["error_code"]]).toEqual([403, "insufficient_scope"]);
     }

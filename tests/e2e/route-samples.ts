@@ -110,7 +110,12 @@ const field = (b: Body, ...path: string[]): string => {
   return v;
 };
 
-export const BANK_ACCOUNT = { account_holder_name: "Ada Lovelace", routing_number: "011000015", account_number: "000123456789", account_type: "checking" } as const;
+export const BANK_ACCOUNT = {
+  account_holder_name: "Ada Lovelace",
+  routing_number: "011000015",
+  account_number: "000123456789",
+  account_type: "checking",
+} as const;
 
 export const CREATOR_KYC = {
   legal_name: "Ada Quill Lovelace",
@@ -152,7 +157,13 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
   const refundRequestId = field(refundRequest, "refund_request", "id");
 
   // Money the creator can pay out now (the checkout's share stays held).
-  const funding = await expectStatus(api, "POST", "/v1/record-sale", { reference_id: `smp_${tag}_funding`, creator_id: participant, amount: 5_000, creator_percent: 100 }, 201);
+  const funding = await expectStatus(
+    api,
+    "POST",
+    "/v1/record-sale",
+    { reference_id: `smp_${tag}_funding`, creator_id: participant, amount: 5_000, creator_percent: 100 },
+    201,
+  );
   const payout = await expectStatus(api, "POST", "/v1/payouts", { participant_id: participant, amount: 1_500, reference_id: `smp_${tag}_payout` }, 201);
   const payoutId = field(payout, "payout", "id");
   const creatorWalletId = field(payout, "payout", "wallet_id");
@@ -160,15 +171,31 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
   const buyer = `smp_${tag}_buyer`;
   const consumerWalletId = field(await expectStatus(api, "POST", "/v1/wallets", { owner_id: buyer }, 201), "wallet", "id");
   await expectStatus(api, "POST", `/v1/wallets/${consumerWalletId}/topups`, { amount: 2_500, reference_id: `smp_${tag}_topup` }, 201);
-  const spend = await expectStatus(api, "POST", "/v1/wallets/shared-spend", { consumer_sub: buyer, amount: 300, reference_id: `smp_${tag}_spend`, creator_id: participant }, 201);
+  const spend = await expectStatus(
+    api,
+    "POST",
+    "/v1/wallets/shared-spend",
+    { consumer_sub: buyer, amount: 300, reference_id: `smp_${tag}_spend`, creator_id: participant },
+    201,
+  );
   const sharedSpendTransactionId = /"platform_transaction_id":"(txn_[A-Za-z0-9]+)"/.exec(JSON.stringify(spend))?.[1] ?? findTransactionId(spend);
   const walletSessionId = field(await expectStatus(api, "POST", "/v1/wallet-sessions", { wallet_id: consumerWalletId }, 201), "wallet_session", "id");
-  const pendingCheckoutId = field(await expectStatus(api, "POST", "/v1/checkout-sessions", { participant_id: participant, amount: 700 }, 201), "checkout_session", "id");
+  const pendingCheckoutId = field(
+    await expectStatus(api, "POST", "/v1/checkout-sessions", { participant_id: participant, amount: 700 }, 201),
+    "checkout_session",
+    "id",
+  );
 
   const income = await expectStatus(api, "POST", "/v1/record-income", { reference_id: `smp_${tag}_income`, amount: 4_200, date: "2024-07-10" }, 201);
   const incomeTransactionId = findTransactionId(income);
   const csv = `Date,Text,Ref,Amount\n2024-07-10,Transfer smp_${tag}_income,smp_${tag}_income,42.00\n2024-07-11,Bank fee,FEE_${tag},-4.99\n`;
-  const imported = await expectStatus(api, "POST", "/v1/import-transactions", { action: "import", format: "csv", data: csv, mapping: { date: "Date", description: "Text", reference: "Ref", amount: "Amount", currency: "USD" } }, 201);
+  const imported = await expectStatus(
+    api,
+    "POST",
+    "/v1/import-transactions",
+    { action: "import", format: "csv", data: csv, mapping: { date: "Date", description: "Text", reference: "Ref", amount: "Amount", currency: "USD" } },
+    201,
+  );
   const importId = field(imported, "import", "id");
   const auto = await expectStatus(api, "POST", "/v1/reconciliations/auto-match", { start_date: "2024-07-01", end_date: "2024-07-31" }, 200);
   const match = (auto["auto_match"] as { matches: { id: string; bank_line_id: string }[] }).matches[0];
@@ -251,7 +278,11 @@ export function pathParamsOf(path: string): string[] {
 
 /** The routes' parameters that `ids` has no sample for, as `operation.param`. */
 export function missingSamples(routes: readonly { operation: string; path: string }[], ids: Readonly<Record<string, string>>): string[] {
-  return routes.flatMap((r) => pathParamsOf(r.path).filter((p) => ids[p] === undefined).map((p) => `${r.operation}.${p}`));
+  return routes.flatMap((r) =>
+    pathParamsOf(r.path)
+      .filter((p) => ids[p] === undefined)
+      .map((p) => `${r.operation}.${p}`),
+  );
 }
 
 /** The route's path with each parameter replaced by its sample id; throws for a parameter with no sample. */

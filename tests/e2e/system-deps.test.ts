@@ -30,7 +30,11 @@ describe("ensure-system-deps", () => {
   const canRunAsNobody = canHideServers && spawnSync("id", ["nobody"]).status === 0;
   it.runIf(canRunAsNobody)("tells a user who cannot install exactly what to install, and fails", () => {
     // The outer shell (root) opens the script, so `nobody` needs no access to the checkout.
-    const res = runWithoutServers(`exec setpriv --reuid=nobody --regid=nogroup --clear-groups bash -s < ${script}`, { cwd: "/", env: env(), timeoutMs: 30_000 });
+    const res = runWithoutServers(`exec setpriv --reuid=nobody --regid=nogroup --clear-groups bash -s < ${script}`, {
+      cwd: "/",
+      env: env(),
+      timeoutMs: 30_000,
+    });
     expect(res.status, res.stdout + res.stderr).toBe(1);
     expect(res.stderr).toMatch(/system deps: missing postgresql nats-server\b/);
     expect(res.stderr).toMatch(/sudo apt-get install -y --no-install-recommends postgresql nats-server\b/);

@@ -102,7 +102,9 @@ it("the sandbox test webhook is delivered signed to matching endpoints; live key
     const r = await webhooks(stack.testKey, { action: "deliveries", endpoint_id: endpoint.id, status: "delivered" });
     return (r.body["data"] as unknown[]).length === 1 ? r : false;
   });
-  expect(log.body["data"]).toEqual([expect.objectContaining({ event_id: eventId, status: "delivered", attempts: 1, response_status: 200, response_body: "thanks" })]);
+  expect(log.body["data"]).toEqual([
+    expect.objectContaining({ event_id: eventId, status: "delivered", attempts: 1, response_status: 200, response_body: "thanks" }),
+  ]);
   const tested = await webhooks(stack.testKey, { action: "test", endpoint_id: endpoint.id });
   expect(tested.body).toMatchObject({ success: true, data: { delivered: true, status: 200 } });
 });

@@ -15,7 +15,12 @@ export function runWithoutServers(command: string, opts: { cwd: string; env: Nod
   const empty = makeScratchDir("treasury-empty-");
   try {
     const hide = ["/usr/sbin", "/usr/lib/postgresql"].filter((d) => existsSync(d)).map((d) => `mount --bind ${empty} ${d}`);
-    return spawnSync("unshare", ["--mount", "--propagation", "private", "sh", "-c", [...hide, command].join(" && ")], { cwd: opts.cwd, env: opts.env, encoding: "utf8", timeout: opts.timeoutMs });
+    return spawnSync("unshare", ["--mount", "--propagation", "private", "sh", "-c", [...hide, command].join(" && ")], {
+      cwd: opts.cwd,
+      env: opts.env,
+      encoding: "utf8",
+      timeout: opts.timeoutMs,
+    });
   } finally {
     rmSync(empty, { recursive: true, force: true });
   }

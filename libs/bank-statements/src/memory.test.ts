@@ -18,7 +18,11 @@ interface Probe {
 describe("bounded memory", () => {
   it("a generated ~1 MiB statement of every format parses in a 48 MiB old space; its result holds under 10× the input and the line count is exact", () => {
     // Proves the readers do not build trees or strings quadratic in the input: a run over the ceiling dies instead of passing.
-    const run = spawnSync(process.execPath, ["--expose-gc", `--max-old-space-size=${OLD_SPACE_MB}`, "--import", "tsx", join(here, "testing", "memory-probe.ts"), String(1 << 20)], { encoding: "utf8", timeout: 120_000 });
+    const run = spawnSync(
+      process.execPath,
+      ["--expose-gc", `--max-old-space-size=${OLD_SPACE_MB}`, "--import", "tsx", join(here, "testing", "memory-probe.ts"), String(1 << 20)],
+      { encoding: "utf8", timeout: 120_000 },
+    );
     expect(run.status, run.stderr).toBe(0);
     const probes = JSON.parse(run.stdout) as Record<string, Probe>;
     expect(Object.keys(probes)).toEqual(["ofx", "camt053", "bai2", "mt940", "csv"]);

@@ -55,7 +55,10 @@ export function parseStatement(input: Buffer | string, opts: ParseOptions): Pars
   const max = opts.bytesMax ?? STATEMENT_BYTES_MAX;
   if (size > max) throw new StatementError("statement_too_large", `statement is ${size} bytes; at most ${max} are accepted`, { value: String(size) });
   if (opts.format !== "auto" && !(STATEMENT_FORMATS as readonly string[]).includes(opts.format)) {
-    throw new StatementError("unsupported_format", `format ${String(opts.format)} is not one of auto, ${STATEMENT_FORMATS.join(", ")}`, { field: "format", value: String(opts.format) });
+    throw new StatementError("unsupported_format", `format ${String(opts.format)} is not one of auto, ${STATEMENT_FORMATS.join(", ")}`, {
+      field: "format",
+      value: String(opts.format),
+    });
   }
   if (size === 0 || headText(input).trim() === "") throw invalidStatement("the statement is empty", { line: 1 });
   const format = opts.format === "auto" ? detectFormat(headText(input)) : opts.format;

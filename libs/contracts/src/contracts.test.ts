@@ -52,7 +52,8 @@ describe("route table", () => {
     expect(scopeOf("/v1/import-transactions")).toBe("accounting");
     expect(scopeOf("/v1/receipts/verify")).toBe("read");
     expect(scopeOf("/v1/generate-report")).toBe("read");
-    for (const p of ["/v1/checkout-sessions", "/v1/refunds", "/v1/transfers", "/v1/holds", "/v1/wallet-sessions", "/v1/wallets/shared-spend"]) expect(scopeOf(p), p).toBe("payments");
+    for (const p of ["/v1/checkout-sessions", "/v1/refunds", "/v1/transfers", "/v1/holds", "/v1/wallet-sessions", "/v1/wallets/shared-spend"])
+      expect(scopeOf(p), p).toBe("payments");
   });
 
   it("maps every error code to a 4xx/5xx status", () => {

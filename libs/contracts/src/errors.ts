@@ -154,11 +154,7 @@ export class DomainError extends Error {
   readonly details: ValidationDetail[] | undefined;
   readonly extra: Record<string, unknown> | undefined;
 
-  constructor(
-    code: ErrorCode,
-    message?: string,
-    opts: { hint?: string; details?: ValidationDetail[]; extra?: Record<string, unknown> } = {},
-  ) {
+  constructor(code: ErrorCode, message?: string, opts: { hint?: string; details?: ValidationDetail[]; extra?: Record<string, unknown> } = {}) {
     super(message ?? ERROR_CODES[code].message);
     this.name = "DomainError";
     this.code = code;

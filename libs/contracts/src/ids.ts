@@ -56,9 +56,7 @@ export function newRequestId(): string {
 export const REQUEST_ID_RE = /^req_[0-9a-f]{32}$/;
 
 /** Participant ids are the client's stable ids: 1–100 chars of [A-Za-z0-9_.:-]. */
-export const ParticipantId = z
-  .string({ error: "must be a string" })
-  .regex(/^[A-Za-z0-9_.:-]{1,100}$/, { message: "1–100 characters of A-Z a-z 0-9 _ . : -" });
+export const ParticipantId = z.string({ error: "must be a string" }).regex(/^[A-Za-z0-9_.:-]{1,100}$/, { message: "1–100 characters of A-Z a-z 0-9 _ . : -" });
 
 export const Uuid = z.string({ error: "must be a string" }).uuid({ message: "must be a UUID" });
 

@@ -63,7 +63,10 @@ export const HoldCreate = z.strictObject({
   reason_code: z.string().min(1).max(64).default("temporary_hold"),
   description: z.string().max(1000).optional(),
   /** ISO 8601; absent = ready for release at once. */
-  hold_until: z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: "must be an ISO 8601 date" }).optional(),
+  hold_until: z
+    .string()
+    .refine((s) => !Number.isNaN(Date.parse(s)), { message: "must be an ISO 8601 date" })
+    .optional(),
   release_transfer_to_participant_id: ParticipantId.optional(),
   metadata: Json.optional(),
 });

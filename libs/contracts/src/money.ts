@@ -70,8 +70,4 @@ export const SignedCents = z
   .refine((v) => Math.abs(v) <= AMOUNT_MAX_CENTS, amountTooLarge);
 
 /** A percentage 0–100 with at most two decimals. */
-export const Percent = z
-  .number({ error: "must be a number" })
-  .min(0)
-  .max(100)
-  .refine(hasAtMostTwoDecimals, { message: "at most two decimals" });
+export const Percent = z.number({ error: "must be a number" }).min(0).max(100).refine(hasAtMostTwoDecimals, { message: "at most two decimals" });

@@ -16,15 +16,22 @@ function matches(pattern: string, subject: string): boolean {
   return p.length === s.length;
 }
 
-const mayPublish = (identity: (typeof NATS_IDENTITIES)[number], subject: string, opts = {}) => natsPermissions(identity, opts).publish.some((p) => matches(p, subject));
+const mayPublish = (identity: (typeof NATS_IDENTITIES)[number], subject: string, opts = {}) =>
+  natsPermissions(identity, opts).publish.some((p) => matches(p, subject));
 
 describe("NATS permission matrix", () => {
   it("lets only the gateway publish the public operations and hosted pages", () => {
     const publicSubjects = [...ROUTES.filter((r) => r.service !== "gateway"), ...PAGE_ROUTES].map((r) => rpcSubject("", r.service, r.operation));
     expect(publicSubjects.length).toBeGreaterThan(40);
     for (const subject of publicSubjects) {
-      expect(NATS_IDENTITIES.filter((i) => mayPublish(i, subject)), subject).toEqual(["gateway"]);
-      expect(NATS_IDENTITIES.filter((i) => mayPublish(i, `t1a2b.${subject}`, { anyPrefix: true })), subject).toEqual(["gateway"]);
+      expect(
+        NATS_IDENTITIES.filter((i) => mayPublish(i, subject)),
+        subject,
+      ).toEqual(["gateway"]);
+      expect(
+        NATS_IDENTITIES.filter((i) => mayPublish(i, `t1a2b.${subject}`, { anyPrefix: true })),
+        subject,
+      ).toEqual(["gateway"]);
     }
   });
 

@@ -187,7 +187,10 @@ export function natsUsers(password: (identity: NatsIdentity) => string, opts: Pe
 export function natsServerAuthorization(users: readonly NatsUser[]): string {
   const list = (subjects: string[]) => `[${subjects.map(natsConfigString).join(", ")}]`;
   const lines = users.map((u) => {
-    const perms = u.permissions === undefined ? "" : `, permissions: { publish: { allow: ${list(u.permissions.publish)} }, subscribe: { allow: ${list(u.permissions.subscribe)} } }`;
+    const perms =
+      u.permissions === undefined
+        ? ""
+        : `, permissions: { publish: { allow: ${list(u.permissions.publish)} }, subscribe: { allow: ${list(u.permissions.subscribe)} } }`;
     return `    { user: ${natsConfigString(u.user)}, password: ${u.password}${perms} }`;
   });
   return `authorization {\n  users = [\n${lines.join("\n")}\n  ]\n}\n`;

@@ -34,7 +34,10 @@ export function buildOpenApiDocument(serverUrl = "/"): Record<string, unknown> {
       "x-required-scope": r.scope,
       "x-rate-limit-class": r.rateClass,
       responses: {
-        [r.creates ? "201" : "200"]: { description: "Success envelope: {success: true, request_id, <named key>}", content: { "application/json": { schema: { type: "object" } } } },
+        [r.creates ? "201" : "200"]: {
+          description: "Success envelope: {success: true, request_id, <named key>}",
+          content: { "application/json": { schema: { type: "object" } } },
+        },
         "400": errorResponse,
         "401": errorResponse,
         "403": errorResponse,

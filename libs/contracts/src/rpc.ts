@@ -62,9 +62,7 @@ export interface RpcErrorBody {
 }
 
 /** Reply: a result (status + named-key body) or a typed error. */
-export type RpcReply =
-  | { ok: true; status: number; body: Record<string, unknown> }
-  | { ok: false; error: RpcErrorBody };
+export type RpcReply = { ok: true; status: number; body: Record<string, unknown> } | { ok: false; error: RpcErrorBody };
 
 export const RpcReplySchema = z.union([
   z.object({ ok: z.literal(true), status: z.number().int(), body: z.record(z.string(), z.unknown()) }),

@@ -21,7 +21,10 @@ export const StringMetadata = z
   .refine((m) => JSON.stringify(m).length <= 16_384, { message: "at most 16 KiB" });
 const email = z.string({ error: "must be a string" }).max(320).email({ message: "must be an email address" });
 const url = z.string({ error: "must be a string" }).max(2048).url({ message: "must be a URL" });
-const isoDate = z.string({ error: "must be a string" }).max(40).refine((s) => !Number.isNaN(Date.parse(s)), { message: "must be an ISO 8601 date" });
+const isoDate = z
+  .string({ error: "must be a string" })
+  .max(40)
+  .refine((s) => !Number.isNaN(Date.parse(s)), { message: "must be an ISO 8601 date" });
 const obj = z.record(z.string(), z.unknown(), { error: "must be an object" });
 
 const invalidLimit = { params: { error_code: "invalid_limit" } };
@@ -52,7 +55,16 @@ export const ListParticipantsQuery = z.object({ limit: pagingInt(1, 100).optiona
 // ---- KYC (§4) ----
 const businessTypes = ["individual", "sole_proprietor", "llc", "corporation", "partnership", "nonprofit"] as const;
 const taxIdTypes = ["ssn", "ein", "itin"] as const;
-export const DOCUMENT_TYPES = ["government_id", "proof_of_address", "w9", "ein_letter", "articles_of_incorporation", "beneficial_owner_id", "processor_verification", "other"] as const;
+export const DOCUMENT_TYPES = [
+  "government_id",
+  "proof_of_address",
+  "w9",
+  "ein_letter",
+  "articles_of_incorporation",
+  "beneficial_owner_id",
+  "processor_verification",
+  "other",
+] as const;
 export const KYC_STATUSES = ["pending", "under_review", "approved", "rejected", "suspended"] as const;
 export const KycStatus = z.enum(KYC_STATUSES);
 export type KycStatus = z.infer<typeof KycStatus>;
@@ -83,10 +95,13 @@ function refuseFullTaxIds(value: unknown, path: PropertyKey[], ctx: z.Refinement
 const birthDate = z
   .string({ error: "must be a string" })
   .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be YYYY-MM-DD" })
-  .refine((s) => {
-    const d = new Date(`${s}T00:00:00Z`);
-    return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
-  }, { message: "must be a calendar date" })
+  .refine(
+    (s) => {
+      const d = new Date(`${s}T00:00:00Z`);
+      return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+    },
+    { message: "must be a calendar date" },
+  )
   .refine((s) => s >= "1900-01-01" && s <= new Date().toISOString().slice(0, 10), { message: "must be a date from 1900-01-01 to today" });
 const httpUrl = url.refine((u) => /^https?:\/\//i.test(u), { message: "must be an http(s) URL" });
 const phone = z.string({ error: "must be a string" }).regex(/^\+?[0-9 ().-]{5,30}$/, { message: "must be a phone number (digits, spaces, + ( ) . -)" });
@@ -100,7 +115,10 @@ export const KycAddress = z.object(
     city: str(100).min(1).optional(),
     state: str(100).optional(),
     postal_code: str(20).min(1).optional(),
-    country: z.string({ error: "must be a string" }).regex(/^[A-Za-z]{2}$/, { message: "must be a 2-letter ISO 3166-1 country code" }).optional(),
+    country: z
+      .string({ error: "must be a string" })
+      .regex(/^[A-Za-z]{2}$/, { message: "must be a 2-letter ISO 3166-1 country code" })
+      .optional(),
   },
   { error: "must be an object" },
 );
@@ -118,7 +136,11 @@ export const BeneficialOwner = z.object(
     phone: phone.optional(),
     address: KycAddress.optional(),
     title: str(255).optional(),
-    ownership_percent: z.number({ error: "must be a number" }).min(0, { message: "must be from 0 to 100" }).max(100, { message: "must be from 0 to 100" }).optional(),
+    ownership_percent: z
+      .number({ error: "must be a number" })
+      .min(0, { message: "must be from 0 to 100" })
+      .max(100, { message: "must be from 0 to 100" })
+      .optional(),
   },
   { error: "must be an object" },
 );
@@ -158,7 +180,11 @@ export const SubmitCreatorBody = z
     display_name: str(255).optional(),
     tax_id_type: z.enum(taxIdTypes, { error: `must be one of ${taxIdTypes.join(", ")}` }).optional(),
     tax_id_last4: taxIdLast4.optional(),
-    business_type: z.enum(["individual", "sole_proprietor", "llc", "corporation", "partnership"], { error: "must be one of individual, sole_proprietor, llc, corporation, partnership" }).optional(),
+    business_type: z
+      .enum(["individual", "sole_proprietor", "llc", "corporation", "partnership"], {
+        error: "must be one of individual, sole_proprietor, llc, corporation, partnership",
+      })
+      .optional(),
     certify_tax_info: bool.optional(),
     submit_for_review: bool.optional(),
     metadata: Metadata.optional(),
@@ -221,7 +247,10 @@ export const CreateWalletSessionBody = z.object({
   external_user_id: str(255).optional(),
   owner_type: z.enum(["user", "consumer", "participant", "creator"]).optional(),
   customer_email: email.optional(),
-  permissions: z.array(z.enum(["view_balance", "list_activity", "top_up", "request_refund"])).max(4).optional(),
+  permissions: z
+    .array(z.enum(["view_balance", "list_activity", "top_up", "request_refund"]))
+    .max(4)
+    .optional(),
   success_url: url.optional(),
   cancel_url: url.optional(),
   expires_in_minutes: z.number().int().min(1).max(1440).optional(),
@@ -327,7 +356,11 @@ export const CreatePayoutBody = z
   })
   .refine((b) => b.participant_id !== undefined || b.wallet_id !== undefined, { message: "participant_id or wallet_id is required", path: ["participant_id"] })
   // A payout whose fees take all of it pays nothing to the bank, whoever pays them.
-  .refine((b) => b.fees === undefined || b.fees < b.amount, { message: "must be less than amount", path: ["fees"], params: { error_code: "fees_exceed_amount" } });
+  .refine((b) => b.fees === undefined || b.fees < b.amount, {
+    message: "must be less than amount",
+    path: ["fees"],
+    params: { error_code: "fees_exceed_amount" },
+  });
 export const ListPayoutsQuery = z.object({
   participant_id: ParticipantId.optional(),
   status: PayoutStatus.optional(),
@@ -357,7 +390,10 @@ export const BankAccountBody = z.object({
   routing_number: z
     .string({ error: "must be a string of nine digits" })
     .refine((v) => /^[0-9]{9}$/.test(v), { message: "must be nine digits", params: { error_code: "invalid_routing_number" } })
-    .refine((v) => !/^[0-9]{9}$/.test(v) || isAbaRoutingNumber(v), { message: "fails the ABA routing number checksum", params: { error_code: "invalid_routing_number" } }),
+    .refine((v) => !/^[0-9]{9}$/.test(v) || isAbaRoutingNumber(v), {
+      message: "fails the ABA routing number checksum",
+      params: { error_code: "invalid_routing_number" },
+    }),
   account_number: z.string({ error: "must be a string of digits" }).regex(/^[0-9]{4,17}$/, { message: "must be 4–17 digits" }),
   account_type: z.enum(BANK_ACCOUNT_TYPES, { error: "must be checking or savings" }),
 });
@@ -384,7 +420,7 @@ export const ProofSignatureBody = z.object({
   key_id: str(255).min(1),
   signature: CompactJws,
   public_key_jwk: obj,
-  signer_type: z.literal("platform", { error: "must be \"platform\"" }).optional(),
+  signer_type: z.literal("platform", { error: 'must be "platform"' }).optional(),
   signer_id: str(255).min(1).optional(),
   signed_payload: str(65_536).optional(),
 });
@@ -626,7 +662,14 @@ const recordBase = {
 export const RecordIncomeBody = z.object({ ...recordBase, customer_name: str(255).optional() });
 export const RecordExpenseBody = z.object({ ...recordBase, vendor_name: str(255).optional(), paid_from: str(64).optional() });
 export const RecordBillBody = z.object({ ...recordBase, vendor_name: str(255).min(1), due_date: isoDate.optional() });
-export const PayBillBody = z.object({ reference_id: ReferenceId, bill_id: str(100).optional(), bill_transaction_id: str(100).optional(), amount: PositiveCents.optional(), description: str(1000).optional(), metadata: Metadata.optional() });
+export const PayBillBody = z.object({
+  reference_id: ReferenceId,
+  bill_id: str(100).optional(),
+  bill_transaction_id: str(100).optional(),
+  amount: PositiveCents.optional(),
+  description: str(1000).optional(),
+  metadata: Metadata.optional(),
+});
 export const RecordAdjustmentBody = z.object({
   reference_id: ReferenceId,
   adjustment_type: z.enum(["correction", "reclassification", "accrual", "deferral", "depreciation", "write_off", "year_end", "opening_balance", "other"]),
@@ -642,7 +685,10 @@ export const RecordAdjustmentBody = z.object({
 export const RecordOpeningBalanceBody = z.object({
   reference_id: ReferenceId.optional(),
   as_of_date: isoDate,
-  balances: z.array(z.object({ account_type: str(64).min(1), entity_id: str(100).optional(), balance: SignedCents })).min(1).max(50),
+  balances: z
+    .array(z.object({ account_type: str(64).min(1), entity_id: str(100).optional(), balance: SignedCents }))
+    .min(1)
+    .max(50),
   metadata: Metadata.optional(),
 });
 export const RecordTransferBody = z.object({
@@ -696,12 +742,18 @@ export const IMPORT_FORMATS = ["csv", "ofx", "qfx", "camt053", "bai2", "mt940", 
 export const ImportTransactionsBody = z.object({
   action: z.enum(IMPORT_ACTIONS, { error: `action must be one of ${IMPORT_ACTIONS.join(", ")}` }),
   format: z.enum(IMPORT_FORMATS, { error: `format must be one of ${IMPORT_FORMATS.join(", ")}` }).optional(),
-  data: z.string({ error: "must be a string" }).max(1024 * 1024).optional(),
+  data: z
+    .string({ error: "must be a string" })
+    .max(1024 * 1024)
+    .optional(),
   data_encoding: z.enum(["text", "base64"], { error: "must be text or base64" }).optional(),
   mapping: obj.optional(),
   template_id: str(100).optional(),
   template: z
-    .object({ name: str(100).min(1), mapping: obj, format: z.literal("csv", { error: "templates are for csv" }).optional(), description: str(1000).optional() }, { error: "must be an object" })
+    .object(
+      { name: str(100).min(1), mapping: obj, format: z.literal("csv", { error: "templates are for csv" }).optional(), description: str(1000).optional() },
+      { error: "must be an object" },
+    )
     .optional(),
   transactions: z.array(obj).max(10_000).optional(),
   account_name: str(255).optional(),
@@ -735,15 +787,32 @@ export const UnmatchedQuery = z.object({
 
 // ---- Webhooks (§6) ----
 const eventFilter = z.array(str(64)).max(50);
-export const WebhooksBody = z.discriminatedUnion("action", [
-  z.object({ action: z.literal("list") }),
-  z.object({ action: z.literal("create"), url: str(2048).min(1), description: str(1000).optional(), events: eventFilter.optional() }),
-  z.object({ action: z.literal("update"), endpoint_id: str(100), url: str(2048).optional(), description: str(1000).optional(), events: eventFilter.optional(), is_active: bool.optional() }),
-  z.object({ action: z.literal("delete"), endpoint_id: str(100) }),
-  z.object({ action: z.literal("test"), endpoint_id: str(100) }),
-  z.object({ action: z.literal("deliveries"), endpoint_id: str(100).optional(), event_type: str(64).optional(), status: z.enum(["pending", "retrying", "delivered", "failed"]).optional(), limit: z.number().int().min(1).max(100).optional() }),
-  z.object({ action: z.literal("retry"), delivery_id: str(100) }),
-  z.object({ action: z.literal("replay"), delivery_id: str(100).optional(), endpoint_id: str(100).optional(), since: isoDate.optional() }),
-  z.object({ action: z.literal("rotate_secret"), endpoint_id: str(100) }),
-], { error: "action must be one of list, create, update, delete, test, deliveries, retry, replay, rotate_secret" });
+export const WebhooksBody = z.discriminatedUnion(
+  "action",
+  [
+    z.object({ action: z.literal("list") }),
+    z.object({ action: z.literal("create"), url: str(2048).min(1), description: str(1000).optional(), events: eventFilter.optional() }),
+    z.object({
+      action: z.literal("update"),
+      endpoint_id: str(100),
+      url: str(2048).optional(),
+      description: str(1000).optional(),
+      events: eventFilter.optional(),
+      is_active: bool.optional(),
+    }),
+    z.object({ action: z.literal("delete"), endpoint_id: str(100) }),
+    z.object({ action: z.literal("test"), endpoint_id: str(100) }),
+    z.object({
+      action: z.literal("deliveries"),
+      endpoint_id: str(100).optional(),
+      event_type: str(64).optional(),
+      status: z.enum(["pending", "retrying", "delivered", "failed"]).optional(),
+      limit: z.number().int().min(1).max(100).optional(),
+    }),
+    z.object({ action: z.literal("retry"), delivery_id: str(100) }),
+    z.object({ action: z.literal("replay"), delivery_id: str(100).optional(), endpoint_id: str(100).optional(), since: isoDate.optional() }),
+    z.object({ action: z.literal("rotate_secret"), endpoint_id: str(100) }),
+  ],
+  { error: "action must be one of list, create, update, delete, test, deliveries, retry, replay, rotate_secret" },
+);
 export const SandboxWebhookTestBody = z.object({ idempotency_key: ReferenceId.optional(), event_type: str(64).optional(), payload: obj.optional() });

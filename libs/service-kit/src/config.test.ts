@@ -43,7 +43,12 @@ describe("loadConfig", () => {
   it("keeps outbox and inbox rows 14 days by default; an inbox retention shorter than the stream's max age is refused", () => {
     const cfg = loadConfig(BaseEnv, { DATABASE_URL: "postgres://h/db" });
     expect(cfg).toMatchObject({ OUTBOX_RETENTION_DAYS: 14, INBOX_RETENTION_DAYS: 14 });
-    expect(loadConfig(BaseEnv, { DATABASE_URL: "postgres://h/db", INBOX_RETENTION_DAYS: "0", OUTBOX_RETENTION_DAYS: "0" })).toMatchObject({ OUTBOX_RETENTION_DAYS: 0, INBOX_RETENTION_DAYS: 0 });
-    expect(() => loadConfig(BaseEnv, { DATABASE_URL: "postgres://h/db", INBOX_RETENTION_DAYS: "3" })).toThrow(/INBOX_RETENTION_DAYS: must be 0 \(keep forever\) or at least 8/);
+    expect(loadConfig(BaseEnv, { DATABASE_URL: "postgres://h/db", INBOX_RETENTION_DAYS: "0", OUTBOX_RETENTION_DAYS: "0" })).toMatchObject({
+      OUTBOX_RETENTION_DAYS: 0,
+      INBOX_RETENTION_DAYS: 0,
+    });
+    expect(() => loadConfig(BaseEnv, { DATABASE_URL: "postgres://h/db", INBOX_RETENTION_DAYS: "3" })).toThrow(
+      /INBOX_RETENTION_DAYS: must be 0 \(keep forever\) or at least 8/,
+    );
   });
 });

@@ -49,7 +49,10 @@ export const BaseEnv = z.object({
     .int()
     .max(3650)
     .default(14)
-    .refine((d) => d === 0 || d >= INBOX_RETENTION_DAYS_MIN, `must be 0 (keep forever) or at least ${INBOX_RETENTION_DAYS_MIN} (the EVENTS stream keeps events ${INBOX_RETENTION_DAYS_MIN - 1} days)`),
+    .refine(
+      (d) => d === 0 || d >= INBOX_RETENTION_DAYS_MIN,
+      `must be 0 (keep forever) or at least ${INBOX_RETENTION_DAYS_MIN} (the EVENTS stream keeps events ${INBOX_RETENTION_DAYS_MIN - 1} days)`,
+    ),
 });
 export type BaseConfig = z.infer<typeof BaseEnv>;
 

@@ -160,13 +160,16 @@ export class EventConsumer {
     const { sql, schema, durable, handler, log } = this.opts;
     // "Still working" while the handler runs, so a slow transaction does not make the broker deliver the event
     // again; only a process that died stops sending it, and then the event comes back after the ack wait.
-    const heartbeat = setInterval(() => {
-      try {
-        m.working();
-      } catch {
-        // The connection is closing: the ack wait decides, as it does for a process that died.
-      }
-    }, Math.max(100, Math.floor(this.ackWaitMs() / 3)));
+    const heartbeat = setInterval(
+      () => {
+        try {
+          m.working();
+        } catch {
+          // The connection is closing: the ack wait decides, as it does for a process that died.
+        }
+      },
+      Math.max(100, Math.floor(this.ackWaitMs() / 3)),
+    );
     try {
       await withTx(sql, async (tx) => {
         if (await claimInbox(tx, schema, durable, evt.id)) await handler(evt, tx);

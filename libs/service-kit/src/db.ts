@@ -136,7 +136,17 @@ export function isRetryableTxError(e: unknown): boolean {
 /** PostgreSQL codes of a server that is restarting, failing over or out of connections: try again shortly. */
 const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300"]);
 /** The client's own codes for a connection that broke or could not be made. */
-const UNAVAILABLE_CLIENT_CODES = new Set(["CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH"]);
+const UNAVAILABLE_CLIENT_CODES = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+]);
 
 /**
  * The database could not be reached (restarting, failing over, refusing connections) or the connection broke
@@ -159,11 +169,7 @@ function backoffMs(attempt: number): number {
  * Runs `fn` in a transaction, retrying serialization failures and deadlocks a bounded number of times.
  * `fn` may run more than once, so it must not have effects outside the transaction.
  */
-export async function withTx<T>(
-  sql: Sql,
-  fn: (tx: Tx) => Promise<T>,
-  opts: { isolation?: Isolation; retries?: number } = {},
-): Promise<T> {
+export async function withTx<T>(sql: Sql, fn: (tx: Tx) => Promise<T>, opts: { isolation?: Isolation; retries?: number } = {}): Promise<T> {
   const retries = opts.retries ?? TX_RETRIES_DEFAULT;
   const mode = opts.isolation ? `isolation level ${opts.isolation}` : "";
   for (let attempt = 0; ; attempt++) {

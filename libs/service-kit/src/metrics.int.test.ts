@@ -76,7 +76,13 @@ beforeAll(async () => {
   // The kit opens the pool and the NATS connection itself, as in production: their metrics are the kit's.
   svc = await createService({
     name: "payments",
-    env: { DATABASE_URL: serviceDatabaseUrl(db.url, "payments"), NATS_URL: `nats://127.0.0.1:${relay.port}`, NATS_PREFIX: prefix, DB_POOL_MAX: "2", SHUTDOWN_TIMEOUT_MS: "5000" },
+    env: {
+      DATABASE_URL: serviceDatabaseUrl(db.url, "payments"),
+      NATS_URL: `nats://127.0.0.1:${relay.port}`,
+      NATS_PREFIX: prefix,
+      DB_POOL_MAX: "2",
+      SHUTDOWN_TIMEOUT_MS: "5000",
+    },
     deps: { log },
   });
   svc.consume({

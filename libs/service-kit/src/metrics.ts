@@ -29,10 +29,7 @@ export interface MetricProbes {
 
 /** A metric probe's answer, or a rejection after `ms` (a scrape must not hang on a dependency). */
 export function withTimeout<T>(p: Promise<T>, ms = PROBE_TIMEOUT_MS): Promise<T> {
-  return Promise.race([
-    p,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error("metric probe timed out")), ms).unref()),
-  ]);
+  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error("metric probe timed out")), ms).unref())]);
 }
 
 /** One registry per service, so several services in one process (tests) never share series. */

@@ -76,7 +76,9 @@ describe("migrateAll", () => {
     const payments = connect(serviceDatabaseUrl(db.url, "payments"));
     await expect(payments`insert into ledger.entries (amount) values (100)`).rejects.toMatchObject({ code: "42501" });
     await expect(payments`select * from ledger.entries`).rejects.toMatchObject({ code: "42501" });
-    await expect(payments`insert into ledger.outbox (id, org_id, livemode, type, subject, payload) values ('x', 'o', false, 't', 's', '{}')`).rejects.toMatchObject({ code: "42501" });
+    await expect(
+      payments`insert into ledger.outbox (id, org_id, livemode, type, subject, payload) values ('x', 'o', false, 't', 's', '{}')`,
+    ).rejects.toMatchObject({ code: "42501" });
     const ledger = connect(serviceDatabaseUrl(db.url, "ledger"));
     await ledger`insert into ledger.entries (amount, note) values (100, 'ok')`;
     await expect(ledger`insert into payments.sessions (id) values ('cs_2')`).rejects.toMatchObject({ code: "42501" });
@@ -84,9 +86,11 @@ describe("migrateAll", () => {
 
   describe("kit indexes on tables that may hold rows", () => {
     const indexState = async (admin: postgres.Sql, name: string) =>
-      (await admin<{ valid: boolean }[]>`
+      (
+        await admin<{ valid: boolean }[]>`
         select i.indisvalid as valid from pg_index i join pg_class c on c.oid = i.indexrelid
-        join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'ledger' and c.relname = ${name}`)[0];
+        join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'ledger' and c.relname = ${name}`
+      )[0];
     let seq = 0;
     const insertEvent = (q: postgres.Sql | postgres.TransactionSql) =>
       q`insert into ledger.outbox (id, org_id, livemode, type, subject, payload) values (${`evt_ix_${++seq}`}, 'org_1', false, 'sandbox.test', 'evt.sandbox.test', '{}')`;
@@ -108,7 +112,12 @@ describe("migrateAll", () => {
       const migrating = migrateAll({ adminUrl: db.url, rootDir, services: ["ledger"] });
       try {
         await expect
-          .poll(async () => (await admin`select 1 from pg_stat_activity where application_name = 'migrate' and query ilike 'create index%' and wait_event_type = 'Lock'`).length, { timeout: 10_000 })
+          .poll(
+            async () =>
+              (await admin`select 1 from pg_stat_activity where application_name = 'migrate' and query ilike 'create index%' and wait_event_type = 'Lock'`)
+                .length,
+            { timeout: 10_000 },
+          )
           .toBe(1);
         const writer = connect(db.url);
         await writer.begin(async (tx) => {

@@ -128,9 +128,7 @@ async function migrationFiles(dir: string): Promise<string[]> {
 
 /** Applies each pending file once, in filename order, each in its own transaction with the schema on the path. */
 async function applyMigrations(sql: Sql, schema: string, dir: string, log: (m: string) => void): Promise<void> {
-  const applied = new Set(
-    (await sql.unsafe<{ version: string }[]>(`select version from "${schema}".schema_migrations`)).map((r) => r.version),
-  );
+  const applied = new Set((await sql.unsafe<{ version: string }[]>(`select version from "${schema}".schema_migrations`)).map((r) => r.version));
   for (const file of await migrationFiles(dir)) {
     if (applied.has(file)) continue;
     const text = await readFile(join(dir, file), "utf8");

@@ -25,7 +25,9 @@ beforeAll(async () => {
   prefixed = await connect({ servers: TEST_NATS_URL, inboxPrefix: `${prefix}inbox` });
   nc.subscribe(`${prefix}sink`, { callback: (_err, msg) => void received.push(msg) });
   // Answers with the subject its reply goes to, so the test sees the caller's inbox.
-  nc.subscribe(rpcSubject(prefix, "kyc", "whereToReply"), { callback: (_err, msg) => void msg.respond(JSON.stringify({ ok: true, status: 200, body: { reply: msg.reply } })) });
+  nc.subscribe(rpcSubject(prefix, "kyc", "whereToReply"), {
+    callback: (_err, msg) => void msg.respond(JSON.stringify({ ok: true, status: 200, body: { reply: msg.reply } })),
+  });
   await nc.flush();
 });
 

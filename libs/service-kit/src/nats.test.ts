@@ -14,7 +14,10 @@ describe("NATS connection options", () => {
   });
 
   it("takes the identity and TLS files from the configuration", () => {
-    const opts = natsConnectOptions(config({ NATS_URL: "nats://nats:4222", NATS_USER: "ledger", NATS_PASSWORD: "s3cret", NATS_TLS_CA: "/etc/nats-ca/ca.crt" }), "ledger");
+    const opts = natsConnectOptions(
+      config({ NATS_URL: "nats://nats:4222", NATS_USER: "ledger", NATS_PASSWORD: "s3cret", NATS_TLS_CA: "/etc/nats-ca/ca.crt" }),
+      "ledger",
+    );
     expect(opts).toMatchObject({ url: "nats://nats:4222", name: "ledger", user: "ledger", password: "s3cret", tls: { caFile: "/etc/nats-ca/ca.crt" } });
     expect(natsConnectOptions(config({}), "ledger")).toMatchObject({ user: undefined, password: undefined, tls: undefined });
   });

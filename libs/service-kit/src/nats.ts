@@ -64,7 +64,10 @@ export function natsConnectOptions(config: BaseConfig, name: string): NatsConnec
   if ((config.NATS_USER === undefined) !== (config.NATS_PASSWORD === undefined)) problems.push("NATS_USER / NATS_PASSWORD: set both or neither");
   if ((config.NATS_TLS_CERT === undefined) !== (config.NATS_TLS_KEY === undefined)) problems.push("NATS_TLS_CERT / NATS_TLS_KEY: set both or neither");
   if (problems.length > 0) throw new ConfigError(problems);
-  const tls = config.NATS_TLS_CA !== undefined || config.NATS_TLS_CERT !== undefined ? { caFile: config.NATS_TLS_CA, certFile: config.NATS_TLS_CERT, keyFile: config.NATS_TLS_KEY } : undefined;
+  const tls =
+    config.NATS_TLS_CA !== undefined || config.NATS_TLS_CERT !== undefined
+      ? { caFile: config.NATS_TLS_CA, certFile: config.NATS_TLS_CERT, keyFile: config.NATS_TLS_KEY }
+      : undefined;
   return { url: config.NATS_URL, name, user: config.NATS_USER, password: config.NATS_PASSWORD, tls };
 }
 

@@ -18,7 +18,18 @@ import { connectNats, ensureEventsStream } from "./nats.ts";
 import { OutboxRelay, writeOutbox } from "./outbox.ts";
 import type { OutboxRelayDeps, OutboxRelayOptions } from "./outbox.ts";
 import type { EventPublisher } from "./outbox-publisher.ts";
-import { captureLogger, createTestDatabase, deleteEventsStream, observedClock, publishThen, randomPrefix, TEST_NATS_URL, testEvent, unpublishedCount, waitFor } from "./test-support.ts";
+import {
+  captureLogger,
+  createTestDatabase,
+  deleteEventsStream,
+  observedClock,
+  publishThen,
+  randomPrefix,
+  TEST_NATS_URL,
+  testEvent,
+  unpublishedCount,
+  waitFor,
+} from "./test-support.ts";
 import type { TestDatabase } from "./test-support.ts";
 
 const SCHEMA = "payments";
@@ -258,10 +269,14 @@ describe("outbox relay round trips and batching", () => {
     await isHeld;
     const after = await withTx(sql, (tx) => writeOutbox(tx, SCHEMA, event(org)));
     const pid = await lockHolderPid();
-    await waitFor(async () => {
-      const [row] = await sql`select wait_event_type from pg_stat_activity where pid = ${pid ?? 0}`;
-      return row?.["wait_event_type"] === "Lock";
-    }, 3000, "the relay's numbering to wait");
+    await waitFor(
+      async () => {
+        const [row] = await sql`select wait_event_type from pg_stat_activity where pid = ${pid ?? 0}`;
+        return row?.["wait_event_type"] === "Lock";
+      },
+      3000,
+      "the relay's numbering to wait",
+    );
     const [killed] = await sql`select pg_terminate_backend(${pid ?? 0}::int) as ok`;
     expect(killed?.["ok"]).toBe(true);
 

@@ -17,7 +17,20 @@ import { connectNats, ensureEventsStream } from "./nats.ts";
 import { OutboxRelay, writeOutbox } from "./outbox.ts";
 import { tracer } from "./telemetry.ts";
 import type { OutboxRelayDeps, OutboxRelayOptions } from "./outbox.ts";
-import { captureLogger, installTestTracing, createTestDatabase, deleteEventsStream, observedClock, publishThen, randomPrefix, sleep, TEST_NATS_URL, testEvent, unpublishedCount, waitFor } from "./test-support.ts";
+import {
+  captureLogger,
+  installTestTracing,
+  createTestDatabase,
+  deleteEventsStream,
+  observedClock,
+  publishThen,
+  randomPrefix,
+  sleep,
+  TEST_NATS_URL,
+  testEvent,
+  unpublishedCount,
+  waitFor,
+} from "./test-support.ts";
 import type { TestDatabase } from "./test-support.ts";
 
 const SCHEMA = "payments";
@@ -34,7 +47,10 @@ beforeAll(async () => {
   db = await createTestDatabase();
   rootDir = await mkdtemp(join(tmpdir(), "kit-outbox-"));
   await mkdir(join(rootDir, "services", SCHEMA, "migrations"), { recursive: true });
-  await writeFile(join(rootDir, "services", SCHEMA, "migrations", "0001_handled.sql"), "create table handled (id bigserial primary key, consumer text not null, event_id text not null);");
+  await writeFile(
+    join(rootDir, "services", SCHEMA, "migrations", "0001_handled.sql"),
+    "create table handled (id bigserial primary key, consumer text not null, event_id text not null);",
+  );
   await migrateAll({ adminUrl: db.url, rootDir, services: [SCHEMA] });
   // The service's own role: the relay and consumers must work with exactly the privileges a service has.
   sql = createDb(serviceDatabaseUrl(db.url, SCHEMA), { max: 5 });
@@ -62,7 +78,13 @@ function relay(extra: Partial<OutboxRelayOptions> = {}, deps: OutboxRelayDeps = 
 
 function consumer(durable: string, onEvent: (evt: EventEnvelope) => Promise<void> | void = () => {}, extra: { ackWaitMs?: number } = {}): EventConsumer {
   const c = new EventConsumer({
-    nc, sql, schema: SCHEMA, prefix, durable, log, ...extra,
+    nc,
+    sql,
+    schema: SCHEMA,
+    prefix,
+    durable,
+    log,
+    ...extra,
     filterSubject: `${prefix}evt.>`,
     handler: async (evt, tx) => {
       await onEvent(evt);
@@ -213,8 +235,14 @@ describe("event consumer", () => {
   it("processes a redelivery beyond the broker's de-duplication window once (inbox)", async () => {
     const js = jetstream(nc);
     const env: EventEnvelope = {
-      id: newId("evt"), type: "sandbox.test", org_id: "org_dup", livemode: false,
-      created_at: new Date().toISOString(), sequence: 1, source: "test", data: {},
+      id: newId("evt"),
+      type: "sandbox.test",
+      org_id: "org_dup",
+      livemode: false,
+      created_at: new Date().toISOString(),
+      sequence: 1,
+      source: "test",
+      data: {},
     };
     // No Nats-Msg-Id: the broker stores both copies, as it would once the window has passed.
     await js.publish(eventSubject(prefix, "sandbox.test"), JSON.stringify(env));
@@ -232,8 +260,14 @@ describe("event consumer", () => {
   it("rolls back a failed handler, naks, and succeeds on redelivery", async () => {
     const id = newId("evt");
     const env: EventEnvelope = {
-      id, type: "sandbox.test", org_id: "org_retry", livemode: false,
-      created_at: new Date().toISOString(), sequence: 1, source: "test", data: {},
+      id,
+      type: "sandbox.test",
+      org_id: "org_retry",
+      livemode: false,
+      created_at: new Date().toISOString(),
+      sequence: 1,
+      source: "test",
+      data: {},
     };
     let attempts = 0;
     const c = consumer("retry_once", async (evt) => {
@@ -252,12 +286,16 @@ describe("event consumer", () => {
   it("does not get an event again while a handler slower than the ack wait still works on it", async () => {
     const id = newId("evt");
     let calls = 0;
-    const c = consumer("slow_once", async (evt) => {
-      if (evt.id !== id) return;
-      calls += 1;
-      // Slower than three ack waits in real time: the broker's timer is what is under test.
-      await sleep(1_500);
-    }, { ackWaitMs: 500 });
+    const c = consumer(
+      "slow_once",
+      async (evt) => {
+        if (evt.id !== id) return;
+        calls += 1;
+        // Slower than three ack waits in real time: the broker's timer is what is under test.
+        await sleep(1_500);
+      },
+      { ackWaitMs: 500 },
+    );
     await c.start();
     await waitFor(async () => (await c.pending()) === 0, 5000, "earlier events handled");
     const info = async () => (await jetstream(nc).consumers.get(eventsStreamName(prefix), "slow_once")).info();

@@ -26,7 +26,10 @@ export interface OutgoingHttpResult {
  * Runs `send` inside the request's span; `send` adds the headers it is given to the request. The span records the
  * status code and fails on no response or a status of 400 or more. The URL's query and credentials stay out of it.
  */
-export async function traceOutgoingHttp<R extends OutgoingHttpResult>(req: OutgoingHttp, send: (traceHeaders: Record<string, string>) => Promise<R>): Promise<R> {
+export async function traceOutgoingHttp<R extends OutgoingHttpResult>(
+  req: OutgoingHttp,
+  send: (traceHeaders: Record<string, string>) => Promise<R>,
+): Promise<R> {
   const parent = extractTraceRecord(req.cause);
   const span = tracer().startSpan(req.name, { kind: SpanKind.CLIENT, attributes: { "http.request.method": req.method, ...urlAttributes(req.url) } }, parent);
   const headers: Record<string, string> = {};
@@ -34,7 +37,8 @@ export async function traceOutgoingHttp<R extends OutgoingHttpResult>(req: Outgo
   try {
     const result = await send(headers);
     if (result.status !== null) span.setAttribute("http.response.status_code", result.status);
-    if (result.status === null || result.status >= 400) span.setStatus({ code: SpanStatusCode.ERROR, ...(result.error === null ? {} : { message: result.error }) });
+    if (result.status === null || result.status >= 400)
+      span.setStatus({ code: SpanStatusCode.ERROR, ...(result.error === null ? {} : { message: result.error }) });
     return result;
   } catch (err) {
     span.recordException(err instanceof Error ? err : new Error(String(err)));

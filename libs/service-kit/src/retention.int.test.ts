@@ -52,7 +52,10 @@ it("deletes published outbox rows and inbox claims past their retention, nothing
   const outbox = await sql<{ id: string }[]>`select id from payments.outbox order by id`;
   expect(outbox.map((r) => r.id)).toEqual(["evt_published_recent", "evt_unpublished_old"]);
   const inbox = await sql<{ consumer: string; event_id: string }[]>`select consumer, event_id from payments.inbox order by consumer, event_id`;
-  expect(inbox).toEqual([{ consumer: "c1", event_id: "evt_b" }, { consumer: "c2", event_id: "evt_a" }]);
+  expect(inbox).toEqual([
+    { consumer: "c1", event_id: "evt_b" },
+    { consumer: "c2", event_id: "evt_a" },
+  ]);
   expect(await sweeper.sweep()).toEqual({ "payments.outbox": 0, "payments.inbox": 0 });
 });
 

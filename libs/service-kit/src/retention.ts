@@ -92,17 +92,21 @@ export function kitPurgeTasks(sql: Sql, schema: string, days: { outbox: number; 
       days: days.outbox,
       // Only published rows: an unpublished one is still the relay's work, however old.
       purge: async (before, limit) =>
-        (await sql`
+        (
+          await sql`
           delete from ${outbox} where seq in (
-            select seq from ${outbox} where published_at < ${before} order by published_at limit ${limit} for update skip locked)`).count,
+            select seq from ${outbox} where published_at < ${before} order by published_at limit ${limit} for update skip locked)`
+        ).count,
     },
     {
       name: `${schema}.inbox`,
       days: days.inbox,
       purge: async (before, limit) =>
-        (await sql`
+        (
+          await sql`
           delete from ${inbox} where (consumer, event_id) in (
-            select consumer, event_id from ${inbox} where processed_at < ${before} order by processed_at limit ${limit} for update skip locked)`).count,
+            select consumer, event_id from ${inbox} where processed_at < ${before} order by processed_at limit ${limit} for update skip locked)`
+        ).count,
     },
   ];
 }

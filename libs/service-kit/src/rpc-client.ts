@@ -243,13 +243,22 @@ export function rpcForward(nc: NatsConnection, subject: string, payload: unknown
   return call(nc, subject, payload, opts, decodeForward);
 }
 
-async function call<R extends RpcReply | ForwardReply>(nc: NatsConnection, subject: string, payload: unknown, opts: RpcCallOptions, decode: (text: string) => R): Promise<R | ErrorReply> {
+async function call<R extends RpcReply | ForwardReply>(
+  nc: NatsConnection,
+  subject: string,
+  payload: unknown,
+  opts: RpcCallOptions,
+  decode: (text: string) => R,
+): Promise<R | ErrorReply> {
   const parent = opts.parent ?? context.active();
   const parentSpan = trace.getSpan(parent);
   // Under an unsampled, non-recording parent the CLIENT span would not be recorded either (every standard
   // sampler follows the parent or the trace id): its context would differ from the parent's only by a span id
   // that no exported span carries. Then the parent's own context goes out and no span is made.
-  const span = parentSpan !== undefined && !parentSpan.isRecording() && (parentSpan.spanContext().traceFlags & TraceFlags.SAMPLED) === 0 ? undefined : tracer().startSpan(`rpc ${subject}`, { kind: SpanKind.CLIENT }, parent);
+  const span =
+    parentSpan !== undefined && !parentSpan.isRecording() && (parentSpan.spanContext().traceFlags & TraceFlags.SAMPLED) === 0
+      ? undefined
+      : tracer().startSpan(`rpc ${subject}`, { kind: SpanKind.CLIENT }, parent);
   try {
     const h = new RequestHeaders();
     const requestId = opts.requestId ?? requestContext.get()?.requestId;

@@ -266,7 +266,9 @@ export class RpcServer {
       callerSpan !== undefined && (callerSpan.spanContext().traceFlags & TraceFlags.SAMPLED) === 0 && unsampledParentStaysUnsampled()
         ? callerSpan
         : tracer().startSpan(endpoint.spanName, { kind: SpanKind.SERVER, attributes: { "messaging.destination.name": endpoint.subject } }, parent);
-    return runInRequestContext(requestId, span === callerSpan ? parent : trace.setSpan(parent, span), () => this.execute(endpoint, msg, { log, requestId }, span));
+    return runInRequestContext(requestId, span === callerSpan ? parent : trace.setSpan(parent, span), () =>
+      this.execute(endpoint, msg, { log, requestId }, span),
+    );
   }
 
   private async execute(endpoint: Endpoint, msg: Incoming, ctx: { log: Logger; requestId: string }, span: Span): Promise<void> {

@@ -30,7 +30,14 @@ beforeAll(async () => {
     // A call the handler makes goes out in the same trace.
     const inner = await rpcCall(nc, rpcSubject(prefix, "payments", "listCheckoutSessions"), { auth, params: {}, query: {}, body: null }, { timeoutMs: 2000 });
     const span = trace.getActiveSpan();
-    return { body: { trace_id: span?.spanContext().traceId ?? null, span_id: span?.spanContext().spanId ?? null, recording: span?.isRecording() ?? null, inner: inner.ok ? inner.body : null } };
+    return {
+      body: {
+        trace_id: span?.spanContext().traceId ?? null,
+        span_id: span?.spanContext().spanId ?? null,
+        recording: span?.isRecording() ?? null,
+        inner: inner.ok ? inner.body : null,
+      },
+    };
   });
   server.handle("listCheckoutSessions", async () => {
     seenByInner.push(trace.getActiveSpan()?.spanContext().traceId ?? "none");
@@ -53,7 +60,12 @@ describe("RpcServer under an unsampled caller", () => {
     const root = tracer().startSpan("gateway request");
     expect(root.isRecording()).toBe(false);
     const traceId = root.spanContext().traceId;
-    const reply = await rpcCall(nc, rpcSubject(prefix, "payments", "getCheckoutSession"), { auth, params: {}, query: {}, body: null }, { timeoutMs: 2000, parent: trace.setSpan(ROOT_CONTEXT, root), requestId: "req_unsampled" });
+    const reply = await rpcCall(
+      nc,
+      rpcSubject(prefix, "payments", "getCheckoutSession"),
+      { auth, params: {}, query: {}, body: null },
+      { timeoutMs: 2000, parent: trace.setSpan(ROOT_CONTEXT, root), requestId: "req_unsampled" },
+    );
     root.end();
     expect(reply).toEqual({ ok: true, status: 200, body: { trace_id: traceId, span_id: root.spanContext().spanId, recording: false, inner: {} } });
     expect(seenByInner).toEqual([traceId]);

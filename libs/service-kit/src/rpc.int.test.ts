@@ -112,7 +112,7 @@ describe("RpcServer + rpcCall", () => {
   });
 
   it("forwards a success's body as the JSON text the service wrote, and errors as typed replies", async () => {
-    const reply = await rpcForward(clientNc, subject("createCheckoutSession"), request({ amount: 5, note: "a\"}}" }), { timeoutMs: 2000, requestId: "req_fwd" });
+    const reply = await rpcForward(clientNc, subject("createCheckoutSession"), request({ amount: 5, note: 'a"}}' }), { timeoutMs: 2000, requestId: "req_fwd" });
     expect(reply.ok).toBe(true);
     if (!reply.ok) throw new Error("unreachable");
     expect(reply.status).toBe(201);
@@ -120,7 +120,9 @@ describe("RpcServer + rpcCall", () => {
     // An empty body is "{}"; a typed error is the same as rpcCall's.
     const empty = await rpcForward(clientNc, `${prefix}svc.payments.fwd-empty`, {}, { timeoutMs: 2000 });
     expect(empty).toEqual({ ok: true, status: 204, bodyJson: "{}" });
-    expect(await rpcForward(clientNc, subject("sandboxCompleteCheckout"), request({}), { timeoutMs: 2000 })).toEqual(await rpcCall(clientNc, subject("sandboxCompleteCheckout"), request({}), { timeoutMs: 2000 }));
+    expect(await rpcForward(clientNc, subject("sandboxCompleteCheckout"), request({}), { timeoutMs: 2000 })).toEqual(
+      await rpcCall(clientNc, subject("sandboxCompleteCheckout"), request({}), { timeoutMs: 2000 }),
+    );
   });
 
   it("decodes a forwarded reply that is not in the kit's key order in full, and refuses a malformed one", async () => {

@@ -72,13 +72,7 @@ describe("Sealer", () => {
     const s = new Sealer(ring);
     const sealed = s.seal(secret, "row_1");
     const body = Buffer.from(sealed.split(".")[3]!, "base64url");
-    const tampered = [
-      flip(sealed, 2, 0),
-      flip(sealed, 3, 0),
-      flip(sealed, 3, body.length - 1),
-      sealed.replace("v1.k1.", "v1.k2."),
-      sealed.slice(0, -4),
-    ];
+    const tampered = [flip(sealed, 2, 0), flip(sealed, 3, 0), flip(sealed, 3, body.length - 1), sealed.replace("v1.k1.", "v1.k2."), sealed.slice(0, -4)];
     for (const t of tampered) expect(() => s.open(t, "row_1"), t).toThrow(SealedValueError);
     expect(() => s.open(sealed, "row_2")).toThrow(SealedValueError);
     expect(() => s.open(sealed)).toThrow(SealedValueError);

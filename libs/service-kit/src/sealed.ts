@@ -40,7 +40,10 @@ export interface KeyRing {
  */
 export function parseKeyRing(spec: string, activeKeyId?: string): KeyRing {
   const keys = new Map<string, Buffer>();
-  const entries = spec.split(",").map((e) => e.trim()).filter((e) => e !== "");
+  const entries = spec
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "");
   if (entries.length === 0) throw new SealedValueError("key ring is empty: expected kid:base64key[,kid:base64key…]");
   if (entries.length > RING_SIZE_MAX) throw new SealedValueError(`key ring has more than ${RING_SIZE_MAX} keys`);
   for (const [i, entry] of entries.entries()) {

@@ -137,7 +137,15 @@ class KitService<C extends BaseConfig> implements Service<C> {
     this.kitMetrics = metrics;
     this.metrics = metrics.registry;
     this.relay = relay
-      ? new OutboxRelay({ sql: this.sql, nc: this.nc, schema: name, prefix: this.prefix, source: name, log: this.log, onPublished: (n) => metrics.outboxPublished.inc(n) })
+      ? new OutboxRelay({
+          sql: this.sql,
+          nc: this.nc,
+          schema: name,
+          prefix: this.prefix,
+          source: name,
+          log: this.log,
+          onPublished: (n) => metrics.outboxPublished.inc(n),
+        })
       : undefined;
     this.retention = new RetentionSweeper(this.log);
     for (const task of kitPurgeTasks(this.sql, name, { outbox: config.OUTBOX_RETENTION_DAYS, inbox: config.INBOX_RETENTION_DAYS })) this.retention.add(task);
@@ -164,7 +172,15 @@ class KitService<C extends BaseConfig> implements Service<C> {
 
   consume(opts: ConsumeOptions): EventConsumer {
     const redeliveries = this.kitMetrics.consumerRedeliveries.labels({ durable: opts.durable });
-    const consumer = new EventConsumer({ nc: this.nc, sql: this.sql, schema: this.name, prefix: this.prefix, log: this.log, onRedelivery: () => redeliveries.inc(), ...opts });
+    const consumer = new EventConsumer({
+      nc: this.nc,
+      sql: this.sql,
+      schema: this.name,
+      prefix: this.prefix,
+      log: this.log,
+      onRedelivery: () => redeliveries.inc(),
+      ...opts,
+    });
     this.consumers.push(consumer);
     if (this.started) {
       consumer.start().catch((err: unknown) => this.log.error({ err, durable: opts.durable }, "event consumer failed to start"));

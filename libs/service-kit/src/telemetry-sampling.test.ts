@@ -43,7 +43,13 @@ describe("initTelemetry without an exporter", () => {
     const saved = process.env.OTEL_TRACES_SAMPLER;
     try {
       expect(unsampledParentStaysUnsampled()).toBe(false);
-      for (const [sampler, follows] of [[undefined, true], ["always_off", true], ["parentbased_traceidratio", true], ["always_on", false], ["traceidratio", false]] as const) {
+      for (const [sampler, follows] of [
+        [undefined, true],
+        ["always_off", true],
+        ["parentbased_traceidratio", true],
+        ["always_on", false],
+        ["traceidratio", false],
+      ] as const) {
         if (sampler === undefined) delete process.env.OTEL_TRACES_SAMPLER;
         else process.env.OTEL_TRACES_SAMPLER = sampler;
         // The SDK's shutdown leaves its globals registered; a fresh start needs them cleared.

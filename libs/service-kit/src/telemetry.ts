@@ -66,9 +66,7 @@ function otlpTracesUrl(endpoint: string): string {
 export function initTelemetry(opts: { service: string; otlpEndpoint?: string | undefined }): { shutdown(): Promise<void> } {
   if (!state && providerAlreadyRegistered()) return { shutdown: async () => {} };
   if (!state) {
-    const processor = opts.otlpEndpoint
-      ? new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpTracesUrl(opts.otlpEndpoint) }))
-      : new NoopSpanProcessor();
+    const processor = opts.otlpEndpoint ? new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpTracesUrl(opts.otlpEndpoint) })) : new NoopSpanProcessor();
     const samplerFromEnv = process.env.OTEL_TRACES_SAMPLER;
     const contextManager = new KitContextManager();
     const sdk = new NodeSDK({

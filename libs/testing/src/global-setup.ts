@@ -15,7 +15,17 @@ import { migrateAll } from "@treasury/service-kit";
 import { INFRA_KEY, withDatabase, type TestInfra } from "./provided.ts";
 import { repoRoot } from "./paths.ts";
 import { generateTestNatsAuth, TEST_NATS_SUPERUSER, withNatsCredentials, type TestNatsAuth } from "./nats-auth.ts";
-import { MissingBinaryError, findBinary, findPostgresBinaries, freePort, makeScratchDir, startNats, startPostgres, startRedis, stopPostgresSync } from "./servers.ts";
+import {
+  MissingBinaryError,
+  findBinary,
+  findPostgresBinaries,
+  freePort,
+  makeScratchDir,
+  startNats,
+  startPostgres,
+  startRedis,
+  stopPostgresSync,
+} from "./servers.ts";
 
 /**
  * Every test file may build all eight services, each with its own pool, and two files run at once;
@@ -94,7 +104,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const natsAuth = generateTestNatsAuth();
     const nats = await resolveServer(natsSource(scratchDir, natsAuth), stoppers, exitHooks, recordServer);
     // A server named by TEST_NATS_URL is someone else's: its URL is used as it is, and services connect without credentials.
-    const natsInfra = nats.source === "env" ? { natsUrl: nats.url } : { natsUrl: withNatsCredentials(nats.url, TEST_NATS_SUPERUSER, natsAuth.superuserPassword), natsPasswords: natsAuth.passwords };
+    const natsInfra =
+      nats.source === "env"
+        ? { natsUrl: nats.url }
+        : { natsUrl: withNatsCredentials(nats.url, TEST_NATS_SUPERUSER, natsAuth.superuserPassword), natsPasswords: natsAuth.passwords };
     const redis = await resolveServer(redisSource, stoppers, exitHooks, recordServer);
     const runId = randomBytes(3).toString("hex");
     // A server we did not start may serve other runs at the same time: the template gets this run's name.
@@ -104,7 +117,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
     const infra: TestInfra = { adminUrl: pg.url, templateDb, ...natsInfra, redisUrl: redis.url, runId };
     project.provide(INFRA_KEY, infra);
-    console.log(`[testing] postgres (${pg.source}) ${pg.url}, nats (${nats.source}${nats.source === "env" ? "" : ", with authorization"}) ${nats.url}, redis (${redis.source}) ${redis.url}, template ${templateDb}`);
+    console.log(
+      `[testing] postgres (${pg.source}) ${pg.url}, nats (${nats.source}${nats.source === "env" ? "" : ", with authorization"}) ${nats.url}, redis (${redis.source}) ${redis.url}, template ${templateDb}`,
+    );
   } catch (err) {
     await teardown().catch(() => {});
     throw err;
@@ -151,7 +166,17 @@ function postgresSource(scratchDir: () => string): ServerSource {
     container: async (tc) => {
       const container = await new tc.GenericContainer("postgres:15")
         .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: "trust" })
-        .withCommand(["postgres", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", `max_connections=${testMaxConnections}`])
+        .withCommand([
+          "postgres",
+          "-c",
+          "fsync=off",
+          "-c",
+          "synchronous_commit=off",
+          "-c",
+          "full_page_writes=off",
+          "-c",
+          `max_connections=${testMaxConnections}`,
+        ])
         .withExposedPorts(5432)
         .withWaitStrategy(tc.Wait.forLogMessage(/database system is ready to accept connections/, 2))
         .withStartupTimeout(containerStartTimeoutMs)

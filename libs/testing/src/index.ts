@@ -83,7 +83,9 @@ function readInfra(): TestInfra {
   const adminUrl = process.env["TEST_DATABASE_URL"];
   const natsUrl = process.env["TEST_NATS_URL"];
   if (adminUrl === undefined || natsUrl === undefined) {
-    throw new Error("setupTestEnv: no test infrastructure. Run tests with vitest (root vitest.config.ts runs the global setup), or set TEST_DATABASE_URL and TEST_NATS_URL and a migrated TEST_TEMPLATE_DB.");
+    throw new Error(
+      "setupTestEnv: no test infrastructure. Run tests with vitest (root vitest.config.ts runs the global setup), or set TEST_DATABASE_URL and TEST_NATS_URL and a migrated TEST_TEMPLATE_DB.",
+    );
   }
   return {
     adminUrl,

@@ -20,7 +20,9 @@ const newPassword = (): string => randomBytes(18).toString("hex");
 export function generateTestNatsAuth(): TestNatsAuth {
   const passwords = Object.fromEntries(NATS_IDENTITIES.map((i) => [i, newPassword()]));
   const superuserPassword = newPassword();
-  const users = natsUsers((i) => natsConfigString(passwords[i] ?? ""), { anyPrefix: true, alsoAnswer: [TEST_NATS_SUPERUSER] }, [{ user: TEST_NATS_SUPERUSER, password: natsConfigString(superuserPassword) }]);
+  const users = natsUsers((i) => natsConfigString(passwords[i] ?? ""), { anyPrefix: true, alsoAnswer: [TEST_NATS_SUPERUSER] }, [
+    { user: TEST_NATS_SUPERUSER, password: natsConfigString(superuserPassword) },
+  ]);
   return { passwords, superuserPassword, config: natsServerAuthorization(users) };
 }
 

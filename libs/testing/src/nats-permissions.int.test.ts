@@ -65,7 +65,9 @@ describe("NATS authorization from the permission matrix", () => {
     // Proves the server authenticates every connection: anonymous and wrong-password connections are refused.
     const server = parseNatsUrl(env.natsUrl).server;
     await expect(connect({ servers: server, reconnect: false })).rejects.toThrow(/Authorization Violation/i);
-    await expect(connect({ servers: server, user: "ledger", pass: env.natsCredentials("payments")?.password ?? "", reconnect: false })).rejects.toThrow(/Authorization Violation/i);
+    await expect(connect({ servers: server, user: "ledger", pass: env.natsCredentials("payments")?.password ?? "", reconnect: false })).rejects.toThrow(
+      /Authorization Violation/i,
+    );
     const ok = await as("ledger");
     expect(ok.nc.isClosed()).toBe(false);
   });
@@ -94,7 +96,11 @@ describe("NATS authorization from the permission matrix", () => {
     // Proves internal subjects are open only to the callers the matrix names.
     const payments = await as("payments");
     const payouts = await as("payouts");
-    for (const subject of [rpcSubject(env.prefix, "kyc", "getBusinessVerification"), internalSubject(env.prefix, "kyc", "getCreatorStatus"), `${env.prefix}svc.kyc._health`]) {
+    for (const subject of [
+      rpcSubject(env.prefix, "kyc", "getBusinessVerification"),
+      internalSubject(env.prefix, "kyc", "getCreatorStatus"),
+      `${env.prefix}svc.kyc._health`,
+    ]) {
       expect(await publishes(payments, subject), subject).toEqual({ delivered: false, denied: true });
     }
     expect(await publishes(payouts, internalSubject(env.prefix, "kyc", "getCreatorStatus"))).toEqual({ delivered: true, denied: false });

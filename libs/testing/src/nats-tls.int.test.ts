@@ -59,7 +59,9 @@ describe("NATS over TLS with the service's identity", () => {
     nc.subscribe("svc.ledger.>", { callback: (_e, m) => void got.push(m.subject) });
     await nc.flush();
     expect(nc.info?.tls_required).toBe(true);
-    const payments = await connectNats(natsConnectOptions(serviceConfig({ NATS_USER: "payments", NATS_PASSWORD: passwords["payments"] ?? "", NATS_TLS_CA: join(dir, "ca.crt") }), "payments"));
+    const payments = await connectNats(
+      natsConnectOptions(serviceConfig({ NATS_USER: "payments", NATS_PASSWORD: passwords["payments"] ?? "", NATS_TLS_CA: join(dir, "ca.crt") }), "payments"),
+    );
     open.push(payments);
     payments.publish("svc.ledger.post", "{}");
     await payments.flush();
@@ -73,7 +75,9 @@ describe("NATS over TLS with the service's identity", () => {
     const password = passwords["ledger"] ?? "";
     await expect(connect({ servers: `127.0.0.1:${port}`, user: "ledger", pass: password, tls: {}, reconnect: false })).rejects.toThrow();
     await expect(connect({ servers: `127.0.0.1:${port}`, user: "ledger", pass: password, tls: null, reconnect: false })).rejects.toThrow();
-    await expect(connect({ servers: `127.0.0.1:${port}`, user: "ledger", pass: "wrong", tls: { caFile: ca }, reconnect: false })).rejects.toThrow(/Authorization/i);
+    await expect(connect({ servers: `127.0.0.1:${port}`, user: "ledger", pass: "wrong", tls: { caFile: ca }, reconnect: false })).rejects.toThrow(
+      /Authorization/i,
+    );
     await expect(connect({ servers: `127.0.0.1:${port}`, tls: { caFile: ca }, reconnect: false })).rejects.toThrow(/Authorization/i);
     expect(() => natsConnectOptions(serviceConfig({ NATS_USER: "ledger" }), "ledger")).toThrow(/NATS_USER \/ NATS_PASSWORD/);
   });

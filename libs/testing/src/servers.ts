@@ -34,7 +34,8 @@ export interface RedisServer extends RunningServer {
 
 /** What to install, per server, on Debian/Ubuntu (the only family the project's machines run). */
 export const INSTALL_HINT = {
-  postgres: "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found. Install them: `apt-get install postgresql` (Debian/Ubuntu), or set TEST_DATABASE_URL / DATABASE_URL to a running server.",
+  postgres:
+    "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found. Install them: `apt-get install postgresql` (Debian/Ubuntu), or set TEST_DATABASE_URL / DATABASE_URL to a running server.",
   nats: "nats-server not found. Install it: `apt-get install nats-server` (Debian/Ubuntu), or set TEST_NATS_URL / NATS_URL to a running nats-server started with -js.",
   redis: "redis-server not found. Install it: `apt-get install redis-server` (Debian/Ubuntu), or set TEST_REDIS_URL to a running Redis.",
 } as const;
@@ -189,7 +190,15 @@ export function lookupUser(name: string): UnixUser | undefined {
   const gid = id("-g");
   const groups = id("-G");
   if (uid === undefined || gid === undefined) return undefined;
-  return { name, uid: Number(uid), gid: Number(gid), groups: (groups ?? "").split(/\s+/).filter((g) => g !== "").map(Number) };
+  return {
+    name,
+    uid: Number(uid),
+    gid: Number(gid),
+    groups: (groups ?? "")
+      .split(/\s+/)
+      .filter((g) => g !== "")
+      .map(Number),
+  };
 }
 
 /**
@@ -210,8 +219,7 @@ export function firstUntraversableAncestor(path: string, user: UnixUser): string
     if (!existsSync(d)) continue;
     const st = statSync(d);
     const mode = st.mode;
-    const can =
-      st.uid === user.uid ? (mode & 0o100) !== 0 : user.groups.includes(st.gid) || st.gid === user.gid ? (mode & 0o010) !== 0 : (mode & 0o001) !== 0;
+    const can = st.uid === user.uid ? (mode & 0o100) !== 0 : user.groups.includes(st.gid) || st.gid === user.gid ? (mode & 0o010) !== 0 : (mode & 0o001) !== 0;
     if (!can) return d;
   }
   return undefined;
@@ -300,13 +308,17 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
   if (isRoot()) {
     const pgUser = lookupUser("postgres");
     if (pgUser === undefined) {
-      throw new MissingBinaryError(`Running as root, PostgreSQL must run as the 'postgres' user, which does not exist. Install the server package (it creates the user): \`apt-get install postgresql\`.`);
+      throw new MissingBinaryError(
+        `Running as root, PostgreSQL must run as the 'postgres' user, which does not exist. Install the server package (it creates the user): \`apt-get install postgresql\`.`,
+      );
     }
     if (findBinary("runuser") === undefined) throw new MissingBinaryError("runuser not found (package util-linux): `apt-get install util-linux`.");
     for (const dir of [dataDir, socketDir]) {
       const blocked = firstUntraversableAncestor(dir, pgUser);
       if (blocked !== undefined) {
-        throw new Error(`The postgres user cannot reach ${dir}: ${blocked} is not traversable by it (mode ${(statSync(blocked).mode & 0o777).toString(8)}). Put the data folder elsewhere or \`chmod o+x ${blocked}\`.`);
+        throw new Error(
+          `The postgres user cannot reach ${dir}: ${blocked} is not traversable by it (mode ${(statSync(blocked).mode & 0o777).toString(8)}). Put the data folder elsewhere or \`chmod o+x ${blocked}\`.`,
+        );
       }
     }
     asUser = pgUser.name;
@@ -332,10 +344,14 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
 
   // A server left running on this data folder (a previous run killed with -9) is stopped, so the settings
   // below (port, max_connections) are the ones in force.
-  const status = spawnSync(asUser !== undefined ? "runuser" : bins.pgCtl, asUser !== undefined ? ["-u", asUser, "--", bins.pgCtl, "status", "-D", dataDir] : ["status", "-D", dataDir], {
-    cwd: "/",
-    timeout: 10_000,
-  });
+  const status = spawnSync(
+    asUser !== undefined ? "runuser" : bins.pgCtl,
+    asUser !== undefined ? ["-u", asUser, "--", bins.pgCtl, "status", "-D", dataDir] : ["status", "-D", dataDir],
+    {
+      cwd: "/",
+      timeout: 10_000,
+    },
+  );
   if (status.status === 0) await run(bins.pgCtl, ["stop", "-D", dataDir, "-m", "fast", "-w", "-t", "30"], { asUser, timeoutMs: 40_000 });
 
   const settings: Record<string, string> = {

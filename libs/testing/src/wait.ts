@@ -24,7 +24,8 @@ export async function waitFor<T>(fn: () => T | Promise<T>, opts: WaitForOptions 
       lastError = err;
     }
     if (Date.now() + intervalMs > deadline) {
-      const why = lastError === undefined ? "the condition was still false" : `last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
+      const why =
+        lastError === undefined ? "the condition was still false" : `last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
       throw new Error(`waitFor: gave up after ${timeoutMs} ms and ${attempt} attempts; ${why}`, { cause: lastError });
     }
     await new Promise((r) => setTimeout(r, intervalMs));

@@ -53,7 +53,10 @@ async function kybApproved(sql: Sql, orgId: string): Promise<boolean> {
 
 export function parseScopes(list: string | undefined): Scope[] | null {
   if (list === undefined || list.trim() === "") return null;
-  const scopes = list.split(",").map((s) => s.trim()).filter(Boolean);
+  const scopes = list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const s of scopes) {
     if (!(SCOPES as readonly string[]).includes(s)) throw new Error(`unknown scope "${s}" (valid: ${SCOPES.join(", ")})`);
   }

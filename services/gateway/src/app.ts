@@ -93,7 +93,11 @@ type GuardedRoute = RouteDef & { subject: string; spanName: string; spanOptions:
 
 /** Regexes of every route path, to tell 405 (path exists, other method) from 404. */
 const ROUTE_PATTERNS = ROUTES.map((r) => ({ method: r.method, re: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/]+")}/?$`) }));
-const EXTRA_PATHS = [{ re: /^\/v1\/health-check\/?$/, methods: ["GET", "POST"] }, { re: /^\/v1\/openapi\.json$/, methods: ["GET"] }, { re: /^\/v1\/docs$/, methods: ["GET"] }];
+const EXTRA_PATHS = [
+  { re: /^\/v1\/health-check\/?$/, methods: ["GET", "POST"] },
+  { re: /^\/v1\/openapi\.json$/, methods: ["GET"] },
+  { re: /^\/v1\/docs$/, methods: ["GET"] },
+];
 
 function allowedMethods(path: string): string[] {
   const methods = new Set<string>();
@@ -159,7 +163,11 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     if (pinned === undefined || (SUPPORTED_VERSIONS as readonly string[]).includes(String(pinned))) return done();
     // Answered here: not calling done() ends the hook chain.
     void after(anonymousRate(req, reply), () =>
-      sendError(req, reply, { code: "unsupported_version", message: `Unsupported Service-Version "${String(pinned)}"; supported: ${SUPPORTED_VERSIONS.join(", ")}`, hint: `Send Service-Version: ${API_VERSION} or omit the header` }),
+      sendError(req, reply, {
+        code: "unsupported_version",
+        message: `Unsupported Service-Version "${String(pinned)}"; supported: ${SUPPORTED_VERSIONS.join(", ")}`,
+        hint: `Send Service-Version: ${API_VERSION} or omit the header`,
+      }),
     );
   });
 
@@ -194,18 +202,24 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       if (reply.statusCode >= 500) req.otel.span.setStatus({ code: SpanStatusCode.ERROR });
       req.otel.span.end();
     }
-    if ((req.log as Logger).isLevelEnabled("info")) req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request completed");
+    if ((req.log as Logger).isLevelEnabled("info"))
+      req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request completed");
     done();
   });
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
-    if (err instanceof DomainError) return sendError(req, reply, { code: err.code, message: err.message, hint: err.hint, details: err.details, extra: err.extra });
+    if (err instanceof DomainError)
+      return sendError(req, reply, { code: err.code, message: err.message, hint: err.hint, details: err.details, extra: err.extra });
     switch (err.code) {
       case "FST_ERR_CTP_BODY_TOO_LARGE":
         return sendError(req, reply, { code: "payload_too_large", message: `Request body exceeds ${req.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES} bytes` });
       case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       case "FST_ERR_CTP_INVALID_TYPE":
-        return sendError(req, reply, { code: "unsupported_media_type", message: "Content-Type must be application/json", hint: "Send the body as JSON with Content-Type: application/json" });
+        return sendError(req, reply, {
+          code: "unsupported_media_type",
+          message: "Content-Type must be application/json",
+          hint: "Send the body as JSON with Content-Type: application/json",
+        });
       case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
       case "FST_ERR_CTP_EMPTY_JSON_BODY":
         return sendError(req, reply, { code: "invalid_json", message: "Request body is not valid JSON" });
@@ -245,7 +259,15 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
   function guard(route: GuardedRoute, req: FastifyRequest, reply: FastifyReply): void | Promise<void> {
     const maintenance = deps.authenticator.maintenance();
     if (maintenance.enabled) {
-      return after(anonymousRate(req, reply), () => void sendError(req, reply, { code: "maintenance", message: maintenance.message || "Service under maintenance", retryAfterSec: maintenance.retry_after_s }));
+      return after(
+        anonymousRate(req, reply),
+        () =>
+          void sendError(req, reply, {
+            code: "maintenance",
+            message: maintenance.message || "Service under maintenance",
+            retryAfterSec: maintenance.retry_after_s,
+          }),
+      );
     }
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const span = tracer.startSpan(route.spanName, route.spanOptions, parent);
@@ -273,13 +295,18 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       span.setAttribute("treasury.org_id", key.orgId);
       if (!hasScope(key.scopes, route.scope!)) {
         return after(anonymousRate(req, reply), () => {
-          sendError(req, reply, { code: "insufficient_scope", message: `This key lacks the "${route.scope}" scope required by ${route.operation}`, hint: `Use a key with the ${route.scope} scope (or no scope list)` });
+          sendError(req, reply, {
+            code: "insufficient_scope",
+            message: `This key lacks the "${route.scope}" scope required by ${route.operation}`,
+            hint: `Use a key with the ${route.scope} scope (or no scope list)`,
+          });
         });
       }
       return after(deps.limiter.take(`key:${key.keyId}:${route.rateClass}`, ruleFor(key, route.rateClass)), (r) => {
         req.rate = r;
         setRateHeaders(reply, r);
-        if (!r.allowed) sendError(req, reply, { code: "rate_limited", message: `Rate limit exceeded for ${route.rateClass} requests`, retryAfterSec: r.retryAfterSec });
+        if (!r.allowed)
+          sendError(req, reply, { code: "rate_limited", message: `Rate limit exceeded for ${route.rateClass} requests`, retryAfterSec: r.retryAfterSec });
       });
     });
   }
@@ -306,7 +333,11 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     if (route.rawBody !== undefined) body = rawBodyOf(req, route.rawBody.signatureHeader);
     if (route.body) {
       if (typeof body !== "object" || body === null || Array.isArray(body)) {
-        return sendError(req, reply, { code: "validation_error", message: "Request body must be a JSON object", details: [{ path: "", message: "must be a JSON object" }] });
+        return sendError(req, reply, {
+          code: "validation_error",
+          message: "Request body must be a JSON object",
+          details: [{ path: "", message: "must be a JSON object" }],
+        });
       }
       const b = route.body.safeParse(body);
       if (!b.success) {
@@ -320,7 +351,11 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       ? { org_id: key.orgId, livemode: key.livemode, key_id: key.keyId, scopes: key.scopes, request_id: String(req.id) }
       : { org_id: "", livemode: false, key_id: "", scopes: [], request_id: String(req.id) };
     const payload = { auth, params, query, body: body ?? null, deadline: Date.now() + deps.rpcTimeoutMs, alt_base_url: deps.altBaseUrl() };
-    const result = await rpcForward(deps.nc, route.subject, payload, { timeoutMs: deps.rpcTimeoutMs, requestId: String(req.id), ...(req.otel ? { parent: req.otel.ctx } : {}) });
+    const result = await rpcForward(deps.nc, route.subject, payload, {
+      timeoutMs: deps.rpcTimeoutMs,
+      requestId: String(req.id),
+      ...(req.otel ? { parent: req.otel.ctx } : {}),
+    });
     if (!result.ok) {
       if (result.error.code === "internal_error") req.log.error({ service: route.service, error: result.error }, "service answered internal_error");
       return sendError(req, reply, fromRpcError(result.error));
@@ -366,7 +401,10 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
     const r = await anonymousRate(req, reply);
     if (!r.allowed) return sendError(req, reply, { code: "rate_limited", retryAfterSec: r.retryAfterSec });
     const services: Record<string, "ok" | "down"> = {};
-    const gatewayOk = await deps.dbPing().then(() => true, () => false);
+    const gatewayOk = await deps.dbPing().then(
+      () => true,
+      () => false,
+    );
     services.gateway = gatewayOk ? "ok" : "down";
     await Promise.all(
       BACKEND_SERVICES.map(async (name) => {
@@ -400,7 +438,9 @@ function htmlError(reply: FastifyReply, status: number, message: string): Fastif
   return reply
     .code(status)
     .type("text/html; charset=utf-8")
-    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status}</title></head><body><main><h1>Something went wrong</h1><p>${escapeHtml(message)}</p></main></body></html>`);
+    .send(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status}</title></head><body><main><h1>Something went wrong</h1><p>${escapeHtml(message)}</p></main></body></html>`,
+    );
 }
 
 /**
@@ -424,9 +464,20 @@ function registerPages(app: FastifyInstance, deps: GatewayDeps): void {
     const params = (req.params ?? {}) as Record<string, string>;
     if (!Object.values(params).every((v) => PATH_PARAM_RE.test(v))) return htmlError(reply, 404, "This page does not exist.");
     const form: Record<string, string> = {};
-    if (req.body && typeof req.body === "object") for (const [k, v] of Object.entries(req.body as Record<string, unknown>)) if (typeof v === "string") form[k] = v;
-    const payload = { params, query: (req.query ?? {}) as Record<string, unknown>, form, request_id: String(req.id), client_ip: req.ip, alt_base_url: deps.altBaseUrl() };
-    const result = await rpcCall(deps.nc, rpcSubject(deps.prefix, route.service, route.operation), payload, { timeoutMs: deps.rpcTimeoutMs, requestId: String(req.id) });
+    if (req.body && typeof req.body === "object")
+      for (const [k, v] of Object.entries(req.body as Record<string, unknown>)) if (typeof v === "string") form[k] = v;
+    const payload = {
+      params,
+      query: (req.query ?? {}) as Record<string, unknown>,
+      form,
+      request_id: String(req.id),
+      client_ip: req.ip,
+      alt_base_url: deps.altBaseUrl(),
+    };
+    const result = await rpcCall(deps.nc, rpcSubject(deps.prefix, route.service, route.operation), payload, {
+      timeoutMs: deps.rpcTimeoutMs,
+      requestId: String(req.id),
+    });
     if (!result.ok) {
       const code = result.error.code;
       const status = isErrorCode(code) ? ERROR_CODES[code].status : 500;
@@ -435,7 +486,10 @@ function registerPages(app: FastifyInstance, deps: GatewayDeps): void {
     }
     const body = result.body as { html?: string; redirect?: string };
     if (typeof body.redirect === "string") return reply.code(303).header("Location", body.redirect).send();
-    return reply.code(result.status).type("text/html; charset=utf-8").send(body.html ?? "");
+    return reply
+      .code(result.status)
+      .type("text/html; charset=utf-8")
+      .send(body.html ?? "");
   };
   for (const route of PAGE_ROUTES) app.route({ method: route.method, url: route.path, handler: page(route) });
 }

@@ -17,9 +17,7 @@ export interface KeyRecord {
   rateOverrides: Partial<Record<RateClass, { capacity: number; refill_per_sec: number }>>;
 }
 
-export type AuthResult =
-  | { ok: true; key: KeyRecord }
-  | { ok: false; code: "missing_api_key" | "invalid_api_key" | "ledger_suspended" };
+export type AuthResult = { ok: true; key: KeyRecord } | { ok: false; code: "missing_api_key" | "invalid_api_key" | "ledger_suspended" };
 
 const CACHE_ENTRIES_MAX = 50_000;
 
@@ -150,7 +148,16 @@ export class Authenticator {
 
   private async lookup(hash: string): Promise<KeyRecord | null> {
     const rows = await this.sql<
-      { id: string; org_id: string; livemode: boolean; scopes: string[] | null; status: string; expires_at: Date | null; revoked_at: Date | null; rate_limits: KeyRecord["rateOverrides"] }[]
+      {
+        id: string;
+        org_id: string;
+        livemode: boolean;
+        scopes: string[] | null;
+        status: string;
+        expires_at: Date | null;
+        revoked_at: Date | null;
+        rate_limits: KeyRecord["rateOverrides"];
+      }[]
     >`select k.id, k.org_id, k.livemode, k.scopes, o.status, k.expires_at, k.revoked_at, o.rate_limits
         from gateway.api_keys k join gateway.orgs o on o.id = k.org_id
        where k.key_hash = ${hash}`;

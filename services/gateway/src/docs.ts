@@ -17,7 +17,9 @@ export function renderDocsPage(doc: Record<string, unknown>): string {
     for (const [method, op] of Object.entries(methods)) {
       const schema = op.requestBody?.content["application/json"].schema;
       const required = new Set(schema?.required ?? []);
-      const fields = Object.keys(schema?.properties ?? {}).map((f) => (required.has(f) ? `<b>${esc(f)}*</b>` : esc(f))).join(", ");
+      const fields = Object.keys(schema?.properties ?? {})
+        .map((f) => (required.has(f) ? `<b>${esc(f)}*</b>` : esc(f)))
+        .join(", ");
       rows.push(
         `<tr><td><code>${esc(method.toUpperCase())}</code></td><td><code>${esc(path)}</code></td><td>${esc(op.operationId ?? "")}</td><td>${esc(op.summary ?? "")}</td><td>${esc(op["x-required-scope"] ?? "none")}</td><td>${esc(op["x-rate-limit-class"] ?? "")}</td><td>${fields}</td></tr>`,
       );

@@ -26,7 +26,10 @@ export function errorEnvelope(requestId: string, e: ErrorAnswer): { status: numb
   const known = isErrorCode(e.code);
   const status = known ? ERROR_CODES[e.code as keyof typeof ERROR_CODES].status : 500;
   const code = known ? e.code : "internal_error";
-  const message = status >= 500 && code === "internal_error" ? `Internal server error; share request_id ${requestId} with support` : (e.message ?? ERROR_CODES[code as keyof typeof ERROR_CODES].message);
+  const message =
+    status >= 500 && code === "internal_error"
+      ? `Internal server error; share request_id ${requestId} with support`
+      : (e.message ?? ERROR_CODES[code as keyof typeof ERROR_CODES].message);
   const body: Record<string, unknown> = { ...(e.extra ?? {}), success: false, error: message, error_code: code, request_id: requestId };
   if (e.hint !== undefined) body.hint = e.hint;
   if (e.details !== undefined) body.details = e.details;

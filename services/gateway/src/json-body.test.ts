@@ -4,7 +4,8 @@ import { DomainError } from "@treasury/contracts";
 import { describe, expect, it } from "vitest";
 import { parseJsonBody } from "./json-body.ts";
 
-const parse = (text: string | Buffer, contentType = "application/json") => parseJsonBody(contentType, typeof text === "string" ? Buffer.from(text, "utf8") : text);
+const parse = (text: string | Buffer, contentType = "application/json") =>
+  parseJsonBody(contentType, typeof text === "string" ? Buffer.from(text, "utf8") : text);
 const code = (v: unknown) => (v instanceof DomainError ? v.code : "parsed");
 
 describe("parseJsonBody", () => {

@@ -18,7 +18,9 @@ function charsetOf(contentType: string | undefined): string | undefined {
 export function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
   const charset = charsetOf(contentType);
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
-    return new DomainError("unsupported_media_type", `Request bodies are UTF-8 JSON; charset=${charset} is not accepted`, { hint: "Send Content-Type: application/json (UTF-8)" });
+    return new DomainError("unsupported_media_type", `Request bodies are UTF-8 JSON; charset=${charset} is not accepted`, {
+      hint: "Send Content-Type: application/json (UTF-8)",
+    });
   }
   let text: string;
   try {

@@ -17,7 +17,12 @@ afterAll(async () => {
   await h?.close();
 });
 
-type Profile = { status: string; missing_fields: string[]; tax_certified: boolean; latest_submission: { id: string; status: string; submitted_at: string | null; reviewed_at: string | null; rejection_reason: string | null } | null };
+type Profile = {
+  status: string;
+  missing_fields: string[];
+  tax_certified: boolean;
+  latest_submission: { id: string; status: string; submitted_at: string | null; reviewed_at: string | null; rejection_reason: string | null } | null;
+};
 const creatorOf = (r: { body: Record<string, unknown> }) => r.body["creator_kyc"] as Profile & { participant_id: string };
 const businessOf = (r: { body: Record<string, unknown> }) => r.body["business_kyb"] as Profile;
 
@@ -59,29 +64,66 @@ describe("creator intake", () => {
     const [audit] = await h.env.adminSql`select action, from_status, to_status, actor, event_id from kyc.review_actions where org_id = ${auth.org_id}`;
     expect(audit).toMatchObject({ action: "auto_approve", from_status: "pending", to_status: "approved", actor: "system:sandbox_auto_approval" });
     expect(await outboxTypes(auth.org_id)).toEqual(["kyc.approved"]);
-    await waitFor(async () => (await h.env.adminSql`select 1 from kyc.outbox where org_id = ${auth.org_id} and published_at is null`).length === 0, { timeoutMs: 10_000 });
+    await waitFor(async () => (await h.env.adminSql`select 1 from kyc.outbox where org_id = ${auth.org_id} and published_at is null`).length === 0, {
+      timeoutMs: 10_000,
+    });
     const jsm = await jetstreamManager(await h.env.nats());
     const msg = await jsm.streams.getMessage(eventsStreamName(h.env.prefix), { last_by_subj: eventSubject(h.env.prefix, "kyc.approved") });
     const evt = msg?.json<{ id: string; type: string; org_id: string; data: Record<string, unknown> }>();
-    expect(evt).toMatchObject({ id: audit?.event_id, type: "kyc.approved", org_id: auth.org_id, data: { submission_id: kyc.latest_submission?.id, participant_id: pid, status: "approved", tax_certified: true } });
+    expect(evt).toMatchObject({
+      id: audit?.event_id,
+      type: "kyc.approved",
+      org_id: auth.org_id,
+      data: { submission_id: kyc.latest_submission?.id, participant_id: pid, status: "approved", tax_certified: true },
+    });
   });
 
   it("without certify_tax_info an approved creator is not tax-certified; the internal status says so", async () => {
     // Proves tax_certified needs both approval and certification, and the svc.kyc.getCreatorStatus answer.
     const { auth, pid } = creator();
     expect(creatorOf(ok(await submitCreator(auth, pid, creatorBody({ certify_tax_info: false })))).tax_certified).toBe(false);
-    expect(ok(await h.call(h.svc, "getCreatorStatus", auth, { params: { participant_id: pid } })).body).toEqual({ creator_kyc: { participant_id: pid, status: "approved", tax_certified: false } });
+    expect(ok(await h.call(h.svc, "getCreatorStatus", auth, { params: { participant_id: pid } })).body).toEqual({
+      creator_kyc: { participant_id: pid, status: "approved", tax_certified: false },
+    });
     const other = creator();
-    expect(ok(await h.call(h.svc, "getCreatorStatus", other.auth, { params: { participant_id: other.pid } })).body).toEqual({ creator_kyc: { participant_id: other.pid, status: "pending", tax_certified: false } });
+    expect(ok(await h.call(h.svc, "getCreatorStatus", other.auth, { params: { participant_id: other.pid } })).body).toEqual({
+      creator_kyc: { participant_id: other.pid, status: "pending", tax_certified: false },
+    });
   });
 
   it("a draft keeps missing fields, sends nothing to review, and emits no event", async () => {
     // Proves submit_for_review: false → pending with missing_fields (address parts, documents, tax id for certification).
     const { auth, pid } = creator();
     const empty = creatorOf(ok(await h.call(h.svc, "getCreatorVerification", auth, { params: { participant_id: pid } })));
-    expect(empty).toEqual({ participant_id: pid, status: "pending", missing_fields: ["legal_name", "email", "date_of_birth", "address.line1", "address.city", "address.postal_code", "address.country", "document_evidence.government_id"], tax_certified: false, latest_submission: null });
-    const draft = creatorOf(ok(await submitCreator(auth, pid, { ...creatorBody({ address: { line1: "1 Way" }, document_evidence: [], tax_id_last4: undefined }), submit_for_review: false })));
-    expect(draft).toMatchObject({ status: "pending", tax_certified: false, missing_fields: ["address.city", "address.postal_code", "address.country", "document_evidence.government_id", "tax_id_last4"] });
+    expect(empty).toEqual({
+      participant_id: pid,
+      status: "pending",
+      missing_fields: [
+        "legal_name",
+        "email",
+        "date_of_birth",
+        "address.line1",
+        "address.city",
+        "address.postal_code",
+        "address.country",
+        "document_evidence.government_id",
+      ],
+      tax_certified: false,
+      latest_submission: null,
+    });
+    const draft = creatorOf(
+      ok(
+        await submitCreator(auth, pid, {
+          ...creatorBody({ address: { line1: "1 Way" }, document_evidence: [], tax_id_last4: undefined }),
+          submit_for_review: false,
+        }),
+      ),
+    );
+    expect(draft).toMatchObject({
+      status: "pending",
+      tax_certified: false,
+      missing_fields: ["address.city", "address.postal_code", "address.country", "document_evidence.government_id", "tax_id_last4"],
+    });
     expect(draft.latest_submission).toMatchObject({ status: "pending", submitted_at: null, reviewed_at: null });
     expect(await outboxTypes(auth.org_id)).toEqual([]);
   });
@@ -89,27 +131,53 @@ describe("creator intake", () => {
   it("a live submission waits for review; an operator approves it in one audited, evented transaction", async () => {
     // Proves live → under_review → approve (decision, audit row and outbox row together), then the listing.
     const { auth, pid } = creator(true);
-    const first = creatorOf(ok(await submitCreator(auth, pid, creatorBody({ document_evidence: [{ type: "government_id", url: "https://files.example/id.png" }] }))));
+    const first = creatorOf(
+      ok(await submitCreator(auth, pid, creatorBody({ document_evidence: [{ type: "government_id", url: "https://files.example/id.png" }] }))),
+    );
     expect(first).toMatchObject({ status: "under_review", tax_certified: false, missing_fields: [] });
     const id = first.latest_submission!.id;
     expect(await outboxTypes(auth.org_id)).toEqual(["kyc.submitted"]);
     const queue = await listVerifications(h.env.adminSql, { status: "under_review", orgId: auth.org_id });
-    expect(queue).toEqual([expect.objectContaining({ submission_id: id, subject: "creator", org_id: auth.org_id, livemode: true, participant_id: pid, document_types: ["government_id"], tax_id_last4: "6789" })]);
+    expect(queue).toEqual([
+      expect.objectContaining({
+        submission_id: id,
+        subject: "creator",
+        org_id: auth.org_id,
+        livemode: true,
+        participant_id: pid,
+        document_types: ["government_id"],
+        tax_id_last4: "6789",
+      }),
+    ]);
     expect(JSON.stringify(queue)).not.toContain("Lovelace");
 
     const decided = await reviewSubmission(h.env.adminSql, { submissionId: id, action: "approve", actor: "ops:alice", reason: "documents match" });
-    expect(decided).toMatchObject({ submission_id: id, previous_status: "under_review", status: "approved", tax_certified: true, actor: "ops:alice", reason: "documents match" });
+    expect(decided).toMatchObject({
+      submission_id: id,
+      previous_status: "under_review",
+      status: "approved",
+      tax_certified: true,
+      actor: "ops:alice",
+      reason: "documents match",
+    });
     const after = creatorOf(ok(await h.call(h.svc, "getCreatorVerification", auth, { params: { participant_id: pid } })));
     expect(after).toMatchObject({ status: "approved", tax_certified: true, latest_submission: { id, status: "approved", reviewed_at: decided.reviewed_at } });
     const [audit] = await h.env.adminSql`select actor, reason, from_status, to_status, event_id from kyc.review_actions where submission_id = ${id}`;
-    expect(audit).toMatchObject({ actor: "ops:alice", reason: "documents match", from_status: "under_review", to_status: "approved", event_id: decided.event_id });
+    expect(audit).toMatchObject({
+      actor: "ops:alice",
+      reason: "documents match",
+      from_status: "under_review",
+      to_status: "approved",
+      event_id: decided.event_id,
+    });
     expect(await outboxTypes(auth.org_id)).toEqual(["kyc.submitted", "kyc.approved"]);
   });
 
   it("a decision that fails part-way leaves nothing behind: no status change, no audit row, no event", async () => {
     // Proves decision + audit + outbox share one transaction (a trigger makes the audit insert fail after the status update).
     const { auth, pid } = creator(true);
-    const id = creatorOf(ok(await submitCreator(auth, pid, creatorBody({ document_evidence: [{ type: "government_id", file_id: "f1" }] })))).latest_submission!.id;
+    const id = creatorOf(ok(await submitCreator(auth, pid, creatorBody({ document_evidence: [{ type: "government_id", file_id: "f1" }] })))).latest_submission!
+      .id;
     await h.env.adminSql.unsafe(`
       create function kyc.fail_for_saboteur() returns trigger language plpgsql as $$
       begin if new.actor = 'ops:saboteur' then raise exception 'audit refused'; end if; return new; end $$;
@@ -121,7 +189,9 @@ describe("creator intake", () => {
     }
     const [sub] = await h.env.adminSql`select status, reviewed_at from kyc.submissions where id = ${id}`;
     expect(sub).toMatchObject({ status: "under_review", reviewed_at: null });
-    expect((await h.env.adminSql`select status from kyc.creator_verifications where participant_id = ${pid} and org_id = ${auth.org_id}`)[0]?.status).toBe("under_review");
+    expect((await h.env.adminSql`select status from kyc.creator_verifications where participant_id = ${pid} and org_id = ${auth.org_id}`)[0]?.status).toBe(
+      "under_review",
+    );
     expect(await count("review_actions", auth.org_id)).toBe(0);
     expect(await outboxTypes(auth.org_id)).toEqual(["kyc.submitted"]);
   });
@@ -133,8 +203,13 @@ describe("creator intake", () => {
     const a = creatorOf(ok(await submitCreator(auth, pid, body))).latest_submission!.id;
     const b = creatorOf(ok(await submitCreator(auth, pid, { ...body, legal_name: "Ada Q. Lovelace" }))).latest_submission!.id;
     expect(a).not.toBe(b);
-    const rows = await h.env.adminSql<{ id: string; status: string }[]>`select id, status from kyc.submissions where org_id = ${auth.org_id} order by created_at`;
-    expect(rows).toEqual([{ id: a, status: "superseded" }, { id: b, status: "under_review" }]);
+    const rows = await h.env.adminSql<
+      { id: string; status: string }[]
+    >`select id, status from kyc.submissions where org_id = ${auth.org_id} order by created_at`;
+    expect(rows).toEqual([
+      { id: a, status: "superseded" },
+      { id: b, status: "under_review" },
+    ]);
     const stale = await reviewSubmission(h.env.adminSql, { submissionId: a, action: "approve", actor: "ops:bob" }).catch((e: unknown) => e);
     expect(stale).toMatchObject({ code: "invalid_state_transition" });
     expect((await reviewSubmission(h.env.adminSql, { submissionId: b, action: "approve", actor: "ops:bob" })).status).toBe("approved");
@@ -146,22 +221,35 @@ describe("creator intake", () => {
     const body = creatorBody({ document_evidence: [{ type: "government_id", file_id: "f1" }] });
     const id = creatorOf(ok(await submitCreator(auth, pid, body))).latest_submission!.id;
     await expect(reviewSubmission(h.env.adminSql, { submissionId: id, action: "reject", actor: "ops:c" })).rejects.toMatchObject({ code: "validation_error" });
-    await expect(reviewSubmission(h.env.adminSql, { submissionId: "kycs_missing", action: "approve", actor: "ops:c" })).rejects.toMatchObject({ code: "kyc_not_found" });
+    await expect(reviewSubmission(h.env.adminSql, { submissionId: "kycs_missing", action: "approve", actor: "ops:c" })).rejects.toMatchObject({
+      code: "kyc_not_found",
+    });
     expect((await reviewSubmission(h.env.adminSql, { submissionId: id, action: "reject", actor: "ops:c", reason: "blurry document" })).status).toBe("rejected");
     const rejected = creatorOf(ok(await h.call(h.svc, "getCreatorVerification", auth, { params: { participant_id: pid } })));
     expect(rejected).toMatchObject({ status: "rejected", tax_certified: false, latest_submission: { id, rejection_reason: "blurry document" } });
-    await expect(reviewSubmission(h.env.adminSql, { submissionId: id, action: "approve", actor: "ops:c" })).rejects.toMatchObject({ code: "invalid_state_transition", extra: { state: "rejected" } });
+    await expect(reviewSubmission(h.env.adminSql, { submissionId: id, action: "approve", actor: "ops:c" })).rejects.toMatchObject({
+      code: "invalid_state_transition",
+      extra: { state: "rejected" },
+    });
 
     const id2 = creatorOf(ok(await submitCreator(auth, pid, body))).latest_submission!.id;
     await reviewSubmission(h.env.adminSql, { submissionId: id2, action: "approve", actor: "ops:c" });
-    expect(err(await submitCreator(auth, pid, { ...body, submit_for_review: false }))).toMatchObject({ code: "invalid_state_transition", extra: { state: "approved" } });
+    expect(err(await submitCreator(auth, pid, { ...body, submit_for_review: false }))).toMatchObject({
+      code: "invalid_state_transition",
+      extra: { state: "approved" },
+    });
     expect((await reviewSubmission(h.env.adminSql, { submissionId: id2, action: "suspend", actor: "ops:c", reason: "chargebacks" })).status).toBe("suspended");
-    expect(ok(await h.call(h.svc, "getCreatorStatus", auth, { params: { participant_id: pid } })).body["creator_kyc"]).toMatchObject({ status: "suspended", tax_certified: false });
+    expect(ok(await h.call(h.svc, "getCreatorStatus", auth, { params: { participant_id: pid } })).body["creator_kyc"]).toMatchObject({
+      status: "suspended",
+      tax_certified: false,
+    });
     const before = await count("submissions", auth.org_id);
     expect(err(await submitCreator(auth, pid, body))).toMatchObject({ code: "invalid_state_transition", extra: { state: "suspended" } });
     expect(await count("submissions", auth.org_id)).toBe(before);
     expect((await reviewSubmission(h.env.adminSql, { submissionId: id2, action: "approve", actor: "ops:c", reason: "resolved" })).status).toBe("approved");
-    const actions = await h.env.adminSql<{ action: string; to_status: string }[]>`select action, to_status from kyc.review_actions where org_id = ${auth.org_id} order by id`;
+    const actions = await h.env.adminSql<
+      { action: string; to_status: string }[]
+    >`select action, to_status from kyc.review_actions where org_id = ${auth.org_id} order by id`;
     expect(actions.map((a) => `${a.action}:${a.to_status}`)).toEqual(["reject:rejected", "approve:approved", "suspend:suspended", "approve:approved"]);
     expect(await outboxTypes(auth.org_id)).toEqual(["kyc.submitted", "kyc.rejected", "kyc.submitted", "kyc.approved", "kyc.suspended", "kyc.approved"]);
   });
@@ -187,9 +275,15 @@ describe("concurrency and review", () => {
     const body = creatorBody({ document_evidence: [{ type: "government_id", file_id: "f1" }] });
     const replies = await Promise.all(Array.from({ length: 6 }, () => submitCreator(auth, pid, body)));
     for (const r of replies) expect(ok(r).status).toBe(201);
-    const rows = await h.env.adminSql<{ status: string; n: number }[]>`select status, count(*)::int as n from kyc.submissions where org_id = ${auth.org_id} group by status order by status`;
-    expect(rows).toEqual([{ status: "superseded", n: 5 }, { status: "under_review", n: 1 }]);
-    const [v] = await h.env.adminSql`select v.status, s.status as latest_status from kyc.creator_verifications v join kyc.submissions s on s.id = v.latest_submission_id where v.org_id = ${auth.org_id}`;
+    const rows = await h.env.adminSql<
+      { status: string; n: number }[]
+    >`select status, count(*)::int as n from kyc.submissions where org_id = ${auth.org_id} group by status order by status`;
+    expect(rows).toEqual([
+      { status: "superseded", n: 5 },
+      { status: "under_review", n: 1 },
+    ]);
+    const [v] = await h.env
+      .adminSql`select v.status, s.status as latest_status from kyc.creator_verifications v join kyc.submissions s on s.id = v.latest_submission_id where v.org_id = ${auth.org_id}`;
     expect(v).toEqual({ status: "under_review", latest_status: "under_review" });
   });
 
@@ -202,8 +296,15 @@ describe("concurrency and review", () => {
     const sealer = h.svc.deps.sealer!;
     await expect(showSubmission(h.env.adminSql, sealer, { submissionId: second, actor: "ops:eve" })).rejects.toMatchObject({ code: "validation_error" });
     const shown = await showSubmission(h.env.adminSql, sealer, { submissionId: second, actor: "ops:eve", reason: "review ticket 42" });
-    expect(shown["submission"]).toMatchObject({ id: second, status: "under_review", personal_data: { legal_name: "Ada Quill Lovelace", email: "ada.new@example.com", address: { city: "London" }, documents: [{ file_id: "f1" }] } });
-    expect((shown["history"] as { id: string; status: string }[]).map((x) => [x.id, x.status])).toEqual([[first, "superseded"], [second, "under_review"]]);
+    expect(shown["submission"]).toMatchObject({
+      id: second,
+      status: "under_review",
+      personal_data: { legal_name: "Ada Quill Lovelace", email: "ada.new@example.com", address: { city: "London" }, documents: [{ file_id: "f1" }] },
+    });
+    expect((shown["history"] as { id: string; status: string }[]).map((x) => [x.id, x.status])).toEqual([
+      [first, "superseded"],
+      [second, "under_review"],
+    ]);
     expect(shown["review_actions"]).toEqual([expect.objectContaining({ action: "view", actor: "ops:eve", reason: "review ticket 42", event_id: null })]);
     expect(await outboxTypes(auth.org_id)).toEqual(["kyc.submitted", "kyc.submitted"]);
     expect((await h.env.adminSql`select status from kyc.submissions where id = ${second}`)[0]?.status).toBe("under_review");
@@ -232,13 +333,33 @@ describe("business intake", () => {
       status: "pending",
       tax_certified: false,
       latest_submission: null,
-      missing_fields: ["business_type", "legal_name", "primary_contact.name", "primary_contact.email", "business_address.line1", "business_address.city", "business_address.postal_code", "business_address.country", "tax_id_type", "tax_id_last4", "document_evidence.government_id"],
+      missing_fields: [
+        "business_type",
+        "legal_name",
+        "primary_contact.name",
+        "primary_contact.email",
+        "business_address.line1",
+        "business_address.city",
+        "business_address.postal_code",
+        "business_address.country",
+        "tax_id_type",
+        "tax_id_last4",
+        "document_evidence.government_id",
+      ],
     });
     const draft = (body: Record<string, unknown>) => h.call(h.svc, "submitBusinessVerification", auth, { body: { ...body, submit_for_review: false } });
-    expect(businessOf(ok(await draft(businessBody({ beneficial_owners: [{ name: "G" }], document_evidence: [] })))).missing_fields).toEqual(["document_evidence.articles_of_incorporation", "beneficial_owners.0.date_of_birth"]);
+    expect(businessOf(ok(await draft(businessBody({ beneficial_owners: [{ name: "G" }], document_evidence: [] })))).missing_fields).toEqual([
+      "document_evidence.articles_of_incorporation",
+      "beneficial_owners.0.date_of_birth",
+    ]);
     expect(businessOf(ok(await draft(businessBody({ beneficial_owners: undefined })))).missing_fields).toEqual(["beneficial_owners"]);
-    expect(businessOf(ok(await draft(businessBody({ business_type: "sole_proprietor", beneficial_owners: undefined })))).missing_fields).toEqual(["document_evidence.government_id"]);
-    expect(businessOf(ok(await draft(businessBody({ business_type: "nonprofit", beneficial_owners: undefined, document_evidence: [{ type: "ein_letter" }] })))).missing_fields).toEqual([]);
+    expect(businessOf(ok(await draft(businessBody({ business_type: "sole_proprietor", beneficial_owners: undefined })))).missing_fields).toEqual([
+      "document_evidence.government_id",
+    ]);
+    expect(
+      businessOf(ok(await draft(businessBody({ business_type: "nonprofit", beneficial_owners: undefined, document_evidence: [{ type: "ein_letter" }] }))))
+        .missing_fields,
+    ).toEqual([]);
   });
 });
 
@@ -273,7 +394,10 @@ describe("bad input", () => {
     for (const [patch, path, who] of cases) {
       const e = err(await submitCreator(who, pid, creatorBody(patch)));
       expect(e.code, path).toBe("validation_error");
-      expect(e.details?.map((d) => d.path), path).toContain(path);
+      expect(
+        e.details?.map((d) => d.path),
+        path,
+      ).toContain(path);
       expect(e.message).not.toMatch(/\d{3}-\d{2}-\d{4}|\d{9}/);
     }
     const business: [Record<string, unknown>, string][] = [
@@ -289,7 +413,10 @@ describe("bad input", () => {
     for (const [patch, path] of business) {
       const e = err(await h.call(h.svc, "submitBusinessVerification", auth, { body: businessBody(patch) }));
       expect(e.code, path).toBe("validation_error");
-      expect(e.details?.map((d) => d.path), path).toContain(path);
+      expect(
+        e.details?.map((d) => d.path),
+        path,
+      ).toContain(path);
     }
     expect(await count("submissions", auth.org_id)).toBe(0);
     expect(await count("business_verifications", auth.org_id)).toBe(0);

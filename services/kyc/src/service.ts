@@ -4,7 +4,17 @@
  * the rotation of the keys that seal personal data. Events, the CLI's included, leave through this service's
  * outbox relay.
  */
-import { ConfigError, createService, parseKeyRing, Sealer, SealedValueError, type KeyRing, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import {
+  ConfigError,
+  createService,
+  parseKeyRing,
+  Sealer,
+  SealedValueError,
+  type KeyRing,
+  type Service,
+  type ServiceConfig,
+  type ServiceDeps,
+} from "@treasury/service-kit";
 import { natsParticipants, type ParticipantDirectory } from "./adapters/ledger.ts";
 import { KycEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";

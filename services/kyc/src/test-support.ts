@@ -43,7 +43,13 @@ export async function startKyc(opts: { ring?: KeyRing | null; env?: Record<strin
   const known = new Set<string>();
   // The kit's own RPC server, so the stand-in speaks the same wire (batched requests included) as the ledger.
   const ledgerNc = await connect(natsOptions(env.natsUrl));
-  const ledger = new RpcServer({ nc: ledgerNc, prefix: env.prefix, service: "ledger", log: createLogger({ service: "ledger-standin", level: "silent" }), concurrencyMax: 64 });
+  const ledger = new RpcServer({
+    nc: ledgerNc,
+    prefix: env.prefix,
+    service: "ledger",
+    log: createLogger({ service: "ledger-standin", level: "silent" }),
+    concurrencyMax: 64,
+  });
   ledger.handle(internalOperation("getParticipant"), async (req, ctx) => {
     const id = req.params["participant_id"] ?? "";
     if (!known.has(`${ctx.auth.org_id}|${String(ctx.auth.livemode)}|${id}`)) throw new DomainError("participant_not_found", `Participant ${id} not found`);
@@ -67,7 +73,12 @@ export async function startKyc(opts: { ring?: KeyRing | null; env?: Record<strin
     // Through the stand-in's connection (the test superuser's): the service's own may not publish to its public
     // subjects (ADR 0011). One instance runs at a time, so the request reaches `_target`.
     call: (_target, op, auth, req = {}) =>
-      rpcCall(ledgerNc, rpcSubject(env.prefix, "kyc", op), { auth, params: req.params ?? {}, query: {}, body: req.body ?? {} }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
+      rpcCall(
+        ledgerNc,
+        rpcSubject(env.prefix, "kyc", op),
+        { auth, params: req.params ?? {}, query: {}, body: req.body ?? {} },
+        { timeoutMs: RPC_TIMEOUT_TEST_MS },
+      ),
     another,
     close: async () => {
       await Promise.all(started.map((s) => s.stop()));
@@ -84,7 +95,13 @@ export function ok(reply: RpcReply): { status: number; body: Record<string, unkn
   return reply;
 }
 
-export function err(reply: RpcReply): { code: string; message: string; details?: Array<{ path: string; message: string }>; extra?: Record<string, unknown>; hint?: string } {
+export function err(reply: RpcReply): {
+  code: string;
+  message: string;
+  details?: Array<{ path: string; message: string }>;
+  extra?: Record<string, unknown>;
+  hint?: string;
+} {
   if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
   return reply.error;
 }

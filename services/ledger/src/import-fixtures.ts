@@ -6,11 +6,52 @@ import { fixture } from "../../../libs/bank-statements/src/testing/fixtures.ts";
 
 export { fixture };
 
-export const SCHWAB = { date: "Date", date_format: "MM/DD/YYYY", debit: "Withdrawal", credit: "Deposit", description: "Description", reference: "CheckNumber", balance: "RunningBalance", currency: "USD", thousands_separator: "," };
-export const GLS = { date: "Buchungstag", value_date: "Wertstellung", date_format: "DD.MM.YYYY", amount: "Betrag", balance: "Kontostand", description: ["Buchungstext", "VWZ1", "VWZ2"], counterparty: "Auftraggeber/Empfänger", account: "Kontonummer", currency_column: "Währung", decimal_separator: ",", thousands_separator: ".", encoding: "latin1" };
-export const UBS = { date: "Date de valeur", date_format: "DD.MM.YYYY", debit: "Débit", credit: "Crédit", description: ["Description 1", "Description 2"], reference: "N° de transaction", balance: "Solde", account: "Produit", currency_column: "Monn.", thousands_separator: "'" };
+export const SCHWAB = {
+  date: "Date",
+  date_format: "MM/DD/YYYY",
+  debit: "Withdrawal",
+  credit: "Deposit",
+  description: "Description",
+  reference: "CheckNumber",
+  balance: "RunningBalance",
+  currency: "USD",
+  thousands_separator: ",",
+};
+export const GLS = {
+  date: "Buchungstag",
+  value_date: "Wertstellung",
+  date_format: "DD.MM.YYYY",
+  amount: "Betrag",
+  balance: "Kontostand",
+  description: ["Buchungstext", "VWZ1", "VWZ2"],
+  counterparty: "Auftraggeber/Empfänger",
+  account: "Kontonummer",
+  currency_column: "Währung",
+  decimal_separator: ",",
+  thousands_separator: ".",
+  encoding: "latin1",
+};
+export const UBS = {
+  date: "Date de valeur",
+  date_format: "DD.MM.YYYY",
+  debit: "Débit",
+  credit: "Crédit",
+  description: ["Description 1", "Description 2"],
+  reference: "N° de transaction",
+  balance: "Solde",
+  account: "Produit",
+  currency_column: "Monn.",
+  thousands_separator: "'",
+};
 export const ING = { date: "date", date_format: "DD/MM/YYYY", amount: "amount", description: "desc", balance: "balance", currency: "EUR" };
-export const CAPITALONE = { date: "Posted Date", value_date: "Transaction Date", debit: "Debit", credit: "Credit", description: "Description", currency: "USD" };
+export const CAPITALONE = {
+  date: "Posted Date",
+  value_date: "Transaction Date",
+  debit: "Debit",
+  credit: "Credit",
+  description: "Description",
+  currency: "USD",
+};
 
 /**
  * Each file of libs/bank-statements/test-data with the figures its SOURCES.md publishes: statements, lines, the
@@ -57,11 +98,24 @@ export const FIXTURES: FixtureFigures[] = [
   { path: "csv/csv2ofx-schwab-checking-us.csv", format: "csv", mapping: SCHWAB, statements: 1, lines: 4, net: 2000 - 10300 - 7500 - 5727, closing: [87847] },
   { path: "csv/csv2ofx-gls-bank-de-latin1.csv", format: "csv", mapping: GLS, statements: 1, lines: 1, net: -9876, closing: [123456] },
   { path: "csv/csv2ofx-ubs-ch-fr.csv", format: "csv", mapping: UBS, statements: 1, lines: 3, net: -1000 + 24000 - 20000, closing: [1141394] },
-  { path: "csv/csv2ofx-ing-es.csv", format: "csv", mapping: ING, statements: 1, lines: 10, net: 283 + 269 + 137 + 139411 - 1760 - 27689 - 100000 - 3700 - 21930 + 50000 },
+  {
+    path: "csv/csv2ofx-ing-es.csv",
+    format: "csv",
+    mapping: ING,
+    statements: 1,
+    lines: 10,
+    net: 283 + 269 + 137 + 139411 - 1760 - 27689 - 100000 - 3700 - 21930 + 50000,
+  },
   { path: "csv/csv2ofx-capitalone-card-us.csv", format: "csv", mapping: CAPITALONE, statements: 1, lines: 2, net: 0 },
 ];
 
 /** The import body of a fixture: its exact bytes in base64, format detected from content (CSV with its mapping). */
 export function fixtureBody(f: FixtureFigures, action: "import" | "parse_preview"): Record<string, unknown> {
-  return { action, format: f.mapping ? "csv" : "auto", data: fixture(f.path).toString("base64"), data_encoding: "base64", ...(f.mapping ? { mapping: f.mapping } : {}) };
+  return {
+    action,
+    format: f.mapping ? "csv" : "auto",
+    data: fixture(f.path).toString("base64"),
+    data_encoding: "base64",
+    ...(f.mapping ? { mapping: f.mapping } : {}),
+  };
 }

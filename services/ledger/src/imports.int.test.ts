@@ -35,7 +35,12 @@ describe("import-transactions on every test-data statement", () => {
     const auth = authFor(newOrg());
     const preview = body(await imp(auth, fixtureBody(f, "parse_preview")), "preview");
     expect(preview).toMatchObject({ format: f.format, statement_count: f.statements, line_count: f.lines });
-    const statements = preview["statements"] as { line_count: number; totals: { net: number }; closing_balance: { amount: number } | null; lines: { line_no: number }[] }[];
+    const statements = preview["statements"] as {
+      line_count: number;
+      totals: { net: number };
+      closing_balance: { amount: number } | null;
+      lines: { line_no: number }[];
+    }[];
     if (f.net !== null) expect(statements.reduce((s, st) => s + st.totals.net, 0)).toBe(f.net);
     if (f.closing) expect(statements.map((s) => s.closing_balance?.amount ?? null)).toEqual(f.closing);
     for (const st of statements) for (const l of st.lines) expect(l.line_no).toBeGreaterThan(0);
@@ -62,7 +67,9 @@ describe("import-transactions behaviour", () => {
   it("concurrent imports of one file add each line once; equal lines without references both count", async () => {
     // Proves the unique index arbitrates concurrent imports, and equal unreferenced lines stay distinct.
     const auth = authFor(newOrg());
-    const replies = await Promise.all(Array.from({ length: 4 }, () => imp(auth, { action: "import", format: "csv", data: CSV, mapping: MAPPING, account_name: "Main EUR" })));
+    const replies = await Promise.all(
+      Array.from({ length: 4 }, () => imp(auth, { action: "import", format: "csv", data: CSV, mapping: MAPPING, account_name: "Main EUR" })),
+    );
     const results = replies.map((r) => body(r, "import"));
     expect(results.reduce((n, r) => n + (r["imported"] as number), 0)).toBe(4);
     expect(results.reduce((n, r) => n + (r["duplicates"] as number), 0)).toBe(12);
@@ -95,11 +102,30 @@ describe("import-transactions behaviour", () => {
   it("lines the ledger cannot store are listed by line number; the rest are imported", async () => {
     // Proves per-line errors (an amount finer than the currency's minor unit; a client line that does not validate).
     const auth = authFor(newOrg());
-    const camt = fixture("camt053/genkgo-camt053.v2.five.decimals.xml").toString("utf8").replace("<Amt Ccy=\"EUR\">8.850</Amt>", "<Amt Ccy=\"EUR\">8.855</Amt>");
+    const camt = fixture("camt053/genkgo-camt053.v2.five.decimals.xml").toString("utf8").replace('<Amt Ccy="EUR">8.850</Amt>', '<Amt Ccy="EUR">8.855</Amt>');
     const r = body(await imp(auth, { action: "import", data: camt }), "import");
     expect(r).toMatchObject({ imported: 0, error_count: 1, errors: [{ code: "amount_not_representable", line: expect.any(Number) }] });
-    const lines = body(await imp(auth, { action: "import", account_name: "manual", transactions: [{ date: "2024-01-02", amount: -1250, reference: "T1" }, { date: "02/01/2024", amount: 5 }, { date: "2024-01-03", amount: 1.5 }] }), "import");
-    expect(lines).toMatchObject({ format: "transactions", imported: 1, error_count: 2, errors: [{ line: 2, code: "invalid_line" }, { line: 3, code: "invalid_line" }] });
+    const lines = body(
+      await imp(auth, {
+        action: "import",
+        account_name: "manual",
+        transactions: [
+          { date: "2024-01-02", amount: -1250, reference: "T1" },
+          { date: "02/01/2024", amount: 5 },
+          { date: "2024-01-03", amount: 1.5 },
+        ],
+      }),
+      "import",
+    );
+    expect(lines).toMatchObject({
+      format: "transactions",
+      imported: 1,
+      error_count: 2,
+      errors: [
+        { line: 2, code: "invalid_line" },
+        { line: 3, code: "invalid_line" },
+      ],
+    });
   });
 
   it("bad input answers a precise 400 code with the place in details, and writes nothing", async () => {
@@ -113,7 +139,10 @@ describe("import-transactions behaviour", () => {
     await expectCode({ data: "" }, "empty_statement");
     await expectCode({ data: "  \n\t" }, "empty_statement");
     await expectCode({}, "empty_statement");
-    await expectCode({ data: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]).toString("base64"), data_encoding: "base64" }, "binary_statement");
+    await expectCode(
+      { data: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]).toString("base64"), data_encoding: "base64" },
+      "binary_statement",
+    );
     await expectCode({ data: "\u0002\u0004\u0005\u0006\u0007\u0008garbage\u000e\u000f", mapping: MAPPING }, "binary_statement");
     await expectCode({ data: "not base64 !!", data_encoding: "base64" }, "invalid_base64");
     await expectCode({ data: CSV }, "mapping_required");
@@ -124,7 +153,12 @@ describe("import-transactions behaviour", () => {
     await expectCode({ data: CSV, template_id: "tmpl_missing" }, "template_not_found");
     const bad = await expectCode({ data: `${CSV}2024-03-03,Broken,R9,abc\n`, format: "csv", mapping: MAPPING }, "unparseable_statement");
     expect(bad.details).toEqual([{ path: "data", message: expect.stringMatching(/^line 6: .*amount/) }]);
-    const ofx = await expectCode({ data: "OFXHEADER:100\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\n<BANKTRANLIST>\n<STMTTRN><TRNAMT>12,x</STMTTRN></BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>" }, "unparseable_statement");
+    const ofx = await expectCode(
+      {
+        data: "OFXHEADER:100\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\n<BANKTRANLIST>\n<STMTTRN><TRNAMT>12,x</STMTTRN></BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>",
+      },
+      "unparseable_statement",
+    );
     expect(ofx.details?.[0]?.message).toMatch(/^line \d+: /);
     expect(await rowsOf(auth)).toEqual({ lines: 0, net: 0, imports: 0 });
   });

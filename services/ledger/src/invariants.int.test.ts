@@ -56,7 +56,9 @@ describe("checkInvariants", () => {
   it("reports an unbalanced transaction and org", async () => {
     // Proves per-transaction and per-org+env balance checks.
     const r = await corrupted(async (tx) => {
-      const [e] = await tx<{ transaction_id: string; account_id: string }[]>`select transaction_id, account_id from ledger.entries where account_id = ${wallet} limit 1`;
+      const [e] = await tx<
+        { transaction_id: string; account_id: string }[]
+      >`select transaction_id, account_id from ledger.entries where account_id = ${wallet} limit 1`;
       await tx`alter table ledger.entries disable trigger user`;
       await tx`insert into ledger.entries (id, org_id, livemode, transaction_id, account_id, entry_type, amount, balance_after)
         values ('ent_bad', ${org}, false, ${e?.transaction_id ?? ""}, ${e?.account_id ?? ""}, 'credit', 5, 1005)`;
@@ -67,9 +69,11 @@ describe("checkInvariants", () => {
 
   it("reports shards that disagree with entries, held amounts that disagree with holds, and negative wallets", async () => {
     // Proves the shard, hold and non-negativity checks.
-    const shards = await corrupted((tx) => tx`
+    const shards = await corrupted(
+      (tx) => tx`
       update ledger.account_balance_shards set balance = balance + 7
-      where shard = 3 and account_id in (select id from ledger.accounts where org_id = ${org} and not is_wallet)`);
+      where shard = 3 and account_id in (select id from ledger.accounts where org_id = ${org} and not is_wallet)`,
+    );
     expect(names(shards)).toEqual(["system_shards_equal_entries"]);
     const heldRep = await corrupted((tx) => tx`update ledger.accounts set held_amount = 50 where id = ${wallet}`);
     expect(names(heldRep)).toEqual(["held_equals_active_holds"]);

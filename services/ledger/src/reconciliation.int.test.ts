@@ -34,7 +34,11 @@ async function activity(auth: AuthContext, n: number, prefix: string): Promise<A
     const expense = i % 3 === 0;
     const amount = 1000 + i * 37;
     const reference = `${prefix}-${i}`;
-    const r = ok(await h.call(expense ? "recordExpense" : "recordIncome", auth, { body: { reference_id: reference, amount, date: day(i), description: `${expense ? "Vendor" : "Customer"} ${i}` } }));
+    const r = ok(
+      await h.call(expense ? "recordExpense" : "recordIncome", auth, {
+        body: { reference_id: reference, amount, date: day(i), description: `${expense ? "Vendor" : "Customer"} ${i}` },
+      }),
+    );
     out.push({ transactionId: r.body["transaction_id"] as string, reference, amount: expense ? -amount : amount, date: day(i) });
   }
   return out;
@@ -70,9 +74,19 @@ describe("auto-match", () => {
     // Proves amounts, signs (cash in/out), dates and references line up with the ledger side.
     const auth = authFor(newOrg());
     const acts = await activity(auth, 40, "inv");
-    await importCsv(auth, statement(acts.map((a, i) => ({ date: day(i, i % 3 === 1 ? 1 : 0), description: `Payment ${a.reference}`, reference: a.reference, amount: a.amount }))));
+    await importCsv(
+      auth,
+      statement(acts.map((a, i) => ({ date: day(i, i % 3 === 1 ? 1 : 0), description: `Payment ${a.reference}`, reference: a.reference, amount: a.amount }))),
+    );
     const res = await autoMatch(auth);
-    expect(res).toMatchObject({ bank_lines_considered: 40, transactions_considered: 40, matched: 40, unmatched_bank_lines: 0, unmatched_transactions: 0, skipped_already_matched: 0 });
+    expect(res).toMatchObject({
+      bank_lines_considered: 40,
+      transactions_considered: 40,
+      matched: 40,
+      unmatched_bank_lines: 0,
+      unmatched_transactions: 0,
+      skipped_already_matched: 0,
+    });
     expect(await matchFigures(auth, "b.reference")).toEqual({ active: 40, wrong: 0 });
     expect(await autoMatch(auth)).toMatchObject({ bank_lines_considered: 0, matched: 0 });
   });
@@ -81,7 +95,9 @@ describe("auto-match", () => {
     // Proves the date window and exact amounts keep noise out, and what remains is listed on each side.
     const auth = authFor(newOrg());
     const acts = await activity(auth, 30, "ord");
-    const reported = acts.slice(0, 20).map((a, i) => ({ date: day(i, (i % 5) - 2), description: `SEPA ${a.reference} transfer`, reference: "", amount: a.amount }));
+    const reported = acts
+      .slice(0, 20)
+      .map((a, i) => ({ date: day(i, (i % 5) - 2), description: `SEPA ${a.reference} transfer`, reference: "", amount: a.amount }));
     const noise = Array.from({ length: 10 }, (_, i) => ({ date: day(i), description: `Card fee ${i}`, reference: `FEE${i}`, amount: -(77_000 + i) }));
     const farOff = acts.slice(20, 25).map((a, i) => ({ date: day(20 + i, -12), description: `Late ${i}`, reference: "", amount: a.amount }));
     await importCsv(auth, statement([...reported, ...noise, ...farOff]));
@@ -118,7 +134,13 @@ describe("manual matches", () => {
     const auth = authFor(newOrg());
     const [a, b] = await activity(auth, 2, "man");
     if (a === undefined || b === undefined) throw new Error("no activity");
-    await importCsv(auth, statement([{ date: a.date, description: "first", reference: "L1", amount: a.amount }, { date: b.date, description: "second", reference: "L2", amount: 5 }]));
+    await importCsv(
+      auth,
+      statement([
+        { date: a.date, description: "first", reference: "L1", amount: a.amount },
+        { date: b.date, description: "second", reference: "L2", amount: 5 },
+      ]),
+    );
     const lines = ok(await h.call("listUnmatched", auth, {})).body["bank_lines"] as { id: string; reference: string }[];
     const [l1, l2] = [lines.find((l) => l.reference === "L1")?.id ?? "", lines.find((l) => l.reference === "L2")?.id ?? ""];
 
@@ -129,11 +151,21 @@ describe("manual matches", () => {
     const again = err(await h.call("createReconciliationMatch", auth, { body: { bank_line_id: l1, transaction_id: b.transactionId } }));
     expect(again.code).toBe("bank_line_already_matched");
     expect(again.extra?.["match"]).toMatchObject({ id: match["id"] });
-    expect(err(await h.call("createReconciliationMatch", auth, { body: { bank_line_id: l2, transaction_id: a.transactionId } })).code).toBe("transaction_already_matched");
-    expect(err(await h.call("createReconciliationMatch", auth, { body: { bank_line_id: "bl_missing", transaction_id: a.transactionId } })).code).toBe("bank_line_not_found");
-    expect(err(await h.call("createReconciliationMatch", auth, { body: { bank_line_id: l2, transaction_id: "txn_missing" } })).code).toBe("transaction_not_found");
-    expect(err(await h.call("createReconciliationMatch", authFor(newOrg()), { body: { bank_line_id: l2, transaction_id: b.transactionId } })).code).toBe("bank_line_not_found");
-    expect(err(await h.call("createReconciliationMatch", authFor(auth.org_id, true), { body: { bank_line_id: l2, transaction_id: b.transactionId } })).code).toBe("bank_line_not_found");
+    expect(err(await h.call("createReconciliationMatch", auth, { body: { bank_line_id: l2, transaction_id: a.transactionId } })).code).toBe(
+      "transaction_already_matched",
+    );
+    expect(err(await h.call("createReconciliationMatch", auth, { body: { bank_line_id: "bl_missing", transaction_id: a.transactionId } })).code).toBe(
+      "bank_line_not_found",
+    );
+    expect(err(await h.call("createReconciliationMatch", auth, { body: { bank_line_id: l2, transaction_id: "txn_missing" } })).code).toBe(
+      "transaction_not_found",
+    );
+    expect(err(await h.call("createReconciliationMatch", authFor(newOrg()), { body: { bank_line_id: l2, transaction_id: b.transactionId } })).code).toBe(
+      "bank_line_not_found",
+    );
+    expect(
+      err(await h.call("createReconciliationMatch", authFor(auth.org_id, true), { body: { bank_line_id: l2, transaction_id: b.transactionId } })).code,
+    ).toBe("bank_line_not_found");
     expect(err(await h.call("deleteReconciliationMatch", authFor(newOrg()), { params: { match_id: match["id"] as string } })).code).toBe("match_not_found");
 
     const removed = ok(await h.call("deleteReconciliationMatch", auth, { params: { match_id: match["id"] as string } })).body["match"];

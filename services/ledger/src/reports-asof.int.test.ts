@@ -14,8 +14,10 @@ afterAll(async () => {
   await h?.close();
 });
 
-const report = async (auth: AuthContext, body: Record<string, unknown>) => ok(await h.call("generateReport", auth, { body })).body["report"] as Record<string, unknown>;
-const read = async (auth: AuthContext, op: string, query: Record<string, unknown>) => ok(await h.call(op, auth, { query })).body["report"] as Record<string, unknown>;
+const report = async (auth: AuthContext, body: Record<string, unknown>) =>
+  ok(await h.call("generateReport", auth, { body })).body["report"] as Record<string, unknown>;
+const read = async (auth: AuthContext, op: string, query: Record<string, unknown>) =>
+  ok(await h.call(op, auth, { query })).body["report"] as Record<string, unknown>;
 
 async function activity(auth: AuthContext, tag: string): Promise<void> {
   ok(await h.call("createParticipant", auth, { body: { participant_id: `c-${tag}` } }));

@@ -21,10 +21,20 @@ describe("record-sale for an unknown creator", () => {
     const body = { reference_id: "first-sale", creator_id: "newcomer", amount: 10_000, processing_fee: 300, hold_funds: true };
     const sale = ok(await h.call("recordSale", auth, { body }));
     expect(sale.status).toBe(201);
-    expect(sale.body).toMatchObject({ breakdown: { creator_percent: 80, creator_amount: 8000, platform_amount: 1700 }, creator_balance: 8000, creator_available_balance: 0 });
+    expect(sale.body).toMatchObject({
+      breakdown: { creator_percent: 80, creator_amount: 8000, platform_amount: 1700 },
+      creator_balance: 8000,
+      creator_available_balance: 0,
+    });
     expect(sale.body["hold_id"]).toMatch(/^hold_/);
     const participant = ok(await h.call("getParticipant", auth, { params: { participant_id: "newcomer" } })).body["participant"];
-    expect(participant).toMatchObject({ id: "newcomer", default_split_percent: null, ledger_balance_cents: 8000, held_amount_cents: 8000, available_balance_cents: 0 });
+    expect(participant).toMatchObject({
+      id: "newcomer",
+      default_split_percent: null,
+      ledger_balance_cents: 8000,
+      held_amount_cents: 8000,
+      available_balance_cents: 0,
+    });
     const [rows] = await h.env.adminSql<{ participant_at: Date; sale_at: Date }[]>`
       select p.created_at as participant_at, t.created_at as sale_at
       from ledger.participants p, ledger.transactions t
@@ -34,7 +44,12 @@ describe("record-sale for an unknown creator", () => {
 
     const replay = err(await h.call("recordSale", auth, { body }));
     expect(replay.code).toBe("duplicate_reference_id");
-    expect(replay.extra).toMatchObject({ existing_transaction_id: sale.body["transaction_id"], idempotent: true, transaction_id: sale.body["transaction_id"], creator_balance: 8000 });
+    expect(replay.extra).toMatchObject({
+      existing_transaction_id: sale.body["transaction_id"],
+      idempotent: true,
+      transaction_id: sale.body["transaction_id"],
+      creator_balance: 8000,
+    });
     expect(err(await h.call("recordSale", auth, { body: { ...body, amount: 10_001 } })).code).toBe("idempotency_conflict");
     // The participant was made as a bare create would make it, so that create replays instead of conflicting.
     const create = ok(await h.call("createParticipant", auth, { body: { participant_id: "newcomer" } }));
@@ -42,13 +57,17 @@ describe("record-sale for an unknown creator", () => {
     expect(create.body["participant"]).toMatchObject({ created: false });
     // A known creator's sale (group-committed) answers its replay the same way.
     ok(await h.call("recordSale", auth, { body: { reference_id: "second-sale", creator_id: "newcomer", amount: 500 } }));
-    expect(err(await h.call("recordSale", auth, { body: { reference_id: "second-sale", creator_id: "newcomer", amount: 500 } })).extra).toMatchObject({ idempotent: true });
+    expect(err(await h.call("recordSale", auth, { body: { reference_id: "second-sale", creator_id: "newcomer", amount: 500 } })).extra).toMatchObject({
+      idempotent: true,
+    });
   });
 
   it("concurrent first sales of one unknown creator create one participant and credit every sale", async () => {
     // Proves the wallet's unique key arbitrates concurrent creations inside concurrent posting transactions.
     const auth = authFor(newOrg());
-    const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => h.call("recordSale", auth, { body: { reference_id: `rush-${i}`, creator_id: "rush", amount: 1000 + i } })));
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => h.call("recordSale", auth, { body: { reference_id: `rush-${i}`, creator_id: "rush", amount: 1000 + i } })),
+    );
     for (const r of replies) expect(ok(r).status).toBe(201);
     const [counts] = await h.env.adminSql<{ participants: string; wallets: string; balance: string }[]>`
       select (select count(*) from ledger.participants where org_id = ${auth.org_id} and participant_id = 'rush') as participants,

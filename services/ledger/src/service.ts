@@ -27,7 +27,12 @@ export interface LedgerService extends Service<ServiceConfig<typeof LedgerEnv>> 
 
 export async function buildLedger(env: Record<string, string | undefined>, deps: LedgerDeps = {}): Promise<LedgerService> {
   const svc = await createService({ name: "ledger", env, deps, extraEnv: LedgerEnv });
-  const poster = new Poster(svc.sql, { log: svc.log, slots: svc.config.POST_BATCH_SLOTS, batchSizes: postBatchSizes(svc.metrics), ...(deps.pickShard === undefined ? {} : { pickShard: deps.pickShard }) });
+  const poster = new Poster(svc.sql, {
+    log: svc.log,
+    slots: svc.config.POST_BATCH_SLOTS,
+    batchSizes: postBatchSizes(svc.metrics),
+    ...(deps.pickShard === undefined ? {} : { pickShard: deps.pickShard }),
+  });
   registerHandlers(svc, poster);
   registerImportHandlers(svc);
   registerInternalReads(svc);

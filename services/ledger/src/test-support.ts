@@ -46,7 +46,12 @@ export async function startLedger(opts: { poolMax?: number; deps?: LedgerDeps } 
     sql,
     // The test superuser's connection: the ledger's own may not publish to its public subjects (ADR 0011).
     call: async (op, auth, req = {}) =>
-      rpcCall(await env.nats(), rpcSubject(env.prefix, "ledger", op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {} }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
+      rpcCall(
+        await env.nats(),
+        rpcSubject(env.prefix, "ledger", op),
+        { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {} },
+        { timeoutMs: RPC_TIMEOUT_TEST_MS },
+      ),
     postRpc: async (payload) => rpcCall(await env.nats(), `${env.prefix}svc.ledger.post`, payload, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
     close: async () => {
       await sql.end({ timeout: 5 });

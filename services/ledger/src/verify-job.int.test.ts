@@ -43,12 +43,15 @@ async function call(op: string, org: string, body: unknown, params: Record<strin
 /** The replica that holds the check's lock (waits until one has run it). */
 async function leader(): Promise<{ svc: LedgerService; base: string; stopped: boolean }> {
   let found: (typeof replicas)[number] | undefined;
-  await waitFor(async () => {
-    for (const r of replicas.filter((x) => !x.stopped)) {
-      if ((await scrape(r.base, "ledger_verify_leader")) === 1 && ((await scrape(r.base, "ledger_verify_runs_total", { outcome: "ok" })) ?? 0) > 0) found = r;
-    }
-    return found !== undefined;
-  }, { timeoutMs: 15_000 });
+  await waitFor(
+    async () => {
+      for (const r of replicas.filter((x) => !x.stopped)) {
+        if ((await scrape(r.base, "ledger_verify_leader")) === 1 && ((await scrape(r.base, "ledger_verify_runs_total", { outcome: "ok" })) ?? 0) > 0) found = r;
+      }
+      return found !== undefined;
+    },
+    { timeoutMs: 15_000 },
+  );
   if (found === undefined) throw new Error("no replica runs the check");
   return found;
 }
@@ -69,12 +72,16 @@ describe("periodic ledger verify", () => {
     // A wallet balance that its entries do not explain.
     await env.adminSql`update ledger.accounts set balance = balance + 1 where id = ${wallet}`;
     try {
-      await waitFor(async () => ((await scrape(holder.base, "ledger_invariant_violations", { invariant: "wallet_balance_equals_entries" })) ?? 0) >= 1, { timeoutMs: 15_000 });
+      await waitFor(async () => ((await scrape(holder.base, "ledger_invariant_violations", { invariant: "wallet_balance_equals_entries" })) ?? 0) >= 1, {
+        timeoutMs: 15_000,
+      });
       expect(await scrape(other.base, "ledger_invariant_violations", { invariant: "wallet_balance_equals_entries" })).toBeUndefined();
     } finally {
       await env.adminSql`update ledger.accounts set balance = balance - 1 where id = ${wallet}`;
     }
-    await waitFor(async () => (await scrape(holder.base, "ledger_invariant_violations", { invariant: "wallet_balance_equals_entries" })) === undefined, { timeoutMs: 15_000 });
+    await waitFor(async () => (await scrape(holder.base, "ledger_invariant_violations", { invariant: "wallet_balance_equals_entries" })) === undefined, {
+      timeoutMs: 15_000,
+    });
     expect(await scrape(holder.base, "ledger_verify_runs_total", { outcome: "violations" })).toBeGreaterThanOrEqual(1);
 
     // The holder stops; its session and lock end with it, and the other replica takes over.

@@ -200,7 +200,10 @@ export class VerifyJob {
 
 /** Runs the check on `svc` from its start to its shutdown. */
 export function registerVerifyJob(svc: Service<{ LEDGER_VERIFY_INTERVAL_MS: number; LEDGER_VERIFY_TIMEOUT_MS: number }>): VerifyJob {
-  const job = new VerifyJob(svc.sql, svc.metrics, svc.log, { intervalMs: svc.config.LEDGER_VERIFY_INTERVAL_MS, timeoutMs: svc.config.LEDGER_VERIFY_TIMEOUT_MS });
+  const job = new VerifyJob(svc.sql, svc.metrics, svc.log, {
+    intervalMs: svc.config.LEDGER_VERIFY_INTERVAL_MS,
+    timeoutMs: svc.config.LEDGER_VERIFY_TIMEOUT_MS,
+  });
   // The kit has no start hook: the timer starts once the service listens.
   const kitStart = svc.start.bind(svc);
   svc.start = async () => {

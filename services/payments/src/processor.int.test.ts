@@ -58,8 +58,19 @@ async function loopback(defaults: (path: string, form: URLSearchParams) => Reply
   };
 }
 
-const stripeError = (status: number, type: string, message: string, code?: string) => ({ status, body: { error: { type, message, ...(code !== undefined ? { code } : {}) } } });
-const refundBody = (form: URLSearchParams, status = "pending") => ({ id: `re_${randomBytes(6).toString("hex")}`, object: "refund", amount: Number(form.get("amount")), currency: "usd", payment_intent: form.get("payment_intent"), status, metadata: {} });
+const stripeError = (status: number, type: string, message: string, code?: string) => ({
+  status,
+  body: { error: { type, message, ...(code !== undefined ? { code } : {}) } },
+});
+const refundBody = (form: URLSearchParams, status = "pending") => ({
+  id: `re_${randomBytes(6).toString("hex")}`,
+  object: "refund",
+  amount: Number(form.get("amount")),
+  currency: "usd",
+  payment_intent: form.get("payment_intent"),
+  status,
+  metadata: {},
+});
 
 let server: Awaited<ReturnType<typeof loopback>>;
 beforeAll(async () => {
@@ -67,7 +78,14 @@ beforeAll(async () => {
     if (path === "/v1/refunds") return { status: 200, body: refundBody(form) };
     if (path.startsWith("/v1/payment_intents/")) {
       const id = path.split("/").at(-1) ?? "";
-      return { status: 200, body: { id, object: "payment_intent", latest_charge: { id: `ch_${id}`, object: "charge", balance_transaction: { id: `txn_${id}`, object: "balance_transaction", fee: 88 } } } };
+      return {
+        status: 200,
+        body: {
+          id,
+          object: "payment_intent",
+          latest_charge: { id: `ch_${id}`, object: "charge", balance_transaction: { id: `txn_${id}`, object: "balance_transaction", fee: 88 } },
+        },
+      };
     }
     return stripeError(404, "invalid_request_error", "Unrecognized request URL");
   });
@@ -104,27 +122,42 @@ describe("processor client", () => {
   it("tells a refusal (4xx) from an unknown outcome (5xx exhausted, timeout, rejected credentials)", async () => {
     // Proves the two error kinds, each carrying the processor's code and never the key.
     server.queue("/v1/refunds", stripeError(400, "invalid_request_error", "Charge ch_x has already been refunded.", "charge_already_refunded"));
-    const refused = await client().createRefund({ paymentIntentId: "pi_3", amount: 100, refundId: `re_${randomUUID()}`, metadata: {} }).catch((e: unknown) => e);
+    const refused = await client()
+      .createRefund({ paymentIntentId: "pi_3", amount: 100, refundId: `re_${randomUUID()}`, metadata: {} })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ProcessorRefused);
     expect((refused as ProcessorRefused).processorCode).toBe("charge_already_refunded");
 
     server.queue("/v1/refunds", stripeError(500, "api_error", "down"));
-    const down = await client({ retries: 0 }).createRefund({ paymentIntentId: "pi_3", amount: 100, refundId: `re_${randomUUID()}`, metadata: {} }).catch((e: unknown) => e);
+    const down = await client({ retries: 0 })
+      .createRefund({ paymentIntentId: "pi_3", amount: 100, refundId: `re_${randomUUID()}`, metadata: {} })
+      .catch((e: unknown) => e);
     expect(down).toBeInstanceOf(ProcessorUnavailable);
 
     server.queue("/v1/refunds", "hang");
     const started = Date.now();
-    const slow = await client({ timeoutMs: 300, retries: 0 }).createRefund({ paymentIntentId: "pi_3", amount: 100, refundId: `re_${randomUUID()}`, metadata: {} }).catch((e: unknown) => e);
+    const slow = await client({ timeoutMs: 300, retries: 0 })
+      .createRefund({ paymentIntentId: "pi_3", amount: 100, refundId: `re_${randomUUID()}`, metadata: {} })
+      .catch((e: unknown) => e);
     expect(slow).toBeInstanceOf(ProcessorUnavailable);
     expect(Date.now() - started).toBeLessThan(5_000);
 
     server.queue("/v1/refunds", stripeError(401, "invalid_request_error", `Invalid API Key provided: ${API_KEY.slice(0, 12)}****`));
-    const creds = await client().createRefund({ paymentIntentId: "pi_3", amount: 100, refundId: `re_${randomUUID()}`, metadata: {} }).catch((e: unknown) => e);
+    const creds = await client()
+      .createRefund({ paymentIntentId: "pi_3", amount: 100, refundId: `re_${randomUUID()}`, metadata: {} })
+      .catch((e: unknown) => e);
     expect(creds).toBeInstanceOf(ProcessorUnavailable);
     expect(String((creds as Error).message)).not.toContain(API_KEY);
 
-    server.queue("/v1/payment_intents/pi_unsettled", { status: 200, body: { id: "pi_unsettled", object: "payment_intent", latest_charge: { id: "ch_u", object: "charge", balance_transaction: null } } });
-    expect(await client().paymentFacts("pi_unsettled").catch((e: unknown) => e)).toBeInstanceOf(ProcessorUnavailable);
+    server.queue("/v1/payment_intents/pi_unsettled", {
+      status: 200,
+      body: { id: "pi_unsettled", object: "payment_intent", latest_charge: { id: "ch_u", object: "charge", balance_transaction: null } },
+    });
+    expect(
+      await client()
+        .paymentFacts("pi_unsettled")
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(ProcessorUnavailable);
   });
 });
 
@@ -141,7 +174,14 @@ describe("payments with the processor", () => {
     ledger = spawnService("ledger", env.env("ledger", { HEALTH_PORT: String(await freePort()) }));
     const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (logLines.push(chunk.toString()), done()) });
     payments = await buildPayments(
-      env.env("payments", { STRIPE_SECRET_KEY: API_KEY, STRIPE_API_BASE: server.url, STRIPE_WEBHOOK_SECRET: SECRET, STRIPE_TIMEOUT_MS: "300", STRIPE_MAX_NETWORK_RETRIES: "0", PAYMENTS_PROCESSOR_POLL_MS: "50" }),
+      env.env("payments", {
+        STRIPE_SECRET_KEY: API_KEY,
+        STRIPE_API_BASE: server.url,
+        STRIPE_WEBHOOK_SECRET: SECRET,
+        STRIPE_TIMEOUT_MS: "300",
+        STRIPE_MAX_NETWORK_RETRIES: "0",
+        PAYMENTS_PROCESSOR_POLL_MS: "50",
+      }),
       { log: pino({ level: "debug" }, sink) },
     );
     await payments.start();
@@ -157,17 +197,43 @@ describe("payments with the processor", () => {
   const op = async (service: string, operation: string, payload: unknown): Promise<RpcReply> =>
     rpcCall(await env.nats(), rpcSubject(env.prefix, service, operation), payload, { timeoutMs: 10_000 });
   const api = (service: string, operation: string, body: unknown) =>
-    op(service, operation, { auth: { ...live, request_id: `req_${randomBytes(16).toString("hex")}` }, params: {}, query: {}, body, alt_base_url: "http://alt.test" });
-  const webhook = (body: string, signature: string | null) => api("payments", "receiveStripeWebhook", { payload_base64: Buffer.from(body).toString("base64"), signature });
+    op(service, operation, {
+      auth: { ...live, request_id: `req_${randomBytes(16).toString("hex")}` },
+      params: {},
+      query: {},
+      body,
+      alt_base_url: "http://alt.test",
+    });
+  const webhook = (body: string, signature: string | null) =>
+    api("payments", "receiveStripeWebhook", { payload_base64: Buffer.from(body).toString("base64"), signature });
   const eventBody = (type: string, object: Record<string, unknown>) =>
-    JSON.stringify({ id: `evt_${randomBytes(8).toString("hex")}`, object: "event", type, livemode: true, created: Math.floor(Date.now() / 1000), data: { object } });
+    JSON.stringify({
+      id: `evt_${randomBytes(8).toString("hex")}`,
+      object: "event",
+      type,
+      livemode: true,
+      created: Math.floor(Date.now() / 1000),
+      data: { object },
+    });
 
   it("stores nothing for a body whose signature does not verify, and records a verified one once", async () => {
     // Proves verification comes first (over the bytes as received) and the processor's event id de-duplicates.
-    const body = eventBody("checkout.session.completed", { id: "cs_x", object: "checkout.session", payment_status: "paid", amount_total: 1, currency: "usd", client_reference_id: randomUUID() });
+    const body = eventBody("checkout.session.completed", {
+      id: "cs_x",
+      object: "checkout.session",
+      payment_status: "paid",
+      amount_total: 1,
+      currency: "usd",
+      client_reference_id: randomUUID(),
+    });
     const wrong = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: "whsec_other" });
     const old = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) - 301 });
-    for (const [b, sig] of [[body, wrong], [body, old], [`${body}\n`, Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET })], [body, null]] as const) {
+    for (const [b, sig] of [
+      [body, wrong],
+      [body, old],
+      [`${body}\n`, Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET })],
+      [body, null],
+    ] as const) {
       const r = await webhook(b, sig);
       expect(r.ok ? "ok" : r.error.code).toBe("processor_signature_invalid");
     }
@@ -183,7 +249,13 @@ describe("payments with the processor", () => {
 
   it("asks the processor for a card refund, and after a lost answer asks again under the same key", async () => {
     // Proves internal.processorRefund: a sale not paid by card is answered null; a timeout is service_unavailable and the retry reuses the key.
-    const notCard = await op("payments", schemas.PROCESSOR_REFUND_OPERATION, { org_id: org, livemode: true, refund_id: "re_none", sale_reference: "sale_1", amount: 100 });
+    const notCard = await op("payments", schemas.PROCESSOR_REFUND_OPERATION, {
+      org_id: org,
+      livemode: true,
+      refund_id: "re_none",
+      sale_reference: "sale_1",
+      amount: 100,
+    });
     expect(notCard.ok && notCard.body).toEqual({ processor_refund: null });
 
     const pid = `creator_${randomBytes(4).toString("hex")}`;
@@ -191,16 +263,30 @@ describe("payments with the processor", () => {
     const created = await api("payments", "createCheckoutSession", { participant_id: pid, amount: 2_000 });
     if (!created.ok) throw new Error(created.error.message);
     const id = String((created.body["checkout_session"] as Record<string, unknown>)["id"]);
-    const paid = eventBody("checkout.session.completed", { id: "cs_paid", object: "checkout.session", payment_status: "paid", amount_total: 2_000, currency: "usd", client_reference_id: id, metadata: { checkout_session_id: id }, payment_intent: "pi_card" });
+    const paid = eventBody("checkout.session.completed", {
+      id: "cs_paid",
+      object: "checkout.session",
+      payment_status: "paid",
+      amount_total: 2_000,
+      currency: "usd",
+      client_reference_id: id,
+      metadata: { checkout_session_id: id },
+      payment_intent: "pi_card",
+    });
     expect((await webhook(paid, Stripe.webhooks.generateTestHeaderString({ payload: paid, secret: SECRET }))).ok).toBe(true);
-    await waitFor(async () => (await env.adminSql<{ status: string }[]>`select status from payments.checkout_sessions where id = ${id}`)[0]?.status === "completed");
+    await waitFor(
+      async () => (await env.adminSql<{ status: string }[]>`select status from payments.checkout_sessions where id = ${id}`)[0]?.status === "completed",
+    );
 
     const refundId = `re_${randomBytes(8).toString("hex")}`;
-    const ask = () => op("payments", schemas.PROCESSOR_REFUND_OPERATION, { org_id: org, livemode: true, refund_id: refundId, sale_reference: `checkout:${id}`, amount: 500 });
+    const ask = () =>
+      op("payments", schemas.PROCESSOR_REFUND_OPERATION, { org_id: org, livemode: true, refund_id: refundId, sale_reference: `checkout:${id}`, amount: 500 });
     server.queue("/v1/refunds", "hang");
     const lost = await ask();
     expect(lost.ok ? "ok" : lost.error.code).toBe("service_unavailable");
-    expect((await env.adminSql<{ status: string }[]>`select status from payments.processor_refunds where refund_id = ${refundId}`)[0]?.status).toBe("requested");
+    expect((await env.adminSql<{ status: string }[]>`select status from payments.processor_refunds where refund_id = ${refundId}`)[0]?.status).toBe(
+      "requested",
+    );
     const answered = await ask();
     expect(answered.ok && answered.body["processor_refund"]).toMatchObject({ processor: "stripe", status: "pending" });
     const keys = server.seen.filter((r) => r.path === "/v1/refunds" && r.form.get("payment_intent") === "pi_card").map((r) => r.headers["idempotency-key"]);

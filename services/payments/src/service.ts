@@ -36,11 +36,20 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [svc.metrics],
   });
-  const stepChildren = { intent: steps.labels({ step: "intent" }), ledger_post: steps.labels({ step: "ledger_post" }), settle: steps.labels({ step: "settle" }) };
+  const stepChildren = {
+    intent: steps.labels({ step: "intent" }),
+    ledger_post: steps.labels({ step: "ledger_post" }),
+    settle: steps.labels({ step: "settle" }),
+  };
   const processor: ProcessorClient | undefined =
     cfg.STRIPE_SECRET_KEY === undefined
       ? undefined
-      : stripeClient({ secretKey: cfg.STRIPE_SECRET_KEY, apiBase: cfg.STRIPE_API_BASE, timeoutMs: cfg.STRIPE_TIMEOUT_MS, maxNetworkRetries: cfg.STRIPE_MAX_NETWORK_RETRIES });
+      : stripeClient({
+          secretKey: cfg.STRIPE_SECRET_KEY,
+          apiBase: cfg.STRIPE_API_BASE,
+          timeoutMs: cfg.STRIPE_TIMEOUT_MS,
+          maxNetworkRetries: cfg.STRIPE_MAX_NETWORK_RETRIES,
+        });
   // The worker needs the use-case deps and the deps wake the worker: the reference is filled in right below.
   const workerRef: { current?: ProcessorWorker } = {};
   const useCaseDeps: PaymentsDeps = {

@@ -51,15 +51,44 @@ beforeAll(async () => {
     },
   };
   ledgerNc = await connect(natsOptions(env.natsUrl));
-  ledger = new RpcServer({ nc: ledgerNc, prefix: env.prefix, service: "ledger", log: createLogger({ service: "ledger-standin", level: "silent" }), concurrencyMax: 16 });
+  ledger = new RpcServer({
+    nc: ledgerNc,
+    prefix: env.prefix,
+    service: "ledger",
+    log: createLogger({ service: "ledger-standin", level: "silent" }),
+    concurrencyMax: 16,
+  });
   ledger.handleRaw("post", async (payload) => {
     const req = payload as PostRequestInput;
     posted.push(req);
-    return { ok: true, status: 200, body: { transaction_id: `txn_${req.reference_id.replace(/[^a-z0-9]/gi, "")}`, kind: req.kind, reference_id: req.reference_id, amount: 0, created_at: new Date().toISOString(), wallets: {}, holds_created: [], holds_released: [], extra: {}, duplicate: false } };
+    return {
+      ok: true,
+      status: 200,
+      body: {
+        transaction_id: `txn_${req.reference_id.replace(/[^a-z0-9]/gi, "")}`,
+        kind: req.kind,
+        reference_id: req.reference_id,
+        amount: 0,
+        created_at: new Date().toISOString(),
+        wallets: {},
+        holds_created: [],
+        holds_released: [],
+        extra: {},
+        duplicate: false,
+      },
+    };
   });
   ledger.start();
   await ledgerNc.flush();
-  svc = await buildPayouts(env.env("payouts", { PAYOUTS_ACH_FILE_ENTRIES_MAX: "2", PAYOUTS_ACH_CUT_INTERVAL_MS: "0", PAYOUTS_RECONCILE_INTERVAL_MS: "600000", PAYOUTS_RECONCILE_GRACE_MS: "0" }), { keyRing: ring, rail });
+  svc = await buildPayouts(
+    env.env("payouts", {
+      PAYOUTS_ACH_FILE_ENTRIES_MAX: "2",
+      PAYOUTS_ACH_CUT_INTERVAL_MS: "0",
+      PAYOUTS_RECONCILE_INTERVAL_MS: "600000",
+      PAYOUTS_RECONCILE_GRACE_MS: "0",
+    }),
+    { keyRing: ring, rail },
+  );
   await svc.start();
 });
 afterAll(async () => {
@@ -81,9 +110,14 @@ async function pendingLivePayout(amount: number, extra: Record<string, unknown> 
       ${(extra["created_at"] as Date | undefined) ?? new Date()})`;
   return id;
 }
-const files = () => readdirSync(dir).filter((f) => f.endsWith(".ach")).sort();
+const files = () =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith(".ach"))
+    .sort();
 async function statusOf(id: string): Promise<Record<string, unknown> | undefined> {
-  const [r] = await env.adminSql<Record<string, unknown>[]>`select status, action, trace_number, ach_file_id, bank_transfer_status from payouts.payouts where id = ${id}`;
+  const [r] = await env.adminSql<
+    Record<string, unknown>[]
+  >`select status, action, trace_number, ach_file_id, bank_transfer_status from payouts.payouts where id = ${id}`;
   return r;
 }
 
@@ -96,7 +130,9 @@ describe("ACH files", () => {
     await expect(cutFile(svc.deps)).rejects.toThrow(/unreachable/);
     expect(files()).toEqual([]);
     expect(await statusOf(a)).toMatchObject({ status: "processing", bank_transfer_status: "submitted" });
-    const [recorded] = await env.adminSql<{ name: string; sealed_content: string; delivered_at: Date | null }[]>`select name, sealed_content, delivered_at from payouts.ach_files`;
+    const [recorded] = await env.adminSql<
+      { name: string; sealed_content: string; delivered_at: Date | null }[]
+    >`select name, sealed_content, delivered_at from payouts.ach_files`;
     expect(recorded?.delivered_at).toBeNull();
     deliveryBroken = false;
     expect(await svc.reconciler.runOnce()).toBeGreaterThanOrEqual(1);
@@ -121,7 +157,9 @@ describe("ACH files", () => {
     expect(first.payout_ids).toEqual(ids.slice(0, 2));
     expect(second.payout_ids).toEqual(ids.slice(2));
     expect(await cutFile(svc.deps)).toEqual({ file: null, payout_ids: [] });
-    const modifiers = files().map((f) => readNachaFile(readFileSync(join(dir, f), "utf8")).fileIdModifier).sort();
+    const modifiers = files()
+      .map((f) => readNachaFile(readFileSync(join(dir, f), "utf8")).fileIdModifier)
+      .sort();
     expect(modifiers).toEqual(["A", "B", "C"]);
   });
 
@@ -152,7 +190,11 @@ describe("the reconciler finishes interrupted transitions", () => {
     expect(failed?.failure_reason).toBe("R02: Account closed");
     expect(posted.map((p) => [p.kind, p.reference_id, p.postings])).toEqual([
       ["payout_settlement", `payout:${s}:settle`, [{ debit: { system: "payouts_in_transit" }, credit: { system: "platform_cash" }, amount: 4000 }]],
-      ["payout_return", `payout:${r}:return`, [{ debit: { system: "payouts_in_transit" }, credit: { wallet_id: "00000000-0000-4000-8000-000000000001" }, amount: 700 }]],
+      [
+        "payout_return",
+        `payout:${r}:return`,
+        [{ debit: { system: "payouts_in_transit" }, credit: { wallet_id: "00000000-0000-4000-8000-000000000001" }, amount: 700 }],
+      ],
     ]);
     const events = await env.adminSql<{ type: string }[]>`select type from payouts.outbox where payload->'data'->>'id' in (${s}, ${r}) order by seq`;
     expect(events.map((e) => e.type)).toEqual(["payout.processing", "payout.processing", "payout.executed", "payout.failed"]);

@@ -3,7 +3,17 @@
  * once; live through the ACH rail: files cut on schedule or on demand, settled, returns ingested), and the
  * reconciler. It moves money only through `svc.ledger.post`.
  */
-import { ConfigError, createService, parseKeyRing, Sealer, SealedValueError, type KeyRing, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import {
+  ConfigError,
+  createService,
+  parseKeyRing,
+  Sealer,
+  SealedValueError,
+  type KeyRing,
+  type Service,
+  type ServiceConfig,
+  type ServiceDeps,
+} from "@treasury/service-kit";
 import { achDropRail, type BankRail } from "./adapters/bank-rail.ts";
 import { natsCompliance, type ComplianceDirectory } from "./adapters/compliance.ts";
 import { natsLedger } from "./adapters/ledger.ts";
@@ -40,8 +50,16 @@ function keyRingOf(cfg: PayoutsConfig): KeyRing | undefined {
 
 /** The ACH drop rail when its directory and origin are all configured; undefined (live payouts refused) otherwise. */
 function railOf(cfg: PayoutsConfig): BankRail | undefined {
-  const { PAYOUTS_ACH_DIR: dir, PAYOUTS_ACH_IMMEDIATE_DESTINATION: dest, PAYOUTS_ACH_IMMEDIATE_ORIGIN: origin, PAYOUTS_ACH_COMPANY_NAME: company, PAYOUTS_ACH_COMPANY_ID: companyId, PAYOUTS_ACH_ODFI_ROUTING: odfi } = cfg;
-  if (dir === undefined || dest === undefined || origin === undefined || company === undefined || companyId === undefined || odfi === undefined) return undefined;
+  const {
+    PAYOUTS_ACH_DIR: dir,
+    PAYOUTS_ACH_IMMEDIATE_DESTINATION: dest,
+    PAYOUTS_ACH_IMMEDIATE_ORIGIN: origin,
+    PAYOUTS_ACH_COMPANY_NAME: company,
+    PAYOUTS_ACH_COMPANY_ID: companyId,
+    PAYOUTS_ACH_ODFI_ROUTING: odfi,
+  } = cfg;
+  if (dir === undefined || dest === undefined || origin === undefined || company === undefined || companyId === undefined || odfi === undefined)
+    return undefined;
   return achDropRail({
     dir,
     origin: {
@@ -86,7 +104,12 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
   registerAdminHandlers(svc, useCaseDeps);
   const reconciler = new Reconciler(
     useCaseDeps,
-    { intervalMs: cfg.PAYOUTS_RECONCILE_INTERVAL_MS, graceMs: cfg.PAYOUTS_RECONCILE_GRACE_MS, batchMax: cfg.PAYOUTS_RECONCILE_BATCH_MAX, cutIntervalMs: cfg.PAYOUTS_ACH_CUT_INTERVAL_MS },
+    {
+      intervalMs: cfg.PAYOUTS_RECONCILE_INTERVAL_MS,
+      graceMs: cfg.PAYOUTS_RECONCILE_GRACE_MS,
+      batchMax: cfg.PAYOUTS_RECONCILE_BATCH_MAX,
+      cutIntervalMs: cfg.PAYOUTS_ACH_CUT_INTERVAL_MS,
+    },
     svc.log,
   );
   const start = svc.start.bind(svc);

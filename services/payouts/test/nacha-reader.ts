@@ -117,8 +117,16 @@ export function readNachaFile(text: string): ReadFile {
   expect("block count", file.control.blockCount, lines.length / 10);
   expect("entry/addenda count", file.control.entryAddendaCount, entries.length + entries.reduce((s, e) => s + e.addenda.length, 0));
   expect("entry hash", file.control.entryHash, hashOf(entries.map((e) => e.receivingDfi)));
-  expect("total credit", file.control.totalCredit, file.batches.reduce((s, b) => s + b.control.totalCredit, 0));
-  expect("total debit", file.control.totalDebit, file.batches.reduce((s, b) => s + b.control.totalDebit, 0));
+  expect(
+    "total credit",
+    file.control.totalCredit,
+    file.batches.reduce((s, b) => s + b.control.totalCredit, 0),
+  );
+  expect(
+    "total debit",
+    file.control.totalDebit,
+    file.batches.reduce((s, b) => s + b.control.totalDebit, 0),
+  );
   return file;
 }
 
@@ -157,11 +165,13 @@ function readBatch(lines: string[], start: number): { batch: ReadBatch; next: nu
     while (lines[i]?.[0] === "7") {
       const a = lines[i] ?? "";
       const addenda = { typeCode: at(a, 2, 3), info: at(a, 4, 83).trimEnd(), sequence: at(a, 84, 87), entrySequence: at(a, 88, 94) };
-      if (addenda.entrySequence !== entry.traceNumber.slice(8)) throw new Error(`record ${i + 1}: addenda names entry ${addenda.entrySequence}, not ${entry.traceNumber.slice(8)}`);
+      if (addenda.entrySequence !== entry.traceNumber.slice(8))
+        throw new Error(`record ${i + 1}: addenda names entry ${addenda.entrySequence}, not ${entry.traceNumber.slice(8)}`);
       entry.addenda.push(addenda);
       i++;
     }
-    if ((entry.addendaIndicator === "1") !== entry.addenda.length > 0) throw new Error(`entry ${entry.traceNumber}: addenda indicator ${entry.addendaIndicator} with ${entry.addenda.length} addenda`);
+    if ((entry.addendaIndicator === "1") !== entry.addenda.length > 0)
+      throw new Error(`entry ${entry.traceNumber}: addenda indicator ${entry.addendaIndicator} with ${entry.addenda.length} addenda`);
     batch.entries.push(entry);
   }
   const c = lines[i] ?? "";
@@ -196,19 +206,26 @@ export function buildReturnFile(original: ReadFile, returns: Array<{ trace: stri
   const zero = (v: number | string, n: number) => String(v).padStart(n, "0");
   const entries = original.batches.flatMap((b) => b.entries);
   const rdfi = "09100001"; // the returning bank's id, prefix of the return entries' own trace numbers
-  const lines = [`101 ${original.immediateDestination}${pad(original.immediateOrigin, 10)}${original.creationDate}0900R094101${pad("RETURNING BANK", 23)}${pad("ORIGINATOR", 23)}        `];
-  lines.push(`5220${pad("RETURNS", 16)}${pad("", 20)}${pad("RETURNS", 10)}PPD${pad("PAYOUT", 10)}      ${original.batches[0]?.effectiveDate ?? "000000"}   1${rdfi}0000001`);
+  const lines = [
+    `101 ${original.immediateDestination}${pad(original.immediateOrigin, 10)}${original.creationDate}0900R094101${pad("RETURNING BANK", 23)}${pad("ORIGINATOR", 23)}        `,
+  ];
+  lines.push(
+    `5220${pad("RETURNS", 16)}${pad("", 20)}${pad("RETURNS", 10)}PPD${pad("PAYOUT", 10)}      ${original.batches[0]?.effectiveDate ?? "000000"}   1${rdfi}0000001`,
+  );
   let credit = 0;
   let hash = 0n;
   returns.forEach((r, n) => {
     const found = entries.find((x) => x.traceNumber === r.trace);
     // A return naming an entry the original file does not hold (a bank's mistake), when the test asks for one.
-    const stranger = entries[0] === undefined || r.unknownAmountCents === undefined ? undefined : { ...entries[0], traceNumber: r.trace, amountCents: r.unknownAmountCents };
+    const stranger =
+      entries[0] === undefined || r.unknownAmountCents === undefined ? undefined : { ...entries[0], traceNumber: r.trace, amountCents: r.unknownAmountCents };
     const e = found ?? stranger;
     if (e === undefined) throw new Error(`no entry ${r.trace} in the original file`);
     const code = e.transactionCode === "32" ? "31" : "21";
     const ownTrace = `${rdfi}${zero(n + 1, 7)}`;
-    lines.push(`6${code}${e.receivingDfi}${e.checkDigit}${pad(e.accountNumber, 17)}${zero(e.amountCents, 10)}${pad(e.individualId, 15)}${pad(e.individualName, 22)}  1${ownTrace}`);
+    lines.push(
+      `6${code}${e.receivingDfi}${e.checkDigit}${pad(e.accountNumber, 17)}${zero(e.amountCents, 10)}${pad(e.individualId, 15)}${pad(e.individualName, 22)}  1${ownTrace}`,
+    );
     lines.push(`799${r.code}${r.trace}      ${e.receivingDfi}${pad("", 44)}${ownTrace}`);
     credit += e.amountCents;
     hash += BigInt(e.receivingDfi);

@@ -38,7 +38,11 @@ async function jwks(): Promise<JSONWebKeySet> {
 }
 
 async function verify(auth: AuthContext, body: Record<string, unknown>) {
-  return (await h.ok("verifyReceiptProof", auth, { body })).body as { valid: boolean; checks: { receipt_hash: boolean; chain: boolean; service_signature: boolean; counterparty_signatures: Array<{ key_id: string; valid: boolean }> }; problems: string[] };
+  return (await h.ok("verifyReceiptProof", auth, { body })).body as {
+    valid: boolean;
+    checks: { receipt_hash: boolean; chain: boolean; service_signature: boolean; counterparty_signatures: Array<{ key_id: string; valid: boolean }> };
+    problems: string[];
+  };
 }
 
 /** Runs `fn` with the append-only guard of receipts.proofs lifted, as someone with the database's superuser could. */
@@ -56,10 +60,18 @@ describe("proofs", () => {
     const auth = authFor(newOrg());
     const { receiptId, saleTransactionId } = await receiptOf(auth);
     const first = await proofOf(auth, receiptId);
-    expect(first).toMatchObject({ receipt_id: receiptId, transaction_id: saleTransactionId, chain: { sequence: 1, previous_hash: "0".repeat(64) }, signatures: [] });
+    expect(first).toMatchObject({
+      receipt_id: receiptId,
+      transaction_id: saleTransactionId,
+      chain: { sequence: 1, previous_hash: "0".repeat(64) },
+      signatures: [],
+    });
     expect(first.receipt_hash).toBe(createHash("sha256").update(first.canonical_payload).digest("hex"));
     expect(first.service_signature.alg).toBe("EdDSA");
-    const payload = JSON.parse(first.canonical_payload) as { format: string; transaction: { id: string; amount: number; entries: Array<{ amount: number; entry_type: string }>; org_id: string; livemode: boolean } };
+    const payload = JSON.parse(first.canonical_payload) as {
+      format: string;
+      transaction: { id: string; amount: number; entries: Array<{ amount: number; entry_type: string }>; org_id: string; livemode: boolean };
+    };
     expect(canonicalize(payload)).toBe(first.canonical_payload);
     expect(payload.format).toBe("treasury.ledger_transaction.v1");
     expect(payload.transaction).toMatchObject({ id: saleTransactionId, org_id: auth.org_id, livemode: false, amount: 4_999 });
@@ -79,7 +91,12 @@ describe("proofs", () => {
     const proof = (await h.ok("getTransactionReceiptProof", auth, { params: { transaction_id: adj } })).body["proof"] as Proof;
     expect(proof).toMatchObject({ receipt_id: null, transaction_id: adj, chain: { sequence: 1 } });
     const live = { ...auth, livemode: true };
-    for (const [who, id] of [[live, adj], [authFor(newOrg()), adj], [auth, "txn_missing00000000000000"], [auth, "bad id"]] as const) {
+    for (const [who, id] of [
+      [live, adj],
+      [authFor(newOrg()), adj],
+      [auth, "txn_missing00000000000000"],
+      [auth, "bad id"],
+    ] as const) {
       expect((await h.err("getTransactionReceiptProof", who, { params: { transaction_id: id } })).code).toBe("transaction_not_found");
     }
     const { receiptId } = await receiptOf(auth);
@@ -94,11 +111,15 @@ describe("proofs", () => {
     const same = await Promise.all(Array.from({ length: 10 }, () => proofOf(auth, receiptId)));
     for (const p of same) expect(p).toEqual(same[0]);
     const txns = await Promise.all(Array.from({ length: 12 }, () => h.adjustment(auth)));
-    const proofs = await Promise.all(txns.map(async (t) => (await h.ok("getTransactionReceiptProof", auth, { params: { transaction_id: t } })).body["proof"] as Proof));
+    const proofs = await Promise.all(
+      txns.map(async (t) => (await h.ok("getTransactionReceiptProof", auth, { params: { transaction_id: t } })).body["proof"] as Proof),
+    );
     const bySeq = [same[0]!, ...proofs].sort((a, b) => a.chain.sequence - b.chain.sequence);
     expect(bySeq.map((p) => p.chain.sequence)).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
     for (let i = 1; i < bySeq.length; i++) expect(bySeq[i]!.chain.previous_hash).toBe(bySeq[i - 1]!.chain.entry_hash);
-    const [rows] = await h.env.adminSql<{ n: string }[]>`select count(*) as n from receipts.proofs where org_id = ${auth.org_id} and transaction_id = ${saleTransactionId}`;
+    const [rows] = await h.env.adminSql<
+      { n: string }[]
+    >`select count(*) as n from receipts.proofs where org_id = ${auth.org_id} and transaction_id = ${saleTransactionId}`;
     expect(Number(rows?.n)).toBe(1);
     expect((await verify(auth, { receipt_id: receiptId })).valid).toBe(true);
     // Another environment of the same org has a chain of its own, starting at 1.
@@ -119,7 +140,9 @@ describe("proofs", () => {
     expect(sha256(publicProof.canonical_payload)).toBe(publicProof.receipt_hash);
     expect(canonicalize(JSON.parse(publicProof.canonical_payload))).toBe(publicProof.canonical_payload);
     const { chain } = publicProof;
-    expect(sha256(`{"previous_hash":"${chain.previous_hash}","receipt_hash":"${publicProof.receipt_hash}","sequence":${chain.sequence}}`)).toBe(chain.entry_hash);
+    expect(sha256(`{"previous_hash":"${chain.previous_hash}","receipt_hash":"${publicProof.receipt_hash}","sequence":${chain.sequence}}`)).toBe(
+      chain.entry_hash,
+    );
     const { payload, protectedHeader } = await compactVerify(publicProof.service_signature.jws, createLocalJWKSet(publicJwks), { algorithms: ["EdDSA"] });
     expect(protectedHeader).toEqual({ alg: "EdDSA", kid: publicProof.service_signature.kid });
     expect(JSON.parse(new TextDecoder().decode(payload))).toEqual({
@@ -161,7 +184,10 @@ describe("the chain", () => {
   it("breaks when a stored proof in the middle is altered, even consistently with its own hashes", async () => {
     // Proves an altered payload fails its receipt_hash, and a recomputed one fails the next link and the signature.
     const { auth, receiptId, txns } = await chainOf(4);
-    await bypassingGuard((sql) => sql`update receipts.proofs set canonical_payload = replace(canonical_payload, '"amount":100', '"amount":900') where org_id = ${auth.org_id} and sequence = 2`);
+    await bypassingGuard(
+      (sql) =>
+        sql`update receipts.proofs set canonical_payload = replace(canonical_payload, '"amount":100', '"amount":900') where org_id = ${auth.org_id} and sequence = 2`,
+    );
     const altered = await verify(auth, { receipt_id: receiptId });
     expect(altered.valid).toBe(false);
     expect(altered.checks).toMatchObject({ receipt_hash: true, chain: false, service_signature: true });
@@ -175,7 +201,9 @@ describe("the chain", () => {
     expect(rehashed.checks.chain).toBe(false);
     expect(rehashed.problems.join("\n")).toMatch(/sequence 2: (entry_hash does not recompute|service signature does not verify)/);
     // The altered proof's own verification fails as well.
-    const own = await h.ok("verifyReceiptProof", auth, { body: { receipt_hash: ((await h.ok("getTransactionReceiptProof", auth, { params: { transaction_id: txns[1]! } })).body["proof"] as Proof).receipt_hash } });
+    const own = await h.ok("verifyReceiptProof", auth, {
+      body: { receipt_hash: ((await h.ok("getTransactionReceiptProof", auth, { params: { transaction_id: txns[1]! } })).body["proof"] as Proof).receipt_hash },
+    });
     expect(own.body["valid"]).toBe(false);
   });
 
@@ -232,7 +260,10 @@ describe("signing keys", () => {
     const adj = await h.adjustment(auth);
     const scope = { orgId: auth.org_id, livemode: false };
     const other = await h.adjustment(auth);
-    for (const keyring of [new Keyring(h.receipts.deps.sql, undefined, h.receipts.log), new Keyring(h.receipts.deps.sql, sealerFor(newSealingKeys()), h.receipts.log)]) {
+    for (const keyring of [
+      new Keyring(h.receipts.deps.sql, undefined, h.receipts.log),
+      new Keyring(h.receipts.deps.sql, sealerFor(newSealingKeys()), h.receipts.log),
+    ]) {
       await expect(getTransactionProof({ ...h.receipts.deps, keyring }, scope, other)).rejects.toMatchObject({ code: "service_unavailable" });
     }
     // With the configured keys it signs; proofs already made are answered without signing anything.
@@ -252,10 +283,13 @@ async function counterparty(alg: "ES256" | "EdDSA") {
   const { publicKey, privateKey } = await generateKeyPair(alg === "ES256" ? "ES256" : "Ed25519", { extractable: true });
   const jwk = await exportJWK(publicKey);
   const sign = (text: string, detached = false) =>
-    new CompactSign(new TextEncoder().encode(text)).setProtectedHeader({ alg }).sign(privateKey).then((jws) => {
-      const [head, , sig] = jws.split(".");
-      return detached ? `${head}..${sig}` : jws;
-    });
+    new CompactSign(new TextEncoder().encode(text))
+      .setProtectedHeader({ alg })
+      .sign(privateKey)
+      .then((jws) => {
+        const [head, , sig] = jws.split(".");
+        return detached ? `${head}..${sig}` : jws;
+      });
   return { jwk, privateJwk: await exportJWK(privateKey), sign };
 }
 
@@ -274,19 +308,53 @@ describe("counterparty signatures", () => {
     const ed = await counterparty("EdDSA");
     const r1 = await h.ok("submitReceiptProofSignature", auth, {
       params: { receipt_id: receiptId },
-      body: { key_id: "platform-es-1", signature: await es.sign(proof.receipt_hash), public_key_jwk: es.jwk, signer_type: "platform", signer_id: "acme", signed_payload: proof.receipt_hash },
+      body: {
+        key_id: "platform-es-1",
+        signature: await es.sign(proof.receipt_hash),
+        public_key_jwk: es.jwk,
+        signer_type: "platform",
+        signer_id: "acme",
+        signed_payload: proof.receipt_hash,
+      },
     });
     expect(r1.status).toBe(201);
-    expect(r1.body["signature"]).toMatchObject({ key_id: "platform-es-1", signer_type: "platform", signer_id: "acme", alg: "ES256", public_key_jwk: { kty: "EC", crv: "P-256", x: es.jwk.x, y: es.jwk.y }, signed_payload: proof.receipt_hash });
-    await h.ok("submitReceiptProofSignature", auth, { params: { receipt_id: receiptId }, body: { key_id: "platform-ed-1", signature: await ed.sign(proof.receipt_hash, true), public_key_jwk: ed.jwk } });
+    expect(r1.body["signature"]).toMatchObject({
+      key_id: "platform-es-1",
+      signer_type: "platform",
+      signer_id: "acme",
+      alg: "ES256",
+      public_key_jwk: { kty: "EC", crv: "P-256", x: es.jwk.x, y: es.jwk.y },
+      signed_payload: proof.receipt_hash,
+    });
+    await h.ok("submitReceiptProofSignature", auth, {
+      params: { receipt_id: receiptId },
+      body: { key_id: "platform-ed-1", signature: await ed.sign(proof.receipt_hash, true), public_key_jwk: ed.jwk },
+    });
     const listed = await proofOf(auth, receiptId);
-    expect(listed.signatures.map((x) => [x.key_id, x.alg, x.signer_type])).toEqual([["platform-es-1", "ES256", "platform"], ["platform-ed-1", "EdDSA", "platform"]]);
+    expect(listed.signatures.map((x) => [x.key_id, x.alg, x.signer_type])).toEqual([
+      ["platform-es-1", "ES256", "platform"],
+      ["platform-ed-1", "EdDSA", "platform"],
+    ]);
     expect({ ...listed, signatures: [] }).toEqual({ ...proof, signatures: [] });
     const v = await verify(auth, { receipt_id: receiptId });
-    expect(v).toMatchObject({ valid: true, checks: { receipt_hash: true, chain: true, service_signature: true, counterparty_signatures: [{ key_id: "platform-es-1", valid: true }, { key_id: "platform-ed-1", valid: true }] } });
+    expect(v).toMatchObject({
+      valid: true,
+      checks: {
+        receipt_hash: true,
+        chain: true,
+        service_signature: true,
+        counterparty_signatures: [
+          { key_id: "platform-es-1", valid: true },
+          { key_id: "platform-ed-1", valid: true },
+        ],
+      },
+    });
 
     const before = await signatureCount();
-    const dup = await h.err("submitReceiptProofSignature", auth, { params: { receipt_id: receiptId }, body: { key_id: "platform-es-1", signature: await es.sign(proof.receipt_hash), public_key_jwk: es.jwk } });
+    const dup = await h.err("submitReceiptProofSignature", auth, {
+      params: { receipt_id: receiptId },
+      body: { key_id: "platform-es-1", signature: await es.sign(proof.receipt_hash), public_key_jwk: es.jwk },
+    });
     expect(dup.code).toBe("duplicate_signature");
     expect((dup.extra?.["signature"] as { key_id: string }).key_id).toBe("platform-es-1");
     expect(await signatureCount()).toBe(before);
@@ -322,11 +390,22 @@ describe("counterparty signatures", () => {
     for (const [body, code, path] of cases) {
       const e = await h.err("submitReceiptProofSignature", auth, { params: { receipt_id: receiptId }, body });
       expect(e.code, JSON.stringify(body).slice(0, 100)).toBe(code);
-      if (path !== undefined) expect(e.details?.map((d) => d.path), JSON.stringify(body).slice(0, 100)).toContain(path);
+      if (path !== undefined)
+        expect(
+          e.details?.map((d) => d.path),
+          JSON.stringify(body).slice(0, 100),
+        ).toContain(path);
     }
-    const unknown = await h.err("submitReceiptProofSignature", auth, { params: { receipt_id: "rcpt_nothere" }, body: { key_id: "k", signature: good, public_key_jwk: es.jwk } });
+    const unknown = await h.err("submitReceiptProofSignature", auth, {
+      params: { receipt_id: "rcpt_nothere" },
+      body: { key_id: "k", signature: good, public_key_jwk: es.jwk },
+    });
     expect(unknown.code).toBe("receipt_not_found");
-    const live = await h.err("submitReceiptProofSignature", { ...auth, livemode: true }, { params: { receipt_id: receiptId }, body: { key_id: "k", signature: good, public_key_jwk: es.jwk } });
+    const live = await h.err(
+      "submitReceiptProofSignature",
+      { ...auth, livemode: true },
+      { params: { receipt_id: receiptId }, body: { key_id: "k", signature: good, public_key_jwk: es.jwk } },
+    );
     expect(live.code).toBe("receipt_not_found");
     expect(await signatureCount()).toBe(before);
   });
@@ -340,8 +419,16 @@ describe("verifyReceiptProof", () => {
     const proof = await proofOf(auth, receiptId);
     const ed = await counterparty("EdDSA");
     const sig = await ed.sign(proof.receipt_hash);
-    const bare = await verify(auth, { receipt_hash: proof.receipt_hash, signature: sig, public_key_jwk: { ...ed.jwk, kid: "ed-9" }, signed_payload: proof.receipt_hash });
-    expect(bare).toMatchObject({ valid: true, checks: { receipt_hash: true, chain: true, service_signature: true, counterparty_signatures: [{ key_id: "ed-9", valid: true }] } });
+    const bare = await verify(auth, {
+      receipt_hash: proof.receipt_hash,
+      signature: sig,
+      public_key_jwk: { ...ed.jwk, kid: "ed-9" },
+      signed_payload: proof.receipt_hash,
+    });
+    expect(bare).toMatchObject({
+      valid: true,
+      checks: { receipt_hash: true, chain: true, service_signature: true, counterparty_signatures: [{ key_id: "ed-9", valid: true }] },
+    });
     const withService = await verify(auth, { receipt_hash: proof.receipt_hash, signature: proof.service_signature.jws });
     expect(withService.valid).toBe(true);
     const wrongKey = await verify(auth, { receipt_hash: proof.receipt_hash, signature: sig, public_key_jwk: (await counterparty("EdDSA")).jwk });
@@ -352,7 +439,10 @@ describe("verifyReceiptProof", () => {
 
     const unknownHash = "a".repeat(64);
     const unknown = await verify(auth, { receipt_hash: unknownHash, signature: await ed.sign(unknownHash), public_key_jwk: ed.jwk });
-    expect(unknown).toMatchObject({ valid: false, checks: { receipt_hash: false, chain: false, service_signature: false, counterparty_signatures: [{ key_id: "provided", valid: true }] } });
+    expect(unknown).toMatchObject({
+      valid: false,
+      checks: { receipt_hash: false, chain: false, service_signature: false, counterparty_signatures: [{ key_id: "provided", valid: true }] },
+    });
     const mismatch = await verify(auth, { receipt_id: receiptId, receipt_hash: unknownHash });
     expect(mismatch.checks.receipt_hash).toBe(false);
     expect(mismatch.valid).toBe(false);
@@ -378,7 +468,11 @@ describe("verifyReceiptProof", () => {
     for (const [body, code, path] of cases) {
       const e = await h.err("verifyReceiptProof", auth, { body });
       expect(e.code, JSON.stringify(body).slice(0, 100)).toBe(code);
-      if (path !== undefined) expect(e.details?.map((d) => d.path), JSON.stringify(body).slice(0, 100)).toContain(path);
+      if (path !== undefined)
+        expect(
+          e.details?.map((d) => d.path),
+          JSON.stringify(body).slice(0, 100),
+        ).toContain(path);
     }
   });
 });

@@ -68,7 +68,9 @@ describe("generateReceipt", () => {
     const r = await h.ok("generateReceipt", auth, { body: { sale_transaction_id: txn, external_order_id: "ext-7" } });
     expect(r.status).toBe(201);
     expect(r.body["receipt"]).toMatchObject({ checkout_session_id: null, sale_transaction_id: txn, external_order_id: "ext-7", total_amount: 2_500 });
-    const [row] = await h.env.adminSql<{ merchant_name: string; description: string }[]>`select merchant_name, description from receipts.receipts where sale_transaction_id = ${txn}`;
+    const [row] = await h.env.adminSql<
+      { merchant_name: string; description: string }[]
+    >`select merchant_name, description from receipts.receipts where sale_transaction_id = ${txn}`;
     expect(row).toEqual({ merchant_name: "Recorded Seller", description: "Workshop ticket" });
   });
 
@@ -114,7 +116,11 @@ describe("generateReceipt", () => {
     for (const [body, code, path] of cases) {
       const e = await h.err("generateReceipt", auth, { body });
       expect(e.code, JSON.stringify(body).slice(0, 80)).toBe(code);
-      if (path !== undefined) expect(e.details?.map((d) => d.path), JSON.stringify(body).slice(0, 80)).toContain(path);
+      if (path !== undefined)
+        expect(
+          e.details?.map((d) => d.path),
+          JSON.stringify(body).slice(0, 80),
+        ).toContain(path);
     }
     expect(await receiptCount()).toBe(before);
   });
@@ -127,7 +133,12 @@ describe("getReceipt", () => {
     const cs = await h.checkout(auth);
     const id = (await h.ok("generateReceipt", auth, { body: { checkout_id: cs.id } })).body["receipt_id"] as string;
     const live = { ...auth, livemode: true };
-    for (const [who, receiptId] of [[live, id], [authFor(newOrg()), id], [auth, "rcpt_unknown000000000000000"], [auth, "nope"]] as const) {
+    for (const [who, receiptId] of [
+      [live, id],
+      [authFor(newOrg()), id],
+      [auth, "rcpt_unknown000000000000000"],
+      [auth, "nope"],
+    ] as const) {
       expect((await h.err("getReceipt", who, { params: { receipt_id: receiptId } })).code).toBe("receipt_not_found");
     }
     // A sale id of another environment is not found either, and a live checkout of this id does not exist.

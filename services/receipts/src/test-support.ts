@@ -41,11 +41,20 @@ export interface Harness {
   logLines: string[];
   /** A pool as the receipts service's own role (receipts_svc). */
   sql: postgres.Sql;
-  call(service: string, op: string, auth: AuthContext, req?: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }): Promise<RpcReply>;
+  call(
+    service: string,
+    op: string,
+    auth: AuthContext,
+    req?: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown },
+  ): Promise<RpcReply>;
   /** A receipts operation; its body on success, throws naming the error otherwise. */
   ok(op: string, auth: AuthContext, req?: { params?: Record<string, string>; body?: unknown }): Promise<{ status: number; body: Record<string, unknown> }>;
   /** A receipts operation that must fail; its typed error. */
-  err(op: string, auth: AuthContext, req?: { params?: Record<string, string>; body?: unknown }): Promise<{ code: string; message: string; details?: Array<{ path: string }>; extra?: Record<string, unknown> }>;
+  err(
+    op: string,
+    auth: AuthContext,
+    req?: { params?: Record<string, string>; body?: unknown },
+  ): Promise<{ code: string; message: string; details?: Array<{ path: string }>; extra?: Record<string, unknown> }>;
   participant(auth: AuthContext, displayName?: string): Promise<string>;
   /** A sandbox checkout session, completed through payments unless `complete` is false: its id and sale. */
   checkout(auth: AuthContext, opts?: { complete?: boolean; amount?: number; productName?: string }): Promise<{ id: string; saleTransactionId: string | null }>;
@@ -60,7 +69,8 @@ export async function startHarness(opts: { receiptsEnv?: Record<string, string> 
   const env = await setupTestEnv();
   const sealingKeys = newSealingKeys();
   const spawned: SpawnedService[] = [];
-  for (const name of ["ledger", "payments"]) spawned.push(spawnService(name, env.env(name as "ledger" | "payments", { HEALTH_PORT: String(await freePort()) })));
+  for (const name of ["ledger", "payments"])
+    spawned.push(spawnService(name, env.env(name as "ledger" | "payments", { HEALTH_PORT: String(await freePort()) })));
   const logLines: string[] = [];
   const log = pino({ level: "trace" }, { write: (line: string) => void logLines.push(line) });
   const receipts = await buildReceipts(env.env("receipts", { RECEIPTS_SEALING_KEYS: sealingKeys, ...opts.receiptsEnv }), { log });
@@ -69,7 +79,12 @@ export async function startHarness(opts: { receiptsEnv?: Record<string, string> 
   const sql = postgres(env.dbUrl("receipts"), { max: 4, onnotice: () => {} });
   // The test superuser's connection: receipts' own may call only the internal reads it needs (ADR 0011).
   const call: Harness["call"] = async (service, op, auth, req = {}) =>
-    rpcCall(await env.nats(), rpcSubject(env.prefix, service, op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {}, alt_base_url: ALT_BASE }, { timeoutMs: RPC_TIMEOUT_TEST_MS });
+    rpcCall(
+      await env.nats(),
+      rpcSubject(env.prefix, service, op),
+      { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {}, alt_base_url: ALT_BASE },
+      { timeoutMs: RPC_TIMEOUT_TEST_MS },
+    );
   const okOf = async (service: string, op: string, auth: AuthContext, req: Parameters<Harness["call"]>[3] = {}) => {
     const r = await call(service, op, auth, req);
     if (!r.ok) throw new Error(`${service}.${op}: expected success, got ${r.error.code}: ${r.error.message}`);
@@ -97,7 +112,9 @@ export async function startHarness(opts: { receiptsEnv?: Record<string, string> 
     participant,
     checkout: async (auth, o = {}) => {
       const pid = await participant(auth);
-      const created = await okOf("payments", "createCheckoutSession", auth, { body: { participant_id: pid, amount: o.amount ?? 4_999, product_name: o.productName ?? "Guitar lessons" } });
+      const created = await okOf("payments", "createCheckoutSession", auth, {
+        body: { participant_id: pid, amount: o.amount ?? 4_999, product_name: o.productName ?? "Guitar lessons" },
+      });
       const id = (created.body["checkout_session"] as { id: string }).id;
       if (o.complete === false) return { id, saleTransactionId: null };
       const done = await okOf("payments", "sandboxCompleteCheckout", auth, { params: { checkout_id: id }, body: {} });
@@ -105,17 +122,24 @@ export async function startHarness(opts: { receiptsEnv?: Record<string, string> 
     },
     recordSale: async (auth, amount = 2_500) => {
       const pid = await participant(auth, "Recorded Seller");
-      const r = await okOf("ledger", "recordSale", auth, { body: { reference_id: `sale_${++seq}_${randomBytes(3).toString("hex")}`, creator_id: pid, amount, description: "Workshop ticket" } });
+      const r = await okOf("ledger", "recordSale", auth, {
+        body: { reference_id: `sale_${++seq}_${randomBytes(3).toString("hex")}`, creator_id: pid, amount, description: "Workshop ticket" },
+      });
       return r.body["transaction_id"] as string;
     },
     adjustment: async (auth) => {
-      const r = await rpcCall(await env.nats(), ledgerPostSubject(env.prefix), {
-        org_id: auth.org_id,
-        livemode: auth.livemode,
-        kind: "adjust",
-        reference_id: `adj_${++seq}`,
-        postings: [{ debit: { system: "sandbox_funding" }, credit: { system: "platform_cash" }, amount: 100 }],
-      }, { timeoutMs: RPC_TIMEOUT_TEST_MS });
+      const r = await rpcCall(
+        await env.nats(),
+        ledgerPostSubject(env.prefix),
+        {
+          org_id: auth.org_id,
+          livemode: auth.livemode,
+          kind: "adjust",
+          reference_id: `adj_${++seq}`,
+          postings: [{ debit: { system: "sandbox_funding" }, credit: { system: "platform_cash" }, amount: 100 }],
+        },
+        { timeoutMs: RPC_TIMEOUT_TEST_MS },
+      );
       if (!r.ok) throw new Error(`ledger.post: ${r.error.code}`);
       return r.body["transaction_id"] as string;
     },

@@ -33,7 +33,9 @@ async function eventTypes(org: string): Promise<string[]> {
 }
 
 async function ledgerRefunds(org: string): Promise<number> {
-  const [row] = await h.env.adminSql<{ n: string }[]>`select count(*)::text as n from ledger.transactions where org_id = ${org} and reference_id like 'refund%'`;
+  const [row] = await h.env.adminSql<
+    { n: string }[]
+  >`select count(*)::text as n from ledger.transactions where org_id = ${org} and reference_id like 'refund%'`;
   return Number(row?.n);
 }
 
@@ -42,9 +44,28 @@ describe("lifecycle", () => {
     // Proves the request shape, 201, approve answering {refund_request, refund}, the ledger reference from the request id, and the events in order.
     const auth = authFor(newOrg());
     const sale = await recordSale(h, auth, { amount: 3_000, creatorPercent: 60 });
-    const rr = await newRequest(auth, { sale_reference: sale.saleReference, customer_id: "cust_1", customer_email: "b@example.com", amount: 1_000, reason: "arrived broken", metadata: { order: "o-1" } });
+    const rr = await newRequest(auth, {
+      sale_reference: sale.saleReference,
+      customer_id: "cust_1",
+      customer_email: "b@example.com",
+      amount: 1_000,
+      reason: "arrived broken",
+      metadata: { order: "o-1" },
+    });
     expect(rr.id).toMatch(/^rr_[a-z0-9]{24}$/);
-    expect(rr).toMatchObject({ sale_reference: sale.saleReference, customer_id: "cust_1", customer_email: "b@example.com", amount_cents: 1_000, currency: "USD", reason: "arrived broken", refund_from: "both", status: "created", refund_transaction_id: null, reviewed_by_actor: null, metadata: { order: "o-1" } });
+    expect(rr).toMatchObject({
+      sale_reference: sale.saleReference,
+      customer_id: "cust_1",
+      customer_email: "b@example.com",
+      amount_cents: 1_000,
+      currency: "USD",
+      reason: "arrived broken",
+      refund_from: "both",
+      status: "created",
+      refund_transaction_id: null,
+      reviewed_by_actor: null,
+      metadata: { order: "o-1" },
+    });
     const got = ok(await h.call("refunds", "getRefundRequest", auth, { params: { refund_request_id: rr.id } })).body;
     expect(got).toEqual({ refund_request: rr, refund: null });
 
@@ -55,7 +76,13 @@ describe("lifecycle", () => {
     expect(done).toMatchObject({ status: "completed", reviewed_by_actor: "ops@shop", refund_id: refund.id, refund_transaction_id: refund["transaction_id"] });
     expect(done["reviewed_at"]).not.toBeNull();
     expect(done["completed_at"]).not.toBeNull();
-    expect(refund).toMatchObject({ status: "completed", refund_request_id: rr.id, refunded_amount_cents: 1_000, reason: "arrived broken", breakdown: { from_creator_cents: 600, from_platform_cents: 400 } });
+    expect(refund).toMatchObject({
+      status: "completed",
+      refund_request_id: rr.id,
+      refunded_amount_cents: 1_000,
+      reason: "arrived broken",
+      breakdown: { from_creator_cents: 600, from_platform_cents: 400 },
+    });
     const [tx] = await h.env.adminSql<{ reference_id: string }[]>`select reference_id from ledger.transactions where id = ${String(refund["transaction_id"])}`;
     expect(tx?.reference_id).toBe(`refund_request:${rr.id}`);
     expect(await creatorWallet(h, auth, sale.creator)).toEqual({ balance: 1_200, held: 0 });
@@ -79,11 +106,17 @@ describe("lifecycle", () => {
     const a = await newRequest(auth, { sale_reference: sale.saleReference });
     const b = await newRequest(auth, { sale_reference: sale.saleReference, customer_id: "c2" });
     const rejected = ok(await act(auth, a.id, "reject", { reason: "outside the window", reviewed_by_actor: "ops" })).body;
-    expect(rejected).toEqual({ refund_request: expect.objectContaining({ status: "rejected", rejection_reason: "outside the window", reviewed_by_actor: "ops" }), refund: null });
+    expect(rejected).toEqual({
+      refund_request: expect.objectContaining({ status: "rejected", rejection_reason: "outside the window", reviewed_by_actor: "ops" }),
+      refund: null,
+    });
     const cancelled = ok(await act(auth, b.id, "cancel", { reason: "buyer changed their mind" })).body["refund_request"] as Row;
     expect(cancelled).toMatchObject({ status: "cancelled", cancellation_reason: "buyer changed their mind" });
     expect(cancelled["cancelled_at"]).not.toBeNull();
-    for (const [id, state] of [[a.id, "rejected"], [b.id, "cancelled"]] as const) {
+    for (const [id, state] of [
+      [a.id, "rejected"],
+      [b.id, "cancelled"],
+    ] as const) {
       for (const action of ["approve", "reject", "cancel"] as const) {
         const e = err(await act(auth, id, action));
         expect([e.code, e.extra?.["state"]]).toEqual(["invalid_state_transition", state]);
@@ -105,7 +138,11 @@ describe("lifecycle", () => {
     expect([over.code, over.extra?.["remaining_amount"]]).toEqual(["refund_amount_exceeds_remaining", 1_000]);
     const rr = await newRequest(auth, { sale_reference: sale.saleReference, amount: 800 });
     // Between the request and its approval, the sale is refunded in part: 800 no longer fits.
-    ok(await h.call("refunds", "createRefund", auth, { body: { sale_reference: sale.saleReference, amount: 500, reason: "direct", idempotency_key: "direct-1" } }));
+    ok(
+      await h.call("refunds", "createRefund", auth, {
+        body: { sale_reference: sale.saleReference, amount: 500, reason: "direct", idempotency_key: "direct-1" },
+      }),
+    );
     const e = err(await act(auth, rr.id, "approve"));
     expect([e.code, e.extra?.["remaining_amount"]]).toEqual(["refund_amount_exceeds_remaining", 500]);
     expect(e.extra?.["refund_request"]).toMatchObject({ status: "failed" });
@@ -178,8 +215,15 @@ describe("create, read and bad input", () => {
     const a = await newRequest(auth, { sale_reference: saleA });
     const b = await newRequest(auth, { sale_reference: saleB });
     ok(await act(auth, b.id, "reject"));
-    expect(ok(await h.call("refunds", "listRefundRequests", auth, { query: { status: "rejected" } })).body).toMatchObject({ total: 1, count: 1, refund_requests: [expect.objectContaining({ id: b.id })] });
-    expect(ok(await h.call("refunds", "listRefundRequests", auth, { query: { sale_reference: saleA } })).body).toMatchObject({ total: 1, refund_requests: [expect.objectContaining({ id: a.id })] });
+    expect(ok(await h.call("refunds", "listRefundRequests", auth, { query: { status: "rejected" } })).body).toMatchObject({
+      total: 1,
+      count: 1,
+      refund_requests: [expect.objectContaining({ id: b.id })],
+    });
+    expect(ok(await h.call("refunds", "listRefundRequests", auth, { query: { sale_reference: saleA } })).body).toMatchObject({
+      total: 1,
+      refund_requests: [expect.objectContaining({ id: a.id })],
+    });
     expect(ok(await h.call("refunds", "listRefundRequests", auth, { query: { limit: "1" } })).body).toMatchObject({ total: 2, count: 1, limit: 1, offset: 0 });
     expect(err(await h.call("refunds", "listRefundRequests", auth, { query: { status: "approved" } })).code).toBe("validation_error");
     expect(err(await h.call("refunds", "listRefundRequests", auth, { query: { limit: "0" } })).code).toBe("invalid_limit");
@@ -205,9 +249,12 @@ describe("create, read and bad input", () => {
       const e = err(await create(auth, body));
       expect(["validation_error", "amount_too_large"], JSON.stringify(body)).toContain(e.code);
     }
-    for (const body of [{ reason: 5 }, { reviewed_by_actor: "x".repeat(256) }, { metadata: [] }]) expect(err(await act(auth, a.id, "approve", body)).code).toBe("validation_error");
+    for (const body of [{ reason: 5 }, { reviewed_by_actor: "x".repeat(256) }, { metadata: [] }])
+      expect(err(await act(auth, a.id, "approve", body)).code).toBe("validation_error");
     const [n] = await h.env.adminSql<{ n: string }[]>`select count(*)::text as n from refunds.refund_requests where org_id = ${auth.org_id}`;
     expect(n?.n).toBe("2");
-    expect((ok(await h.call("refunds", "getRefundRequest", auth, { params: { refund_request_id: a.id } })).body["refund_request"] as Row).status).toBe("created");
+    expect((ok(await h.call("refunds", "getRefundRequest", auth, { params: { refund_request_id: a.id } })).body["refund_request"] as Row).status).toBe(
+      "created",
+    );
   });
 });

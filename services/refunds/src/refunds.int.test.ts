@@ -21,7 +21,9 @@ type Refund = Record<string, unknown> & { id: string; breakdown: Record<string, 
 const refund = (auth: Auth, body: Record<string, unknown>) => h.call("refunds", "createRefund", auth, { body });
 
 async function ledgerRefunds(org: string): Promise<number> {
-  const [row] = await h.env.adminSql<{ n: string }[]>`select count(*)::text as n from ledger.transactions where org_id = ${org} and reference_id like 'refund%'`;
+  const [row] = await h.env.adminSql<
+    { n: string }[]
+  >`select count(*)::text as n from ledger.transactions where org_id = ${org} and reference_id like 'refund%'`;
   return Number(row?.n);
 }
 
@@ -43,7 +45,15 @@ describe("createRefund", () => {
     // Proves the wire shape (refunded_amount_cents and refunded_amount alike), the ledger's split, the hold used first, GET, and the two events.
     const auth = authFor(newOrg());
     const sale = await recordSale(h, auth, { amount: 10_000, creatorPercent: 80, holdFunds: true });
-    const r = ok(await refund(auth, { original_sale_reference: sale.saleReference, amount: 2_500, reason: "damaged", idempotency_key: "rf-1", metadata: { ticket: "T-1" } }));
+    const r = ok(
+      await refund(auth, {
+        original_sale_reference: sale.saleReference,
+        amount: 2_500,
+        reason: "damaged",
+        idempotency_key: "rf-1",
+        metadata: { ticket: "T-1" },
+      }),
+    );
     expect(r.status).toBe(201);
     const rf = r.body["refund"] as Refund;
     expect(rf.id).toMatch(/^re_[a-z0-9]{24}$/);
@@ -69,7 +79,14 @@ describe("createRefund", () => {
     expect(ok(await h.call("refunds", "getRefund", auth, { params: { refund_id: rf.id } })).body["refund"]).toEqual(rf);
     expect(await events(auth.org_id, "refund.created")).toEqual([rf]);
     expect(await events(auth.org_id, "sale.refunded")).toEqual([
-      expect.objectContaining({ sale_reference: sale.saleReference, refund_id: rf.id, amount_cents: 2_500, remaining_amount_cents: 7_500, sale_amount_cents: 10_000, is_full_refund: false }),
+      expect.objectContaining({
+        sale_reference: sale.saleReference,
+        refund_id: rf.id,
+        amount_cents: 2_500,
+        remaining_amount_cents: 7_500,
+        sale_amount_cents: 10_000,
+        is_full_refund: false,
+      }),
     ]);
     // The ledger transaction carries the reference derived from the refund's own id.
     const [tx] = await h.env.adminSql<{ reference_id: string }[]>`select reference_id from ledger.transactions where id = ${String(rf["transaction_id"])}`;
@@ -91,8 +108,13 @@ describe("createRefund", () => {
     expect(conflict.extra?.["existing_refund_id"]).toBe((first.body["refund"] as Refund).id);
 
     const ext = ok(await refund(auth, { sale_reference: sale.saleReference, amount: 500, reason: "partial", external_refund_id: "ext-9" }));
-    expect(ok(await refund(auth, { sale_reference: sale.saleReference, amount: 500, reason: "partial", external_refund_id: "ext-9", idempotency_key: "other" })).body["idempotent"]).toBe(true);
-    expect(err(await refund(auth, { sale_reference: sale.saleReference, amount: 600, reason: "partial", external_refund_id: "ext-9" })).code).toBe("duplicate_refund_reference");
+    expect(
+      ok(await refund(auth, { sale_reference: sale.saleReference, amount: 500, reason: "partial", external_refund_id: "ext-9", idempotency_key: "other" }))
+        .body["idempotent"],
+    ).toBe(true);
+    expect(err(await refund(auth, { sale_reference: sale.saleReference, amount: 600, reason: "partial", external_refund_id: "ext-9" })).code).toBe(
+      "duplicate_refund_reference",
+    );
 
     // Without a key, the same sale + amount + external_refund_id is the same refund (a retry after a timeout).
     const keyless = { original_sale_reference: sale.saleReference, amount: 250, reason: "retry me" };
@@ -132,7 +154,10 @@ describe("createRefund", () => {
     const missing = err(await refund(auth, { sale_reference: "no-such-sale", reason: "x" }));
     expect(missing.code).toBe("original_sale_not_found");
     const failedId = (missing.extra?.["refund"] as Refund).id;
-    expect(ok(await h.call("refunds", "getRefund", auth, { params: { refund_id: failedId } })).body["refund"]).toMatchObject({ status: "failed", failure_code: "original_sale_not_found" });
+    expect(ok(await h.call("refunds", "getRefund", auth, { params: { refund_id: failedId } })).body["refund"]).toMatchObject({
+      status: "failed",
+      failure_code: "original_sale_not_found",
+    });
     // Its replay answers the same failure, and moves nothing.
     expect(err(await refund(auth, { sale_reference: "no-such-sale", reason: "x" })).code).toBe("original_sale_not_found");
     const over = err(await refund(auth, { sale_reference: sale.saleReference, amount: 1_001, reason: "x" }));
@@ -174,7 +199,11 @@ describe("shortfall policy", () => {
     const second = await recordSale(h, auth, { amount: 1_000, creatorPercent: 80, creator: first.creator });
     // The creator's earnings leave the wallet (as a payout would).
     ok(await h.call("ledger", "createParticipant", auth, { body: { participant_id: "spender" } }));
-    ok(await h.call("ledger", "transferBetweenWallets", auth, { body: { from_participant_id: first.creator, to_participant_id: "spender", amount: 1_500, reference_id: "drain" } }));
+    ok(
+      await h.call("ledger", "transferBetweenWallets", auth, {
+        body: { from_participant_id: first.creator, to_participant_id: "spender", amount: 1_500, reference_id: "drain" },
+      }),
+    );
     expect(await creatorWallet(h, auth, first.creator)).toEqual({ balance: 100, held: 0 });
 
     await setShortfallPolicy(h.env.adminSql, scope, "refuse");
@@ -225,11 +254,15 @@ describe("concurrency", () => {
     // Proves one ledger movement per key under a race, and the sale's remainder holding under parallel partials.
     const auth = authFor(newOrg());
     const sale = await recordSale(h, auth, { amount: 1_000, creatorPercent: 70 });
-    const same = await Promise.all(Array.from({ length: 8 }, () => refund(auth, { sale_reference: sale.saleReference, amount: 100, reason: "race", idempotency_key: "race" })));
+    const same = await Promise.all(
+      Array.from({ length: 8 }, () => refund(auth, { sale_reference: sale.saleReference, amount: 100, reason: "race", idempotency_key: "race" })),
+    );
     const ids = new Set(same.map((r) => (ok(r).body["refund"] as Refund).id));
     expect(ids.size).toBe(1);
     expect(same.filter((r) => r.ok && r.status === 201)).toHaveLength(1);
-    const many = await Promise.all(Array.from({ length: 12 }, (_, i) => refund(auth, { sale_reference: sale.saleReference, amount: 100, reason: "parallel", idempotency_key: `p-${i}` })));
+    const many = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => refund(auth, { sale_reference: sale.saleReference, amount: 100, reason: "parallel", idempotency_key: `p-${i}` })),
+    );
     expect(many.filter((r) => r.ok)).toHaveLength(9);
     expect(many.filter((r) => !r.ok).map((r) => err(r).code)).toEqual(expect.arrayContaining(["sale_already_fully_refunded"]));
     expect(await ledgerRefunds(auth.org_id)).toBe(10);
@@ -244,7 +277,8 @@ describe("reads and isolation", () => {
     const a = await recordSale(h, auth, { amount: 1_000, creatorPercent: 50 });
     const b = await recordSale(h, auth, { amount: 1_000, creatorPercent: 50, creator: a.creator });
     const made: string[] = [];
-    for (const s of [a, b, a]) made.push((ok(await refund(auth, { sale_reference: s.saleReference, amount: 100 + made.length, reason: "r" })).body["refund"] as Refund).id);
+    for (const s of [a, b, a])
+      made.push((ok(await refund(auth, { sale_reference: s.saleReference, amount: 100 + made.length, reason: "r" })).body["refund"] as Refund).id);
     const page = ok(await h.call("refunds", "listRefunds", auth, { query: { limit: 2, offset: 1 } })).body;
     expect(page).toMatchObject({ total: 3, count: 2, limit: 2, offset: 1 });
     expect((page["refunds"] as Refund[]).map((r) => r.id)).toEqual([made[1], made[0]]);
@@ -254,7 +288,8 @@ describe("reads and isolation", () => {
     expect(err(await h.call("refunds", "getRefund", live, { params: { refund_id: made[0] ?? "" } })).code).toBe("refund_not_found");
     expect(ok(await h.call("refunds", "listRefunds", live, { query: {} })).body).toMatchObject({ total: 0, refunds: [] });
     expect(err(await refund(live, { sale_reference: a.saleReference, reason: "other environment" })).code).toBe("original_sale_not_found");
-    for (const id of ["re_", "nope", "re_UPPER", "rr_abc"]) expect(err(await h.call("refunds", "getRefund", auth, { params: { refund_id: id } })).code).toBe("refund_not_found");
+    for (const id of ["re_", "nope", "re_UPPER", "rr_abc"])
+      expect(err(await h.call("refunds", "getRefund", auth, { params: { refund_id: id } })).code).toBe("refund_not_found");
     expect(err(await h.call("refunds", "listRefunds", auth, { query: { limit: 101 } })).code).toBe("invalid_limit");
     expect(err(await refund(auth, { reason: "no sale" })).code).toBe("validation_error");
     expect(err(await refund(auth, { sale_reference: a.saleReference, original_sale_reference: b.saleReference, reason: "two" })).code).toBe("validation_error");

@@ -14,7 +14,12 @@ const RPC_TIMEOUT_TEST_MS = 20_000;
 export interface RefundsHarness {
   env: TestEnv;
   refunds: RefundsService;
-  call(service: "ledger" | "refunds" | "payments", op: string, auth: AuthContext, req?: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }): Promise<RpcReply>;
+  call(
+    service: "ledger" | "refunds" | "payments",
+    op: string,
+    auth: AuthContext,
+    req?: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown },
+  ): Promise<RpcReply>;
   /** Stops the ledger process (its requests then go unanswered), runs `whileStopped`, and starts it again. */
   withLedgerStopped(whileStopped: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
@@ -47,7 +52,12 @@ export async function startRefunds(opts: { env?: Record<string, string>; deps?: 
     refunds,
     // The test superuser's connection: refunds' own may not publish to public subjects (ADR 0011).
     call: async (service, op, auth, req = {}) =>
-      rpcCall(await env.nats(), rpcSubject(env.prefix, service, op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {}, alt_base_url: "http://alt.test:8081" }, { timeoutMs: RPC_TIMEOUT_TEST_MS }),
+      rpcCall(
+        await env.nats(),
+        rpcSubject(env.prefix, service, op),
+        { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {}, alt_base_url: "http://alt.test:8081" },
+        { timeoutMs: RPC_TIMEOUT_TEST_MS },
+      ),
     withLedgerStopped: async (whileStopped) => {
       ledger.kill("SIGTERM");
       await ledger.exited;
@@ -77,14 +87,25 @@ export function err(reply: RpcReply): { code: string; message: string; hint?: st
 }
 
 /** A creator and a recorded sale (record-sale) of `amount` with `creator_percent`; answers its sale reference. */
-export async function recordSale(h: RefundsHarness, auth: AuthContext, opts: { amount: number; creatorPercent: number; salesTax?: number; holdFunds?: boolean; creator?: string }): Promise<{ saleReference: string; creator: string; saleTransactionId: string }> {
+export async function recordSale(
+  h: RefundsHarness,
+  auth: AuthContext,
+  opts: { amount: number; creatorPercent: number; salesTax?: number; holdFunds?: boolean; creator?: string },
+): Promise<{ saleReference: string; creator: string; saleTransactionId: string }> {
   const creator = opts.creator ?? `creator_${randomBytes(4).toString("hex")}`;
   const p = await h.call("ledger", "createParticipant", auth, { body: { participant_id: creator } });
   if (!p.ok && p.error.code !== "participant_already_exists") throw new Error(p.error.message);
   const saleReference = `sale_${randomBytes(6).toString("hex")}`;
   const sale = ok(
     await h.call("ledger", "recordSale", auth, {
-      body: { reference_id: saleReference, creator_id: creator, amount: opts.amount, creator_percent: opts.creatorPercent, sales_tax: opts.salesTax ?? 0, hold_funds: opts.holdFunds ?? false },
+      body: {
+        reference_id: saleReference,
+        creator_id: creator,
+        amount: opts.amount,
+        creator_percent: opts.creatorPercent,
+        sales_tax: opts.salesTax ?? 0,
+        hold_funds: opts.holdFunds ?? false,
+      },
     }),
   );
   return { saleReference, creator, saleTransactionId: String(sale.body["transaction_id"]) };
@@ -100,12 +121,23 @@ export async function creatorWallet(h: RefundsHarness, auth: AuthContext, creato
  * A buyer's consumer wallet funded in sandbox, and a wallet-funded checkout paid from it: the sale reference
  * `checkout:<session id>` (a refund of it goes back to the buyer's wallet).
  */
-export async function walletCheckout(h: RefundsHarness, auth: AuthContext, opts: { amount: number; creator: string; buyer: string }): Promise<{ saleReference: string; walletId: string }> {
+export async function walletCheckout(
+  h: RefundsHarness,
+  auth: AuthContext,
+  opts: { amount: number; creator: string; buyer: string },
+): Promise<{ saleReference: string; walletId: string }> {
   const wallet = ok(await h.call("ledger", "createWallet", auth, { body: { owner_id: opts.buyer } })).body["wallet"] as Record<string, unknown>;
   const walletId = String(wallet["id"]);
-  ok(await h.call("ledger", "depositToWallet", auth, { params: { wallet_id: walletId }, body: { amount: opts.amount, reference_id: `fund_${randomBytes(4).toString("hex")}` } }));
+  ok(
+    await h.call("ledger", "depositToWallet", auth, {
+      params: { wallet_id: walletId },
+      body: { amount: opts.amount, reference_id: `fund_${randomBytes(4).toString("hex")}` },
+    }),
+  );
   const cs = ok(
-    await h.call("payments", "createCheckoutSession", auth, { body: { participant_id: opts.creator, amount: opts.amount, purchase_mode: "direct_funded_wallet", customer_id: opts.buyer } }),
+    await h.call("payments", "createCheckoutSession", auth, {
+      body: { participant_id: opts.creator, amount: opts.amount, purchase_mode: "direct_funded_wallet", customer_id: opts.buyer },
+    }),
   ).body["checkout_session"] as Record<string, unknown>;
   if (cs["status"] !== "completed") throw new Error(`wallet checkout is ${String(cs["status"])}`);
   return { saleReference: String(cs["sale_reference"]), walletId };

@@ -41,7 +41,12 @@ export const WebhooksEnv = {
    */
   WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(["true", "false"]).default("false"),
   /** How long the previous secret keeps signing after rotate_secret. */
-  WEBHOOK_ROTATION_OVERLAP_MS: z.coerce.number().int().min(0).max(30 * 24 * 3600 * 1000).default(24 * 3600 * 1000),
+  WEBHOOK_ROTATION_OVERLAP_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 24 * 3600 * 1000)
+    .default(24 * 3600 * 1000),
 };
 
 export interface WebhooksConfig {

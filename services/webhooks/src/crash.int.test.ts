@@ -40,7 +40,12 @@ it("kill -9 mid-burst, restart: every event delivered at least once, repeats kee
   // Proves durability of the pipeline (stream → delivery rows → attempts) across an unclean process death.
   const first = await spawnWebhooks();
   const auth = authFor(newOrg());
-  const reply: RpcReply = await rpcCall(nc, rpcSubject(env.prefix, "webhooks", "manageWebhooks"), { auth, params: {}, query: {}, body: { action: "create", url: rcv.url } }, { timeoutMs: 10_000 });
+  const reply: RpcReply = await rpcCall(
+    nc,
+    rpcSubject(env.prefix, "webhooks", "manageWebhooks"),
+    { auth, params: {}, query: {}, body: { action: "create", url: rcv.url } },
+    { timeoutMs: 10_000 },
+  );
   if (!reply.ok) throw new Error(reply.error.message);
   // A little latency keeps attempts in flight when the process dies.
   rcv.respond = () => ({ status: 200, delayMs: 2 });

@@ -54,7 +54,13 @@ describe("management", () => {
     const list = await h.manage<EndpointView[]>(auth, { action: "list" });
     expect(list).toEqual([{ id: e.id, url: e.url, description: "main", events: ["*"], is_active: true, created_at: e.created_at, secret_rotated_at: null }]);
 
-    const updated = await h.manage<EndpointView>(auth, { action: "update", endpoint_id: e.id, events: ["payout.failed", "payout.failed"], is_active: false, description: "x" });
+    const updated = await h.manage<EndpointView>(auth, {
+      action: "update",
+      endpoint_id: e.id,
+      events: ["payout.failed", "payout.failed"],
+      is_active: false,
+      description: "x",
+    });
     expect(updated).toMatchObject({ id: e.id, events: ["payout.failed"], is_active: false, description: "x" });
     expect(updated).not.toHaveProperty("secret");
 
@@ -67,7 +73,15 @@ describe("management", () => {
   it("live refuses http, private, loopback and link-local targets; accepts a public https address", async () => {
     // Proves the live URL rules at creation (the connect-time check is proven in the isolation test).
     const live = authFor(newOrg(), true);
-    for (const url of ["http://1.1.1.1/h", "https://127.0.0.1/h", "https://10.0.0.7/h", "https://169.254.169.254/latest/meta-data", "https://[::1]/h", "https://localhost/h", "https://[::ffff:192.168.0.1]/h"]) {
+    for (const url of [
+      "http://1.1.1.1/h",
+      "https://127.0.0.1/h",
+      "https://10.0.0.7/h",
+      "https://169.254.169.254/latest/meta-data",
+      "https://[::1]/h",
+      "https://localhost/h",
+      "https://[::ffff:192.168.0.1]/h",
+    ]) {
       expect(err(await h.call("manageWebhooks", live, { action: "create", url })).code, url).toBe("invalid_webhook_url");
     }
     const ok = await h.manage<Created>(live, { action: "create", url: "https://1.1.1.1/hooks" });
@@ -189,7 +203,15 @@ describe("delivery", () => {
     const [got] = await waitFor(() => (rcv.byEvent(evt.id).length > 0 ? rcv.byEvent(evt.id) : false));
     if (!got) throw new Error("nothing received");
     const payload = new Webhook(e.secret).verify(got.body, got.headers as Record<string, string>);
-    expect(payload).toEqual({ id: evt.id, type: "checkout.completed", created_at: evt.created_at, livemode: false, mode: "sandbox", sequence: evt.sequence, data: { checkout_session_id: "cs_1", amount_cents: 1200 } });
+    expect(payload).toEqual({
+      id: evt.id,
+      type: "checkout.completed",
+      created_at: evt.created_at,
+      livemode: false,
+      mode: "sandbox",
+      sequence: evt.sequence,
+      data: { checkout_session_id: "cs_1", amount_cents: 1200 },
+    });
     expect(got.headers["content-type"]).toBe("application/json");
     expect(got.headers["x-webhook-event"]).toBe("checkout.completed");
     expect(got.headers["x-webhook-attempt"]).toBe("1");
@@ -200,8 +222,33 @@ describe("delivery", () => {
       const ds = await deliveriesOf(auth, e.id);
       return ds[0]?.status === "delivered" ? ds : false;
     });
-    expect(d).toMatchObject({ id: got.headers["webhook-id"], endpoint_id: e.id, event_id: evt.id, event_type: "checkout.completed", status: "delivered", attempts: 1, max_attempts: 4, response_status: 200, response_body: "ok", next_retry_at: null });
-    expect(Object.keys(d ?? {}).sort()).toEqual(["attempts", "created_at", "delivered_at", "endpoint_id", "event_id", "event_type", "id", "max_attempts", "next_retry_at", "response_body", "response_status", "response_time_ms", "status"]);
+    expect(d).toMatchObject({
+      id: got.headers["webhook-id"],
+      endpoint_id: e.id,
+      event_id: evt.id,
+      event_type: "checkout.completed",
+      status: "delivered",
+      attempts: 1,
+      max_attempts: 4,
+      response_status: 200,
+      response_body: "ok",
+      next_retry_at: null,
+    });
+    expect(Object.keys(d ?? {}).sort()).toEqual([
+      "attempts",
+      "created_at",
+      "delivered_at",
+      "endpoint_id",
+      "event_id",
+      "event_type",
+      "id",
+      "max_attempts",
+      "next_retry_at",
+      "response_body",
+      "response_status",
+      "response_time_ms",
+      "status",
+    ]);
     expect(typeof d?.delivered_at).toBe("string");
   });
 
@@ -404,7 +451,8 @@ describe("delivery", () => {
     expect(live[0]?.response_status).toBeNull();
     // The hostname one is refused by the guarded DNS lookup at connect time, the IP literal before connecting.
     const planted = await waitFor(async () => {
-      const rows = await h.env.adminSql`select endpoint_id, last_error from webhooks.deliveries where endpoint_id like 'we_planted%' and last_error is not null order by endpoint_id`;
+      const rows = await h.env
+        .adminSql`select endpoint_id, last_error from webhooks.deliveries where endpoint_id like 'we_planted%' and last_error is not null order by endpoint_id`;
       return rows.length === 2 ? rows : false;
     });
     expect(planted.map((p) => p["endpoint_id"])).toEqual(["we_plantedhost", "we_plantedlive"]);
@@ -474,7 +522,12 @@ describe("sandboxSendTestWebhook", () => {
     expect(eventId).toMatch(/^evt_/);
     const [got] = await waitFor(() => (rcv.byEvent(eventId).length > 0 ? rcv.byEvent(eventId) : false));
     if (!got) throw new Error("nothing received");
-    expect(new Webhook(e.secret).verify(got.body, got.headers as Record<string, string>)).toMatchObject({ type: "payout.failed", livemode: false, mode: "sandbox", data: { failure_reason: "sandbox_test" } });
+    expect(new Webhook(e.secret).verify(got.body, got.headers as Record<string, string>)).toMatchObject({
+      type: "payout.failed",
+      livemode: false,
+      mode: "sandbox",
+      data: { failure_reason: "sandbox_test" },
+    });
     const replay = await h.call("sandboxSendTestWebhook", auth, { idempotency_key: "k1" });
     expect(replay.ok && replay.body["event_id"]).toBe(eventId);
     expect(err(await h.call("sandboxSendTestWebhook", auth, { idempotency_key: "k1", event_type: "hold.created" })).code).toBe("idempotency_conflict");

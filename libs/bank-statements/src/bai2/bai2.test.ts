@@ -16,14 +16,23 @@ describe("BAI2", () => {
       ["10200123456", "CAD", 6],
     ]);
     const first = r.statements[0]!.transactions;
-    expect(first[0]).toMatchObject({ amount: -2500, type: "debit", bank_code: "409", date: "2006-03-17", value_date: "2006-03-16", description: "RETURNED CHEQUE" });
+    expect(first[0]).toMatchObject({
+      amount: -2500,
+      type: "debit",
+      bank_code: "409",
+      date: "2006-03-17",
+      value_date: "2006-03-16",
+      description: "RETURNED CHEQUE",
+    });
     expect(first[3]).toMatchObject({ amount: 203500, type: "credit", bank_code: "108" });
     expect(codes(r)).toEqual([]);
   });
 
   it("sample 1: the account control totals 834000 and 446000 and the file total 1280000 match the records", () => {
     // Proves the control-total check is real: change one detail amount and the account and file totals are flagged.
-    const text = fixture("bai2/moov-sample1-cad.bai2").toString("latin1").replace("16,409,000000000002500,V,060316,,,,RETURNED", "16,409,000000000002501,V,060316,,,,RETURNED");
+    const text = fixture("bai2/moov-sample1-cad.bai2")
+      .toString("latin1")
+      .replace("16,409,000000000002500,V,060316,,,,RETURNED", "16,409,000000000002501,V,060316,,,,RETURNED");
     const r = parseStatement(text, { format: "bai2" });
     expect(codes(r)).toEqual(["control_total_mismatch", "control_total_mismatch", "control_total_mismatch"]);
     expect(r.warnings[0]!.message).toContain("834000");
@@ -36,8 +45,18 @@ describe("BAI2", () => {
     expect(details(r)).toBe(4);
     expect(r.statements.every((s) => s.account.currency === "USD")).toBe(true);
     const second = r.statements[1]!;
-    expect(second.balances.map((b) => [b.kind, b.amount])).toEqual([["010", -500000], ["072", 500000], ["074", 500000], ["040", -1500000]]);
-    expect(r.statements[2]!.transactions[0]).toMatchObject({ amount: 20000000, bank_reference: "SP4738", reference: "YRC065321", description: "PROCEEDS OF LETTER OF CREDIT FROM THE ARAMCO OIL CO" });
+    expect(second.balances.map((b) => [b.kind, b.amount])).toEqual([
+      ["010", -500000],
+      ["072", 500000],
+      ["074", 500000],
+      ["040", -1500000],
+    ]);
+    expect(r.statements[2]!.transactions[0]).toMatchObject({
+      amount: 20000000,
+      bank_reference: "SP4738",
+      reference: "YRC065321",
+      description: "PROCEEDS OF LETTER OF CREDIT FROM THE ARAMCO OIL CO",
+    });
     expect(codes(r)).toEqual([]);
   });
 
@@ -79,6 +98,8 @@ describe("BAI2", () => {
   it("a bank-specific detail type code (700–999) is refused rather than given a guessed sign", () => {
     // Proves no money line gets a sign the file does not state.
     const text = "01,A,B,240101,0000,1,,,2/\n02,B,A,1,240101,,USD,/\n03,1,USD,010,0,,/\n16,901,100,0,,,X/\n49,100,3/\n98,100,1,5/\n99,100,1,7/\n";
-    expect(() => parseStatement(text, { format: "bai2" })).toThrow(expect.objectContaining({ code: "invalid_statement", details: { line: 4, field: "type_code", value: "901" } }));
+    expect(() => parseStatement(text, { format: "bai2" })).toThrow(
+      expect.objectContaining({ code: "invalid_statement", details: { line: 4, field: "type_code", value: "901" } }),
+    );
   });
 });

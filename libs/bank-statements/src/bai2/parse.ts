@@ -131,14 +131,16 @@ export function parseBai2(input: Buffer | string, warnings: Warnings): Statement
         closeAccount();
         if (!group) throw invalidStatement("group trailer outside a group", { line: r.line });
         checkTotal(warnings, "group", r, group.total, group.records, 0, 2);
-        if (field(r, 1) !== "" && Number(field(r, 1)) !== group.accounts) warnings.add("account_count_mismatch", `group trailer counts ${field(r, 1)} accounts, ${group.accounts} were read`, r.line);
+        if (field(r, 1) !== "" && Number(field(r, 1)) !== group.accounts)
+          warnings.add("account_count_mismatch", `group trailer counts ${field(r, 1)} accounts, ${group.accounts} were read`, r.line);
         fileTotal += group.total;
         group = undefined;
         break;
       case "99":
         closeAccount();
         checkTotal(warnings, "file", r, fileTotal, fileRecords, 0, 2);
-        if (field(r, 1) !== "" && Number(field(r, 1)) !== groups) warnings.add("group_count_mismatch", `file trailer counts ${field(r, 1)} groups, ${groups} were read`, r.line);
+        if (field(r, 1) !== "" && Number(field(r, 1)) !== groups)
+          warnings.add("group_count_mismatch", `file trailer counts ${field(r, 1)} groups, ${groups} were read`, r.line);
         break;
       default:
         break;
@@ -180,7 +182,11 @@ function openAccount(r: Bai2Record, group: Group, warnings: Warnings): AccountDr
 function direction(code: number, r: Bai2Record): "credit" | "debit" {
   if (code >= 100 && code <= 399) return "credit";
   if (code >= 400 && code <= 699) return "debit";
-  throw invalidStatement(`detail type code ${code} is bank-specific; its direction (credit or debit) is unknown`, { line: r.line, field: "type_code", value: String(code) });
+  throw invalidStatement(`detail type code ${code} is bank-specific; its direction (credit or debit) is unknown`, {
+    line: r.line,
+    field: "type_code",
+    value: String(code),
+  });
 }
 
 function detail(r: Bai2Record, account: AccountDraft, group: Group, warnings: Warnings): StatementTransaction {
@@ -188,7 +194,8 @@ function detail(r: Bai2Record, account: AccountDraft, group: Group, warnings: Wa
   if (!/^\d{3}$/.test(code)) throw invalidStatement("transaction detail has an invalid type code", { line: r.line, field: "type_code", value: code });
   const type = direction(Number(code), r);
   const magnitude = amountOf(field(r, 1), r, "amount");
-  if (magnitude < 0n) throw invalidStatement("transaction detail amount is signed; the type code gives the direction", { line: r.line, field: "amount", value: field(r, 1) });
+  if (magnitude < 0n)
+    throw invalidStatement("transaction detail amount is signed; the type code gives the direction", { line: r.line, field: "amount", value: field(r, 1) });
   const signed = decimalOf(type === "credit" ? magnitude : -magnitude, account.exponent);
   const textAt = detailTextIndex(r.fields) ?? r.fields.length;
   const funds = field(r, 2).toUpperCase();

@@ -12,7 +12,16 @@ describe("camt.053", () => {
     const s = r.statements[0]!;
     expect(s.account).toMatchObject({ id: "NL26VAYB8060476890", iban: "NL26VAYB8060476890", currency: "EUR" });
     expect(s.transactions).toEqual([
-      expect.objectContaining({ amount: 885, amount_decimal: "8.85", currency: "EUR", type: "credit", date: "2014-12-31", value_date: "2015-01-02", reference: "4654654654654654", counterparty: { name: "NAME NAME", account: "NL56AGDH9619008421" } }),
+      expect.objectContaining({
+        amount: 885,
+        amount_decimal: "8.85",
+        currency: "EUR",
+        type: "credit",
+        date: "2014-12-31",
+        value_date: "2015-01-02",
+        reference: "4654654654654654",
+        counterparty: { name: "NAME NAME", account: "NL56AGDH9619008421" },
+      }),
     ]);
   });
 
@@ -34,9 +43,16 @@ describe("camt.053", () => {
     for (const path of ["camt053/genkgo-camt053.v4.xml", "camt053/genkgo-camt053.v8.xml"]) {
       const s = read(path).statements[0]!;
       expect(s.account).toMatchObject({ id: "NL26VAYB8060476890", currency: "EUR", name: "FINPETROL" });
-      expect(s.transactions.map((t) => [t.amount, t.currency, t.type, t.date, t.bank_reference])).toEqual([[885, "EUR", "credit", "2014-12-31", "AAAASESS-FP-CN_98765/01"]]);
+      expect(s.transactions.map((t) => [t.amount, t.currency, t.type, t.date, t.bank_reference])).toEqual([
+        [885, "EUR", "credit", "2014-12-31", "AAAASESS-FP-CN_98765/01"],
+      ]);
       expect(s.transactions[0]!.counterparty?.name).toBe("NAME NAME");
-      expect(s.balances.map((b) => [b.kind, b.amount, b.currency])).toEqual([["OPBD", 1815, "EUR"], ["CLBD", -2700, "SEK"], ["OPAV", 3500, "CHF"], ["CLAV", -2700, "JPY"]]);
+      expect(s.balances.map((b) => [b.kind, b.amount, b.currency])).toEqual([
+        ["OPBD", 1815, "EUR"],
+        ["CLBD", -2700, "SEK"],
+        ["OPAV", 3500, "CHF"],
+        ["CLAV", -2700, "JPY"],
+      ]);
     }
     expect(read("camt053/genkgo-camt053.v8.xml").statements[0]!.transactions[0]!.bank_code).toBe("PMNT/RCDT/BOOK");
   });
@@ -44,7 +60,15 @@ describe("camt.053", () => {
   it("two statements on one IBAN: 18.15 + 8.85 = 27.00 and 27.00 − 7.00 = 20.00 both reconcile", () => {
     // Proves each Stmt is its own statement with its own reconciliation.
     const r = read("camt053/genkgo-camt053.v2.multi.statement.xml");
-    expect(r.statements.map((s) => [s.statement_id, s.transactions.map((t) => t.amount), s.opening_balance?.amount, s.closing_balance?.amount, s.reconciliation.reconciles])).toEqual([
+    expect(
+      r.statements.map((s) => [
+        s.statement_id,
+        s.transactions.map((t) => t.amount),
+        s.opening_balance?.amount,
+        s.closing_balance?.amount,
+        s.reconciliation.reconciles,
+      ]),
+    ).toEqual([
       ["253EURNL26VAYB8060476890", [885], 1815, 2700, true],
       ["254EURNL26VAYB8060476890", [-700], 2700, 2000, true],
     ]);
@@ -73,7 +97,16 @@ describe("camt.053", () => {
     const s = read("camt053/genkgo-camt053.v2.all-balance-types.xml").statements[0]!;
     expect(s.account.iban).toBe("CH2801234000123456789");
     expect(s.balances.map((b) => [b.kind, b.amount])).toEqual([
-      ["OPBD", 101], ["PRCD", 202], ["OPAV", 303], ["CLBD", 404], ["CLAV", 505], ["FWAV", 606], ["INFO", 707], ["ITAV", 808], ["ITBD", 909], ["XPCD", 1010],
+      ["OPBD", 101],
+      ["PRCD", 202],
+      ["OPAV", 303],
+      ["CLBD", 404],
+      ["CLAV", 505],
+      ["FWAV", 606],
+      ["INFO", 707],
+      ["ITAV", 808],
+      ["ITBD", 909],
+      ["XPCD", 1010],
     ]);
     expect([s.opening_balance?.kind, s.closing_balance?.kind]).toEqual(["OPBD", "CLBD"]);
     expect(s.transactions.map((t) => t.amount_decimal)).toEqual(["8.850"]);

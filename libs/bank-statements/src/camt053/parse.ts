@@ -148,21 +148,41 @@ class CamtReader {
   private entryField(rel: string, text: string): void {
     const e = this.entry as EntryDraft;
     switch (rel) {
-      case "Amt": e.text = text; return;
-      case "CdtDbtInd": e.indicator = text; return;
+      case "Amt":
+        e.text = text;
+        return;
+      case "CdtDbtInd":
+        e.indicator = text;
+        return;
       case "Sts":
-      case "Sts/Cd": if (text) e.status = text; return;
+      case "Sts/Cd":
+        if (text) e.status = text;
+        return;
       case "BookgDt/Dt":
-      case "BookgDt/DtTm": e.booked = text; return;
+      case "BookgDt/DtTm":
+        e.booked = text;
+        return;
       case "ValDt/Dt":
-      case "ValDt/DtTm": e.value = text; return;
-      case "AcctSvcrRef": e.bankRef = text; return;
-      case "NtryRef": e.entryRef = text; return;
+      case "ValDt/DtTm":
+        e.value = text;
+        return;
+      case "AcctSvcrRef":
+        e.bankRef = text;
+        return;
+      case "NtryRef":
+        e.entryRef = text;
+        return;
       case "BkTxCd/Domn/Cd":
       case "BkTxCd/Domn/Fmly/Cd":
-      case "BkTxCd/Domn/Fmly/SubFmlyCd": e.code.push(text); return;
-      case "BkTxCd/Prtry/Cd": if (e.code.length === 0) e.code.push(text); return;
-      case "AddtlNtryInf": e.additional = text; return;
+      case "BkTxCd/Domn/Fmly/SubFmlyCd":
+        e.code.push(text);
+        return;
+      case "BkTxCd/Prtry/Cd":
+        if (e.code.length === 0) e.code.push(text);
+        return;
+      case "AddtlNtryInf":
+        e.additional = text;
+        return;
       default:
         if (rel.startsWith("NtryDtls/TxDtls/")) this.detailField(e, rel.slice(16), text);
     }
@@ -182,7 +202,8 @@ class CamtReader {
   }
 
   private partyField(e: EntryDraft, rel: string, text: string): void {
-    const m = /^RltdPties\/(Dbtr|Cdtr)(Acct)?\/(?:Pty\/)?(Nm|Id\/IBAN|Id\/Othr\/Id)$/.exec(rel) ?? /^RltdAgts\/(Dbtr|Cdtr)(Agt)\/FinInstnId\/(BICFI|BIC)$/.exec(rel);
+    const m =
+      /^RltdPties\/(Dbtr|Cdtr)(Acct)?\/(?:Pty\/)?(Nm|Id\/IBAN|Id\/Othr\/Id)$/.exec(rel) ?? /^RltdAgts\/(Dbtr|Cdtr)(Agt)\/FinInstnId\/(BICFI|BIC)$/.exec(rel);
     if (!m) return;
     const party = m[1] === "Dbtr" ? e.debtor : e.creditor;
     if (m[2] === "Agt") party.bank_id = text;
@@ -192,9 +213,12 @@ class CamtReader {
 
   private amount(d: AmountDraft, what: string, line: number) {
     const decimal = d.text === undefined ? null : parseDecimal(d.text);
-    if (decimal === null || decimal.units < 0n) throw invalidStatement(`${what} has no valid Amt`, { line, field: "Amt", ...(d.text ? { value: d.text } : {}) });
-    if (!d.currency || !isCurrencyCode(d.currency)) throw invalidStatement(`${what} Amt has no valid Ccy`, { line, field: "Amt/@Ccy", ...(d.currency ? { value: d.currency } : {}) });
-    if (d.indicator !== "CRDT" && d.indicator !== "DBIT") throw invalidStatement(`${what} has no CdtDbtInd (CRDT or DBIT)`, { line, field: "CdtDbtInd", ...(d.indicator ? { value: d.indicator } : {}) });
+    if (decimal === null || decimal.units < 0n)
+      throw invalidStatement(`${what} has no valid Amt`, { line, field: "Amt", ...(d.text ? { value: d.text } : {}) });
+    if (!d.currency || !isCurrencyCode(d.currency))
+      throw invalidStatement(`${what} Amt has no valid Ccy`, { line, field: "Amt/@Ccy", ...(d.currency ? { value: d.currency } : {}) });
+    if (d.indicator !== "CRDT" && d.indicator !== "DBIT")
+      throw invalidStatement(`${what} has no CdtDbtInd (CRDT or DBIT)`, { line, field: "CdtDbtInd", ...(d.indicator ? { value: d.indicator } : {}) });
     return { signed: d.indicator === "DBIT" ? negateDecimal(decimal) : decimal, currency: d.currency };
   }
 
@@ -249,7 +273,12 @@ class CamtReader {
     if (s.name) account.name = s.name;
     const opening = s.balances.find((b) => b.kind === "OPBD") ?? s.balances.find((b) => b.kind === "PRCD");
     const closing = s.balances.find((b) => b.kind === "CLBD");
-    const statement: Statement = { account, balances: s.balances, transactions: s.transactions, reconciliation: reconcile(currency, opening, closing, s.transactions) };
+    const statement: Statement = {
+      account,
+      balances: s.balances,
+      transactions: s.transactions,
+      reconciliation: reconcile(currency, opening, closing, s.transactions),
+    };
     if (s.id) statement.statement_id = s.id;
     if (opening) statement.opening_balance = opening;
     if (closing) statement.closing_balance = closing;

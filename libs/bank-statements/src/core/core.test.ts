@@ -25,7 +25,15 @@ describe("exact amounts", () => {
 
   it("minor units follow ISO 4217: HUF 2, JPY 0, KWD 3, CLF 4, gold none, withdrawn DEM 2", () => {
     // Proves the precision table used for every amount.
-    expect([minorUnits("HUF"), minorUnits("JPY"), minorUnits("KWD"), minorUnits("CLF"), minorUnits("XAU"), minorUnits("DEM"), minorUnits("PLN")]).toEqual([2, 0, 3, 4, null, 2, 2]);
+    expect([minorUnits("HUF"), minorUnits("JPY"), minorUnits("KWD"), minorUnits("CLF"), minorUnits("XAU"), minorUnits("DEM"), minorUnits("PLN")]).toEqual([
+      2,
+      0,
+      3,
+      4,
+      null,
+      2,
+      2,
+    ]);
   });
 });
 
@@ -64,7 +72,7 @@ describe("format detection from content only", () => {
 
   it("a BOM, leading blank lines and SWIFT envelope blocks do not hide the format", () => {
     // Proves detection skips noise before the first marker.
-    expect(detectFormat("\ufeff\n\n<?xml version=\"1.0\"?><Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.08\">")).toBe("camt053");
+    expect(detectFormat('\ufeff\n\n<?xml version="1.0"?><Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.08">')).toBe("camt053");
     expect(detectFormat("{1:F01BANKBEBBAXXX0000000000}{2:O9400000000000}{4:\n:20:X\n")).toBe("mt940");
     expect(detectFormat("\u0001\n:20:X\n:25:1\n:60F:C240101EUR1,00\n")).toBe("mt940");
   });
@@ -86,7 +94,14 @@ describe("errors and limits", () => {
     expect(codeOf(() => parseStatement("  \n", { format: "auto" }))).toBe("invalid_statement");
     expect(codeOf(() => parseStatement(Buffer.alloc(2048, 65), { format: "auto", bytesMax: 1024 }))).toBe("statement_too_large");
     expect(codeOf(() => parseStatement("01,A,B,240101,0000,1/\n", { format: "mt940" }))).toBe("invalid_statement");
-    expect(codeOf(() => parseStatement(fixture("csv/csv2ofx-ing-es.csv"), { format: "csv", mapping: { date: "date", amount: "amount", currency: "EUR", encoding: "ebcdic" } as never }))).toBe("invalid_mapping");
+    expect(
+      codeOf(() =>
+        parseStatement(fixture("csv/csv2ofx-ing-es.csv"), {
+          format: "csv",
+          mapping: { date: "date", amount: "amount", currency: "EUR", encoding: "ebcdic" } as never,
+        }),
+      ),
+    ).toBe("invalid_mapping");
   });
 });
 
@@ -96,6 +111,12 @@ describe("test data", () => {
     const sources = readFileSync(join(TEST_DATA_DIR, "SOURCES.md"), "utf8");
     const rows = [...sources.matchAll(/^([0-9a-f]{64}) {2}(\S+)$/gm)];
     expect(rows.length).toBe(31);
-    for (const [, sha, path] of rows) expect([path, createHash("sha256").update(fixture(path as string)).digest("hex")]).toEqual([path, sha]);
+    for (const [, sha, path] of rows)
+      expect([
+        path,
+        createHash("sha256")
+          .update(fixture(path as string))
+          .digest("hex"),
+      ]).toEqual([path, sha]);
   });
 });

@@ -27,7 +27,10 @@ function detectXml(head: string): StatementFormat {
   if (/<OFX>/i.test(head)) return "ofx";
   if (CAMT053_NS.test(head)) return "camt053";
   const ns = /xmlns(?::\w+)?="([^"]*)"/.exec(head)?.[1];
-  throw new StatementError("unsupported_format", `XML document is not a camt.053 statement or OFX${ns ? ` (namespace ${ns})` : ""}`, { line: 1, ...(ns ? { value: ns } : {}) });
+  throw new StatementError("unsupported_format", `XML document is not a camt.053 statement or OFX${ns ? ` (namespace ${ns})` : ""}`, {
+    line: 1,
+    ...(ns ? { value: ns } : {}),
+  });
 }
 
 /** Byte-order marks, control bytes (SWIFT SOH) and blank lines before the first real character. */

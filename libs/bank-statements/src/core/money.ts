@@ -8,7 +8,11 @@ export function exactAmount(d: Decimal, currency: string, warnings: Warnings, li
   const exponent = minorUnits(currency);
   const amount = exponent === null ? null : toMinorUnits(d, exponent);
   if (amount === null) {
-    warnings.add("amount_not_representable", `${formatDecimal(d)} ${currency} has more decimals than the currency's minor unit; kept as a decimal string only`, line);
+    warnings.add(
+      "amount_not_representable",
+      `${formatDecimal(d)} ${currency} has more decimals than the currency's minor unit; kept as a decimal string only`,
+      line,
+    );
   }
   return { amount, amount_decimal: formatDecimal(d), currency };
 }

@@ -17,7 +17,12 @@ function decimalOf(amountDecimal: string): Decimal {
  * Opening balance + transactions = closing balance, in exact decimals. A statement without both balances, or
  * whose balances or lines are in another currency than the account, is reported as unchecked, not as failing.
  */
-export function reconcile(currency: string, opening: Balance | undefined, closing: Balance | undefined, transactions: readonly StatementTransaction[]): Reconciliation {
+export function reconcile(
+  currency: string,
+  opening: Balance | undefined,
+  closing: Balance | undefined,
+  transactions: readonly StatementTransaction[],
+): Reconciliation {
   if (!opening || !closing) return unchecked(`the statement has no ${opening ? "closing" : "opening"} balance`);
   if (opening.currency !== currency || closing.currency !== currency) {
     return unchecked(`balances are in ${opening.currency}/${closing.currency}, the account in ${currency}`);

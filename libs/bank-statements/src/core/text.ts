@@ -34,7 +34,11 @@ function bomEncoding(bytes: Buffer): { label: string; skip: number } | null {
 /** Decode with a named encoding; an unknown name is the caller's error, not a guess. */
 export function decodeAs(bytes: Buffer, encoding: string): string {
   const label = decoderLabel(encoding);
-  if (label === null) throw new StatementError("unsupported_encoding", `encoding ${encoding} is not supported (use utf-8, latin1, windows-1252 or utf-16le)`, { field: "encoding", value: encoding });
+  if (label === null)
+    throw new StatementError("unsupported_encoding", `encoding ${encoding} is not supported (use utf-8, latin1, windows-1252 or utf-16le)`, {
+      field: "encoding",
+      value: encoding,
+    });
   const bom = bomEncoding(bytes);
   return new TextDecoder(label).decode(bom && bom.label === label ? bytes.subarray(bom.skip) : bytes);
 }

@@ -5,11 +5,52 @@ import type { CsvMappingInput } from "./mapping.ts";
 
 const csv = (path: string, mapping: CsvMappingInput) => parseStatement(fixture(path), { format: "csv", mapping });
 
-const SCHWAB: CsvMappingInput = { date: "Date", date_format: "MM/DD/YYYY", debit: "Withdrawal", credit: "Deposit", description: "Description", reference: "CheckNumber", balance: "RunningBalance", currency: "USD", thousands_separator: "," };
-const GLS: CsvMappingInput = { date: "Buchungstag", value_date: "Wertstellung", date_format: "DD.MM.YYYY", amount: "Betrag", balance: "Kontostand", description: ["Buchungstext", "VWZ1", "VWZ2"], counterparty: "Auftraggeber/Empfänger", account: "Kontonummer", currency_column: "Währung", decimal_separator: ",", thousands_separator: ".", encoding: "latin1" };
-const UBS: CsvMappingInput = { date: "Date de valeur", date_format: "DD.MM.YYYY", debit: "Débit", credit: "Crédit", description: ["Description 1", "Description 2"], reference: "N° de transaction", balance: "Solde", account: "Produit", currency_column: "Monn.", thousands_separator: "'" };
+const SCHWAB: CsvMappingInput = {
+  date: "Date",
+  date_format: "MM/DD/YYYY",
+  debit: "Withdrawal",
+  credit: "Deposit",
+  description: "Description",
+  reference: "CheckNumber",
+  balance: "RunningBalance",
+  currency: "USD",
+  thousands_separator: ",",
+};
+const GLS: CsvMappingInput = {
+  date: "Buchungstag",
+  value_date: "Wertstellung",
+  date_format: "DD.MM.YYYY",
+  amount: "Betrag",
+  balance: "Kontostand",
+  description: ["Buchungstext", "VWZ1", "VWZ2"],
+  counterparty: "Auftraggeber/Empfänger",
+  account: "Kontonummer",
+  currency_column: "Währung",
+  decimal_separator: ",",
+  thousands_separator: ".",
+  encoding: "latin1",
+};
+const UBS: CsvMappingInput = {
+  date: "Date de valeur",
+  date_format: "DD.MM.YYYY",
+  debit: "Débit",
+  credit: "Crédit",
+  description: ["Description 1", "Description 2"],
+  reference: "N° de transaction",
+  balance: "Solde",
+  account: "Produit",
+  currency_column: "Monn.",
+  thousands_separator: "'",
+};
 const ING: CsvMappingInput = { date: "date", date_format: "DD/MM/YYYY", amount: "amount", description: "desc", balance: "balance", currency: "EUR" };
-const CAPITALONE: CsvMappingInput = { date: "Posted Date", value_date: "Transaction Date", debit: "Debit", credit: "Credit", description: "Description", currency: "USD" };
+const CAPITALONE: CsvMappingInput = {
+  date: "Posted Date",
+  value_date: "Transaction Date",
+  debit: "Debit",
+  credit: "Credit",
+  description: "Description",
+  currency: "USD",
+};
 
 describe("CSV with a mapping", () => {
   it("Schwab: quoted fields, MM/DD/YYYY, Withdrawal/Deposit columns with $ and thousands commas, newest first; reconciles", () => {
@@ -32,7 +73,14 @@ describe("CSV with a mapping", () => {
     const s = r.statements[0]!;
     expect(s.account).toMatchObject({ id: "1234567890", currency: "EUR" });
     expect(s.transactions).toEqual([
-      expect.objectContaining({ date: "2017-10-10", value_date: "2017-10-10", amount: -9876, type: "debit", counterparty: { name: "Drillisch Online AG" }, description: "SEPA-Basislastschrift B4658645 U123456789 B123456 987 SIMply Rechnung" }),
+      expect.objectContaining({
+        date: "2017-10-10",
+        value_date: "2017-10-10",
+        amount: -9876,
+        type: "debit",
+        counterparty: { name: "Drillisch Online AG" },
+        description: "SEPA-Basislastschrift B4658645 U123456789 B123456 987 SIMply Rechnung",
+      }),
     ]);
     expect(s.closing_balance?.amount).toBe(123456);
     expect(r.warnings).toEqual([]);
@@ -84,19 +132,29 @@ describe("CSV with a mapping", () => {
     // Proves mapping problems are typed and name the field.
     expect(() => parseStatement(fixture("csv/csv2ofx-ing-es.csv"), { format: "csv" })).toThrow(expect.objectContaining({ code: "mapping_required" }));
     expect(() => parseStatement(fixture("csv/csv2ofx-ing-es.csv"), { format: "auto" })).toThrow(expect.objectContaining({ code: "mapping_required" }));
-    expect(() => csv("csv/csv2ofx-ing-es.csv", { ...ING, amount: "importe" })).toThrow(expect.objectContaining({ code: "invalid_mapping", details: expect.objectContaining({ field: "amount", value: "importe" }) }));
-    expect(() => csv("csv/csv2ofx-ing-es.csv", { date: "date", currency: "EUR" } as CsvMappingInput)).toThrow(expect.objectContaining({ code: "invalid_mapping", details: expect.objectContaining({ field: "amount" }) }));
+    expect(() => csv("csv/csv2ofx-ing-es.csv", { ...ING, amount: "importe" })).toThrow(
+      expect.objectContaining({ code: "invalid_mapping", details: expect.objectContaining({ field: "amount", value: "importe" }) }),
+    );
+    expect(() => csv("csv/csv2ofx-ing-es.csv", { date: "date", currency: "EUR" } as CsvMappingInput)).toThrow(
+      expect.objectContaining({ code: "invalid_mapping", details: expect.objectContaining({ field: "amount" }) }),
+    );
   });
 
   it("a date that does not match the format is invalid_statement naming the line, the field and the value", () => {
     // Proves row errors point at the input line.
-    expect(() => csv("csv/csv2ofx-ing-es.csv", { ...ING, date_format: "MM/DD/YYYY" })).toThrow(expect.objectContaining({ code: "invalid_statement", details: { line: 2, field: "date", value: "24/03/2022" } }));
+    expect(() => csv("csv/csv2ofx-ing-es.csv", { ...ING, date_format: "MM/DD/YYYY" })).toThrow(
+      expect.objectContaining({ code: "invalid_statement", details: { line: 2, field: "date", value: "24/03/2022" } }),
+    );
   });
 
   it("amounts in parentheses or with a trailing minus are negative; a quoted field with a newline keeps the row's first line", () => {
     // Proves the common accounting notations and multi-line records.
     const text = 'Date,Amount,Text\n2024-01-02,(12.50),a\n2024-01-03,7.00-,"two\nlines"\n2024-01-04,1,c\n';
     const s = parseStatement(text, { format: "csv", mapping: { date: "Date", amount: "Amount", description: "Text", currency: "EUR" } }).statements[0]!;
-    expect(s.transactions.map((t) => [t.amount, t.raw_line_no])).toEqual([[-1250, 2], [-700, 3], [100, 5]]);
+    expect(s.transactions.map((t) => [t.amount, t.raw_line_no])).toEqual([
+      [-1250, 2],
+      [-700, 3],
+      [100, 5],
+    ]);
   });
 });

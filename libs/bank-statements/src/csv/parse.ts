@@ -24,7 +24,8 @@ function resolver(header: readonly string[] | null) {
   return (ref: ColumnRef | undefined, field: string): number | undefined => {
     if (ref === undefined) return undefined;
     if (typeof ref === "number") return ref;
-    if (!header) throw new StatementError("invalid_mapping", `mapping.${field} names column "${ref}" but has_header is false; use a 0-based index`, { field, value: ref });
+    if (!header)
+      throw new StatementError("invalid_mapping", `mapping.${field} names column "${ref}" but has_header is false; use a 0-based index`, { field, value: ref });
     let at = header.indexOf(ref);
     if (at < 0) at = header.findIndex((h) => h.trim().toLowerCase() === ref.trim().toLowerCase());
     if (at < 0) throw new StatementError("invalid_mapping", `mapping.${field}: no column "${ref}" in the header`, { field, value: ref, line: 1 });
@@ -48,9 +49,17 @@ function sniffDelimiter(text: string): string {
 }
 
 const DATE_PARTS: Readonly<Record<string, readonly ("Y" | "M" | "D")[]>> = {
-  "YYYY-MM-DD": ["Y", "M", "D"], YYYYMMDD: ["Y", "M", "D"], "YYYY/MM/DD": ["Y", "M", "D"],
-  "MM/DD/YYYY": ["M", "D", "Y"], "MM-DD-YYYY": ["M", "D", "Y"], "MM/DD/YY": ["M", "D", "Y"],
-  "DD/MM/YYYY": ["D", "M", "Y"], "DD.MM.YYYY": ["D", "M", "Y"], "DD-MM-YYYY": ["D", "M", "Y"], "DD.MM.YY": ["D", "M", "Y"], "DD/MM/YY": ["D", "M", "Y"],
+  "YYYY-MM-DD": ["Y", "M", "D"],
+  YYYYMMDD: ["Y", "M", "D"],
+  "YYYY/MM/DD": ["Y", "M", "D"],
+  "MM/DD/YYYY": ["M", "D", "Y"],
+  "MM-DD-YYYY": ["M", "D", "Y"],
+  "MM/DD/YY": ["M", "D", "Y"],
+  "DD/MM/YYYY": ["D", "M", "Y"],
+  "DD.MM.YYYY": ["D", "M", "Y"],
+  "DD-MM-YYYY": ["D", "M", "Y"],
+  "DD.MM.YY": ["D", "M", "Y"],
+  "DD/MM/YY": ["D", "M", "Y"],
 };
 
 /** A date in the mapping's format; one-digit days and months are accepted. */
@@ -139,7 +148,12 @@ class CsvRowReader {
     const debit = this.amountCell(record, "debit", line);
     const credit = this.amountCell(record, "credit", line);
     const abs = (d: Decimal): Decimal => (isNegative(d) ? negateDecimal(d) : d);
-    if (debit !== null && credit !== null && !isZero(debit) && !isZero(credit)) throw invalidStatement("row has both a debit and a credit", { line, field: "debit", value: `${this.cell(record, "debit")} / ${this.cell(record, "credit")}` });
+    if (debit !== null && credit !== null && !isZero(debit) && !isZero(credit))
+      throw invalidStatement("row has both a debit and a credit", {
+        line,
+        field: "debit",
+        value: `${this.cell(record, "debit")} / ${this.cell(record, "credit")}`,
+      });
     if (debit !== null && !isZero(debit)) return negateDecimal(abs(debit));
     if (credit !== null) return abs(credit);
     if (debit !== null) return debit;
@@ -157,13 +171,17 @@ class CsvRowReader {
       date,
       ...exactAmount(amount, currency, this.warnings, line),
       type: isNegative(amount) ? "debit" : "credit",
-      description: this.descriptionCols.map((i) => (record[i] ?? "").trim()).filter(Boolean).join(" "),
+      description: this.descriptionCols
+        .map((i) => (record[i] ?? "").trim())
+        .filter(Boolean)
+        .join(" "),
       reference: this.cell(record, "reference"),
       raw_line_no: line,
     };
     const valueText = this.cell(record, "value_date");
     const valueDate = valueText === "" ? null : parseCsvDate(valueText, this.mapping.date_format);
-    if (valueText !== "" && valueDate === null) throw invalidStatement(`value date "${valueText}" does not match ${this.mapping.date_format}`, { line, field: "value_date", value: valueText });
+    if (valueText !== "" && valueDate === null)
+      throw invalidStatement(`value date "${valueText}" does not match ${this.mapping.date_format}`, { line, field: "value_date", value: valueText });
     if (valueDate) txn.value_date = valueDate;
     const counterparty = this.cell(record, "counterparty");
     if (counterparty) txn.counterparty = { name: counterparty };
@@ -225,7 +243,9 @@ function runningBalances(rows: readonly Row[]): { opening: Decimal; closing: Dec
   if (balances.some((b) => b === null)) return null;
   const amounts = rows.map((r) => parseDecimal(r.txn.amount_decimal) as Decimal);
   const chains = (order: number[]): boolean =>
-    order.every((idx, k) => k === 0 || isZero(subDecimal(balances[idx] as Decimal, addDecimal(balances[order[k - 1] as number] as Decimal, amounts[idx] as Decimal))));
+    order.every(
+      (idx, k) => k === 0 || isZero(subDecimal(balances[idx] as Decimal, addDecimal(balances[order[k - 1] as number] as Decimal, amounts[idx] as Decimal))),
+    );
   const forward = rows.map((_, i) => i);
   for (const order of [forward, [...forward].reverse()]) {
     if (!chains(order)) continue;
@@ -240,12 +260,21 @@ function statementOf(rows: readonly Row[], warnings: Warnings): Statement {
   const first = rows[0] as Row;
   const currency = first.txn.currency;
   const transactions = rows.map((r) => r.txn);
-  const statement: Statement = { account: { id: first.account, currency }, balances: [], transactions, reconciliation: reconcile(currency, undefined, undefined, transactions) };
+  const statement: Statement = {
+    account: { id: first.account, currency },
+    balances: [],
+    transactions,
+    reconciliation: reconcile(currency, undefined, undefined, transactions),
+  };
   if (first.account) statement.account.number = first.account;
   if (!rows.some((r) => r.balance !== null)) return statement;
   const running = runningBalances(rows);
   if (!running) {
-    warnings.add("balance_not_running", "the balance column does not form a running balance in either row order; no opening or closing balance", first.txn.raw_line_no);
+    warnings.add(
+      "balance_not_running",
+      "the balance column does not form a running balance in either row order; no opening or closing balance",
+      first.txn.raw_line_no,
+    );
     statement.reconciliation = { reconciles: null, difference: null, difference_decimal: null, reason: "the balance column is not a running balance" };
     return statement;
   }

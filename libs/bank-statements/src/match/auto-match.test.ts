@@ -11,7 +11,14 @@ function scenario(n: number, noise: number): { bank: BankLine[]; ledger: BankLin
     // Amounts repeat every 50 transactions, so lines have several same-amount candidates inside the window.
     const amount = ((i % 50) + 1) * 1000 * (i % 2 === 0 ? 1 : -1);
     ledger.push({ id: `L${i}`, date: day(i % 365), amount, currency: "EUR", reference: `INV-${i}`, description: `Invoice ${i} customer ${i % 13}` });
-    bank.push({ id: `B${i}`, date: day((i % 365) + ((i % 5) - 2)), amount, currency: "EUR", reference: "", description: `SEPA credit INV-${i} customer ${i % 13}` });
+    bank.push({
+      id: `B${i}`,
+      date: day((i % 365) + ((i % 5) - 2)),
+      amount,
+      currency: "EUR",
+      reference: "",
+      description: `SEPA credit INV-${i} customer ${i % 13}`,
+    });
   }
   for (let j = 0; j < noise; j++) bank.push({ id: `N${j}`, date: day(j % 60), amount: 7_777_777 + j, currency: "EUR", description: `noise ${j}` });
   return { bank, ledger };
@@ -31,7 +38,13 @@ describe("autoMatch", () => {
   it("is one-to-one: two identical bank lines and one ledger transaction give one pair and one unmatched line", () => {
     // Proves a ledger transaction is never used twice.
     const line = { date: "2024-01-10", amount: 500, currency: "EUR", description: "rent" };
-    const r = autoMatch([{ id: "b1", ...line }, { id: "b2", ...line }], [{ id: "l1", ...line }]);
+    const r = autoMatch(
+      [
+        { id: "b1", ...line },
+        { id: "b2", ...line },
+      ],
+      [{ id: "l1", ...line }],
+    );
     expect(r.matched.map((p) => [p.bank_id, p.ledger_id])).toEqual([["b1", "l1"]]);
     expect(r.unmatched_bank).toEqual(["b2"]);
   });
@@ -59,7 +72,10 @@ describe("autoMatch", () => {
   it("is deterministic: shuffled inputs give the same pairs", () => {
     // Proves ties are broken by stable rules, so re-running a reconciliation never reshuffles it.
     const { bank, ledger } = scenario(500, 50);
-    const pairs = (b: BankLine[], l: BankLine[]) => autoMatch(b, l).matched.map((p) => `${p.bank_id}:${p.ledger_id}`).sort();
+    const pairs = (b: BankLine[], l: BankLine[]) =>
+      autoMatch(b, l)
+        .matched.map((p) => `${p.bank_id}:${p.ledger_id}`)
+        .sort();
     const reversed = pairs([...bank].reverse(), [...ledger].reverse());
     expect(reversed).toEqual(pairs(bank, ledger));
   });

@@ -192,7 +192,13 @@ export function autoMatch(bankLines: readonly BankLine[], ledgerTransactions: re
     if (bankTaken[e.bank.index] || ledgerTaken[e.ledger.index]) continue;
     bankTaken[e.bank.index] = 1;
     ledgerTaken[e.ledger.index] = 1;
-    pairs[e.bank.index] = { bank_id: e.bank.id, ledger_id: e.ledger.id, confidence: Math.round(e.confidence * 1000) / 1000, days_apart: e.days, reference_match: e.reference };
+    pairs[e.bank.index] = {
+      bank_id: e.bank.id,
+      ledger_id: e.ledger.id,
+      confidence: Math.round(e.confidence * 1000) / 1000,
+      days_apart: e.days,
+      reference_match: e.reference,
+    };
   }
   return {
     matched: pairs.filter((p): p is MatchedPair => p !== undefined),

@@ -9,7 +9,8 @@ export interface Details {
 /** Field 86 in the German ZKA layout: a three-digit code, then `?NN` subfields. */
 const ZKA_RE = /^\d{3}\?/;
 /** Field 86 with SEPA keywords between slashes (Rabobank, ING, ABN AMRO's newer layout). */
-const SLASH_CODES = /\/(EREF|KREF|MARF|CSID|CNTP|REMI|PURP|ORDP|BENM|ULTC|ULTD|NAME|ISDT|IBAN|BIC|ADDR|TRCD|BUSP|CDTRREFTP|CDTRREF|RTRN|ACCW|OCMT|CHGS|EXCH|PREF|SVCL)\//g;
+const SLASH_CODES =
+  /\/(EREF|KREF|MARF|CSID|CNTP|REMI|PURP|ORDP|BENM|ULTC|ULTD|NAME|ISDT|IBAN|BIC|ADDR|TRCD|BUSP|CDTRREFTP|CDTRREF|RTRN|ACCW|OCMT|CHGS|EXCH|PREF|SVCL)\//g;
 
 function zka(text: string): Details {
   const parts = new Map<string, string>();
@@ -18,9 +19,15 @@ function zka(text: string): Details {
     parts.set(key, (parts.get(key) ?? "") + piece.slice(2));
   }
   const purposeKeys = ["20", "21", "22", "23", "24", "25", "26", "27", "28", "29", "60", "61", "62", "63"];
-  const purpose = purposeKeys.map((k) => parts.get(k)).filter((v): v is string => v !== undefined && v.trim() !== "").join(" ");
+  const purpose = purposeKeys
+    .map((k) => parts.get(k))
+    .filter((v): v is string => v !== undefined && v.trim() !== "")
+    .join(" ");
   const counterparty: Counterparty = {};
-  const name = [parts.get("32"), parts.get("33")].filter((v) => v !== undefined).join("").trim();
+  const name = [parts.get("32"), parts.get("33")]
+    .filter((v) => v !== undefined)
+    .join("")
+    .trim();
   if (name) counterparty.name = name;
   const account = parts.get("38")?.trim() || parts.get("31")?.trim();
   if (account) counterparty.account = account;
@@ -57,9 +64,18 @@ function slashCoded(text: string): Details | null {
  * free text is joined with spaces.
  */
 export function readDetails(lines: readonly string[]): Details {
-  const joined = lines.map((l) => l.trimEnd()).join("").trim();
+  const joined = lines
+    .map((l) => l.trimEnd())
+    .join("")
+    .trim();
   if (ZKA_RE.test(joined)) return zka(joined);
   const coded = slashCoded(joined);
   if (coded) return coded;
-  return { description: lines.map((l) => l.trim()).filter(Boolean).join(" "), counterparty: {} };
+  return {
+    description: lines
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .join(" "),
+    counterparty: {},
+  };
 }

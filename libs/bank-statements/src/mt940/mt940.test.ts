@@ -32,7 +32,10 @@ describe("MT940", () => {
     // Proves statements are split at the next :20: and zero-padded amounts read exactly.
     const r = read("mt940/wolph-jejik-rabobank-iban.sta");
     expect(r.statements.map((s) => s.account.iban)).toEqual(["NL71RABO0123456789", "NL71RABO0123456789"]);
-    expect(r.statements.map((s) => s.transactions.map((t) => t.amount))).toEqual([[-2500, -1000], [-2500, -1000]]);
+    expect(r.statements.map((s) => s.transactions.map((t) => t.amount))).toEqual([
+      [-2500, -1000],
+      [-2500, -1000],
+    ]);
     expect(r.statements.map((s) => [s.opening_balance?.amount, s.closing_balance?.amount, s.reconciliation.reconciles])).toEqual([
       [100000, 96500, true],
       [96500, 93000, true],
@@ -64,7 +67,9 @@ describe("MT940", () => {
   it("three statements in three currencies (DEM, EUR, PLN), 11 + 2 + 3 lines, all reconciling", () => {
     // Proves a withdrawn currency (DEM) keeps two decimals and each statement keeps its own currency.
     const r = read("mt940/wolph-cmxl-three-statements.sta");
-    expect(r.statements.map((s) => [s.account.currency, s.transactions.length, s.opening_balance?.amount, s.closing_balance?.amount, s.reconciliation.reconciles])).toEqual([
+    expect(
+      r.statements.map((s) => [s.account.currency, s.transactions.length, s.opening_balance?.amount, s.closing_balance?.amount, s.reconciliation.reconciles]),
+    ).toEqual([
       ["DEM", 11, 8434974, 8443704, true],
       ["EUR", 2, 218795, 438795, true],
       ["PLN", 3, 4000000, 5004000, true],
@@ -76,7 +81,10 @@ describe("MT940", () => {
     // Proves "DR800," is a debit of 800.00, German ?-subfields are read, and an odd closing date is kept as written.
     const r = read("mt940/wolph-cmxl-three-statements.sta");
     const eur = r.statements[1]!;
-    expect(eur.transactions.map((t) => [t.amount, t.type])).toEqual([[-80000, "debit"], [300000, "credit"]]);
+    expect(eur.transactions.map((t) => [t.amount, t.type])).toEqual([
+      [-80000, "debit"],
+      [300000, "credit"],
+    ]);
     expect(eur.transactions[0]).toMatchObject({ description: "Miete November", counterparty: { name: "MUELLER", bank_id: "10020030" } });
     expect(eur.transactions[1]!.description.startsWith("Gehalt Oktober")).toBe(true);
     const pln = r.statements[2]!;
@@ -112,7 +120,9 @@ describe("MT940", () => {
   it("a :61: that is not a statement line is an invalid_statement naming line and field", () => {
     // Proves malformed MT940 fails with a typed error pointing at the input.
     const text = ":20:X\n:25:123\n:60F:C240101EUR1,00\n:61:garbage\n:62F:C240101EUR1,00\n-";
-    expect(() => parseStatement(text, { format: "mt940" })).toThrow(expect.objectContaining({ code: "invalid_statement", details: { line: 4, field: "61", value: "garbage" } }));
+    expect(() => parseStatement(text, { format: "mt940" })).toThrow(
+      expect.objectContaining({ code: "invalid_statement", details: { line: 4, field: "61", value: "garbage" } }),
+    );
   });
 
   it("RD (reversal of a debit) adds to the balance and RC takes from it", () => {

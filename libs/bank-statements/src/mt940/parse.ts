@@ -84,7 +84,16 @@ function statementLine(field: TagField, currency: string, warnings: Warnings): S
   const raw = field.lines[0] ?? "";
   const m = LINE_RE.exec(raw);
   if (!m) throw invalidStatement("field :61: is not a statement line", { line: field.line, field: "61", value: raw });
-  const [, yymmdd, mmdd, mark, , amountText, typeCode, rest] = m as unknown as [string, string, string | undefined, string, string | undefined, string, string | undefined, string];
+  const [, yymmdd, mmdd, mark, , amountText, typeCode, rest] = m as unknown as [
+    string,
+    string,
+    string | undefined,
+    string,
+    string | undefined,
+    string,
+    string | undefined,
+    string,
+  ];
   const valueDate = fromYymmdd(yymmdd);
   if (valueDate === null) throw invalidStatement("field :61: has an invalid value date", { line: field.line, field: "61", value: yymmdd });
   const booked = mmdd && mmdd.trim() ? entryDate(valueDate, mmdd) : valueDate;
@@ -104,7 +113,10 @@ function statementLine(field: TagField, currency: string, warnings: Warnings): S
   };
   if (bankRef) txn.bank_reference = bankRef;
   if (typeCode) txn.bank_code = typeCode.trim();
-  const supplementary = field.lines.slice(1).map((l) => l.trim()).filter(Boolean);
+  const supplementary = field.lines
+    .slice(1)
+    .map((l) => l.trim())
+    .filter(Boolean);
   const iban = supplementary.find((s) => findIban(s) === s);
   if (iban) txn.counterparty = { account: iban };
   txn.description = supplementary.filter((s) => s !== iban).join(" ");
@@ -194,7 +206,8 @@ function readField(draft: Draft, field: TagField, warnings: Warnings): void {
       draft.balances.push(balance(field, warnings));
       return;
     case "61": {
-      if (!draft.currency || !isCurrencyCode(draft.currency)) throw invalidStatement("field :61: before the :60F: opening balance", { line: field.line, field: "61" });
+      if (!draft.currency || !isCurrencyCode(draft.currency))
+        throw invalidStatement("field :61: before the :60F: opening balance", { line: field.line, field: "61" });
       const txn = statementLine(field, draft.currency, warnings);
       draft.transactions.push(txn);
       draft.lastTxn = txn;
@@ -205,10 +218,13 @@ function readField(draft: Draft, field: TagField, warnings: Warnings): void {
       return;
     case "NS":
       // Non-standard bank fields (Hungarian banks): the text becomes the description when nothing better exists.
-      if (draft.lastTxn && draft.lastTxn.description === "") draft.lastTxn.description = field.lines.map((l) => l.trim()).filter(Boolean).join(" ");
+      if (draft.lastTxn && draft.lastTxn.description === "")
+        draft.lastTxn.description = field.lines
+          .map((l) => l.trim())
+          .filter(Boolean)
+          .join(" ");
       return;
     default:
       return;
   }
 }
-

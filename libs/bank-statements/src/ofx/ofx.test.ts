@@ -3,7 +3,8 @@ import { parseStatement } from "../parse.ts";
 import { fixture } from "../testing/fixtures.ts";
 
 const amounts = (path: string) => parseStatement(fixture(path), { format: "auto" }).statements.map((s) => s.transactions.map((t) => t.amount));
-const balances = (path: string) => parseStatement(fixture(path), { format: "auto" }).statements.map((s) => Object.fromEntries(s.balances.map((b) => [b.kind, b.amount])));
+const balances = (path: string) =>
+  parseStatement(fixture(path), { format: "auto" }).statements.map((s) => Object.fromEntries(s.balances.map((b) => [b.kind, b.amount])));
 
 describe("OFX 1.x (SGML) and 2.x (XML)", () => {
   it("checking v102: one CHECKING account in USD, +0.01 −34.51 −25.00, ledger 100.99, available 75.99", () => {
@@ -93,7 +94,10 @@ describe("QFX (OFX with Intuit fields)", () => {
     const s = r.statements[0]!;
     expect(s.account).toMatchObject({ id: "0123012301230123", currency: "USD", account_type: "CREDITCARD" });
     expect(s.transactions.map((t) => [t.date, t.amount, t.type])).toEqual([["2020-01-01", -1000, "debit"]]);
-    expect(s.balances.map((b) => [b.kind, b.amount])).toEqual([["LEDGERBAL", -1000], ["AVAILBAL", 9000]]);
+    expect(s.balances.map((b) => [b.kind, b.amount])).toEqual([
+      ["LEDGERBAL", -1000],
+      ["AVAILBAL", 9000],
+    ]);
   });
 
   it("Chase credit card: the UTF-8 '¦' survives although CHARSET says 1252", () => {
@@ -130,7 +134,10 @@ describe("QFX (OFX with Intuit fields)", () => {
 
   it("a transaction without TRNAMT is an invalid_statement naming the line and field", () => {
     // Proves broken OFX fails with a typed error, not a generic exception.
-    const text = "OFXHEADER:100\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD<BANKACCTFROM><ACCTID>1</BANKACCTFROM><BANKTRANLIST>\n<STMTTRN><DTPOSTED>20240101</STMTTRN></BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>";
-    expect(() => parseStatement(text, { format: "ofx" })).toThrow(expect.objectContaining({ code: "invalid_statement", details: { line: 3, field: "TRNAMT" } }));
+    const text =
+      "OFXHEADER:100\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD<BANKACCTFROM><ACCTID>1</BANKACCTFROM><BANKTRANLIST>\n<STMTTRN><DTPOSTED>20240101</STMTTRN></BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>";
+    expect(() => parseStatement(text, { format: "ofx" })).toThrow(
+      expect.objectContaining({ code: "invalid_statement", details: { line: 3, field: "TRNAMT" } }),
+    );
   });
 });

@@ -23,8 +23,7 @@ interface Header {
 /** The OFX header (SGML `KEY:VALUE` lines or the XML `<?OFX …?>` attributes) as far as decoding needs it. */
 function readHeader(head: string): Header {
   const header: Header = {};
-  const pick = (key: string): string | undefined =>
-    new RegExp(`(?:^|\\s|\\n)${key}\\s*[:=]\\s*"?([^"\\s\\r\\n?]+)`, "i").exec(head)?.[1];
+  const pick = (key: string): string | undefined => new RegExp(`(?:^|\\s|\\n)${key}\\s*[:=]\\s*"?([^"\\s\\r\\n?]+)`, "i").exec(head)?.[1];
   const charset = pick("CHARSET");
   const encoding = pick("ENCODING") ?? /<\?xml[^>]*encoding="([^"]+)"/i.exec(head)?.[1];
   const version = pick("VERSION");
@@ -119,7 +118,12 @@ class OfxStatementBuilder implements OfxEvents {
 
   private currency(): string {
     const stmt = this.stmt as StatementDraft;
-    if (!stmt.currency || !isCurrencyCode(stmt.currency)) throw invalidStatement("statement has no valid CURDEF currency", { line: stmt.line, field: "CURDEF", ...(stmt.currency ? { value: stmt.currency } : {}) });
+    if (!stmt.currency || !isCurrencyCode(stmt.currency))
+      throw invalidStatement("statement has no valid CURDEF currency", {
+        line: stmt.line,
+        field: "CURDEF",
+        ...(stmt.currency ? { value: stmt.currency } : {}),
+      });
     return stmt.currency;
   }
 
@@ -128,10 +132,12 @@ class OfxStatementBuilder implements OfxEvents {
     const f = draft.fields;
     const amountText = f.get("TRNAMT");
     const amount = amountText === undefined ? null : parseOfxAmount(amountText);
-    if (amount === null) throw invalidStatement("transaction has no valid TRNAMT", { line: draft.line, field: "TRNAMT", ...(amountText ? { value: amountText } : {}) });
+    if (amount === null)
+      throw invalidStatement("transaction has no valid TRNAMT", { line: draft.line, field: "TRNAMT", ...(amountText ? { value: amountText } : {}) });
     const posted = f.get("DTPOSTED");
     const date = posted === undefined ? null : fromYyyymmdd(posted);
-    if (date === null) throw invalidStatement("transaction has no valid DTPOSTED", { line: draft.line, field: "DTPOSTED", ...(posted ? { value: posted } : {}) });
+    if (date === null)
+      throw invalidStatement("transaction has no valid DTPOSTED", { line: draft.line, field: "DTPOSTED", ...(posted ? { value: posted } : {}) });
     const currency = draft.currency ?? this.currency();
     const valueDate = f.has("DTAVAIL") ? fromYyyymmdd(f.get("DTAVAIL") as string) : null;
     const reference = f.get("FITID") ?? f.get("REFNUM") ?? f.get("CHECKNUM") ?? "";
@@ -159,7 +165,8 @@ class OfxStatementBuilder implements OfxEvents {
     this.balance = undefined;
     const text = draft.fields.get("BALAMT");
     const amount = text === undefined ? null : parseOfxAmount(text);
-    if (amount === null) throw invalidStatement(`${draft.kind} has no valid BALAMT`, { line: draft.line || line, field: "BALAMT", ...(text ? { value: text } : {}) });
+    if (amount === null)
+      throw invalidStatement(`${draft.kind} has no valid BALAMT`, { line: draft.line || line, field: "BALAMT", ...(text ? { value: text } : {}) });
     const balance: Balance = { kind: draft.kind, ...exactAmount(amount, this.currency(), this.warnings, draft.line) };
     const asOf = draft.fields.get("DTASOF");
     const date = asOf === undefined ? null : fromYyyymmdd(asOf);
@@ -223,6 +230,7 @@ export function parseOfx(input: Buffer | string, warnings: Warnings): Statement[
   const builder = new OfxStatementBuilder(warnings);
   new OfxScanner(text, root.index, lineOf(text, root.index), builder).run();
   if (builder.sawInvestment) warnings.add("investment_statement_skipped", "investment statements (INVSTMTRS) are not read");
-  if (builder.statements.length === 0) throw invalidStatement("no bank or credit-card statement (STMTRS/CCSTMTRS) in the file", { line: lineOf(text, root.index) });
+  if (builder.statements.length === 0)
+    throw invalidStatement("no bank or credit-card statement (STMTRS/CCSTMTRS) in the file", { line: lineOf(text, root.index) });
   return builder.statements;
 }

@@ -45,7 +45,8 @@ const OPENING_MINOR = 100_000_000_000;
 function ofx(bytes: number): Generated {
   return build(
     bytes,
-    (i) => `<STMTTRN><TRNTYPE>${signOf(i) > 0 ? "CREDIT" : "DEBIT"}<DTPOSTED>${compactDay(i)}120000<TRNAMT>${signOf(i) > 0 ? "" : "-"}${dec(amountOf(i))}<FITID>F${i}<NAME>PAYEE ${i % 97}<MEMO>Invoice ${i}</STMTTRN>\n`,
+    (i) =>
+      `<STMTTRN><TRNTYPE>${signOf(i) > 0 ? "CREDIT" : "DEBIT"}<DTPOSTED>${compactDay(i)}120000<TRNAMT>${signOf(i) > 0 ? "" : "-"}${dec(amountOf(i))}<FITID>F${i}<NAME>PAYEE ${i % 97}<MEMO>Invoice ${i}</STMTTRN>\n`,
     (body, _n, sum) =>
       `OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\nCHARSET:1252\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><TRNUID>1<STMTRS><CURDEF>USD<BANKACCTFROM><BANKID>1<ACCTID>12345<ACCTTYPE>CHECKING</BANKACCTFROM><BANKTRANLIST><DTSTART>20240101<DTEND>20241231\n${body}</BANKTRANLIST><LEDGERBAL><BALAMT>${dec(OPENING_MINOR + sum)}<DTASOF>20241231</LEDGERBAL></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>\n`,
   );
@@ -81,7 +82,8 @@ function mt940(bytes: number): Generated {
   return build(
     bytes,
     (i) => `:61:${compactDay(i).slice(2)}${signOf(i) > 0 ? "C" : "D"}${decComma(amountOf(i))}NTRFREF${i}//B${i}\n:86:Invoice ${i} payee ${i % 97}\n`,
-    (body, _n, sum) => `:20:GEN\n:25:NL26VAYB8060476890\n:28C:1/1\n:60F:C240101EUR${decComma(OPENING_MINOR)}\n${body}:62F:C241231EUR${decComma(OPENING_MINOR + sum)}\n-\n`,
+    (body, _n, sum) =>
+      `:20:GEN\n:25:NL26VAYB8060476890\n:28C:1/1\n:60F:C240101EUR${decComma(OPENING_MINOR)}\n${body}:62F:C241231EUR${decComma(OPENING_MINOR + sum)}\n-\n`,
   );
 }
 

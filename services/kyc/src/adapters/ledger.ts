@@ -22,14 +22,20 @@ export function natsParticipants(nc: NatsConnection, prefix: string, timeoutMs: 
       const key = `${auth.org_id}\u0000${String(auth.livemode)}\u0000${participantId}`;
       const at = found.get(key);
       if (at !== undefined && Date.now() - at < FOUND_CACHE_TTL_MS) return;
-      const reply = await rpcCall(nc, subject, { auth, params: { participant_id: participantId }, query: {}, body: {}, deadline: Date.now() + timeoutMs }, { timeoutMs });
+      const reply = await rpcCall(
+        nc,
+        subject,
+        { auth, params: { participant_id: participantId }, query: {}, body: {}, deadline: Date.now() + timeoutMs },
+        { timeoutMs },
+      );
       if (!reply.ok) {
         const { code, message } = reply.error;
         if (code === "participant_not_found") {
           throw new DomainError("participant_not_found", `Participant ${participantId} not found`, { hint: "POST /v1/participants creates it" });
         }
         // The ledger is slow or down: nothing was stored yet, so the client may simply retry.
-        if (code === "service_timeout" || code === "service_unavailable") throw new DomainError("service_unavailable", "The ledger did not answer; retry the request");
+        if (code === "service_timeout" || code === "service_unavailable")
+          throw new DomainError("service_unavailable", "The ledger did not answer; retry the request");
         throw new Error(`ledger getParticipant failed: ${code} ${message}`);
       }
       if (found.size >= FOUND_CACHE_MAX) found.clear();

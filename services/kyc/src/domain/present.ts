@@ -26,7 +26,11 @@ export function presentSubmission(s: SubmissionFacts): schemas.KycSubmissionView
 }
 
 /** A verification, or (without one) the empty profile: pending, everything missing, nothing certified. */
-export function presentVerification(v: VerificationFacts | undefined, latest: SubmissionFacts | undefined, emptyMissing: readonly string[]): schemas.KycProfileView {
+export function presentVerification(
+  v: VerificationFacts | undefined,
+  latest: SubmissionFacts | undefined,
+  emptyMissing: readonly string[],
+): schemas.KycProfileView {
   if (v === undefined || latest === undefined) return { status: "pending", missing_fields: [...emptyMissing], tax_certified: false, latest_submission: null };
   return { status: v.status, missing_fields: latest.missing_fields, tax_certified: v.tax_certified, latest_submission: presentSubmission(latest) };
 }

@@ -49,14 +49,21 @@ export function creatorMissingFields(body: Partial<CreatorBody>): string[] {
 export function businessMissingFields(body: Partial<BusinessBody>): string[] {
   const entity = body.business_type !== undefined && ENTITY_TYPES.has(body.business_type);
   const documentGap = entity
-    ? hasDocument(body.document_evidence, "articles_of_incorporation", "ein_letter") ? [] : ["document_evidence.articles_of_incorporation"]
-    : hasDocument(body.document_evidence, "government_id") ? [] : ["document_evidence.government_id"];
+    ? hasDocument(body.document_evidence, "articles_of_incorporation", "ein_letter")
+      ? []
+      : ["document_evidence.articles_of_incorporation"]
+    : hasDocument(body.document_evidence, "government_id")
+      ? []
+      : ["document_evidence.government_id"];
   const owners = body.beneficial_owners ?? [];
   const ownerGaps =
     body.business_type !== undefined && OWNED_TYPES.has(body.business_type)
       ? owners.length === 0
         ? ["beneficial_owners"]
-        : owners.flatMap((o, i) => [...(o.name === undefined ? [`beneficial_owners.${i}.name`] : []), ...(o.date_of_birth === undefined ? [`beneficial_owners.${i}.date_of_birth`] : [])])
+        : owners.flatMap((o, i) => [
+            ...(o.name === undefined ? [`beneficial_owners.${i}.name`] : []),
+            ...(o.date_of_birth === undefined ? [`beneficial_owners.${i}.date_of_birth`] : []),
+          ])
       : [];
   return [
     ...(body.business_type === undefined ? ["business_type"] : []),

@@ -36,7 +36,11 @@ export function statusOfNewSubmission(opts: { subject: Subject; livemode: boolea
   }
   if (!opts.forReview) {
     if (opts.current === "approved") {
-      throw illegal("An approved verification is not replaced by a draft", "approved", "Send the complete submission with submit_for_review: true to have the changes reviewed");
+      throw illegal(
+        "An approved verification is not replaced by a draft",
+        "approved",
+        "Send the complete submission with submit_for_review: true to have the changes reviewed",
+      );
     }
     return "pending";
   }

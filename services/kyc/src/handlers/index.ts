@@ -9,7 +9,9 @@ import type { KycDeps } from "../usecases/deps.ts";
 function participantId(params: Record<string, string>): string {
   const parsed = ParticipantId.safeParse(params["participant_id"]);
   if (!parsed.success) {
-    throw new DomainError("validation_error", "Invalid path parameter participant_id", { details: [{ path: "params.participant_id", message: "1–100 characters of A-Z a-z 0-9 _ . : -" }] });
+    throw new DomainError("validation_error", "Invalid path parameter participant_id", {
+      details: [{ path: "params.participant_id", message: "1–100 characters of A-Z a-z 0-9 _ . : -" }],
+    });
   }
   return parsed.data;
 }
@@ -19,7 +21,9 @@ export function registerHandlers(svc: Pick<Service, "handle">, deps: KycDeps): v
   // Bodies are parsed again here: the gateway validates too, but a direct RPC caller may not have.
   svc.handle("submitBusinessVerification", (req, ctx) => submitBusiness(deps, ctx.auth, parseOrThrow(schemas.SubmitBusinessBody, req.body)));
   svc.handle("getCreatorVerification", async (req, ctx) => ({ body: await getCreator(deps, ctx.auth, participantId(req.params)) }));
-  svc.handle("submitCreatorVerification", (req, ctx) => submitCreator(deps, ctx.auth, participantId(req.params), parseOrThrow(schemas.SubmitCreatorBody, req.body)));
+  svc.handle("submitCreatorVerification", (req, ctx) =>
+    submitCreator(deps, ctx.auth, participantId(req.params), parseOrThrow(schemas.SubmitCreatorBody, req.body)),
+  );
   // Internal (no public route): payout eligibility reads a creator's status and tax certification.
   svc.handle(schemas.CREATOR_KYC_STATUS_OPERATION, async (req, ctx) => ({ body: await getCreatorStatus(deps, ctx.auth, participantId(req.params)) }));
 }

@@ -68,7 +68,11 @@ export async function findVerification(q: Q, key: VerificationKey): Promise<Veri
 }
 
 /** Points the verification at its latest submission, with that submission's status. */
-export async function saveVerification(tx: Tx, key: VerificationKey, v: { livemode: boolean; status: KycStatus; taxCertified: boolean; latestSubmissionId: string }): Promise<void> {
+export async function saveVerification(
+  tx: Tx,
+  key: VerificationKey,
+  v: { livemode: boolean; status: KycStatus; taxCertified: boolean; latestSubmissionId: string },
+): Promise<void> {
   if (key.subject === "business") {
     await tx`
       insert into kyc.business_verifications (org_id, livemode, status, tax_certified, latest_submission_id)
@@ -108,7 +112,11 @@ export async function supersede(tx: Tx, id: string): Promise<void> {
   await tx`update kyc.submissions set status = 'superseded', updated_at = now() where id = ${id} and status in ('pending', 'under_review')`;
 }
 
-export async function setSubmissionDecision(tx: Tx, id: string, d: { status: KycStatus; reviewedAt: Date; rejectionReason: string | null }): Promise<SubmissionRow> {
+export async function setSubmissionDecision(
+  tx: Tx,
+  id: string,
+  d: { status: KycStatus; reviewedAt: Date; rejectionReason: string | null },
+): Promise<SubmissionRow> {
   const [row] = await tx<SubmissionRow[]>`
     update kyc.submissions set status = ${d.status}, reviewed_at = ${d.reviewedAt}, rejection_reason = ${d.rejectionReason}, updated_at = now()
     where id = ${id} returning *`;
@@ -158,7 +166,10 @@ export interface ReviewQueueRow {
 }
 
 /** Verifications in a status (oldest first, as a review queue), their latest submission's clear facts only. */
-export async function listByStatus(q: Q, opts: { status: KycStatus; orgId?: string | undefined; subject?: Subject | undefined; limit: number }): Promise<ReviewQueueRow[]> {
+export async function listByStatus(
+  q: Q,
+  opts: { status: KycStatus; orgId?: string | undefined; subject?: Subject | undefined; limit: number },
+): Promise<ReviewQueueRow[]> {
   const org = opts.orgId ?? null;
   const subject = opts.subject ?? null;
   return q<ReviewQueueRow[]>`

@@ -16,7 +16,10 @@ const EVENT_OF: Record<KycStatus, KycEventType | undefined> = {
 };
 
 /** Event data: ids, states, the actor and the reason. Never personal data. */
-export function eventData(s: SubmissionRow, extra: { previousStatus: SubmissionStatus | null; taxCertified: boolean; actor?: string; reason?: string | null; at: Date }): Record<string, unknown> {
+export function eventData(
+  s: SubmissionRow,
+  extra: { previousStatus: SubmissionStatus | null; taxCertified: boolean; actor?: string; reason?: string | null; at: Date },
+): Record<string, unknown> {
   return {
     submission_id: s.id,
     subject: s.subject,

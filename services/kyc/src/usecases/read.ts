@@ -21,7 +21,11 @@ export async function getBusiness(deps: KycDeps, auth: AuthContext): Promise<{ b
   return { business_kyb: await profile(deps.sql, { subject: "business", orgId: auth.org_id }, businessMissingFields({})) };
 }
 
-export async function getCreator(deps: KycDeps, auth: AuthContext, participantId: string): Promise<{ creator_kyc: schemas.KycProfileView & { participant_id: string } }> {
+export async function getCreator(
+  deps: KycDeps,
+  auth: AuthContext,
+  participantId: string,
+): Promise<{ creator_kyc: schemas.KycProfileView & { participant_id: string } }> {
   const key: VerificationKey = { subject: "creator", orgId: auth.org_id, livemode: auth.livemode, participantId };
   // A verification exists only for a participant the ledger knew; without one, ask the ledger.
   if ((await findVerification(deps.sql, key)) === undefined) await deps.participants.requireParticipant(auth, participantId);

@@ -63,7 +63,10 @@ function invalid(path: string, message: string): DomainError {
 }
 
 /** The audit trail's who and why; `reasonRequiredTo` names the act that must be explained. */
-function checkActorAndReason(input: { actor: string; reason?: string | undefined }, reasonRequiredTo: string | undefined): { actor: string; reason: string | null } {
+function checkActorAndReason(
+  input: { actor: string; reason?: string | undefined },
+  reasonRequiredTo: string | undefined,
+): { actor: string; reason: string | null } {
   const actor = input.actor.trim();
   if (actor === "" || actor.length > ACTOR_LENGTH_MAX) throw invalid("actor", `must be 1–${ACTOR_LENGTH_MAX} characters`);
   const reason = input.reason?.trim() ?? "";
@@ -91,15 +94,26 @@ export async function reviewSubmission(sql: Sql, input: ReviewInput): Promise<Re
     const submission = await getSubmission(tx, input.submissionId, { forUpdate: true });
     if (verification === undefined || submission === undefined) throw new Error(`kyc submission ${input.submissionId} has no verification`);
     if (verification.latest_submission_id !== submission.id) {
-      throw new DomainError("invalid_state_transition", `KYC submission ${submission.id} was replaced by ${verification.latest_submission_id}; decide on that one`, {
-        extra: { state: submission.status, latest_submission_id: verification.latest_submission_id },
-      });
+      throw new DomainError(
+        "invalid_state_transition",
+        `KYC submission ${submission.id} was replaced by ${verification.latest_submission_id}; decide on that one`,
+        {
+          extra: { state: submission.status, latest_submission_id: verification.latest_submission_id },
+        },
+      );
     }
     const to = decide(input.action, submission.status);
     const certified = taxCertified(submission.subject, to, submission.certify_tax_info);
     const decided = await setSubmissionDecision(tx, submission.id, { status: to, reviewedAt: at, rejectionReason: to === "approved" ? null : reason });
     await saveVerification(tx, key, { livemode: verification.livemode, status: to, taxCertified: certified, latestSubmissionId: submission.id });
-    const { actionId, eventId } = await recordDecision(tx, decided, { action: input.action, from: submission.status, actor, reason, taxCertified: certified, at });
+    const { actionId, eventId } = await recordDecision(tx, decided, {
+      action: input.action,
+      from: submission.status,
+      actor,
+      reason,
+      taxCertified: certified,
+      at,
+    });
     return {
       submission_id: decided.id,
       subject: decided.subject,
@@ -125,7 +139,10 @@ export interface ReviewQueueItem extends Omit<ReviewQueueRow, "submitted_at" | "
 }
 
 /** Verifications in `status` (latest submissions, oldest first), without personal data. */
-export async function listVerifications(sql: Sql, opts: { status: KycStatus; orgId?: string | undefined; subject?: Subject | undefined; limit?: number | undefined }): Promise<ReviewQueueItem[]> {
+export async function listVerifications(
+  sql: Sql,
+  opts: { status: KycStatus; orgId?: string | undefined; subject?: Subject | undefined; limit?: number | undefined },
+): Promise<ReviewQueueItem[]> {
   const limit = opts.limit ?? LIST_LIMIT_DEFAULT;
   if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) throw invalid("limit", `must be an integer from 1 to ${LIST_LIMIT_MAX}`);
   const rows = await listByStatus(sql, { status: opts.status, orgId: opts.orgId, subject: opts.subject, limit });
@@ -139,7 +156,11 @@ const isoOrNull = (d: Date | null): string | null => d?.toISOString() ?? null;
  * verification's history and the submission's audit trail. The access itself is recorded (who, when, why)
  * before the data is returned, in the same transaction.
  */
-export async function showSubmission(sql: Sql, sealer: Sealer, input: { submissionId: string; actor: string; reason?: string | undefined; now?: Date }): Promise<Record<string, unknown>> {
+export async function showSubmission(
+  sql: Sql,
+  sealer: Sealer,
+  input: { submissionId: string; actor: string; reason?: string | undefined; now?: Date },
+): Promise<Record<string, unknown>> {
   // Opening personal data needs a stated purpose, kept with the access.
   const { actor, reason } = checkActorAndReason(input, "open personal data");
   const at = input.now ?? new Date();
@@ -182,7 +203,12 @@ export async function showSubmission(sql: Sql, sealer: Sealer, input: { submissi
         rejection_reason: s.rejection_reason,
         personal_data: personal,
       },
-      history: history.map((h) => ({ ...h, submitted_at: isoOrNull(h.submitted_at), reviewed_at: isoOrNull(h.reviewed_at), created_at: h.created_at.toISOString() })),
+      history: history.map((h) => ({
+        ...h,
+        submitted_at: isoOrNull(h.submitted_at),
+        reviewed_at: isoOrNull(h.reviewed_at),
+        created_at: h.created_at.toISOString(),
+      })),
       review_actions: actions.map((a) => ({ ...a, created_at: a.created_at.toISOString() })),
     };
   });

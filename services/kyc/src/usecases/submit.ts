@@ -36,7 +36,11 @@ function documentsPii(docs: BusinessBody["document_evidence"]): Record<string, u
   return docs.map(({ type: _type, ...rest }) => rest);
 }
 
-export async function submitBusiness(deps: KycDeps, auth: AuthContext, body: BusinessBody): Promise<{ status: number; body: { business_kyb: schemas.KycProfileView } }> {
+export async function submitBusiness(
+  deps: KycDeps,
+  auth: AuthContext,
+  body: BusinessBody,
+): Promise<{ status: number; body: { business_kyb: schemas.KycProfileView } }> {
   checkDocuments(body.document_evidence, auth.livemode);
   const intake: Intake = {
     key: { subject: "business", orgId: auth.org_id },

@@ -19,7 +19,10 @@ function reference(value: unknown): string {
 describe("canonicalJson", () => {
   it("is the reference output for any JSON value (stored idempotency hashes stay valid)", () => {
     // Proves the faster implementation changes no hash: a replay after an upgrade still matches its claim.
-    fc.assert(fc.property(fc.jsonValue(), (v) => canonicalJson(v) === reference(v)), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => canonicalJson(v) === reference(v)),
+      { numRuns: 2000 },
+    );
   });
 
   it("sorts keys, drops undefined members and pins a known hash", () => {
@@ -42,7 +45,10 @@ describe("canonicalJson", () => {
     const ref = fc.oneof(
       fc.uuid().map((wallet_id) => ({ wallet_id })),
       fc.constantFrom("creator-1", "p_2").map((participant_id) => ({ participant_id })),
-      fc.record({ system: fc.constantFrom(...SYSTEM_ACCOUNT_TYPES), entity_id: fc.option(fc.string({ minLength: 1, maxLength: 8 }), { nil: undefined }) }, { requiredKeys: ["system"] }),
+      fc.record(
+        { system: fc.constantFrom(...SYSTEM_ACCOUNT_TYPES), entity_id: fc.option(fc.string({ minLength: 1, maxLength: 8 }), { nil: undefined }) },
+        { requiredKeys: ["system"] },
+      ),
     );
     const amount = fc.integer({ min: 1, max: 1_000_000 });
     const input = fc.record(
@@ -53,7 +59,13 @@ describe("canonicalJson", () => {
         reference_id: fc.stringMatching(/^[a-z0-9:_-]{1,20}$/),
         postings: fc.array(fc.record({ debit: ref, credit: ref, amount }), { maxLength: 4 }),
         preconditions: fc.array(fc.record({ wallet: fc.uuid().map((wallet_id) => ({ wallet_id })), available_gte: fc.nat() }), { maxLength: 2 }),
-        holds_create: fc.array(fc.record({ wallet: fc.uuid().map((wallet_id) => ({ wallet_id })), amount, reference_id: fc.constant("h-1") }, { requiredKeys: ["wallet", "amount"] }), { maxLength: 2 }),
+        holds_create: fc.array(
+          fc.record(
+            { wallet: fc.uuid().map((wallet_id) => ({ wallet_id })), amount, reference_id: fc.constant("h-1") },
+            { requiredKeys: ["wallet", "amount"] },
+          ),
+          { maxLength: 2 },
+        ),
         holds_release: fc.array(fc.string({ minLength: 1, maxLength: 8 }), { maxLength: 2 }),
         amount: fc.nat(),
         description: fc.string({ maxLength: 20 }),
@@ -73,4 +85,3 @@ describe("canonicalJson", () => {
     );
   });
 });
-

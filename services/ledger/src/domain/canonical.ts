@@ -61,7 +61,9 @@ export function requestHash(value: unknown): string {
 function refJson(ref: AccountRef): string {
   if ("wallet_id" in ref) return `{"wallet_id":${JSON.stringify(ref.wallet_id)}}`;
   if ("participant_id" in ref) return `{"participant_id":${JSON.stringify(ref.participant_id)}}`;
-  return ref.entity_id === undefined ? `{"system":${JSON.stringify(ref.system)}}` : `{"entity_id":${JSON.stringify(ref.entity_id)},"system":${JSON.stringify(ref.system)}}`;
+  return ref.entity_id === undefined
+    ? `{"system":${JSON.stringify(ref.system)}}`
+    : `{"entity_id":${JSON.stringify(ref.entity_id)},"system":${JSON.stringify(ref.system)}}`;
 }
 
 /**

@@ -33,7 +33,12 @@ describe("planPostings", () => {
       { account_id: "rev", entry_type: "credit", amount: 10, balance_after: null },
     ]);
     expect(plan.wallets.get("w1")).toMatchObject({ balance: 40, held: 30 });
-    expect(plan.systemDeltas).toEqual(new Map([["cash", 5], ["rev", 10]]));
+    expect(plan.systemDeltas).toEqual(
+      new Map([
+        ["cash", 5],
+        ["rev", 10],
+      ]),
+    );
     // The input map is untouched: the use case decides what to store.
     expect(accounts.get("w1")?.balance).toBe(100);
     // w1 now has 40 with 30 held: still a storable state; 20 held over 10 would not be.
@@ -44,7 +49,12 @@ describe("planPostings", () => {
 
   it("crashes on invariant violations rather than answering a client error", () => {
     // Proves unbalanced entries, unresolved accounts and self-postings are bugs that throw InvariantViolation.
-    expect(() => assertBalanced([{ entry_type: "debit", amount: cents(5) }, { entry_type: "credit", amount: cents(4) }])).toThrow(InvariantViolation);
+    expect(() =>
+      assertBalanced([
+        { entry_type: "debit", amount: cents(5) },
+        { entry_type: "credit", amount: cents(4) },
+      ]),
+    ).toThrow(InvariantViolation);
     expect(() => planPostings([{ debit: "nope", credit: "w2", amount: cents(1) }], accounts)).toThrow(InvariantViolation);
     expect(() => planPostings([{ debit: "w1", credit: "w1", amount: cents(1) }], accounts)).toThrow(InvariantViolation);
     expect(() => planPostings([{ debit: "w1", credit: "w2", amount: cents(0) }], accounts)).toThrow(InvariantViolation);

@@ -6,12 +6,26 @@ import { describe, expect, it } from "vitest";
 import { refundParts, type SaleState } from "./refund.ts";
 
 function sale(gross: number, creator: number, tax: number): SaleState {
-  return { saleReference: "s", gross: cents(gross), creatorAmount: cents(creator), salesTax: cents(tax), refundedAmount: cents(0), creatorRefunded: cents(0), platformRefunded: cents(0), reversed: false };
+  return {
+    saleReference: "s",
+    gross: cents(gross),
+    creatorAmount: cents(creator),
+    salesTax: cents(tax),
+    refundedAmount: cents(0),
+    creatorRefunded: cents(0),
+    platformRefunded: cents(0),
+    reversed: false,
+  };
 }
 
 /** Applies parts to the sale state, as the ledger's update does. */
 function apply(s: SaleState, p: Exclude<ReturnType<typeof refundParts>, DomainError>): SaleState {
-  return { ...s, refundedAmount: cents(s.refundedAmount + p.amount), creatorRefunded: cents(s.creatorRefunded + p.fromCreator), platformRefunded: cents(s.platformRefunded + p.fromPlatform) };
+  return {
+    ...s,
+    refundedAmount: cents(s.refundedAmount + p.amount),
+    creatorRefunded: cents(s.creatorRefunded + p.fromCreator),
+    platformRefunded: cents(s.platformRefunded + p.fromPlatform),
+  };
 }
 
 const saleArb = fc

@@ -55,7 +55,8 @@ function exceeds(remaining: number, side: string): DomainError {
 export function refundParts(sale: SaleState, asked: number | undefined, from: RefundFrom): RefundParts | DomainError {
   if (sale.reversed) return new DomainError("sale_already_reversed", `Sale ${sale.saleReference} was reversed and cannot be refunded`);
   const remaining = sale.gross - sale.refundedAmount;
-  if (remaining <= 0) return new DomainError("sale_already_fully_refunded", `Sale ${sale.saleReference} was already fully refunded`, { extra: { remaining_amount: 0 } });
+  if (remaining <= 0)
+    return new DomainError("sale_already_fully_refunded", `Sale ${sale.saleReference} was already fully refunded`, { extra: { remaining_amount: 0 } });
   const platformTotal = sale.gross - sale.creatorAmount;
   const creatorLeft = sale.creatorAmount - sale.creatorRefunded;
   const platformLeft = platformTotal - sale.platformRefunded;

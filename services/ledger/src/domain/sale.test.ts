@@ -35,9 +35,19 @@ describe("splitSale", () => {
   it("rounds percent to basis points (2.3% is 230 bps) and charges fees as asked", () => {
     // Proves the worked examples: default 80/20, a split fee, and tax taken off before the split.
     expect(percentToBps(2.3)).toBe(230);
-    expect(splitSale({ gross: 10_000, salesTax: 0, processingFee: 0, feePaidBy: "platform", creatorBps: 8000 })).toMatchObject({ creatorAmount: 8000, platformAmount: 2000 });
-    expect(splitSale({ gross: 10_000, salesTax: 1000, processingFee: 301, feePaidBy: "split", creatorBps: 7000 })).toMatchObject({ creatorAmount: 6300 - 150, platformAmount: 2700 - 151, net: 8699 });
-    expect(splitSale({ gross: 999, salesTax: 0, processingFee: 0, feePaidBy: "platform", creatorBps: 3333 })).toMatchObject({ creatorAmount: 332, platformAmount: 667 });
+    expect(splitSale({ gross: 10_000, salesTax: 0, processingFee: 0, feePaidBy: "platform", creatorBps: 8000 })).toMatchObject({
+      creatorAmount: 8000,
+      platformAmount: 2000,
+    });
+    expect(splitSale({ gross: 10_000, salesTax: 1000, processingFee: 301, feePaidBy: "split", creatorBps: 7000 })).toMatchObject({
+      creatorAmount: 6300 - 150,
+      platformAmount: 2700 - 151,
+      net: 8699,
+    });
+    expect(splitSale({ gross: 999, salesTax: 0, processingFee: 0, feePaidBy: "platform", creatorBps: 3333 })).toMatchObject({
+      creatorAmount: 332,
+      platformAmount: 667,
+    });
     expect(splitSale({ gross: 100, salesTax: 101, processingFee: 0, feePaidBy: "platform", creatorBps: 8000 })).toMatchObject({ path: "sales_tax" });
     expect(splitSale({ gross: 100, salesTax: 0, processingFee: 90, feePaidBy: "creator", creatorBps: 5000 })).toMatchObject({ path: "processing_fee" });
   });

@@ -14,7 +14,9 @@ export function registerImportHandlers(svc: Pick<Service, "sql" | "handle">): vo
   const sql = svc.sql;
   const ops: Record<string, RpcHandler> = {
     importTransactions: async (req, ctx) => importTransactions(sql, scopeOf(ctx.auth), decode(schemas.ImportTransactionsBody, req.body, "body")),
-    autoMatchReconciliation: async (req, ctx) => ({ body: await autoMatchReconciliation(sql, scopeOf(ctx.auth), decode(schemas.AutoMatchBody, req.body, "body")) }),
+    autoMatchReconciliation: async (req, ctx) => ({
+      body: await autoMatchReconciliation(sql, scopeOf(ctx.auth), decode(schemas.AutoMatchBody, req.body, "body")),
+    }),
     createReconciliationMatch: async (req, ctx) => ({
       status: 201,
       body: await createReconciliationMatch(sql, scopeOf(ctx.auth), decode(schemas.ManualMatchBody, req.body, "body")),

@@ -71,14 +71,32 @@ export function registerHandlers(svc: Pick<Service, "sql" | "handle" | "rpc">, p
       body: await releaseHold(sql, scopeOf(ctx.auth), param(req.params, "hold_id"), decode(schemas.ReleaseHoldBody, req.body, "body"), poster),
     }),
     recordSale: async (req, ctx) => ({ status: 201, body: await recordSale(sql, scopeOf(ctx.auth), decode(schemas.RecordSaleBody, req.body, "body"), poster) }),
-    recordIncome: async (req, ctx) => ({ status: 201, body: await recordIncome(sql, scopeOf(ctx.auth), decode(schemas.RecordIncomeBody, req.body, "body"), poster) }),
-    recordExpense: async (req, ctx) => ({ status: 201, body: await recordExpense(sql, scopeOf(ctx.auth), decode(schemas.RecordExpenseBody, req.body, "body"), poster) }),
+    recordIncome: async (req, ctx) => ({
+      status: 201,
+      body: await recordIncome(sql, scopeOf(ctx.auth), decode(schemas.RecordIncomeBody, req.body, "body"), poster),
+    }),
+    recordExpense: async (req, ctx) => ({
+      status: 201,
+      body: await recordExpense(sql, scopeOf(ctx.auth), decode(schemas.RecordExpenseBody, req.body, "body"), poster),
+    }),
     recordBill: async (req, ctx) => ({ status: 201, body: await recordBill(sql, scopeOf(ctx.auth), decode(schemas.RecordBillBody, req.body, "body"), poster) }),
     payBill: async (req, ctx) => ({ status: 201, body: await payBill(sql, scopeOf(ctx.auth), decode(schemas.PayBillBody, req.body, "body"), poster) }),
-    recordAdjustment: async (req, ctx) => ({ status: 201, body: await recordAdjustment(sql, scopeOf(ctx.auth), decode(schemas.RecordAdjustmentBody, req.body, "body"), poster) }),
-    recordOpeningBalance: async (req, ctx) => ({ status: 201, body: await recordOpeningBalance(sql, scopeOf(ctx.auth), decode(schemas.RecordOpeningBalanceBody, req.body, "body"), poster) }),
-    recordTransfer: async (req, ctx) => ({ status: 201, body: await recordTransfer(sql, scopeOf(ctx.auth), decode(schemas.RecordTransferBody, req.body, "body"), poster) }),
-    reverseTransaction: async (req, ctx) => ({ status: 201, body: await reverseTransaction(sql, scopeOf(ctx.auth), decode(schemas.ReverseTransactionBody, req.body, "body"), poster) }),
+    recordAdjustment: async (req, ctx) => ({
+      status: 201,
+      body: await recordAdjustment(sql, scopeOf(ctx.auth), decode(schemas.RecordAdjustmentBody, req.body, "body"), poster),
+    }),
+    recordOpeningBalance: async (req, ctx) => ({
+      status: 201,
+      body: await recordOpeningBalance(sql, scopeOf(ctx.auth), decode(schemas.RecordOpeningBalanceBody, req.body, "body"), poster),
+    }),
+    recordTransfer: async (req, ctx) => ({
+      status: 201,
+      body: await recordTransfer(sql, scopeOf(ctx.auth), decode(schemas.RecordTransferBody, req.body, "body"), poster),
+    }),
+    reverseTransaction: async (req, ctx) => ({
+      status: 201,
+      body: await reverseTransaction(sql, scopeOf(ctx.auth), decode(schemas.ReverseTransactionBody, req.body, "body"), poster),
+    }),
     getTransactions: async (req, ctx) => ({ body: await getTransactions(sql, scopeOf(ctx.auth), decode(schemas.GetTransactionsQuery, req.query, "query")) }),
     generateReport: async (req, ctx) => ({ body: await generateReport(sql, scopeOf(ctx.auth), decode(schemas.GenerateReportBody, req.body, "body")) }),
   };

@@ -23,7 +23,13 @@ describe("participants", () => {
   it("create is idempotent on participant_id: 201 created, 200 replay, 409 with different fields", async () => {
     // Proves docs/api.md, Participants and wallets participant create semantics, and that the creator wallet comes with it.
     const auth = authFor(newOrg());
-    const body = { participant_id: "creator_a", display_name: "Ada", email: "ada@example.com", default_split_percent: 80.5, tax_info: { tax_id_type: "ssn", tax_id: "123-45-6789", date_of_birth: "1990-01-01" } };
+    const body = {
+      participant_id: "creator_a",
+      display_name: "Ada",
+      email: "ada@example.com",
+      default_split_percent: 80.5,
+      tax_info: { tax_id_type: "ssn", tax_id: "123-45-6789", date_of_birth: "1990-01-01" },
+    };
     const first = ok(await h.call("createParticipant", auth, { body }));
     expect(first.status).toBe(201);
     const p = first.body["participant"] as Record<string, unknown>;
@@ -42,7 +48,18 @@ describe("participants", () => {
     expect(conflict.extra?.["participant"]).toMatchObject({ id: "creator_a", display_name: "Ada" });
 
     const wallet = ok(await h.call("getWallet", auth, { params: { wallet_id: String(p["wallet_id"]) } })).body["wallet"];
-    expect(wallet).toMatchObject({ wallet_type: "creator_earnings", owner_id: "creator_a", participant_id: "creator_a", account_type: "creator_balance", scope_type: "participant", redeemable: true, transferable: true, topup_supported: false, payout_supported: true, balance: 0 });
+    expect(wallet).toMatchObject({
+      wallet_type: "creator_earnings",
+      owner_id: "creator_a",
+      participant_id: "creator_a",
+      account_type: "creator_balance",
+      scope_type: "participant",
+      redeemable: true,
+      transferable: true,
+      topup_supported: false,
+      payout_supported: true,
+      balance: 0,
+    });
     await expectInvariants();
   });
 
@@ -75,7 +92,12 @@ describe("participants", () => {
   });
 });
 
-async function fundedConsumer(auth: ReturnType<typeof authFor>, owner: string, amount: number, flags: { redeemable?: boolean; transferable?: boolean } = { redeemable: true, transferable: true }): Promise<string> {
+async function fundedConsumer(
+  auth: ReturnType<typeof authFor>,
+  owner: string,
+  amount: number,
+  flags: { redeemable?: boolean; transferable?: boolean } = { redeemable: true, transferable: true },
+): Promise<string> {
   const w = ok(await h.call("createWallet", auth, { body: { owner_id: owner, ...flags } })).body["wallet"] as Record<string, unknown>;
   const id = String(w["id"]);
   if (amount > 0) ok(await h.call("depositToWallet", auth, { params: { wallet_id: id }, body: { amount, reference_id: `fund-${owner}` } }));
@@ -89,7 +111,23 @@ describe("wallets", () => {
     const first = ok(await h.call("createWallet", auth, { body: { owner_id: "buyer-1", name: "Buyer" } }));
     expect(first.status).toBe(201);
     expect(first.body["created"]).toBe(true);
-    expect(first.body["wallet"]).toMatchObject({ object: "wallet", wallet_type: "consumer_credit", scope_type: "customer", account_type: "user_wallet", currency: "USD", status: "active", owner_id: "buyer-1", name: "Buyer", redeemable: false, transferable: false, topup_supported: true, payout_supported: false, balance: 0, held_amount: 0, available_balance: 0 });
+    expect(first.body["wallet"]).toMatchObject({
+      object: "wallet",
+      wallet_type: "consumer_credit",
+      scope_type: "customer",
+      account_type: "user_wallet",
+      currency: "USD",
+      status: "active",
+      owner_id: "buyer-1",
+      name: "Buyer",
+      redeemable: false,
+      transferable: false,
+      topup_supported: true,
+      payout_supported: false,
+      balance: 0,
+      held_amount: 0,
+      available_balance: 0,
+    });
     const w = first.body["wallet"] as Record<string, unknown>;
     expect(w["wallet_id"]).toBe(w["id"]);
     const again = ok(await h.call("createWallet", auth, { body: { owner_id: "buyer-1", redeemable: true } }));
@@ -117,7 +155,14 @@ describe("wallets", () => {
     const entries = ok(await h.call("listWalletEntries", auth, { params: { wallet_id: a } })).body;
     expect(entries).toMatchObject({ total: 2, limit: 25, offset: 0, wallet: { id: a, balance: 300 } });
     expect(entries["entries"]).toEqual([
-      expect.objectContaining({ entry_type: "debit", amount: 200, reference_id: "wd-1", transaction_type: "wallet_withdrawal", description: "cash out", balance_after: 300 }),
+      expect.objectContaining({
+        entry_type: "debit",
+        amount: 200,
+        reference_id: "wd-1",
+        transaction_type: "wallet_withdrawal",
+        description: "cash out",
+        balance_after: 300,
+      }),
       expect.objectContaining({ entry_type: "credit", amount: 500, reference_id: "fund-owner-a", transaction_type: "wallet_topup", balance_after: 500 }),
     ]);
     expect(err(await h.call("getWallet", auth, { params: { wallet_id: "not-a-uuid" } })).code).toBe("wallet_not_found");
@@ -139,7 +184,9 @@ describe("wallets", () => {
     expect(dup.extra?.["topup"]).toEqual(first.body["topup"]);
     expect(err(await h.call("depositToWallet", auth, { params: { wallet_id: w }, body: { ...body, amount: 1 } })).code).toBe("idempotency_conflict");
     const p = ok(await h.call("createParticipant", auth, { body: { participant_id: "cr" } })).body["participant"] as Record<string, unknown>;
-    expect(err(await h.call("depositToWallet", auth, { params: { wallet_id: String(p["wallet_id"]) }, body: { amount: 1, reference_id: "x" } })).code).toBe("wallet_not_topupable");
+    expect(err(await h.call("depositToWallet", auth, { params: { wallet_id: String(p["wallet_id"]) }, body: { amount: 1, reference_id: "x" } })).code).toBe(
+      "wallet_not_topupable",
+    );
     const live = authFor(auth.org_id, true);
     const lw = await fundedConsumer(live, "tp-live", 0);
     const refused = err(await h.call("depositToWallet", live, { params: { wallet_id: lw }, body }));
@@ -154,9 +201,13 @@ describe("wallets", () => {
     const w = await fundedConsumer(auth, "wd", 300);
     const res = ok(await h.call("withdrawFromWallet", auth, { params: { wallet_id: w }, body: { amount: 100, reference_id: "w1" } }));
     expect(res.body["withdrawal"]).toMatchObject({ wallet_id: w, amount: 100, balance: 200 });
-    expect(err(await h.call("withdrawFromWallet", auth, { params: { wallet_id: w }, body: { amount: 201, reference_id: "w2" } })).code).toBe("insufficient_balance");
+    expect(err(await h.call("withdrawFromWallet", auth, { params: { wallet_id: w }, body: { amount: 201, reference_id: "w2" } })).code).toBe(
+      "insufficient_balance",
+    );
     const locked = await fundedConsumer(auth, "not-redeemable", 100, { redeemable: false });
-    expect(err(await h.call("withdrawFromWallet", auth, { params: { wallet_id: locked }, body: { amount: 1, reference_id: "w3" } })).code).toBe("wallet_not_redeemable");
+    expect(err(await h.call("withdrawFromWallet", auth, { params: { wallet_id: locked }, body: { amount: 1, reference_id: "w3" } })).code).toBe(
+      "wallet_not_redeemable",
+    );
     const p = ok(await h.call("createParticipant", auth, { body: { participant_id: "cw" } })).body["participant"] as Record<string, unknown>;
     const creator = err(await h.call("withdrawFromWallet", auth, { params: { wallet_id: String(p["wallet_id"]) }, body: { amount: 1, reference_id: "w4" } }));
     expect(creator.code).toBe("wallet_withdrawal_not_supported");
@@ -179,12 +230,26 @@ describe("transfers", () => {
     expect(t.body["transfer"]).toMatchObject({ from_balance: 600, to_balance: 400 });
     expect(err(await h.call("transferBetweenWallets", auth, { body })).code).toBe("duplicate_reference_id");
     ok(await h.call("transferBetweenWallets", auth, { body: { amount: 150, reference_id: "tr-2", from_participant_id: "tp1", to_participant_id: "tp2" } }));
-    expect(err(await h.call("transferBetweenWallets", auth, { body: { amount: 1, reference_id: "tr-3", from_participant_id: "tp1", to_participant_id: "tp1" } })).code).toBe("transfer_to_self");
+    expect(
+      err(await h.call("transferBetweenWallets", auth, { body: { amount: 1, reference_id: "tr-3", from_participant_id: "tp1", to_participant_id: "tp1" } }))
+        .code,
+    ).toBe("transfer_to_self");
     const stuck = await fundedConsumer(auth, "stuck", 100, { redeemable: true, transferable: false });
-    expect(err(await h.call("transferBetweenWallets", auth, { body: { amount: 1, reference_id: "tr-4", from_wallet_id: stuck, to_participant_id: "tp1" } })).code).toBe("wallet_not_transferable");
-    expect(err(await h.call("transferBetweenWallets", auth, { body: { amount: 1, reference_id: "tr-5", from_participant_id: "ghost", to_participant_id: "tp1" } })).code).toBe("participant_not_found");
-    expect(err(await h.call("transferBetweenWallets", auth, { body: { amount: 1, reference_id: "tr-6", to_participant_id: "tp1" } })).code).toBe("validation_error");
-    expect(err(await h.call("transferBetweenWallets", auth, { body: { amount: 10_000, reference_id: "tr-7", from_participant_id: "tp2", to_participant_id: "tp1" } })).code).toBe("insufficient_balance");
+    expect(
+      err(await h.call("transferBetweenWallets", auth, { body: { amount: 1, reference_id: "tr-4", from_wallet_id: stuck, to_participant_id: "tp1" } })).code,
+    ).toBe("wallet_not_transferable");
+    expect(
+      err(await h.call("transferBetweenWallets", auth, { body: { amount: 1, reference_id: "tr-5", from_participant_id: "ghost", to_participant_id: "tp1" } }))
+        .code,
+    ).toBe("participant_not_found");
+    expect(err(await h.call("transferBetweenWallets", auth, { body: { amount: 1, reference_id: "tr-6", to_participant_id: "tp1" } })).code).toBe(
+      "validation_error",
+    );
+    expect(
+      err(
+        await h.call("transferBetweenWallets", auth, { body: { amount: 10_000, reference_id: "tr-7", from_participant_id: "tp2", to_participant_id: "tp1" } }),
+      ).code,
+    ).toBe("insufficient_balance");
     await expectInvariants();
   });
 });
@@ -198,20 +263,44 @@ describe("holds", () => {
     ok(await h.call("createParticipant", auth, { body: { participant_id: "partner" } }));
     ok(await h.call("transferBetweenWallets", auth, { body: { amount: 1000, reference_id: "hf", from_wallet_id: payer, to_participant_id: "seller" } }));
 
-    const created = ok(await h.call("createHold", auth, { body: { participant_id: "seller", amount: 300, reference_id: "hold-1", description: "escrow", release_transfer_to_participant_id: "partner" } }));
+    const created = ok(
+      await h.call("createHold", auth, {
+        body: { participant_id: "seller", amount: 300, reference_id: "hold-1", description: "escrow", release_transfer_to_participant_id: "partner" },
+      }),
+    );
     expect(created.status).toBe(201);
     const hold = created.body["hold"] as Record<string, unknown>;
-    expect(hold).toMatchObject({ participant_id: "seller", amount: 300, currency: "USD", hold_reason_code: "temporary_hold", hold_reason_description: "escrow", days_held: 0, hold_until: null, ready_for_release: true, release_status: "held" });
+    expect(hold).toMatchObject({
+      participant_id: "seller",
+      amount: 300,
+      currency: "USD",
+      hold_reason_code: "temporary_hold",
+      hold_reason_description: "escrow",
+      days_held: 0,
+      hold_until: null,
+      ready_for_release: true,
+      release_status: "held",
+    });
     expect(hold["id"]).toMatch(/^hold_/);
     expect(hold["transaction_reference"]).toMatch(/^txn_/);
-    const dup = err(await h.call("createHold", auth, { body: { participant_id: "seller", amount: 300, reference_id: "hold-1", description: "escrow", release_transfer_to_participant_id: "partner" } }));
+    const dup = err(
+      await h.call("createHold", auth, {
+        body: { participant_id: "seller", amount: 300, reference_id: "hold-1", description: "escrow", release_transfer_to_participant_id: "partner" },
+      }),
+    );
     expect(dup.code).toBe("duplicate_reference_id");
     expect(dup.extra?.["hold"]).toMatchObject({ id: hold["id"] });
 
     const future = new Date(Date.now() + 86_400_000).toISOString();
-    const later = ok(await h.call("createHold", auth, { body: { participant_id: "seller", amount: 200, reference_id: "hold-2", hold_reason_code: "dispute", hold_until: future } })).body["hold"] as Record<string, unknown>;
+    const later = ok(
+      await h.call("createHold", auth, {
+        body: { participant_id: "seller", amount: 200, reference_id: "hold-2", hold_reason_code: "dispute", hold_until: future },
+      }),
+    ).body["hold"] as Record<string, unknown>;
     expect(later["ready_for_release"]).toBe(false);
-    expect(err(await h.call("createHold", auth, { body: { participant_id: "seller", amount: 501, reference_id: "hold-3" } })).code).toBe("insufficient_balance");
+    expect(err(await h.call("createHold", auth, { body: { participant_id: "seller", amount: 501, reference_id: "hold-3" } })).code).toBe(
+      "insufficient_balance",
+    );
 
     const listed = ok(await h.call("listHolds", auth, { query: { participant_id: "seller" } })).body;
     expect(listed).toMatchObject({ count: 2, total: 2, limit: 100, offset: 0 });
@@ -226,7 +315,15 @@ describe("holds", () => {
     const released = ok(await h.call("releaseHold", auth, { params: { hold_id: String(hold["id"]) }, body: { execute_transfer: true } }));
     expect(released.status).toBe(200);
     const release = released.body["release"] as Record<string, unknown>;
-    expect(release).toMatchObject({ hold_id: hold["id"], status: "released", availability_released: true, executed: true, transfer_status: "completed", amount: 300, currency: "USD" });
+    expect(release).toMatchObject({
+      hold_id: hold["id"],
+      status: "released",
+      availability_released: true,
+      executed: true,
+      transfer_status: "completed",
+      amount: 300,
+      currency: "USD",
+    });
     expect(release["id"]).toMatch(/^rel_/);
     expect(release["transfer_id"]).toMatch(/^txn_/);
     const again = err(await h.call("releaseHold", auth, { params: { hold_id: String(hold["id"]) }, body: {} }));
@@ -248,8 +345,12 @@ describe("holds", () => {
     ok(await h.call("createParticipant", auth, { body: { participant_id: "r1" } }));
     ok(await h.call("createParticipant", auth, { body: { participant_id: "r2" } }));
     ok(await h.call("transferBetweenWallets", auth, { body: { amount: 500, reference_id: "rf", from_wallet_id: payer, to_participant_id: "r1" } }));
-    const hold = ok(await h.call("createHold", auth, { body: { participant_id: "r1", amount: 500, reference_id: "rh", release_transfer_to_participant_id: "r2" } })).body["hold"] as Record<string, unknown>;
-    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => h.call("releaseHold", auth, { params: { hold_id: String(hold["id"]) }, body: { execute_transfer: i % 2 === 0 } })));
+    const hold = ok(
+      await h.call("createHold", auth, { body: { participant_id: "r1", amount: 500, reference_id: "rh", release_transfer_to_participant_id: "r2" } }),
+    ).body["hold"] as Record<string, unknown>;
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => h.call("releaseHold", auth, { params: { hold_id: String(hold["id"]) }, body: { execute_transfer: i % 2 === 0 } })),
+    );
     expect(replies.filter((r) => r.ok)).toHaveLength(1);
     expect(replies.filter((r) => errorCode(r) === "hold_already_released")).toHaveLength(9);
     await expectInvariants();
@@ -272,7 +373,9 @@ describe("isolation", () => {
       expect(err(await h.call("getWallet", auth, { params: { wallet_id: w } })).code).toBe("wallet_not_found");
       expect(err(await h.call("listWalletEntries", auth, { params: { wallet_id: w } })).code).toBe("wallet_not_found");
       expect(err(await h.call("withdrawFromWallet", auth, { params: { wallet_id: w }, body: { amount: 1, reference_id: "x" } })).code).toBe("wallet_not_found");
-      expect(err(await h.call("transferBetweenWallets", auth, { body: { amount: 1, reference_id: "x", from_wallet_id: w, to_participant_id: "iso" } })).code).toBe("wallet_not_found");
+      expect(
+        err(await h.call("transferBetweenWallets", auth, { body: { amount: 1, reference_id: "x", from_wallet_id: w, to_participant_id: "iso" } })).code,
+      ).toBe("wallet_not_found");
       expect(err(await h.call("releaseHold", auth, { params: { hold_id: String(hold["id"]) }, body: {} })).code).toBe("hold_not_found");
       expect(ok(await h.call("listParticipants", auth)).body["total"]).toBe(0);
       expect(ok(await h.call("listWallets", auth)).body["total"]).toBe(0);

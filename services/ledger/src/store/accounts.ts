@@ -208,7 +208,11 @@ export function isWalletAccountType(t: AccountType): t is WalletType {
 }
 
 /** Kinds of accounts named by id (posting hooks name accounts by id), scoped to org+env. */
-export async function accountKinds(q: Q, s: Scope, ids: readonly string[]): Promise<{ id: string; normal_side: Side; is_wallet: boolean; account_type: AccountType }[]> {
+export async function accountKinds(
+  q: Q,
+  s: Scope,
+  ids: readonly string[],
+): Promise<{ id: string; normal_side: Side; is_wallet: boolean; account_type: AccountType }[]> {
   if (ids.length === 0) return [];
   return q<{ id: string; normal_side: Side; is_wallet: boolean; account_type: AccountType }[]>`
     select id, normal_side, is_wallet, account_type from ledger.accounts

@@ -16,7 +16,11 @@ export interface TemplateRow {
 }
 
 /** Saves a template, replacing the mapping of one with the same name; `created` says which happened. */
-export async function upsertTemplate(q: Q, s: Scope, t: { id: string; name: string; mapping: Record<string, unknown>; description: string | null }): Promise<TemplateRow & { created: boolean }> {
+export async function upsertTemplate(
+  q: Q,
+  s: Scope,
+  t: { id: string; name: string; mapping: Record<string, unknown>; description: string | null },
+): Promise<TemplateRow & { created: boolean }> {
   const [row] = await q<(TemplateRow & { created: boolean })[]>`
     insert into ledger.import_templates as t (id, org_id, livemode, name, mapping, description)
     values (${t.id}, ${s.orgId}, ${s.livemode}, ${t.name}, ${q.json(t.mapping as Json)}, ${t.description})

@@ -72,7 +72,6 @@ export interface ClaimRow extends Omit<NewTransaction, "effectiveAt"> {
   claimed: boolean;
 }
 
-
 /**
  * Transactions already holding these keys: one probe of transactions_reference_uq per key. A lateral subquery
  * per key, because `reference_id = any(...)` and joins against unnest() were planned (with the statistics of
@@ -116,7 +115,15 @@ export interface LockedWallet {
   xmin: string;
 }
 
-export type ExistingClaim = { id: string; org_id: string; livemode: boolean; kind: string; reference_id: string; request_hash: string; result: Record<string, unknown> };
+export type ExistingClaim = {
+  id: string;
+  org_id: string;
+  livemode: boolean;
+  kind: string;
+  reference_id: string;
+  request_hash: string;
+  result: Record<string, unknown>;
+};
 
 /**
  * Locks every wallet of the batch in one statement, in ascending id order (the lock order everywhere): the
@@ -129,9 +136,10 @@ export async function lockWalletsAnyScope(
   participants: readonly { orgId: string; livemode: boolean; participantId: string }[] = [],
 ): Promise<LockedWallet[]> {
   if (ids.length === 0 && participants.length === 0) return [];
-  const byParticipant = participants.length === 0
-    ? q``
-    : q`or id in (
+  const byParticipant =
+    participants.length === 0
+      ? q``
+      : q`or id in (
         select p.wallet_id from ledger.participants p
         join unnest(${quoted(participants.map((k) => k.orgId))}::text[], ${bools(participants.map((k) => k.livemode))}::boolean[], ${quoted(participants.map((k) => k.participantId))}::text[])
           as v(org_id, livemode, participant_id)
@@ -189,7 +197,9 @@ export async function lockSalesAnyScope(q: Q, keys: readonly { orgId: string; li
 /** Locks holds by id, whatever their org (after the wallets: the lock order). */
 export async function lockHoldsAnyScope(q: Q, ids: readonly string[]) {
   if (ids.length === 0) return [];
-  const rows = await q<{ id: string; wallet_id: string; participant_id: string | null; amount: string; status: "held" | "released"; release_id: string | null }[]>`
+  const rows = await q<
+    { id: string; wallet_id: string; participant_id: string | null; amount: string; status: "held" | "released"; release_id: string | null }[]
+  >`
     select id, wallet_id, participant_id, amount, status, release_id from ledger.holds where id = any(${quoted(ids)}::text[]) order by id for update`;
   return rows.map((r) => ({ ...r, amount: money(r.amount) }));
 }
@@ -383,5 +393,5 @@ export function writeBatch(q: Q, w: BatchWrite): Promise<string | null> {
       ${`${ti.length} + ${tu.length} transactions, ${re.length} releases, ${e.length} entries, ${wa.length} wallets, ${sh.length} shards, ${ev.length} events, ${ho.length} holds, ${sa.length} sales`}) as ok,
       (select xmin from wa limit 1) as xmin`
     .execute()
-    .then((rows) => ((rows[0] as { xmin: string | null } | undefined)?.xmin ?? null));
+    .then((rows) => (rows[0] as { xmin: string | null } | undefined)?.xmin ?? null);
 }

@@ -16,7 +16,11 @@ type RawBill = Omit<BillRow, "amount" | "paid_amount"> & { amount: string; paid_
 const toBill = (r: RawBill): BillRow => ({ ...r, amount: money(r.amount), paid_amount: money(r.paid_amount) });
 const cols = (q: Q) => q`id, transaction_id, vendor_name, amount, paid_amount, due_date`;
 
-export async function insertBill(q: Q, s: Scope, b: { id: string; transactionId: string; vendorName: string; amount: number; dueDate: Date | null }): Promise<void> {
+export async function insertBill(
+  q: Q,
+  s: Scope,
+  b: { id: string; transactionId: string; vendorName: string; amount: number; dueDate: Date | null },
+): Promise<void> {
   await q`insert into ledger.bills (id, org_id, livemode, transaction_id, vendor_name, amount, due_date)
     values (${b.id}, ${s.orgId}, ${s.livemode}, ${b.transactionId}, ${b.vendorName}, ${b.amount}, ${b.dueDate})`;
 }

@@ -44,7 +44,21 @@ export interface ListedEntry {
 export async function entriesWithAccounts(q: Q, s: Scope, transactionIds: readonly string[]): Promise<Map<string, ListedEntry[]>> {
   const out = new Map<string, ListedEntry[]>();
   if (transactionIds.length === 0) return out;
-  const rows = await q<{ transaction_id: string; id: string; account_id: string; entry_type: Side; amount: string; balance_after: string | null; account_type: string; entity_id: string; participant_id: string | null; owner_id: string | null; name: string }[]>`
+  const rows = await q<
+    {
+      transaction_id: string;
+      id: string;
+      account_id: string;
+      entry_type: Side;
+      amount: string;
+      balance_after: string | null;
+      account_type: string;
+      entity_id: string;
+      participant_id: string | null;
+      owner_id: string | null;
+      name: string;
+    }[]
+  >`
     select e.transaction_id, e.id, e.account_id, e.entry_type, e.amount, e.balance_after, a.account_type, a.entity_id, a.participant_id, a.owner_id, a.name
     from ledger.entries e join ledger.accounts a on a.id = e.account_id
     where e.transaction_id = any(${[...transactionIds]}::text[]) and e.org_id = ${s.orgId} and e.livemode = ${s.livemode}
@@ -83,7 +97,9 @@ export interface AccountTotals {
  * sub-ledgers of one liability each); system accounts are listed one by one.
  */
 export async function accountTotals(q: Q, s: Scope, range: { from?: Date | undefined; to?: Date | undefined }): Promise<AccountTotals[]> {
-  const rows = await q<{ account_id: string; account_type: string; entity_id: string; name: string; normal_side: Side; is_wallet: boolean; debits: string; credits: string }[]>`
+  const rows = await q<
+    { account_id: string; account_type: string; entity_id: string; name: string; normal_side: Side; is_wallet: boolean; debits: string; credits: string }[]
+  >`
     with tr as (
       select tr.id from ledger.transactions tr
       where ${accountedWithin(q, s, range)}),

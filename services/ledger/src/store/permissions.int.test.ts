@@ -90,4 +90,3 @@ describe("database permissions", () => {
     expect(report.ok).toBe(true);
   });
 });
-

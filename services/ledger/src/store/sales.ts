@@ -17,7 +17,15 @@ export interface NewSale {
 
 /** The sale row a posting request's `sale` asks for, recorded by transaction `transactionId`. */
 export function newSale(
-  s: { sale_reference: string; participant_id?: string | undefined; gross: number; creator_amount: number; platform_amount: number; sales_tax: number; processing_fee: number },
+  s: {
+    sale_reference: string;
+    participant_id?: string | undefined;
+    gross: number;
+    creator_amount: number;
+    platform_amount: number;
+    sales_tax: number;
+    processing_fee: number;
+  },
   transactionId: string,
   holdId: string | null,
 ): NewSale {

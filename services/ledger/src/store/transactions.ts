@@ -16,9 +16,7 @@ export interface NewTransaction {
   effectiveAt?: Date | null;
 }
 
-export type Claim =
-  | { inserted: true; createdAt: Date }
-  | { inserted: false; id: string; requestHash: string; result: Record<string, unknown> };
+export type Claim = { inserted: true; createdAt: Date } | { inserted: false; id: string; requestHash: string; result: Record<string, unknown> };
 
 /**
  * Claims (org, env, kind, reference_id). A concurrent claimant of the same key waits here for the first

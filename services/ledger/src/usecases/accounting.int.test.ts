@@ -31,14 +31,18 @@ describe("record-sale", () => {
     const auth = authFor(newOrg());
     await creator(auth, "c1");
     await creator(auth, "c2", 70);
-    const first = ok(await sale(auth, { reference_id: "s1", creator_id: "c1", amount: 10_000, sales_tax: 1000, processing_fee: 301, processing_fee_paid_by: "split" }));
+    const first = ok(
+      await sale(auth, { reference_id: "s1", creator_id: "c1", amount: 10_000, sales_tax: 1000, processing_fee: 301, processing_fee_paid_by: "split" }),
+    );
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({
       breakdown: { gross_amount: 10_000, processing_fee: 301, net_amount: 8699, creator_amount: 7200 - 150, platform_amount: 1800 - 151, creator_percent: 80 },
       creator_balance: 7050,
     });
     expect(first.body["transaction_id"]).toMatch(/^txn_/);
-    const dup = err(await sale(auth, { reference_id: "s1", creator_id: "c1", amount: 10_000, sales_tax: 1000, processing_fee: 301, processing_fee_paid_by: "split" }));
+    const dup = err(
+      await sale(auth, { reference_id: "s1", creator_id: "c1", amount: 10_000, sales_tax: 1000, processing_fee: 301, processing_fee_paid_by: "split" }),
+    );
     expect(dup.code).toBe("duplicate_reference_id");
     expect(dup.extra).toMatchObject({ existing_transaction_id: first.body["transaction_id"], breakdown: first.body["breakdown"] });
     expect(err(await sale(auth, { reference_id: "s1", creator_id: "c1", amount: 10_001 })).code).toBe("idempotency_conflict");
@@ -53,7 +57,8 @@ describe("record-sale", () => {
     // An unknown creator becomes a participant with the default split (sale-unknown-creator.int.test.ts).
     expect(ok(await sale(auth, { reference_id: "s4", creator_id: "ghost", amount: 100 })).body["breakdown"]).toMatchObject({ creator_amount: 80 });
     expect(err(await sale(auth, { reference_id: "s5", creator_id: "c1", amount: 100, sales_tax: 101 })).code).toBe("validation_error");
-    const [row] = await h.env.adminSql`select gross, creator_amount, refunded_amount, hold_id from ledger.sales where org_id = ${auth.org_id} and sale_reference = 's2'`;
+    const [row] = await h.env
+      .adminSql`select gross, creator_amount, refunded_amount, hold_id from ledger.sales where org_id = ${auth.org_id} and sale_reference = 's2'`;
     expect(row).toMatchObject({ gross: "999", creator_amount: "699", refunded_amount: "0", hold_id: held.body["hold_id"] });
   });
 });
@@ -65,7 +70,9 @@ describe("reverse-transaction", () => {
     await creator(auth, "a");
     await creator(auth, "b");
     const s = ok(await sale(auth, { reference_id: "fund", creator_id: "a", amount: 10_000, creator_percent: 100 }));
-    const t = ok(await h.call("transferBetweenWallets", auth, { body: { amount: 1000, reference_id: "t1", from_participant_id: "a", to_participant_id: "b" } }));
+    const t = ok(
+      await h.call("transferBetweenWallets", auth, { body: { amount: 1000, reference_id: "t1", from_participant_id: "a", to_participant_id: "b" } }),
+    );
     const txn = (t.body["transfer"] as Record<string, unknown>)["transaction_id"];
     const full = ok(await reverse(auth, { transaction_id: txn, reason: "mistake" }));
     expect(full.body).toMatchObject({ reversed_transaction_id: txn, amount: 1000, status: "reversed", remaining_amount: 0 });
@@ -75,7 +82,9 @@ describe("reverse-transaction", () => {
     expect(err(await reverse(auth, { transaction_id: txn, reason: "other key", idempotency_key: "k2" })).code).toBe("duplicate_reversal_reference");
     expect(await balanceOf(auth, "b")).toMatchObject({ ledger_balance_cents: 0 });
 
-    const t2 = ok(await h.call("transferBetweenWallets", auth, { body: { amount: 1000, reference_id: "t2", from_participant_id: "a", to_participant_id: "b" } }));
+    const t2 = ok(
+      await h.call("transferBetweenWallets", auth, { body: { amount: 1000, reference_id: "t2", from_participant_id: "a", to_participant_id: "b" } }),
+    );
     const txn2 = (t2.body["transfer"] as Record<string, unknown>)["transaction_id"];
     const p1 = ok(await reverse(auth, { transaction_id: txn2, reason: "part", partial_amount: 333 }));
     expect(p1.body).toMatchObject({ amount: 333, status: "partially_reversed", is_partial: true, remaining_amount: 667 });
@@ -135,7 +144,9 @@ describe("reverse-transaction", () => {
     const auth = authFor(newOrg());
     await creator(auth, "race");
     const s = ok(await sale(auth, { reference_id: "r1", creator_id: "race", amount: 5000 }));
-    const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => reverse(auth, { transaction_id: s.body["transaction_id"], reason: "race", idempotency_key: `k${i}` })));
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => reverse(auth, { transaction_id: s.body["transaction_id"], reason: "race", idempotency_key: `k${i}` })),
+    );
     expect(replies.filter((r) => r.ok)).toHaveLength(1);
     expect(replies.filter((r) => !r.ok && r.error.code === "duplicate_reversal_reference")).toHaveLength(5);
     expect(await balanceOf(auth, "race")).toMatchObject({ ledger_balance_cents: 0 });
@@ -148,7 +159,9 @@ describe("accounting records", () => {
     const auth = authFor(newOrg());
     const income = ok(await h.call("recordIncome", auth, { body: { reference_id: "i1", amount: 5000, description: "consulting", category: "services" } }));
     expect(income.body).toMatchObject({ reference_id: "i1", amount: 5000, type: "income" });
-    expect(err(await h.call("recordIncome", auth, { body: { reference_id: "i1", amount: 5000, description: "consulting", category: "services" } })).code).toBe("duplicate_reference_id");
+    expect(err(await h.call("recordIncome", auth, { body: { reference_id: "i1", amount: 5000, description: "consulting", category: "services" } })).code).toBe(
+      "duplicate_reference_id",
+    );
     ok(await h.call("recordExpense", auth, { body: { reference_id: "e1", amount: 1200, vendor_name: "AWS" } }));
     const bill = ok(await h.call("recordBill", auth, { body: { reference_id: "b1", amount: 900, vendor_name: "Printer Co", due_date: "2026-12-01" } }));
     expect(bill.body).toMatchObject({ status: "unpaid", amount_due: 900 });
@@ -157,21 +170,74 @@ describe("accounting records", () => {
     expect(billDup.extra?.["bill_id"]).toBe(bill.body["bill_id"]);
     const pay1 = ok(await h.call("payBill", auth, { body: { reference_id: "pb1", bill_id: bill.body["bill_id"], amount: 400 } }));
     expect(pay1.body).toMatchObject({ amount: 400, amount_due: 500, status: "partially_paid" });
-    expect(err(await h.call("payBill", auth, { body: { reference_id: "pb2", bill_transaction_id: bill.body["transaction_id"], amount: 501 } })).code).toBe("bill_amount_exceeds_unpaid");
+    expect(err(await h.call("payBill", auth, { body: { reference_id: "pb2", bill_transaction_id: bill.body["transaction_id"], amount: 501 } })).code).toBe(
+      "bill_amount_exceeds_unpaid",
+    );
     const pay2 = ok(await h.call("payBill", auth, { body: { reference_id: "pb3", bill_transaction_id: bill.body["transaction_id"] } }));
     expect(pay2.body).toMatchObject({ amount: 500, amount_due: 0, status: "paid" });
     expect(err(await h.call("payBill", auth, { body: { reference_id: "pb4", bill_id: "bill_nope" } })).code).toBe("bill_not_found");
 
-    const adj = ok(await h.call("recordAdjustment", auth, { body: { reference_id: "a1", adjustment_type: "reclassification", reason: "fix", entries: [{ account_type: "expense", entry_type: "debit", amount: 300 }, { account_type: "income", entry_type: "debit", amount: 200 }, { account_type: "platform_cash", entry_type: "credit", amount: 500 }] } }));
+    const adj = ok(
+      await h.call("recordAdjustment", auth, {
+        body: {
+          reference_id: "a1",
+          adjustment_type: "reclassification",
+          reason: "fix",
+          entries: [
+            { account_type: "expense", entry_type: "debit", amount: 300 },
+            { account_type: "income", entry_type: "debit", amount: 200 },
+            { account_type: "platform_cash", entry_type: "credit", amount: 500 },
+          ],
+        },
+      }),
+    );
     expect(adj.body).toMatchObject({ amount: 500, debits: 500, credits: 500 });
-    expect(err(await h.call("recordAdjustment", auth, { body: { reference_id: "a2", adjustment_type: "other", reason: "bad", entries: [{ account_type: "expense", entry_type: "debit", amount: 300 }, { account_type: "platform_cash", entry_type: "credit", amount: 200 }] } })).code).toBe("validation_error");
-    expect(err(await h.call("recordAdjustment", auth, { body: { reference_id: "a3", adjustment_type: "other", reason: "bad", entries: [{ account_type: "nope", entry_type: "debit", amount: 1 }, { account_type: "platform_cash", entry_type: "credit", amount: 1 }] } })).code).toBe("validation_error");
+    expect(
+      err(
+        await h.call("recordAdjustment", auth, {
+          body: {
+            reference_id: "a2",
+            adjustment_type: "other",
+            reason: "bad",
+            entries: [
+              { account_type: "expense", entry_type: "debit", amount: 300 },
+              { account_type: "platform_cash", entry_type: "credit", amount: 200 },
+            ],
+          },
+        }),
+      ).code,
+    ).toBe("validation_error");
+    expect(
+      err(
+        await h.call("recordAdjustment", auth, {
+          body: {
+            reference_id: "a3",
+            adjustment_type: "other",
+            reason: "bad",
+            entries: [
+              { account_type: "nope", entry_type: "debit", amount: 1 },
+              { account_type: "platform_cash", entry_type: "credit", amount: 1 },
+            ],
+          },
+        }),
+      ).code,
+    ).toBe("validation_error");
 
-    const ob = { as_of_date: "2026-01-01", balances: [{ account_type: "platform_cash", balance: 100_000 }, { account_type: "accounts_payable", balance: 20_000 }] };
+    const ob = {
+      as_of_date: "2026-01-01",
+      balances: [
+        { account_type: "platform_cash", balance: 100_000 },
+        { account_type: "accounts_payable", balance: 20_000 },
+      ],
+    };
     const opening = ok(await h.call("recordOpeningBalance", auth, { body: ob }));
     expect(opening.body["reference_id"]).toMatch(/^opening_balance:/);
     expect(err(await h.call("recordOpeningBalance", auth, { body: ob })).code).toBe("duplicate_reference_id");
-    const tr = ok(await h.call("recordTransfer", auth, { body: { from_account_type: "platform_cash", to_account_type: "payouts_in_transit", amount: 700, transfer_type: "payout_reserve" } }));
+    const tr = ok(
+      await h.call("recordTransfer", auth, {
+        body: { from_account_type: "platform_cash", to_account_type: "payouts_in_transit", amount: 700, transfer_type: "payout_reserve" },
+      }),
+    );
     expect(tr.body).toMatchObject({ amount: 700, transfer_type: "payout_reserve" });
 
     const tb = ok(await h.call("generateReport", auth, { body: { report_type: "trial_balance" } })).body["report"] as Record<string, unknown>;
@@ -182,7 +248,10 @@ describe("accounting records", () => {
     expect(accounts.find((a) => a["account_type"] === "opening_balance_equity")).toMatchObject({ balance: 80_000 });
     const bs = ok(await h.call("generateReport", auth, { body: { report_type: "balance_sheet" } })).body["report"] as Record<string, unknown>;
     expect(bs["totals"]).toMatchObject({ balanced: true });
-    const pl = ok(await h.call("generateReport", auth, { body: { report_type: "profit_loss", start_date: "2020-01-01" } })).body["report"] as Record<string, unknown>;
+    const pl = ok(await h.call("generateReport", auth, { body: { report_type: "profit_loss", start_date: "2020-01-01" } })).body["report"] as Record<
+      string,
+      unknown
+    >;
     expect(pl["net_income"]).toBe(5000 - 200 - (1200 + 900 + 300));
   });
 });
@@ -196,7 +265,20 @@ describe("accounting dates", () => {
     ok(await h.call("recordOpeningBalance", auth, { body: { as_of_date: day(-60), balances: [{ account_type: "platform_cash", balance: 50_000 }] } }));
     ok(await h.call("recordExpense", auth, { body: { reference_id: "old", amount: 1500, vendor_name: "AWS", date: day(-40) } }));
     ok(await h.call("recordIncome", auth, { body: { reference_id: "now", amount: 700 } }));
-    ok(await h.call("recordAdjustment", auth, { body: { reference_id: "adj", adjustment_type: "accrual", reason: "late invoice", adjustment_date: day(-39), entries: [{ account_type: "expense", entry_type: "debit", amount: 100 }, { account_type: "accounts_payable", entry_type: "credit", amount: 100 }] } }));
+    ok(
+      await h.call("recordAdjustment", auth, {
+        body: {
+          reference_id: "adj",
+          adjustment_type: "accrual",
+          reason: "late invoice",
+          adjustment_date: day(-39),
+          entries: [
+            { account_type: "expense", entry_type: "debit", amount: 100 },
+            { account_type: "accounts_payable", entry_type: "credit", amount: 100 },
+          ],
+        },
+      }),
+    );
 
     const report = async (body: Record<string, unknown>) => ok(await h.call("generateReport", auth, { body })).body["report"] as Record<string, unknown>;
     // The period 45 to 35 days ago holds the backdated expense and the adjustment, not today's income.
@@ -211,13 +293,18 @@ describe("accounting dates", () => {
     const tbBefore = await report({ report_type: "trial_balance", as_of: day(-50) });
     expect((tbBefore["accounts"] as Record<string, unknown>[]).find((a) => a["account_type"] === "platform_cash")).toMatchObject({ balance: 50_000 });
 
-    const listed = async (query: Record<string, string>) => (ok(await h.call("getTransactions", auth, { query })).body["transactions"] as Record<string, unknown>[]).map((t) => t["reference_id"]);
+    const listed = async (query: Record<string, string>) =>
+      (ok(await h.call("getTransactions", auth, { query })).body["transactions"] as Record<string, unknown>[]).map((t) => t["reference_id"]);
     expect(await listed({ start_date: day(-45), end_date: day(-35) })).toEqual(expect.arrayContaining(["old", "adj"]));
     expect(await listed({ start_date: day(-45), end_date: day(-35) })).toHaveLength(2);
     expect(await listed({ start_date: day(-1) })).toEqual(["now"]);
     // The date is part of the request: the same reference with another date is a conflict, not a replay.
-    expect(err(await h.call("recordExpense", auth, { body: { reference_id: "old", amount: 1500, vendor_name: "AWS", date: day(-41) } })).code).toBe("idempotency_conflict");
-    expect(err(await h.call("recordExpense", auth, { body: { reference_id: "old", amount: 1500, vendor_name: "AWS", date: day(-40) } })).code).toBe("duplicate_reference_id");
+    expect(err(await h.call("recordExpense", auth, { body: { reference_id: "old", amount: 1500, vendor_name: "AWS", date: day(-41) } })).code).toBe(
+      "idempotency_conflict",
+    );
+    expect(err(await h.call("recordExpense", auth, { body: { reference_id: "old", amount: 1500, vendor_name: "AWS", date: day(-40) } })).code).toBe(
+      "duplicate_reference_id",
+    );
   });
 });
 
@@ -243,7 +330,9 @@ describe("get-transactions", () => {
     expect(page2["transactions"]).toHaveLength(2);
     expect(ok(await h.call("getTransactions", auth, { query: { end_date: "2000-01-01" } })).body["pagination"]).toMatchObject({ total: 0 });
     expect(ok(await h.call("getTransactions", auth, { query: { start_date: "2000-01-01" } })).body["pagination"]).toMatchObject({ total: 5 });
-    const withEntries = ok(await h.call("getTransactions", auth, { query: { type: "sale", status: "posted", per_page: "1", include_entries: "true" } })).body["transactions"] as Record<string, unknown>[];
+    const withEntries = ok(await h.call("getTransactions", auth, { query: { type: "sale", status: "posted", per_page: "1", include_entries: "true" } })).body[
+      "transactions"
+    ] as Record<string, unknown>[];
     expect(withEntries[0]).toMatchObject({ transaction_type: "sale", currency: "USD", status: "posted" });
     const entries = withEntries[0]?.["entries"] as Record<string, unknown>[];
     expect(entries.length).toBeGreaterThanOrEqual(4);

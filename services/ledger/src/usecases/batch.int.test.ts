@@ -27,7 +27,16 @@ async function wallets(org: string, n: number, funded: number): Promise<string[]
     const res = await createWallet(h.sql, { orgId: org, livemode: false }, { owner_id: `o${i}`, transferable: true });
     const id = String((res.wallet as Record<string, unknown>)["id"]);
     ids.push(id);
-    if (funded > 0) ok(await h.postRpc({ org_id: org, livemode: false, kind: "fund", reference_id: `fund-${i}`, postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: id }, amount: funded }] }));
+    if (funded > 0)
+      ok(
+        await h.postRpc({
+          org_id: org,
+          livemode: false,
+          kind: "fund",
+          reference_id: `fund-${i}`,
+          postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: id }, amount: funded }],
+        }),
+      );
   }
   return ids;
 }
@@ -38,11 +47,23 @@ describe("group commit", () => {
     const org = newOrg();
     const [a, b, c] = await wallets(org, 3, 1000);
     const base = { org_id: org, livemode: false, kind: "transfer" };
-    const good = Array.from({ length: 40 }, (_, i) => ({ ...base, reference_id: `g${i}`, postings: [{ debit: { wallet_id: i % 2 === 0 ? a : b }, credit: { wallet_id: c }, amount: 10 }] }));
+    const good = Array.from({ length: 40 }, (_, i) => ({
+      ...base,
+      reference_id: `g${i}`,
+      postings: [{ debit: { wallet_id: i % 2 === 0 ? a : b }, credit: { wallet_id: c }, amount: 10 }],
+    }));
     const tooMuch = { ...base, reference_id: "big", postings: [{ debit: { wallet_id: a }, credit: { wallet_id: b }, amount: 10_000 }] };
-    const unknown = { ...base, reference_id: "ghost", postings: [{ debit: { wallet_id: "00000000-0000-4000-8000-000000000000" }, credit: { wallet_id: b }, amount: 1 }] };
+    const unknown = {
+      ...base,
+      reference_id: "ghost",
+      postings: [{ debit: { wallet_id: "00000000-0000-4000-8000-000000000000" }, credit: { wallet_id: b }, amount: 1 }],
+    };
     const foreign = { ...base, org_id: newOrg(), reference_id: "foreign", postings: [{ debit: { wallet_id: a }, credit: { wallet_id: b }, amount: 1 }] };
-    const dupes = Array.from({ length: 5 }, () => ({ ...base, reference_id: "dup", postings: [{ debit: { wallet_id: b }, credit: { wallet_id: a }, amount: 7 }] }));
+    const dupes = Array.from({ length: 5 }, () => ({
+      ...base,
+      reference_id: "dup",
+      postings: [{ debit: { wallet_id: b }, credit: { wallet_id: a }, amount: 7 }],
+    }));
     const conflict = { ...base, reference_id: "dup", postings: [{ debit: { wallet_id: b }, credit: { wallet_id: a }, amount: 8 }] };
     const all = [...good, tooMuch, unknown, foreign, ...dupes, conflict];
     const replies = await Promise.all(all.map((r) => h.postRpc(r)));
@@ -72,7 +93,15 @@ describe("group commit", () => {
     const [a, b] = await wallets(org, 2, 100_000);
     const seen = await Promise.all(
       Array.from({ length: 60 }, async (_, i) => {
-        const reply = ok(await h.postRpc({ org_id: org, livemode: false, kind: "transfer", reference_id: `v${i}`, postings: [{ debit: { wallet_id: i % 2 ? a : b }, credit: { wallet_id: i % 2 ? b : a }, amount: 1 + i }] }));
+        const reply = ok(
+          await h.postRpc({
+            org_id: org,
+            livemode: false,
+            kind: "transfer",
+            reference_id: `v${i}`,
+            postings: [{ debit: { wallet_id: i % 2 ? a : b }, credit: { wallet_id: i % 2 ? b : a }, amount: 1 + i }],
+          }),
+        );
         const [row] = await h.env.adminSql`select result from ledger.transactions where id = ${String(reply.body["transaction_id"])}`;
         return row !== undefined && (row["result"] as Record<string, unknown>)["transaction_id"] === reply.body["transaction_id"];
       }),
@@ -91,7 +120,11 @@ describe("group commit", () => {
     const base = { org_id: org, livemode: false, kind: "transfer" };
     const first = { ...base, reference_id: "once", postings: [{ debit: { wallet_id: a }, credit: { wallet_id: b }, amount: 5 }] };
     const original = ok(await h.postRpc(first));
-    const fresh = Array.from({ length: 20 }, (_, i) => ({ ...base, reference_id: `f${i}`, postings: [{ debit: { wallet_id: i % 2 ? a : b }, credit: { wallet_id: i % 2 ? b : a }, amount: 1 }] }));
+    const fresh = Array.from({ length: 20 }, (_, i) => ({
+      ...base,
+      reference_id: `f${i}`,
+      postings: [{ debit: { wallet_id: i % 2 ? a : b }, credit: { wallet_id: i % 2 ? b : a }, amount: 1 }],
+    }));
     const changed = { ...first, postings: [{ debit: { wallet_id: a }, credit: { wallet_id: b }, amount: 6 }] };
     const replies = await Promise.all([...fresh, first, changed].map((r) => h.postRpc(r)));
     expect(replies.slice(0, 20).every((r) => r.ok && r.body["duplicate"] === false)).toBe(true);
@@ -110,7 +143,15 @@ describe("group commit", () => {
     const org = newOrg();
     const [a, b] = await wallets(org, 2, 10_000);
     const replies = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => h.postRpc({ org_id: org, livemode: false, kind: "transfer", reference_id: `e${i}`, postings: [{ debit: { wallet_id: i % 2 ? a : b }, credit: { wallet_id: i % 2 ? b : a }, amount: 1 }] })),
+      Array.from({ length: 30 }, (_, i) =>
+        h.postRpc({
+          org_id: org,
+          livemode: false,
+          kind: "transfer",
+          reference_id: `e${i}`,
+          postings: [{ debit: { wallet_id: i % 2 ? a : b }, credit: { wallet_id: i % 2 ? b : a }, amount: 1 }],
+        }),
+      ),
     );
     const ids = replies.map((r) => String(ok(r).body["transaction_id"]));
     const events = await h.env.adminSql<{ payload: { data: { transactions: { transaction_id: string; entries: unknown[] }[] } } }[]>`
@@ -131,13 +172,22 @@ describe("group commit", () => {
     const base = { org_id: org, livemode: false, kind: "transfer" };
     ok(await h.postRpc({ ...base, reference_id: "warm", postings: [{ debit: { wallet_id: a }, credit: { wallet_id: b }, amount: 1 }] }));
     // Another path takes 90 from a (the batcher still remembers 99).
-    await alone().post({ ...base, kind: "withdrawal", reference_id: "w1", postings: [{ debit: { wallet_id: a }, credit: { system: "payouts_in_transit" }, amount: 90 }] });
-    expect(errorCode(await h.postRpc({ ...base, reference_id: "too-much", postings: [{ debit: { wallet_id: a }, credit: { wallet_id: b }, amount: 50 }] }))).toBe("insufficient_balance");
+    await alone().post({
+      ...base,
+      kind: "withdrawal",
+      reference_id: "w1",
+      postings: [{ debit: { wallet_id: a }, credit: { system: "payouts_in_transit" }, amount: 90 }],
+    });
+    expect(
+      errorCode(await h.postRpc({ ...base, reference_id: "too-much", postings: [{ debit: { wallet_id: a }, credit: { wallet_id: b }, amount: 50 }] })),
+    ).toBe("insufficient_balance");
     const fits = ok(await h.postRpc({ ...base, reference_id: "fits", postings: [{ debit: { wallet_id: a }, credit: { wallet_id: b }, amount: 9 }] }));
     expect((fits.body["wallets"] as Record<string, { balance: number }>)[a]?.balance).toBe(0);
     // A wallet frozen behind the batcher's back refuses the next posting.
     await h.env.adminSql`update ledger.accounts set status = 'frozen' where id = ${b}`;
-    expect(errorCode(await h.postRpc({ ...base, reference_id: "frozen", postings: [{ debit: { wallet_id: b }, credit: { wallet_id: a }, amount: 1 }] }))).toBe("wallet_not_active");
+    expect(errorCode(await h.postRpc({ ...base, reference_id: "frozen", postings: [{ debit: { wallet_id: b }, credit: { wallet_id: a }, amount: 1 }] }))).toBe(
+      "wallet_not_active",
+    );
     await h.env.adminSql`update ledger.accounts set status = 'active' where id = ${b}`;
     const report = await checkInvariants(h.env.adminSql, { orgId: org });
     expect(report.violations).toEqual([]);
@@ -151,9 +201,19 @@ describe("group commit", () => {
     const moves = Array.from({ length: 120 }, (_, i) => {
       const from = ws[i % 4] ?? "";
       const to = ws[(i + 1) % 4] ?? "";
-      const req = { ...base, kind: i % 3 === 0 ? "direct" : "transfer", reference_id: `m${i}`, postings: [{ debit: { wallet_id: from }, credit: { wallet_id: to }, amount: 7 }] };
+      const req = {
+        ...base,
+        kind: i % 3 === 0 ? "direct" : "transfer",
+        reference_id: `m${i}`,
+        postings: [{ debit: { wallet_id: from }, credit: { wallet_id: to }, amount: 7 }],
+      };
       return i % 3 === 0
-        ? alone().post(req).then(() => true, (e: { code?: string }) => (e.code === "insufficient_balance" ? false : Promise.reject(e)))
+        ? alone()
+            .post(req)
+            .then(
+              () => true,
+              (e: { code?: string }) => (e.code === "insufficient_balance" ? false : Promise.reject(e)),
+            )
         : h.postRpc(req).then((r) => (r.ok ? true : r.error.code === "insufficient_balance" ? false : Promise.reject(new Error(r.error.code))));
     });
     await Promise.all(moves);
@@ -186,7 +246,15 @@ describe("group commit", () => {
           { debit: { system: "platform_cash" }, credit: { system: "sales_tax_payable" }, amount: tax },
         ],
         holds_create: hold ? [{ wallet: creator, amount: share, reference_id: `checkout_hold:s${i}`, reason_code: "checkout_hold" }] : [],
-        sale: { sale_reference: `checkout:s${i}`, participant_id: creator.participant_id, gross, creator_amount: share, platform_amount: gross - share - tax, sales_tax: tax, ...(hold ? { hold_index: 0 } : {}) },
+        sale: {
+          sale_reference: `checkout:s${i}`,
+          participant_id: creator.participant_id,
+          gross,
+          creator_amount: share,
+          platform_amount: gross - share - tax,
+          sales_tax: tax,
+          ...(hold ? { hold_index: 0 } : {}),
+        },
         ...extra,
       };
     };
@@ -243,10 +311,24 @@ describe("group commit", () => {
     // same round trip): the debt is repaid from the first credits only, and balances stay exact.
     const org = newOrg();
     await createParticipant(h.sql, { orgId: org, livemode: false }, { participant_id: "owes" });
-    await alone().post({ org_id: org, livemode: false, kind: "adjust", reference_id: "debt", postings: [{ debit: { system: "creator_receivable", entity_id: "owes" }, credit: { system: "platform_cash" }, amount: 500 }] });
-    const earn = (i: number) => ({ org_id: org, livemode: false, kind: "checkout_sale", reference_id: `e${i}`, postings: [{ debit: { system: "platform_cash" }, credit: { participant_id: "owes" }, amount: 300 }] });
+    await alone().post({
+      org_id: org,
+      livemode: false,
+      kind: "adjust",
+      reference_id: "debt",
+      postings: [{ debit: { system: "creator_receivable", entity_id: "owes" }, credit: { system: "platform_cash" }, amount: 500 }],
+    });
+    const earn = (i: number) => ({
+      org_id: org,
+      livemode: false,
+      kind: "checkout_sale",
+      reference_id: `e${i}`,
+      postings: [{ debit: { system: "platform_cash" }, credit: { participant_id: "owes" }, amount: 300 }],
+    });
     const replies = await Promise.all([0, 1, 2, 3].map((i) => h.postRpc(earn(i))));
-    const recovered = replies.map((r) => Number(ok(r).body["extra"] === undefined ? 0 : ((ok(r).body["extra"] as Record<string, unknown>)["receivable_recovered"] ?? 0)));
+    const recovered = replies.map((r) =>
+      Number(ok(r).body["extra"] === undefined ? 0 : ((ok(r).body["extra"] as Record<string, unknown>)["receivable_recovered"] ?? 0)),
+    );
     expect(recovered.reduce((a, b) => a + b, 0)).toBe(500);
     const [w] = await h.env.adminSql`select balance::int as balance from ledger.accounts where org_id = ${org} and participant_id = 'owes' and is_wallet`;
     expect(w?.["balance"]).toBe(4 * 300 - 500);
@@ -263,17 +345,29 @@ describe("group commit", () => {
     // sale holding the share recovers nothing (nothing became available); releasing the hold repays first.
     const org = newOrg();
     await createParticipant(h.sql, { orgId: org, livemode: false }, { participant_id: "held" });
-    await alone().post({ org_id: org, livemode: false, kind: "adjust", reference_id: "debt", postings: [{ debit: { system: "creator_receivable", entity_id: "held" }, credit: { system: "platform_cash" }, amount: 500 }] });
-    const sale = ok(await h.postRpc({
-      org_id: org, livemode: false, kind: "checkout_sale", reference_id: "s1",
-      postings: [{ debit: { system: "platform_cash" }, credit: { participant_id: "held" }, amount: 800 }],
-      holds_create: [{ wallet: { participant_id: "held" }, amount: 800, reason_code: "checkout_hold" }],
-    })).body;
+    await alone().post({
+      org_id: org,
+      livemode: false,
+      kind: "adjust",
+      reference_id: "debt",
+      postings: [{ debit: { system: "creator_receivable", entity_id: "held" }, credit: { system: "platform_cash" }, amount: 500 }],
+    });
+    const sale = ok(
+      await h.postRpc({
+        org_id: org,
+        livemode: false,
+        kind: "checkout_sale",
+        reference_id: "s1",
+        postings: [{ debit: { system: "platform_cash" }, credit: { participant_id: "held" }, amount: 800 }],
+        holds_create: [{ wallet: { participant_id: "held" }, amount: 800, reason_code: "checkout_hold" }],
+      }),
+    ).body;
     expect((sale["extra"] as Record<string, unknown>)["receivable_recovered"]).toBeUndefined();
     const holdId = (sale["holds_created"] as { hold_id: string }[])[0]?.hold_id ?? "";
     const released = await alone().post({ org_id: org, livemode: false, kind: "hold_release", reference_id: "r1", holds_release: [holdId] });
     expect(released.result.extra["receivable_recovered"]).toBe(500);
-    const [w] = await h.env.adminSql`select balance::int as balance, held_amount::int as held from ledger.accounts where org_id = ${org} and participant_id = 'held' and is_wallet`;
+    const [w] = await h.env
+      .adminSql`select balance::int as balance, held_amount::int as held from ledger.accounts where org_id = ${org} and participant_id = 'held' and is_wallet`;
     expect(w).toEqual({ balance: 300, held: 0 });
     const report = await checkInvariants(h.env.adminSql, { orgId: org });
     expect(report.violations).toEqual([]);

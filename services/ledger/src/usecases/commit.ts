@@ -15,7 +15,18 @@
  *    idempotency claim is its transaction row in that statement: a key already taken fails the statement
  *    (transactions_reference_uq) and the caller runs the batch again reading the claims first.
  */
-import { cents, DomainError, newId, type AccountRef, type Cents, type PostOutcome, type PostRequest, type PostResult, type SystemAccountType, type WalletAfter } from "@treasury/contracts";
+import {
+  cents,
+  DomainError,
+  newId,
+  type AccountRef,
+  type Cents,
+  type PostOutcome,
+  type PostRequest,
+  type PostResult,
+  type SystemAccountType,
+  type WalletAfter,
+} from "@treasury/contracts";
 import postgres, { type ReservedSql } from "postgres";
 import type { Side } from "../domain/accounts.ts";
 import { applyPosting, type Applied, type DerivedChanges, type HoldState, type LedgerView, type WalletState } from "../domain/engine.ts";
@@ -269,7 +280,13 @@ async function inTransaction(
 async function answerReplays(conn: ReservedSql, begin: () => Promise<unknown>, fresh: readonly Pending[], verdicts: Map<Pending, Verdict>): Promise<void> {
   const refused = fresh.filter((p) => verdicts.get(p)?.ok === false);
   if (refused.length === 0) return;
-  const [, claims] = await settled([begin(), claimsByKey(conn, refused.map((p) => ({ orgId: p.req.org_id, livemode: p.req.livemode, kind: p.req.kind, referenceId: p.req.reference_id })))]);
+  const [, claims] = await settled([
+    begin(),
+    claimsByKey(
+      conn,
+      refused.map((p) => ({ orgId: p.req.org_id, livemode: p.req.livemode, kind: p.req.kind, referenceId: p.req.reference_id })),
+    ),
+  ]);
   const byKey = new Map(claims.map((e) => [`${e.org_id}\u0000${e.livemode}\u0000${e.kind}\u0000${e.reference_id}`, e]));
   for (const p of refused) {
     const e = byKey.get(p.key);
@@ -292,7 +309,11 @@ function replayVerdict(p: Pending, transactionId: string, requestHash: string, r
  * A request that runs alone claims its key before anything else, so a concurrent duplicate waits on the claim
  * and then answers the first result, never what the extension would compute from the state the first left.
  */
-async function claimFirst(conn: ReservedSql, begin: () => Promise<unknown>, p: Pending): Promise<{ ok: true; solo: SoloClaim } | { ok: false; verdict: Verdict }> {
+async function claimFirst(
+  conn: ReservedSql,
+  begin: () => Promise<unknown>,
+  p: Pending,
+): Promise<{ ok: true; solo: SoloClaim } | { ok: false; verdict: Verdict }> {
   const req = p.req;
   const scope: Scope = { orgId: req.org_id, livemode: req.livemode };
   const transactionId = sortableId("txn");
@@ -347,7 +368,11 @@ async function readRows(
     ids.add(plan.sourceId);
     for (const [id, side] of plan.systemNormals) systemNormals.set(id, side);
   }
-  const saleKeys = [...new Map(plans.map((pl) => [scopeKey(pl.orgId, pl.livemode, pl.saleReference), { orgId: pl.orgId, livemode: pl.livemode, saleReference: pl.saleReference }])).values()];
+  const saleKeys = [
+    ...new Map(
+      plans.map((pl) => [scopeKey(pl.orgId, pl.livemode, pl.saleReference), { orgId: pl.orgId, livemode: pl.livemode, saleReference: pl.saleReference }]),
+    ).values(),
+  ];
   const planHolds = [...new Set(plans.flatMap((pl) => (pl.holdId === null ? [] : [pl.holdId])))].sort();
 
   // What a request that runs alone adds: the wallets of the holds it releases (a hold's wallet never changes, so
@@ -374,7 +399,16 @@ async function readRows(
     opts.useCache && !opts.readClaims && solo === undefined && parts.size === 0 && targets.size === 0 && plans.length === 0 ? cache.all(sortedIds) : undefined;
   used.cache = remembered !== undefined;
   if (remembered !== undefined) {
-    return { participants: new Map(), locked: remembered, holds: new Map(), sales: new Map(), claims: [], owed: new Map(), existingParticipants: new Set(), systemNormals };
+    return {
+      participants: new Map(),
+      locked: remembered,
+      holds: new Map(),
+      sales: new Map(),
+      claims: [],
+      owed: new Map(),
+      existingParticipants: new Set(),
+      systemNormals,
+    };
   }
   const [, saleRows, participantRows, locked, claims, receivableRows, holdRows, planHoldRows] = await settled([
     begin(),
@@ -383,11 +417,19 @@ async function readRows(
     participantWallets(conn, [...partList, ...targets.values()]),
     lockWalletsAnyScope(conn, sortedIds, partList),
     // A request that runs alone holds its claim already.
-    opts.readClaims && solo === undefined ? claimsByKey(conn, list.map((p) => ({ orgId: p.req.org_id, livemode: p.req.livemode, kind: p.req.kind, referenceId: p.req.reference_id }))) : Promise.resolve([] as ExistingClaim[]),
+    opts.readClaims && solo === undefined
+      ? claimsByKey(
+          conn,
+          list.map((p) => ({ orgId: p.req.org_id, livemode: p.req.livemode, kind: p.req.kind, referenceId: p.req.reference_id })),
+        )
+      : Promise.resolve([] as ExistingClaim[]),
     receivables(conn, partList),
     scope === undefined ? Promise.resolve([] as HoldRow[]) : lockHolds(conn, scope, holdIds),
     // A refund's hold comes from its own sale row, so its id is trusted whatever the scope.
-    lockHoldsAnyScope(conn, planHolds.filter((id) => !holdIds.includes(id))),
+    lockHoldsAnyScope(
+      conn,
+      planHolds.filter((id) => !holdIds.includes(id)),
+    ),
   ]);
 
   // Creators with an outstanding receivable repay it from credits. Those named by participant were read above;
@@ -403,7 +445,9 @@ async function readRows(
     holds: new Map<string, LockedHold>([...holdRows, ...planHoldRows].map((h) => [h.id, h])),
     sales: new Map(saleRows.map((r) => [scopeKey(r.org_id, r.livemode, r.sale_reference), r])),
     claims,
-    owed: new Map(allReceivables.filter((r) => r.outstanding > 0).map((r) => [scopeKey(r.org_id, r.livemode, r.entity_id), { id: r.id, outstanding: r.outstanding }])),
+    owed: new Map(
+      allReceivables.filter((r) => r.outstanding > 0).map((r) => [scopeKey(r.org_id, r.livemode, r.entity_id), { id: r.id, outstanding: r.outstanding }]),
+    ),
     existingParticipants: new Set(participantRows.map((r) => scopeKey(r.org_id, r.livemode, r.participant_id))),
     systemNormals,
   };
@@ -463,7 +507,8 @@ class BatchBuilder {
         held: w.held_amount,
       });
     }
-    for (const h of rows.holds.values()) this.holds.set(h.id, { id: h.id, walletId: h.wallet_id, participantId: h.participant_id, amount: h.amount, status: h.status, releaseId: h.release_id });
+    for (const h of rows.holds.values())
+      this.holds.set(h.id, { id: h.id, walletId: h.wallet_id, participantId: h.participant_id, amount: h.amount, status: h.status, releaseId: h.release_id });
     this.createdAt = solo?.createdAt ?? new Date().toISOString();
     this.saleState = new Map(rows.sales);
   }
@@ -487,7 +532,13 @@ class BatchBuilder {
     if (parts instanceof DomainError) return parts;
     const cover =
       parts.fromCreator > 0 && plan.creatorWalletId !== null && plan.receivableId !== null
-        ? { walletId: plan.creatorWalletId, holdId: plan.holdId, receivableId: plan.receivableId, reason: "refund", refuseShortfall: spec.shortfall === "refuse" }
+        ? {
+            walletId: plan.creatorWalletId,
+            holdId: plan.holdId,
+            receivableId: plan.receivableId,
+            reason: "refund",
+            refuseShortfall: spec.shortfall === "refuse",
+          }
         : undefined;
     const after: LockedSale = {
       ...sale,
@@ -523,7 +574,14 @@ class BatchBuilder {
     if (own.sale !== undefined) {
       this.saleState.set(own.sale.key, own.sale.after);
       const a = own.sale.after;
-      this.saleUpdates.set(own.sale.key, { orgId: a.org_id, livemode: a.livemode, saleReference: a.sale_reference, refunded: a.refunded_amount, creatorRefunded: a.creator_refunded, platformRefunded: a.platform_refunded });
+      this.saleUpdates.set(own.sale.key, {
+        orgId: a.org_id,
+        livemode: a.livemode,
+        saleReference: a.sale_reference,
+        refunded: a.refunded_amount,
+        creatorRefunded: a.creator_refunded,
+        platformRefunded: a.platform_refunded,
+      });
     }
     const txnId = this.solo?.transactionId ?? sortableId("txn");
     for (const [id, st] of applied.wallets) {
@@ -537,7 +595,16 @@ class BatchBuilder {
     }
     for (const [id, d] of applied.systemDeltas) this.shardDeltas.set(id, (this.shardDeltas.get(id) ?? 0) + d);
     for (const e of applied.entries) {
-      this.entries.push({ id: sortableId("ent"), orgId: p.req.org_id, livemode: p.req.livemode, transactionId: txnId, accountId: e.account_id, entryType: e.entry_type, amount: e.amount, balanceAfter: e.balance_after });
+      this.entries.push({
+        id: sortableId("ent"),
+        orgId: p.req.org_id,
+        livemode: p.req.livemode,
+        transactionId: txnId,
+        accountId: e.account_id,
+        entryType: e.entry_type,
+        amount: e.amount,
+        balanceAfter: e.balance_after,
+      });
     }
     const created = this.createHolds(p, applied, txnId);
     const released = this.releaseHolds(p, applied, txnId);
@@ -565,7 +632,14 @@ class BatchBuilder {
     return { ok: true, outcome: { duplicate: false, result } };
   }
 
-  private result(p: Pending, applied: Applied, txnId: string, created: PostResult["holds_created"], released: PostResult["holds_released"], derived: Derived | undefined): PostResult {
+  private result(
+    p: Pending,
+    applied: Applied,
+    txnId: string,
+    created: PostResult["holds_created"],
+    released: PostResult["holds_released"],
+    derived: Derived | undefined,
+  ): PostResult {
     // Keyed by wallet id: a dictionary from the start (a plain literal would give V8 a new hidden class per id).
     const walletsAfter = Object.create(null) as Record<string, WalletAfter>;
     for (const [id, st] of applied.wallets) walletsAfter[id] = { balance: st.balance, held_amount: st.held, available_balance: st.balance - st.held };
@@ -639,7 +713,8 @@ class BatchBuilder {
       this.releases.push({ holdId: h.id, releaseId, transactionId: txnId, transferExecuted });
       this.holds.set(h.id, { ...h, status: "released", releaseId });
       // A hold a cover used whole ended with the transaction that took the money back, not by a client's release.
-      if (reason === undefined) out.push({ hold_id: h.id, release_id: releaseId, wallet_id: h.walletId, amount: h.amount, transfer_executed: transferExecuted });
+      if (reason === undefined)
+        out.push({ hold_id: h.id, release_id: releaseId, wallet_id: h.walletId, amount: h.amount, transfer_executed: transferExecuted });
       this.holdEvents.push({
         id: sortableId("evt"),
         orgId: p.req.org_id,

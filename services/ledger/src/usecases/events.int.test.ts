@@ -61,7 +61,7 @@ describe("event headers", () => {
     });
     // Two sales sent together: one batch, one ledger.transaction.posted listing both.
     const [a, b] = await Promise.all([post(sale("s-a"), "req_a", traceA), post(sale("s-b"), "req_b", traceB)]);
-    const holdA = (ok(a ?? { ok: false } as never).body["holds_created"] as { hold_id: string }[])[0]?.hold_id ?? "";
+    const holdA = (ok(a ?? ({ ok: false } as never)).body["holds_created"] as { hold_id: string }[])[0]?.hold_id ?? "";
     ok(b ?? ({ ok: false } as never));
     ok(await post({ org_id: org, livemode: false, kind: "hold_release", reference_id: holdA, holds_release: [holdA] }, "req_c", traceC));
 

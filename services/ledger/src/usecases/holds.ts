@@ -30,7 +30,9 @@ async function holdWallet(sql: Sql, scope: Scope, body: CreateHoldBody): Promise
     return w;
   }
   if (body.participant_id === undefined) {
-    throw new DomainError("validation_error", "participant_id or wallet_id is required", { details: [{ path: "participant_id", message: "participant_id or wallet_id is required" }] });
+    throw new DomainError("validation_error", "participant_id or wallet_id is required", {
+      details: [{ path: "participant_id", message: "participant_id or wallet_id is required" }],
+    });
   }
   const w = await findCreatorWallet(sql, scope, body.participant_id);
   if (w === undefined) throw new DomainError("participant_not_found", `Participant ${body.participant_id} not found`);
@@ -104,7 +106,14 @@ export async function getHoldsSummary(sql: Sql, scope: Scope) {
  * Errors: hold_not_found, hold_already_released (with the earlier release), hold_not_ready,
  * wallet_not_transferable, participant_not_found, wallet_not_active.
  */
-export async function releaseHold(sql: Sql, scope: Scope, holdId: string, body: { execute_transfer?: boolean | undefined }, poster: PostPort, now: () => Date = () => new Date()) {
+export async function releaseHold(
+  sql: Sql,
+  scope: Scope,
+  holdId: string,
+  body: { execute_transfer?: boolean | undefined },
+  poster: PostPort,
+  now: () => Date = () => new Date(),
+) {
   const hold = await findHold(sql, scope, holdId);
   if (hold === undefined) throw new DomainError("hold_not_found", `Hold ${holdId} not found`);
   if (hold.status === "released") throw alreadyReleased(hold);

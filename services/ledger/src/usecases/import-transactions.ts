@@ -4,13 +4,30 @@
  * transactions by the reconciliation use cases. Saved CSV mappings (templates) are kept per org and environment.
  */
 import { createHash } from "node:crypto";
-import { parseCsvMapping, parseStatement, StatementError, type CsvMappingInput, type ParseResult, type Statement, type StatementTransaction } from "@treasury/bank-statements";
+import {
+  parseCsvMapping,
+  parseStatement,
+  StatementError,
+  type CsvMappingInput,
+  type ParseResult,
+  type Statement,
+  type StatementTransaction,
+} from "@treasury/bank-statements";
 import { DomainError, IMPORT_BODY_LIMIT_BYTES, type schemas } from "@treasury/contracts";
 import { withTx } from "@treasury/service-kit";
 import { z } from "zod";
 import { sortableId } from "../domain/ids.ts";
 import type { Scope } from "../store/accounts.ts";
-import { findTemplate, insertBankLines, insertImport, listTemplates, settleImport, upsertTemplate, type NewBankLine, type TemplateRow } from "../store/bank-lines.ts";
+import {
+  findTemplate,
+  insertBankLines,
+  insertImport,
+  listTemplates,
+  settleImport,
+  upsertTemplate,
+  type NewBankLine,
+  type TemplateRow,
+} from "../store/bank-lines.ts";
 import type { Sql } from "../store/db.ts";
 
 type Body = z.output<typeof schemas.ImportTransactionsBody>;
@@ -49,13 +66,22 @@ export async function importTransactions(sql: Sql, scope: Scope, body: Body): Pr
 }
 
 function presentTemplate(t: TemplateRow) {
-  return { id: t.id, name: t.name, format: t.format, mapping: t.mapping, description: t.description, created_at: t.created_at.toISOString(), updated_at: t.updated_at.toISOString() };
+  return {
+    id: t.id,
+    name: t.name,
+    format: t.format,
+    mapping: t.mapping,
+    description: t.description,
+    created_at: t.created_at.toISOString(),
+    updated_at: t.updated_at.toISOString(),
+  };
 }
 
 /** Saves a CSV mapping under a name (replacing the mapping of a template with that name). Errors: validation_error, invalid_mapping. */
 async function saveTemplate(sql: Sql, scope: Scope, body: Body): Promise<{ status: number; body: Record<string, unknown> }> {
   const t = body.template;
-  if (t === undefined) throw new DomainError("validation_error", "save_template needs template: {name, mapping}", { details: [{ path: "template", message: "is required" }] });
+  if (t === undefined)
+    throw new DomainError("validation_error", "save_template needs template: {name, mapping}", { details: [{ path: "template", message: "is required" }] });
   try {
     parseCsvMapping(t.mapping);
   } catch (e) {
@@ -74,7 +100,10 @@ async function saveTemplate(sql: Sql, scope: Scope, body: Body): Promise<{ statu
 export function statementInput(body: Pick<Body, "data" | "data_encoding">, utf16: boolean): Buffer | string {
   const data = body.data ?? "";
   // A test for any non-space character stops at the first one (trim() would copy a 1 MiB string).
-  if (!/\S/.test(data)) throw new DomainError("empty_statement", "data is empty: send the statement's text (or its bytes in base64 with data_encoding base64)", { details: [{ path: "data", message: "is empty" }] });
+  if (!/\S/.test(data))
+    throw new DomainError("empty_statement", "data is empty: send the statement's text (or its bytes in base64 with data_encoding base64)", {
+      details: [{ path: "data", message: "is empty" }],
+    });
   let input: Buffer | string = data;
   if (body.data_encoding === "base64") {
     const compact = data.replace(/\s+/g, "");
@@ -82,7 +111,8 @@ export function statementInput(body: Pick<Body, "data" | "data_encoding">, utf16
       throw new DomainError("invalid_base64", "data is not valid base64", { details: [{ path: "data", message: "is not base64 (data_encoding is base64)" }] });
     }
     input = Buffer.from(compact, "base64");
-    if (!/\S/.test(input.toString("latin1"))) throw new DomainError("empty_statement", "data decodes to nothing", { details: [{ path: "data", message: "is empty" }] });
+    if (!/\S/.test(input.toString("latin1")))
+      throw new DomainError("empty_statement", "data decodes to nothing", { details: [{ path: "data", message: "is empty" }] });
   }
   if (!utf16 && looksBinary(input)) {
     throw new DomainError("binary_statement", "data is binary, not a statement's text", {
@@ -112,16 +142,27 @@ function looksBinary(input: Buffer | string): boolean {
 /** A library error as the API's error: the code, and where in the input (line, field) in details. */
 export function statementDomainError(e: StatementError): DomainError {
   const where = e.details.line !== undefined ? `line ${e.details.line}: ` : "";
-  const at = (path: string) => [{ path, message: `${where}${e.message}${e.details.value !== undefined && !e.message.includes(e.details.value) ? ` (found "${e.details.value.slice(0, 100)}")` : ""}` }];
+  const at = (path: string) => [
+    {
+      path,
+      message: `${where}${e.message}${e.details.value !== undefined && !e.message.includes(e.details.value) ? ` (found "${e.details.value.slice(0, 100)}")` : ""}`,
+    },
+  ];
   switch (e.code) {
     case "invalid_statement":
       return new DomainError("unparseable_statement", `The statement cannot be read: ${where}${e.message}`, { details: at("data") });
     case "unsupported_format":
-      return new DomainError("unsupported_format", e.message, { details: at(e.details.field ?? "data"), hint: "format is one of csv, ofx, qfx, camt053, bai2, mt940, auto" });
+      return new DomainError("unsupported_format", e.message, {
+        details: at(e.details.field ?? "data"),
+        hint: "format is one of csv, ofx, qfx, camt053, bai2, mt940, auto",
+      });
     case "unsupported_encoding":
       return new DomainError("unsupported_encoding", e.message, { details: at("mapping.encoding") });
     case "mapping_required":
-      return new DomainError("mapping_required", e.message, { details: at("mapping"), hint: `Give mapping (date, amount or debit/credit, currency) or template_id; ${TEMPLATE_HINT}` });
+      return new DomainError("mapping_required", e.message, {
+        details: at("mapping"),
+        hint: `Give mapping (date, amount or debit/credit, currency) or template_id; ${TEMPLATE_HINT}`,
+      });
     case "invalid_mapping":
       // A column reference the file does not have carries the name it looked for; other problems are the mapping's shape.
       return e.details.value !== undefined
@@ -282,7 +323,11 @@ function planStatements(statements: readonly Statement[], accountName: string | 
     const seen = new Map<string, number>();
     for (const t of st.transactions) {
       if (t.amount === null) {
-        planned.errors.push({ line: t.raw_line_no, code: "amount_not_representable", message: `amount ${t.amount_decimal} ${t.currency} has more decimals than the currency's minor unit` });
+        planned.errors.push({
+          line: t.raw_line_no,
+          code: "amount_not_representable",
+          message: `amount ${t.amount_decimal} ${t.currency} has more decimals than the currency's minor unit`,
+        });
         continue;
       }
       planned.lines.push({
@@ -309,10 +354,22 @@ function planStatements(statements: readonly Statement[], accountName: string | 
 
 /** A line the client read itself (the `transactions` array): 1-based position as its line number. */
 const ClientLine = z.object({
-  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be YYYY-MM-DD" }).refine((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)), { message: "must be a date" }),
-  value_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be YYYY-MM-DD" }).optional(),
-  amount: z.number({ error: "must be an integer number of minor units" }).int({ error: "must be an integer number of minor units" }).refine(Number.isSafeInteger, { message: "is too large" }),
-  currency: z.string().regex(/^[A-Z]{3}$/, { message: "must be a 3-letter ISO 4217 code" }).default("USD"),
+  date: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be YYYY-MM-DD" })
+    .refine((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)), { message: "must be a date" }),
+  value_date: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be YYYY-MM-DD" })
+    .optional(),
+  amount: z
+    .number({ error: "must be an integer number of minor units" })
+    .int({ error: "must be an integer number of minor units" })
+    .refine(Number.isSafeInteger, { message: "is too large" }),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, { message: "must be a 3-letter ISO 4217 code" })
+    .default("USD"),
   description: z.string().max(1000).default(""),
   reference: z.string().max(255).default(""),
   bank_account: z.string().min(1).max(100).optional(),
@@ -385,7 +442,15 @@ async function runImport(sql: Sql, scope: Scope, body: Body) {
   const importId = sortableId("bimp");
   const lineCount = planned.lines.length + planned.errors.length;
   const inserted = await withTx(sql, async (tx) => {
-    await insertImport(tx, scope, { id: importId, format, accountName: body.account_name ?? null, templateId, statements: Math.max(summaries.length, 1), lines: lineCount, errors: planned.errors.length });
+    await insertImport(tx, scope, {
+      id: importId,
+      format,
+      accountName: body.account_name ?? null,
+      templateId,
+      statements: Math.max(summaries.length, 1),
+      lines: lineCount,
+      errors: planned.errors.length,
+    });
     const ids = await insertBankLines(tx, scope, importId, planned.lines);
     await settleImport(tx, scope, importId, ids.size, planned.lines.length - ids.size);
     return ids;
@@ -405,7 +470,14 @@ function summaryOf(st: Statement): StatementSummary {
   return { account: st.account, statement_id: st.statement_id ?? null, line_count: st.transactions.length, reconciliation: st.reconciliation };
 }
 
-function presentImport(importId: string, format: string, statements: readonly StatementSummary[], planned: Planned, inserted: ReadonlySet<string>, warnings: unknown[]) {
+function presentImport(
+  importId: string,
+  format: string,
+  statements: readonly StatementSummary[],
+  planned: Planned,
+  inserted: ReadonlySet<string>,
+  warnings: unknown[],
+) {
   const perStatement = statements.map(() => ({ imported: 0, duplicates: 0 }));
   const duplicateLines: number[] = [];
   for (const [i, l] of planned.lines.entries()) {
@@ -426,7 +498,9 @@ function presentImport(importId: string, format: string, statements: readonly St
     error_count: planned.errors.length,
     errors: planned.errors.slice(0, LINES_LISTED_MAX),
     duplicate_lines: duplicateLines,
-    statements: statements.slice(0, STATEMENTS_LISTED_MAX).map((st, i) => ({ ...st, imported: perStatement[i]?.imported ?? 0, duplicates: perStatement[i]?.duplicates ?? 0 })),
+    statements: statements
+      .slice(0, STATEMENTS_LISTED_MAX)
+      .map((st, i) => ({ ...st, imported: perStatement[i]?.imported ?? 0, duplicates: perStatement[i]?.duplicates ?? 0 })),
     warnings,
   };
 }

@@ -121,7 +121,9 @@ async function run(cmds: readonly Cmd[], poster: Poster): Promise<string> {
         break;
       case "transfer":
         expected = c.from === c.to ? "transfer_to_self" : c.amount > avail(c.from) ? "insufficient_balance" : null;
-        got = await codeOf(transferBetweenWallets(h.sql, scope, { amount: c.amount, reference_id: ref, from_wallet_id: id(c.from), to_wallet_id: id(c.to) }, poster));
+        got = await codeOf(
+          transferBetweenWallets(h.sql, scope, { amount: c.amount, reference_id: ref, from_wallet_id: id(c.from), to_wallet_id: id(c.to) }, poster),
+        );
         if (expected === null) {
           add(bal, c.from, -c.amount);
           add(bal, c.to, c.amount);
@@ -138,7 +140,12 @@ async function run(cmds: readonly Cmd[], poster: Poster): Promise<string> {
         expected = c.amount > avail(c.w) ? "insufficient_balance" : null;
         let holdId = "";
         got = await codeOf(
-          createHold(h.sql, scope, { wallet_id: id(c.w), amount: c.amount, reference_id: ref, ...(target ? { release_transfer_to_participant_id: "creator" } : {}) }, poster).then((r) => {
+          createHold(
+            h.sql,
+            scope,
+            { wallet_id: id(c.w), amount: c.amount, reference_id: ref, ...(target ? { release_transfer_to_participant_id: "creator" } : {}) },
+            poster,
+          ).then((r) => {
             holdId = String(r.hold["id"]);
           }),
         );
@@ -167,7 +174,12 @@ async function run(cmds: readonly Cmd[], poster: Poster): Promise<string> {
       }
       case "debt":
         // The platform advances money to the creator (as a reversal's shortfall does).
-        got = await codeOf(raw(ref, { kind: "advance", postings: [{ debit: { system: "creator_receivable", entity_id: "creator" }, credit: { system: "platform_cash" }, amount: c.amount }] }));
+        got = await codeOf(
+          raw(ref, {
+            kind: "advance",
+            postings: [{ debit: { system: "creator_receivable", entity_id: "creator" }, credit: { system: "platform_cash" }, amount: c.amount }],
+          }),
+        );
         debt += c.amount;
         break;
       case "earn": {

@@ -51,7 +51,7 @@ export async function depositToWallet(sql: Sql, scope: Scope, walletId: string, 
   }
   if (scope.livemode) {
     throw new DomainError("topup_requires_checkout", "Live top-ups go through hosted checkout", {
-      hint: "POST /v1/wallet-sessions with wallet_id and permissions [\"top_up\"] opens the hosted wallet page that funds it",
+      hint: 'POST /v1/wallet-sessions with wallet_id and permissions ["top_up"] opens the hosted wallet page that funds it',
     });
   }
   const request: PostRequestInput = {
@@ -59,7 +59,13 @@ export async function depositToWallet(sql: Sql, scope: Scope, walletId: string, 
     postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: wallet.id }, amount: body.amount }],
   };
   const outcome = await poster.post(request);
-  const topup = { wallet_id: wallet.id, owner_id: wallet.owner_id, transaction_id: outcome.result.transaction_id, amount: body.amount, ...balanceOf(outcome, wallet.id) };
+  const topup = {
+    wallet_id: wallet.id,
+    owner_id: wallet.owner_id,
+    transaction_id: outcome.result.transaction_id,
+    amount: body.amount,
+    ...balanceOf(outcome, wallet.id),
+  };
   if (outcome.duplicate) throw duplicateReference(outcome, "topup", topup);
   return { topup };
 }
@@ -83,7 +89,13 @@ export async function withdrawFromWallet(sql: Sql, scope: Scope, walletId: strin
     postings: [{ debit: { wallet_id: wallet.id }, credit: { system: scope.livemode ? "platform_cash" : "sandbox_funding" }, amount: body.amount }],
   };
   const outcome = await poster.post(request);
-  const withdrawal = { wallet_id: wallet.id, owner_id: wallet.owner_id, transaction_id: outcome.result.transaction_id, amount: body.amount, ...balanceOf(outcome, wallet.id) };
+  const withdrawal = {
+    wallet_id: wallet.id,
+    owner_id: wallet.owner_id,
+    transaction_id: outcome.result.transaction_id,
+    amount: body.amount,
+    ...balanceOf(outcome, wallet.id),
+  };
   if (outcome.duplicate) throw duplicateReference(outcome, "withdrawal", withdrawal);
   return { withdrawal };
 }

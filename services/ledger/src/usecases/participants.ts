@@ -53,7 +53,11 @@ export async function createParticipant(sql: Sql, scope: Scope, body: CreateBody
  * createParticipant inside the caller's database transaction (a sale that names a creator not yet known
  * creates it in the sale's own transaction). Errors: participant_already_exists.
  */
-export async function createParticipantIn(tx: Q, scope: Scope, body: CreateBody): Promise<{ created: boolean; walletId: string; participant: Record<string, unknown> }> {
+export async function createParticipantIn(
+  tx: Q,
+  scope: Scope,
+  body: CreateBody,
+): Promise<{ created: boolean; walletId: string; participant: Record<string, unknown> }> {
   const fields = {
     user_id: body.user_id ?? null,
     display_name: body.display_name ?? null,
@@ -117,7 +121,16 @@ export async function listParticipants(
   page: { limit: number; offset: number },
 ): Promise<{ participants: Record<string, unknown>[]; total: number; limit: number; offset: number }> {
   const { rows, total } = await listRows(sql, scope, page.limit, page.offset);
-  const holds = await activeHoldsOfWallets(sql, scope, rows.map((r) => r.wallet_id));
-  const participants = rows.map((p) => presentParticipantBalance(p, holds.filter((h) => h.wallet_id === p.wallet_id)));
+  const holds = await activeHoldsOfWallets(
+    sql,
+    scope,
+    rows.map((r) => r.wallet_id),
+  );
+  const participants = rows.map((p) =>
+    presentParticipantBalance(
+      p,
+      holds.filter((h) => h.wallet_id === p.wallet_id),
+    ),
+  );
   return { participants, total, limit: page.limit, offset: page.offset };
 }

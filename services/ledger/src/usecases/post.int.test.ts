@@ -22,7 +22,11 @@ afterAll(async () => {
 });
 
 async function consumerWallet(orgId: string, owner: string, opts: { redeemable?: boolean; transferable?: boolean } = {}): Promise<string> {
-  const res = await createWallet(h.sql, { orgId, livemode: false }, { owner_id: owner, redeemable: opts.redeemable ?? true, transferable: opts.transferable ?? true });
+  const res = await createWallet(
+    h.sql,
+    { orgId, livemode: false },
+    { owner_id: owner, redeemable: opts.redeemable ?? true, transferable: opts.transferable ?? true },
+  );
   return String(res.wallet["id"]);
 }
 
@@ -90,7 +94,9 @@ describe("post", () => {
     const w = await consumerWallet(org, "buyer-conflict");
     const base = { org_id: org, livemode: false, kind: "wallet_topup", reference_id: "k1" };
     await h.poster.post({ ...base, postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 100 }] });
-    const err = await h.poster.post({ ...base, postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 999 }] }).catch((e: unknown) => e);
+    const err = await h.poster
+      .post({ ...base, postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 999 }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     expect((err as DomainError).code).toBe("idempotency_conflict");
     expect((err as DomainError).extra?.["existing_transaction_id"]).toMatch(/^txn_/);
@@ -173,7 +179,13 @@ describe("post", () => {
     expect(saleRow).toEqual({ gross: "1000", refunded_amount: "0", hold_id: hold?.hold_id });
     // While held, nothing can move the share out.
     await expect(
-      h.poster.post({ org_id: org, livemode: false, kind: "transfer", reference_id: "steal", postings: [{ debit: { participant_id: "creator-1" }, credit: { participant_id: "creator-2" }, amount: 1 }] }),
+      h.poster.post({
+        org_id: org,
+        livemode: false,
+        kind: "transfer",
+        reference_id: "steal",
+        postings: [{ debit: { participant_id: "creator-1" }, credit: { participant_id: "creator-2" }, amount: 1 }],
+      }),
     ).rejects.toMatchObject({ code: "insufficient_balance" });
     const release = await h.poster.post({
       org_id: org,
@@ -208,8 +220,16 @@ describe("post", () => {
     const w = await consumerWallet(org, "frozen");
     await fund(org, w, 100, "fz-fund");
     await h.env.adminSql`update ledger.accounts set status = 'frozen' where id = ${w}`;
-    const req = (ref: string, extra: Partial<PostRequestInput>): PostRequestInput => ({ org_id: org, livemode: false, kind: "spend", reference_id: ref, ...extra });
-    await expect(h.poster.post(req("fz-1", { postings: [{ debit: { wallet_id: w }, credit: { system: "platform_revenue" }, amount: 1 }] }))).rejects.toMatchObject({ code: "wallet_not_active" });
+    const req = (ref: string, extra: Partial<PostRequestInput>): PostRequestInput => ({
+      org_id: org,
+      livemode: false,
+      kind: "spend",
+      reference_id: ref,
+      ...extra,
+    });
+    await expect(
+      h.poster.post(req("fz-1", { postings: [{ debit: { wallet_id: w }, credit: { system: "platform_revenue" }, amount: 1 }] })),
+    ).rejects.toMatchObject({ code: "wallet_not_active" });
     await expect(h.poster.post(req("fz-2", { holds_create: [{ wallet: { wallet_id: w }, amount: 1 }] }))).rejects.toMatchObject({ code: "wallet_not_active" });
     await expectInvariants(org);
   });
@@ -221,7 +241,13 @@ describe("post", () => {
     let shard = 0;
     const pinned = new Poster(h.sql, { pickShard: () => shard++ % BALANCE_SHARDS });
     for (let i = 0; i < 20; i++) {
-      await pinned.post({ org_id: org, livemode: false, kind: "wallet_topup", reference_id: `s${i}`, postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 10 }] });
+      await pinned.post({
+        org_id: org,
+        livemode: false,
+        kind: "wallet_topup",
+        reference_id: `s${i}`,
+        postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 10 }],
+      });
     }
     const shards = await h.env.adminSql<{ shard: number; balance: string }[]>`
       select s.shard, s.balance from ledger.account_balance_shards s join ledger.accounts a on a.id = s.account_id
@@ -236,17 +262,41 @@ describe("post", () => {
     // Proves the internal RPC contract other services use: result + duplicate flag, DomainError codes.
     const org = newOrg();
     const w = await consumerWallet(org, "rpc");
-    const request = { org_id: org, livemode: false, kind: "wallet_topup", reference_id: "rpc-1", postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 42 }] };
+    const request = {
+      org_id: org,
+      livemode: false,
+      kind: "wallet_topup",
+      reference_id: "rpc-1",
+      postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: w }, amount: 42 }],
+    };
     const first = ok(await h.postRpc(request));
     expect(first.body["duplicate"]).toBe(false);
     expect(first.body["transaction_id"]).toMatch(/^txn_/);
     const again = ok(await h.postRpc(request));
     expect(again.body).toEqual({ ...first.body, duplicate: true });
     expect(errorCode(await h.postRpc({ ...request, postings: [] }))).toBe("validation_error");
-    expect(errorCode(await h.postRpc({ ...request, reference_id: "rpc-self", postings: [{ debit: { wallet_id: w }, credit: { wallet_id: w }, amount: 1 }] }))).toBe("validation_error");
-    expect(errorCode(await h.postRpc({ ...request, reference_id: "rpc-bad", postings: [{ debit: { system: "no_such_account" }, credit: { wallet_id: w }, amount: 1 }] }))).toBe("validation_error");
-    expect(errorCode(await h.postRpc({ ...request, reference_id: "rpc-2", postings: [{ debit: { wallet_id: w }, credit: { system: "platform_cash" }, amount: 43 }] }))).toBe("insufficient_balance");
-    expect(errorCode(await h.postRpc({ ...request, reference_id: "rpc-3", postings: [{ debit: { system: "platform_cash" }, credit: { wallet_id: "00000000-0000-4000-8000-000000000000" }, amount: 1 }] }))).toBe("wallet_not_found");
+    expect(
+      errorCode(await h.postRpc({ ...request, reference_id: "rpc-self", postings: [{ debit: { wallet_id: w }, credit: { wallet_id: w }, amount: 1 }] })),
+    ).toBe("validation_error");
+    expect(
+      errorCode(
+        await h.postRpc({ ...request, reference_id: "rpc-bad", postings: [{ debit: { system: "no_such_account" }, credit: { wallet_id: w }, amount: 1 }] }),
+      ),
+    ).toBe("validation_error");
+    expect(
+      errorCode(
+        await h.postRpc({ ...request, reference_id: "rpc-2", postings: [{ debit: { wallet_id: w }, credit: { system: "platform_cash" }, amount: 43 }] }),
+      ),
+    ).toBe("insufficient_balance");
+    expect(
+      errorCode(
+        await h.postRpc({
+          ...request,
+          reference_id: "rpc-3",
+          postings: [{ debit: { system: "platform_cash" }, credit: { wallet_id: "00000000-0000-4000-8000-000000000000" }, amount: 1 }],
+        }),
+      ),
+    ).toBe("wallet_not_found");
     // Another org cannot post to this org's wallet.
     expect(errorCode(await h.postRpc({ ...request, org_id: newOrg() }))).toBe("wallet_not_found");
     await expectInvariants();

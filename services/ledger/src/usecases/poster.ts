@@ -75,7 +75,8 @@ export class Poster implements PostPort {
     } catch (e) {
       return Promise.reject(e);
     }
-    if (this.queue.length >= QUEUE_LENGTH_MAX) return Promise.reject(new DomainError("service_unavailable", "Posting queue full; retry with the same reference_id"));
+    if (this.queue.length >= QUEUE_LENGTH_MAX)
+      return Promise.reject(new DomainError("service_unavailable", "Posting queue full; retry with the same reference_id"));
     return new Promise<PostOutcome>((resolve, reject) => {
       const refs = refsOf(req);
       const plan = hooks?.refund;
@@ -85,7 +86,14 @@ export class Poster implements PostPort {
         key: keyOf(req),
         refs,
         // A refund holds its sale (and its creator's wallet): two batches never refund one sale at once.
-        wallets: plan === undefined ? walletKeys(req, refs) : [...walletKeys(req, refs), `s:${scopeKey(plan.orgId, plan.livemode, plan.saleReference)}`, ...(plan.creatorWalletId === null ? [] : [`w:${plan.creatorWalletId}`])],
+        wallets:
+          plan === undefined
+            ? walletKeys(req, refs)
+            : [
+                ...walletKeys(req, refs),
+                `s:${scopeKey(plan.orgId, plan.livemode, plan.saleReference)}`,
+                ...(plan.creatorWalletId === null ? [] : [`w:${plan.creatorWalletId}`]),
+              ],
         hooks,
         refund: plan,
         solo: this.opts.groupCommit === false || !batchable(req, hooks),
@@ -195,7 +203,11 @@ export class Poster implements PostPort {
         // The leader failed, so nothing holds the key: this one goes in a later batch on its own merits.
         this.queue.push(f);
       } else if (f.hash !== leader?.hash) {
-        f.reject(new DomainError("idempotency_conflict", `reference_id ${f.req.reference_id} was used with a different request`, { extra: { existing_transaction_id: v.outcome.result.transaction_id } }));
+        f.reject(
+          new DomainError("idempotency_conflict", `reference_id ${f.req.reference_id} was used with a different request`, {
+            extra: { existing_transaction_id: v.outcome.result.transaction_id },
+          }),
+        );
       } else f.resolve({ duplicate: true, result: v.outcome.result });
     }
     if (followers.length > 0) this.pump();

@@ -126,7 +126,13 @@ export async function autoMatchReconciliation(sql: Sql, scope: Scope, body: Auto
   const ledger =
     first === undefined || last === undefined
       ? []
-      : await bankSideCandidates(sql, scope, { from: addDays(first, -window), to: new Date(addDays(last, window + 1).getTime() - 1) }, CURRENCY, AUTO_MATCH_TRANSACTIONS_MAX);
+      : await bankSideCandidates(
+          sql,
+          scope,
+          { from: addDays(first, -window), to: new Date(addDays(last, window + 1).getTime() - 1) },
+          CURRENCY,
+          AUTO_MATCH_TRANSACTIONS_MAX,
+        );
   const result = autoMatch(bank, ledger, { dateWindowDays: window, ...(body.min_confidence !== undefined ? { minConfidence: body.min_confidence } : {}) });
   const stored = await storeAutoMatches(sql, scope, result.matched);
   const listed = await findMatches(sql, scope, stored.slice(0, MATCHES_LISTED_MAX));
@@ -173,13 +179,25 @@ async function storeAutoMatches(sql: Sql, scope: Scope, pairs: readonly MatchedP
  */
 export async function createReconciliationMatch(sql: Sql, scope: Scope, body: ManualMatchBody) {
   if ((await findBankLine(sql, scope, body.bank_line_id)) === undefined) {
-    throw new DomainError("bank_line_not_found", `Bank line ${body.bank_line_id} not found`, { hint: "GET /v1/reconciliations/unmatched lists unmatched bank lines" });
+    throw new DomainError("bank_line_not_found", `Bank line ${body.bank_line_id} not found`, {
+      hint: "GET /v1/reconciliations/unmatched lists unmatched bank lines",
+    });
   }
-  if (!(await transactionExists(sql, scope, body.transaction_id))) throw new DomainError("transaction_not_found", `Transaction ${body.transaction_id} not found`);
+  if (!(await transactionExists(sql, scope, body.transaction_id)))
+    throw new DomainError("transaction_not_found", `Transaction ${body.transaction_id} not found`);
   // Twice at most: a conflicting match can be ended between the insert and the look-up that names it.
   for (let attempt = 0; attempt < 2; attempt++) {
     const [row] = await insertMatches(sql, scope, [
-      { id: sortableId("rm"), bankLineId: body.bank_line_id, transactionId: body.transaction_id, method: "manual", confidence: null, daysApart: null, referenceMatch: null, note: body.note ?? null },
+      {
+        id: sortableId("rm"),
+        bankLineId: body.bank_line_id,
+        transactionId: body.transaction_id,
+        method: "manual",
+        confidence: null,
+        daysApart: null,
+        referenceMatch: null,
+        note: body.note ?? null,
+      },
     ]);
     if (row !== undefined) return { match: presentMatch(row) };
     const byLine = await activeMatchOf(sql, scope, { bankLineId: body.bank_line_id });

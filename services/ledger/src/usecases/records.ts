@@ -28,10 +28,23 @@ export const RECORD_KINDS = {
 } as const;
 
 function flat(outcome: PostOutcome): Record<string, unknown> {
-  return { transaction_id: outcome.result.transaction_id, reference_id: outcome.result.reference_id, amount: outcome.result.amount, created_at: outcome.result.created_at, ...outcome.result.extra };
+  return {
+    transaction_id: outcome.result.transaction_id,
+    reference_id: outcome.result.reference_id,
+    amount: outcome.result.amount,
+    created_at: outcome.result.created_at,
+    ...outcome.result.extra,
+  };
 }
 
-async function record(sql: Sql, scope: Scope, kind: string, request: Omit<PostRequestInput, "org_id" | "livemode" | "kind">, poster: PostPort, hooks?: PostHooks) {
+async function record(
+  sql: Sql,
+  scope: Scope,
+  kind: string,
+  request: Omit<PostRequestInput, "org_id" | "livemode" | "kind">,
+  poster: PostPort,
+  hooks?: PostHooks,
+) {
   const outcome = await poster.post({ org_id: scope.orgId, livemode: scope.livemode, kind, ...request }, hooks);
   const resource = flat(outcome);
   if (outcome.duplicate) {
@@ -59,55 +72,95 @@ function derivedReference(kind: string, body: unknown): string {
 
 function systemRef(type: string, path: string, entityId?: string): SystemRef {
   if (!isSystemAccountType(type)) {
-    throw new DomainError("validation_error", `Unknown account_type ${type}`, { details: [{ path, message: `must be a ledger account type (platform_cash, income, expense, …), not ${type}` }] });
+    throw new DomainError("validation_error", `Unknown account_type ${type}`, {
+      details: [{ path, message: `must be a ledger account type (platform_cash, income, expense, …), not ${type}` }],
+    });
   }
   return entityId === undefined ? { system: type } : { system: type, entity_id: entityId };
 }
 
 /** Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
 export async function recordIncome(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordIncomeBody>, poster: PostPort) {
-  return record(sql, scope, RECORD_KINDS.income, {
-    reference_id: b.reference_id,
-    postings: [{ debit: { system: "platform_cash" }, credit: { system: "income" }, amount: b.amount }],
-    ...describe(b, { category: b.category, date: b.date, customer_name: b.customer_name }),
-    ...effectiveDate(b.date),
-    result_extra: { type: "income", category: b.category ?? null },
-  }, poster);
+  return record(
+    sql,
+    scope,
+    RECORD_KINDS.income,
+    {
+      reference_id: b.reference_id,
+      postings: [{ debit: { system: "platform_cash" }, credit: { system: "income" }, amount: b.amount }],
+      ...describe(b, { category: b.category, date: b.date, customer_name: b.customer_name }),
+      ...effectiveDate(b.date),
+      result_extra: { type: "income", category: b.category ?? null },
+    },
+    poster,
+  );
 }
 
 /** Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
 export async function recordExpense(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordExpenseBody>, poster: PostPort) {
-  return record(sql, scope, RECORD_KINDS.expense, {
-    reference_id: b.reference_id,
-    postings: [{ debit: { system: "expense" }, credit: { system: "platform_cash" }, amount: b.amount }],
-    ...describe(b, { category: b.category, date: b.date, vendor_name: b.vendor_name, paid_from: b.paid_from }),
-    ...effectiveDate(b.date),
-    result_extra: { type: "expense", category: b.category ?? null, vendor_name: b.vendor_name ?? null },
-  }, poster);
+  return record(
+    sql,
+    scope,
+    RECORD_KINDS.expense,
+    {
+      reference_id: b.reference_id,
+      postings: [{ debit: { system: "expense" }, credit: { system: "platform_cash" }, amount: b.amount }],
+      ...describe(b, { category: b.category, date: b.date, vendor_name: b.vendor_name, paid_from: b.paid_from }),
+      ...effectiveDate(b.date),
+      result_extra: { type: "expense", category: b.category ?? null, vendor_name: b.vendor_name ?? null },
+    },
+    poster,
+  );
 }
 
 function presentBill(bill: BillRow): Record<string, unknown> {
-  return { bill_id: bill.id, vendor_name: bill.vendor_name, bill_amount: bill.amount, amount_paid: bill.paid_amount, amount_due: bill.amount - bill.paid_amount, status: bill.paid_amount === 0 ? "unpaid" : bill.paid_amount < bill.amount ? "partially_paid" : "paid", due_date: bill.due_date?.toISOString() ?? null };
+  return {
+    bill_id: bill.id,
+    vendor_name: bill.vendor_name,
+    bill_amount: bill.amount,
+    amount_paid: bill.paid_amount,
+    amount_due: bill.amount - bill.paid_amount,
+    status: bill.paid_amount === 0 ? "unpaid" : bill.paid_amount < bill.amount ? "partially_paid" : "paid",
+    due_date: bill.due_date?.toISOString() ?? null,
+  };
 }
 
 /** A bill: an expense owed (accounts_payable) until pay-bill settles it. Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
 export async function recordBill(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordBillBody>, poster: PostPort) {
   const billId = `bill_${randomBytes(12).toString("hex")}`;
-  const res = await record(sql, scope, RECORD_KINDS.bill, {
-    reference_id: b.reference_id,
-    postings: [{ debit: { system: "expense" }, credit: { system: "accounts_payable" }, amount: b.amount }],
-    ...describe(b, { category: b.category, date: b.date, vendor_name: b.vendor_name, due_date: b.due_date }),
-    ...effectiveDate(b.date),
-    result_extra: { type: "bill", bill_id: billId, vendor_name: b.vendor_name, due_date: b.due_date === undefined ? null : new Date(b.due_date).toISOString() },
-  }, poster, {
-    // The bill id is fresh per attempt, so the idempotency hash is the client's body, not the request.
-    hashInput: b,
-    // The bill row commits with its transaction; the hook adds no postings.
-    derive: async (tx, ctx) => {
-      await insertBill(tx, scope, { id: billId, transactionId: ctx.transactionId, vendorName: b.vendor_name, amount: b.amount, dueDate: b.due_date === undefined ? null : new Date(b.due_date) });
-      return { postings: [] };
+  const res = await record(
+    sql,
+    scope,
+    RECORD_KINDS.bill,
+    {
+      reference_id: b.reference_id,
+      postings: [{ debit: { system: "expense" }, credit: { system: "accounts_payable" }, amount: b.amount }],
+      ...describe(b, { category: b.category, date: b.date, vendor_name: b.vendor_name, due_date: b.due_date }),
+      ...effectiveDate(b.date),
+      result_extra: {
+        type: "bill",
+        bill_id: billId,
+        vendor_name: b.vendor_name,
+        due_date: b.due_date === undefined ? null : new Date(b.due_date).toISOString(),
+      },
     },
-  });
+    poster,
+    {
+      // The bill id is fresh per attempt, so the idempotency hash is the client's body, not the request.
+      hashInput: b,
+      // The bill row commits with its transaction; the hook adds no postings.
+      derive: async (tx, ctx) => {
+        await insertBill(tx, scope, {
+          id: billId,
+          transactionId: ctx.transactionId,
+          vendorName: b.vendor_name,
+          amount: b.amount,
+          dueDate: b.due_date === undefined ? null : new Date(b.due_date),
+        });
+        return { postings: [] };
+      },
+    },
+  );
   return { ...res, status: "unpaid", amount_due: b.amount };
 }
 
@@ -117,29 +170,40 @@ export async function recordBill(sql: Sql, scope: Scope, b: Body<typeof schemas.
  */
 export async function payBill(sql: Sql, scope: Scope, b: Body<typeof schemas.PayBillBody>, poster: PostPort) {
   if (b.bill_id === undefined && b.bill_transaction_id === undefined) {
-    throw new DomainError("validation_error", "bill_id or bill_transaction_id is required", { details: [{ path: "bill_id", message: "bill_id or bill_transaction_id is required" }] });
+    throw new DomainError("validation_error", "bill_id or bill_transaction_id is required", {
+      details: [{ path: "bill_id", message: "bill_id or bill_transaction_id is required" }],
+    });
   }
   const bill = await findBill(sql, scope, { id: b.bill_id, transactionId: b.bill_transaction_id });
   if (bill === undefined) throw new DomainError("bill_not_found", "Bill not found", { hint: "POST /v1/record-bill answers the bill_id" });
   const payable = await ensureSystemAccount(sql, scope, "accounts_payable");
   const cash = await ensureSystemAccount(sql, scope, "platform_cash");
-  const res = await record(sql, scope, RECORD_KINDS.billPayment, {
-    reference_id: b.reference_id,
-    ...describe(b, { bill_id: bill.id }),
-  }, poster, {
-    hashInput: { bill_id: bill.id, amount: b.amount ?? null },
-    derive: async (tx) => {
-      const locked = await lockBill(tx, scope, bill.id);
-      if (locked === undefined) throw new Error(`bill ${bill.id} vanished`);
-      const due = locked.amount - locked.paid_amount;
-      const amount = b.amount ?? due;
-      if (amount <= 0 || amount > due) {
-        throw new DomainError("bill_amount_exceeds_unpaid", `Payment ${amount} exceeds the ${due} due on bill ${bill.id}`, { extra: { bill: presentBill(locked) } });
-      }
-      const after = await payBillAmount(tx, scope, bill.id, amount);
-      return { postings: [{ debit: payable.id, credit: cash.id, amount: cents(amount) }], amount, extra: { type: "bill_payment", ...presentBill(after) } };
+  const res = await record(
+    sql,
+    scope,
+    RECORD_KINDS.billPayment,
+    {
+      reference_id: b.reference_id,
+      ...describe(b, { bill_id: bill.id }),
     },
-  });
+    poster,
+    {
+      hashInput: { bill_id: bill.id, amount: b.amount ?? null },
+      derive: async (tx) => {
+        const locked = await lockBill(tx, scope, bill.id);
+        if (locked === undefined) throw new Error(`bill ${bill.id} vanished`);
+        const due = locked.amount - locked.paid_amount;
+        const amount = b.amount ?? due;
+        if (amount <= 0 || amount > due) {
+          throw new DomainError("bill_amount_exceeds_unpaid", `Payment ${amount} exceeds the ${due} due on bill ${bill.id}`, {
+            extra: { bill: presentBill(locked) },
+          });
+        }
+        const after = await payBillAmount(tx, scope, bill.id, amount);
+        return { postings: [{ debit: payable.id, credit: cash.id, amount: cents(amount) }], amount, extra: { type: "bill_payment", ...presentBill(after) } };
+      },
+    },
+  );
   return res;
 }
 
@@ -170,16 +234,29 @@ export async function recordAdjustment(sql: Sql, scope: Scope, b: Body<typeof sc
   const debits = lines.filter((l) => l.side === "debit").reduce((s, l) => s + l.amount, 0);
   const credits = lines.filter((l) => l.side === "credit").reduce((s, l) => s + l.amount, 0);
   if (debits !== credits) {
-    throw new DomainError("validation_error", `Adjustment entries do not balance: debits ${debits}, credits ${credits}`, { details: [{ path: "entries", message: "debits must equal credits" }] });
+    throw new DomainError("validation_error", `Adjustment entries do not balance: debits ${debits}, credits ${credits}`, {
+      details: [{ path: "entries", message: "debits must equal credits" }],
+    });
   }
-  return record(sql, scope, RECORD_KINDS.adjustment, {
-    reference_id: b.reference_id,
-    postings: linesToPostings(lines),
-    description: b.reason,
-    metadata: { ...(b.metadata ?? {}), adjustment_type: b.adjustment_type, ...(b.adjustment_date !== undefined ? { adjustment_date: b.adjustment_date } : {}), ...(b.prepared_by !== undefined ? { prepared_by: b.prepared_by } : {}) },
-    result_extra: { type: "adjustment", adjustment_type: b.adjustment_type, debits, credits },
-    ...effectiveDate(b.adjustment_date),
-  }, poster);
+  return record(
+    sql,
+    scope,
+    RECORD_KINDS.adjustment,
+    {
+      reference_id: b.reference_id,
+      postings: linesToPostings(lines),
+      description: b.reason,
+      metadata: {
+        ...(b.metadata ?? {}),
+        adjustment_type: b.adjustment_type,
+        ...(b.adjustment_date !== undefined ? { adjustment_date: b.adjustment_date } : {}),
+        ...(b.prepared_by !== undefined ? { prepared_by: b.prepared_by } : {}),
+      },
+      result_extra: { type: "adjustment", adjustment_type: b.adjustment_type, debits, credits },
+      ...effectiveDate(b.adjustment_date),
+    },
+    poster,
+  );
 }
 
 /** Each balance against opening_balance_equity. Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
@@ -188,7 +265,9 @@ export async function recordOpeningBalance(sql: Sql, scope: Scope, b: Body<typeo
   for (const [i, line] of b.balances.entries()) {
     const ref = systemRef(line.account_type, `balances.${i}.account_type`, line.entity_id);
     if (ref.system === "opening_balance_equity") {
-      throw new DomainError("validation_error", "opening_balance_equity is the counter-account of opening balances", { details: [{ path: `balances.${i}.account_type`, message: "must not be opening_balance_equity" }] });
+      throw new DomainError("validation_error", "opening_balance_equity is the counter-account of opening balances", {
+        details: [{ path: `balances.${i}.account_type`, message: "must not be opening_balance_equity" }],
+      });
     }
     if (line.balance === 0) continue;
     // A positive balance sits on the account's normal side; the equity account takes the other side.
@@ -196,27 +275,47 @@ export async function recordOpeningBalance(sql: Sql, scope: Scope, b: Body<typeo
     const debitNormal = NORMAL_SIDE[ref.system] === "debit";
     const accountIsDebit = debitNormal === increase;
     const amount = Math.abs(line.balance);
-    postings.push(accountIsDebit ? { debit: ref, credit: { system: "opening_balance_equity" }, amount } : { debit: { system: "opening_balance_equity" }, credit: ref, amount });
+    postings.push(
+      accountIsDebit
+        ? { debit: ref, credit: { system: "opening_balance_equity" }, amount }
+        : { debit: { system: "opening_balance_equity" }, credit: ref, amount },
+    );
   }
-  if (postings.length === 0) throw new DomainError("validation_error", "Every balance is zero", { details: [{ path: "balances", message: "at least one balance must be non-zero" }] });
-  return record(sql, scope, RECORD_KINDS.openingBalance, {
-    reference_id: b.reference_id ?? derivedReference(RECORD_KINDS.openingBalance, b),
-    postings,
-    metadata: { ...(b.metadata ?? {}), as_of_date: b.as_of_date },
-    result_extra: { type: "opening_balance", as_of_date: b.as_of_date, accounts: postings.length },
-    ...effectiveDate(b.as_of_date),
-  }, poster);
+  if (postings.length === 0)
+    throw new DomainError("validation_error", "Every balance is zero", { details: [{ path: "balances", message: "at least one balance must be non-zero" }] });
+  return record(
+    sql,
+    scope,
+    RECORD_KINDS.openingBalance,
+    {
+      reference_id: b.reference_id ?? derivedReference(RECORD_KINDS.openingBalance, b),
+      postings,
+      metadata: { ...(b.metadata ?? {}), as_of_date: b.as_of_date },
+      result_extra: { type: "opening_balance", as_of_date: b.as_of_date, accounts: postings.length },
+      ...effectiveDate(b.as_of_date),
+    },
+    poster,
+  );
 }
 
 /** Moves money between two of the org's own accounts. Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
 export async function recordTransfer(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordTransferBody>, poster: PostPort) {
   const from = systemRef(b.from_account_type, "from_account_type");
   const to = systemRef(b.to_account_type, "to_account_type");
-  if (from.system === to.system) throw new DomainError("validation_error", "from_account_type and to_account_type are the same", { details: [{ path: "to_account_type", message: "must differ from from_account_type" }] });
-  return record(sql, scope, RECORD_KINDS.transfer, {
-    reference_id: b.reference_id ?? derivedReference(RECORD_KINDS.transfer, b),
-    postings: [{ debit: to, credit: from, amount: b.amount }],
-    ...describe(b, { transfer_type: b.transfer_type }),
-    result_extra: { type: "transfer", transfer_type: b.transfer_type, from_account_type: from.system, to_account_type: to.system },
-  }, poster);
+  if (from.system === to.system)
+    throw new DomainError("validation_error", "from_account_type and to_account_type are the same", {
+      details: [{ path: "to_account_type", message: "must differ from from_account_type" }],
+    });
+  return record(
+    sql,
+    scope,
+    RECORD_KINDS.transfer,
+    {
+      reference_id: b.reference_id ?? derivedReference(RECORD_KINDS.transfer, b),
+      postings: [{ debit: to, credit: from, amount: b.amount }],
+      ...describe(b, { transfer_type: b.transfer_type }),
+      result_extra: { type: "transfer", transfer_type: b.transfer_type, from_account_type: from.system, to_account_type: to.system },
+    },
+    poster,
+  );
 }

@@ -48,7 +48,15 @@ async function sale(opts: { gross: number; creator: number; tax: number; hold: b
       amount: opts.gross,
       postings,
       holds_create: hold ? [{ wallet: { participant_id: "creator" }, amount: opts.creator, reference_id: `hold:${ref}` }] : [],
-      sale: { sale_reference: ref, participant_id: "creator", gross: opts.gross, creator_amount: opts.creator, platform_amount: platform, sales_tax: opts.tax, ...(hold ? { hold_index: 0 } : {}) },
+      sale: {
+        sale_reference: ref,
+        participant_id: "creator",
+        gross: opts.gross,
+        creator_amount: opts.creator,
+        platform_amount: platform,
+        sales_tax: opts.tax,
+        ...(hold ? { hold_index: 0 } : {}),
+      },
     }),
   );
   return { org, ref, creatorWallet };
@@ -80,14 +88,26 @@ describe("refunds", () => {
     const first = ok(await refund(s, "refund:r1", { amount: 2_500 }));
     expect(first.body["duplicate"]).toBe(false);
     expect(first.body["amount"]).toBe(2_500);
-    expect((first.body["extra"] as Record<string, unknown>)["refund"]).toMatchObject({ from_creator: 1_800, from_platform: 700, sales_tax: 250, remaining_amount: 7_500, is_full_refund: false });
+    expect((first.body["extra"] as Record<string, unknown>)["refund"]).toMatchObject({
+      from_creator: 1_800,
+      from_platform: 700,
+      sales_tax: 250,
+      remaining_amount: 7_500,
+      is_full_refund: false,
+    });
     expect(first.body["extra"]).toMatchObject({ hold_amount_used: 1_800, creator_receivable_amount: 0 });
     expect(await wallet(s.creatorWallet)).toEqual({ balance: 5_400, held: 5_400 });
     expect(ok(await refund(s, "refund:r1", { amount: 2_500 })).body).toEqual({ ...first.body, duplicate: true });
     expect(err(await refund(s, "refund:r1", { amount: 2_400 })).code).toBe("idempotency_conflict");
     // The rest: the hold ends, the sale is fully refunded, nothing more can be refunded.
     const rest = ok(await refund(s, "refund:r2", {}));
-    expect((rest.body["extra"] as Record<string, unknown>)["refund"]).toMatchObject({ amount: 7_500, from_creator: 5_400, from_platform: 2_100, remaining_amount: 0, is_full_refund: true });
+    expect((rest.body["extra"] as Record<string, unknown>)["refund"]).toMatchObject({
+      amount: 7_500,
+      from_creator: 5_400,
+      from_platform: 2_100,
+      remaining_amount: 0,
+      is_full_refund: true,
+    });
     expect(await wallet(s.creatorWallet)).toEqual({ balance: 0, held: 0 });
     expect(err(await refund(s, "refund:r3", { amount: 1 })).code).toBe("sale_already_fully_refunded");
     const [hold] = await h.env.adminSql`select status from ledger.holds where org_id = ${s.org}`;
@@ -102,11 +122,28 @@ describe("refunds", () => {
     expect([over.code, over.extra?.["remaining_amount"]]).toEqual(["refund_amount_exceeds_remaining", 1_000]);
     const side = err(await refund(s, "refund:side", { amount: 201, refund_from: "platform_only" }));
     expect([side.code, side.extra?.["remaining_amount"]]).toEqual(["refund_amount_exceeds_remaining", 200]);
-    expect(err(await h.postRpc({ org_id: s.org, livemode: false, kind: "refund", reference_id: "refund:p", postings: [{ debit: { system: "platform_cash" }, credit: { system: "platform_revenue" }, amount: 1 }], refund: { sale_reference: s.ref } })).code).toBe("validation_error");
+    expect(
+      err(
+        await h.postRpc({
+          org_id: s.org,
+          livemode: false,
+          kind: "refund",
+          reference_id: "refund:p",
+          postings: [{ debit: { system: "platform_cash" }, credit: { system: "platform_revenue" }, amount: 1 }],
+          refund: { sale_reference: s.ref },
+        }),
+      ).code,
+    ).toBe("validation_error");
     expect(await wallet(s.creatorWallet)).toEqual({ balance: 800, held: 0 });
     const [row] = await h.env.adminSql<{ id: string }[]>`select transaction_id as id from ledger.sales where org_id = ${s.org}`;
     const id = row?.id ?? "";
-    ok(await h.call("reverseTransaction", { org_id: s.org, livemode: false, key_id: "k", scopes: null, request_id: "req_rev" }, { body: { transaction_id: id, reason: "fraud" } }));
+    ok(
+      await h.call(
+        "reverseTransaction",
+        { org_id: s.org, livemode: false, key_id: "k", scopes: null, request_id: "req_rev" },
+        { body: { transaction_id: id, reason: "fraud" } },
+      ),
+    );
     expect(err(await refund(s, "refund:after", { amount: 1 })).code).toBe("sale_already_reversed");
     await expectInvariants(s.org);
   });
@@ -115,7 +152,15 @@ describe("refunds", () => {
     const org = newOrg();
     const scope = { orgId: org, livemode: false };
     const buyer = String((await createWallet(h.sql, scope, { owner_id: "buyer" })).wallet["id"]);
-    ok(await h.postRpc({ org_id: org, livemode: false, kind: "fund", reference_id: "fund", postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: buyer }, amount: 5_000 }] }));
+    ok(
+      await h.postRpc({
+        org_id: org,
+        livemode: false,
+        kind: "fund",
+        reference_id: "fund",
+        postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: buyer }, amount: 5_000 }],
+      }),
+    );
     const s = await sale({ org, gross: 5_000, creator: 4_000, tax: 0, hold: false, buyerWallet: buyer });
     expect(await wallet(buyer)).toEqual({ balance: 0, held: 0 });
     ok(await refund(s, "refund:w", { amount: 1_000 }));
@@ -127,7 +172,15 @@ describe("refunds", () => {
   it("a creator who spent the share: the shortfall goes to creator_receivable and is repaid from the next earnings; or the refund is refused", async () => {
     const s = await sale({ gross: 1_000, creator: 800, tax: 0, hold: false });
     // The creator's share leaves the wallet (as a payout would).
-    ok(await h.postRpc({ org_id: s.org, livemode: false, kind: "payout", reference_id: "po", postings: [{ debit: { participant_id: "creator" }, credit: { system: "payouts_in_transit" }, amount: 700 }] }));
+    ok(
+      await h.postRpc({
+        org_id: s.org,
+        livemode: false,
+        kind: "payout",
+        reference_id: "po",
+        postings: [{ debit: { participant_id: "creator" }, credit: { system: "payouts_in_transit" }, amount: 700 }],
+      }),
+    );
     expect(err(await refund(s, "refund:strict", { shortfall: "refuse" })).code).toBe("insufficient_balance");
     const r = ok(await refund(s, "refund:all", {}));
     expect(r.body["extra"]).toMatchObject({ creator_receivable_amount: 700 });
@@ -145,17 +198,28 @@ describe("refunds", () => {
     const done = replies.filter((r) => r.ok);
     expect(done).toHaveLength(33);
     for (const r of replies.filter((x) => !x.ok)) expect(err(r).code).toBe("refund_amount_exceeds_remaining");
-    const [row] = await h.env.adminSql<{ refunded_amount: string; creator_refunded: string }[]>`select refunded_amount, creator_refunded from ledger.sales where org_id = ${s.org}`;
+    const [row] = await h.env.adminSql<
+      { refunded_amount: string; creator_refunded: string }[]
+    >`select refunded_amount, creator_refunded from ledger.sales where org_id = ${s.org}`;
     expect(Number(row?.refunded_amount)).toBe(9_900);
     expect(await wallet(s.creatorWallet)).toEqual({ balance: 7_000 - Number(row?.creator_refunded), held: 7_000 - Number(row?.creator_refunded) });
     await expectInvariants(s.org);
   });
 
   it("random sales, holds and sequences of partial refunds in every mode: exact totals, no negative wallet, invariants hold", async () => {
-    const step = fc.record({ amount: fc.integer({ min: 1, max: 4_000 }), mode: fc.constantFrom("both", "platform_only", "creator_only"), spend: fc.integer({ min: 0, max: 3_000 }) });
+    const step = fc.record({
+      amount: fc.integer({ min: 1, max: 4_000 }),
+      mode: fc.constantFrom("both", "platform_only", "creator_only"),
+      spend: fc.integer({ min: 0, max: 3_000 }),
+    });
     await fc.assert(
       fc.asyncProperty(
-        fc.record({ gross: fc.integer({ min: 1, max: 10_000 }), creatorBps: fc.integer({ min: 0, max: 10_000 }), taxBps: fc.integer({ min: 0, max: 2_000 }), hold: fc.boolean() }),
+        fc.record({
+          gross: fc.integer({ min: 1, max: 10_000 }),
+          creatorBps: fc.integer({ min: 0, max: 10_000 }),
+          taxBps: fc.integer({ min: 0, max: 2_000 }),
+          hold: fc.boolean(),
+        }),
         fc.array(step, { minLength: 1, maxLength: 6 }),
         async (g, steps) => {
           const tax = Math.floor((g.gross * g.taxBps) / 10_000);
@@ -166,7 +230,16 @@ describe("refunds", () => {
             // Sometimes the creator spends from the available balance between refunds.
             const w = await wallet(s.creatorWallet);
             const spend = Math.min(st.spend, w.balance - w.held);
-            if (spend > 0) ok(await h.postRpc({ org_id: s.org, livemode: false, kind: "spend", reference_id: `sp${i}`, postings: [{ debit: { participant_id: "creator" }, credit: { system: "payouts_in_transit" }, amount: spend }] }));
+            if (spend > 0)
+              ok(
+                await h.postRpc({
+                  org_id: s.org,
+                  livemode: false,
+                  kind: "spend",
+                  reference_id: `sp${i}`,
+                  postings: [{ debit: { participant_id: "creator" }, credit: { system: "payouts_in_transit" }, amount: spend }],
+                }),
+              );
             const r = await refund(s, `refund:${i}`, { amount: st.amount, refund_from: st.mode });
             if (r.ok) refunded += st.amount;
             else expect(["refund_amount_exceeds_remaining", "sale_already_fully_refunded"]).toContain(err(r).code);
@@ -174,7 +247,9 @@ describe("refunds", () => {
           const final = await refund(s, "refund:rest", {});
           if (final.ok) refunded += Number(final.body["amount"]);
           expect(refunded).toBe(g.gross);
-          const [row] = await h.env.adminSql<{ creator_refunded: string; platform_refunded: string }[]>`select creator_refunded, platform_refunded from ledger.sales where org_id = ${s.org}`;
+          const [row] = await h.env.adminSql<
+            { creator_refunded: string; platform_refunded: string }[]
+          >`select creator_refunded, platform_refunded from ledger.sales where org_id = ${s.org}`;
           // Once everything is refunded, each side gave back exactly what it received.
           expect([Number(row?.creator_refunded), Number(row?.platform_refunded)]).toEqual([creator, g.gross - creator]);
           const w = await wallet(s.creatorWallet);

@@ -36,7 +36,9 @@ export async function postRefund(sql: Sql, poster: PostPort, req: PostRequest): 
   const spec = req.refund;
   if (spec === undefined) throw new InvariantViolation("postRefund without a refund");
   if (req.kind !== KIND_REFUND || req.postings.length > 0 || req.holds_create.length > 0 || req.holds_release.length > 0 || req.sale !== undefined) {
-    throw new DomainError("validation_error", "A refund is kind refund and carries no postings, holds or sale of its own", { details: [{ path: "refund", message: "the ledger computes a refund's postings" }] });
+    throw new DomainError("validation_error", "A refund is kind refund and carries no postings, holds or sale of its own", {
+      details: [{ path: "refund", message: "the ledger computes a refund's postings" }],
+    });
   }
   const plan = await refundPlan(sql, { orgId: req.org_id, livemode: req.livemode }, spec.sale_reference);
   return poster.post(req, { refund: plan });
@@ -57,7 +59,10 @@ async function refundPlan(sql: Sql, scope: Scope, saleReference: string): Promis
   const cached = known.get(key);
   if (cached !== undefined) return cached;
   const sale = await findSale(sql, scope, saleReference);
-  if (sale === undefined) throw new DomainError("original_sale_not_found", `Sale ${saleReference} not found`, { hint: "GET /v1/get-transactions lists sales and their reference_id" });
+  if (sale === undefined)
+    throw new DomainError("original_sale_not_found", `Sale ${saleReference} not found`, {
+      hint: "GET /v1/get-transactions lists sales and their reference_id",
+    });
   const creatorWallet = sale.participant_id === null ? undefined : await findCreatorWallet(sql, scope, sale.participant_id);
   const receivable = sale.participant_id === null ? undefined : await ensureSystemAccount(sql, scope, "creator_receivable", sale.participant_id);
   const tax = await ensureSystemAccount(sql, scope, "sales_tax_payable");

@@ -7,10 +7,19 @@ import { CURRENCY } from "./present.ts";
 export const HISTORY_PAGE_DEFAULT = 50;
 
 /** Errors: none beyond decoding (validation_error). */
-export async function transactionHistory(sql: Sql, scope: Scope, range: { from: Date | undefined; to: Date }, paging: { page: number; perPage: number | undefined }) {
+export async function transactionHistory(
+  sql: Sql,
+  scope: Scope,
+  range: { from: Date | undefined; to: Date },
+  paging: { page: number; perPage: number | undefined },
+) {
   const perPage = paging.perPage ?? HISTORY_PAGE_DEFAULT;
   const { rows, total } = await transactionsByAccountingTime(sql, scope, range, perPage, (paging.page - 1) * perPage);
-  const entries = await entriesWithAccounts(sql, scope, rows.map((r) => r.id));
+  const entries = await entriesWithAccounts(
+    sql,
+    scope,
+    rows.map((r) => r.id),
+  );
   return {
     type: "transaction_history",
     start_date: range.from?.toISOString() ?? null,

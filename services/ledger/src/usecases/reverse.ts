@@ -69,11 +69,16 @@ async function alreadyReversed(sql: Q, scope: Scope, original: TransactionRow): 
  */
 export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBody, poster: PostPort) {
   const original = await findTransaction(sql, scope, body.transaction_id);
-  if (original === undefined) throw new DomainError("transaction_not_found", `Transaction ${body.transaction_id} not found`, { hint: "GET /v1/get-transactions lists transaction ids" });
-  if (original.kind === KIND_REVERSAL) throw new DomainError("validation_error", "A reversal cannot be reversed", { details: [{ path: "transaction_id", message: "names a reversal" }] });
+  if (original === undefined)
+    throw new DomainError("transaction_not_found", `Transaction ${body.transaction_id} not found`, { hint: "GET /v1/get-transactions lists transaction ids" });
+  if (original.kind === KIND_REVERSAL)
+    throw new DomainError("validation_error", "A reversal cannot be reversed", { details: [{ path: "transaction_id", message: "names a reversal" }] });
   if (original.status === "reversed") throw await alreadyReversed(sql, scope, original);
   const entries = await transactionEntries(sql, scope, original.id);
-  if (entries.length === 0) throw new DomainError("validation_error", "The transaction moved no money", { details: [{ path: "transaction_id", message: "has no entries to reverse" }] });
+  if (entries.length === 0)
+    throw new DomainError("validation_error", "The transaction moved no money", {
+      details: [{ path: "transaction_id", message: "has no entries to reverse" }],
+    });
   const postings = entriesToPostings(entries);
 
   // Sales: the creator's wallet and receivable are known before the transaction (the receivable is created
@@ -107,12 +112,18 @@ export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBo
       const share = (done: number): number => Number((BigInt(sale.creator_amount) * BigInt(done)) / BigInt(total));
       const platformTotal = total - sale.creator_amount;
       const creatorRefunded = Math.min(Math.max(sale.creator_refunded + share(after) - share(before), after - platformTotal, 0), sale.creator_amount, after);
-      await updateSaleRemainder(tx, scope, sale.sale_reference, { refunded: after, creatorRefunded, platformRefunded: after - creatorRefunded, reversed: after === total });
+      await updateSaleRemainder(tx, scope, sale.sale_reference, {
+        refunded: after,
+        creatorRefunded,
+        platformRefunded: after - creatorRefunded,
+        reversed: after === total,
+      });
     }
     await markReversal(tx, scope, ctx.transactionId, original.id, locked.reversed_amount + amount, after === total);
-    const cover = sale !== undefined && creatorWallet !== undefined && receivable !== undefined
-      ? { walletId: creatorWallet.id, holdId: sale.hold_id, receivableId: receivable.id, reason: KIND_REVERSAL }
-      : undefined;
+    const cover =
+      sale !== undefined && creatorWallet !== undefined && receivable !== undefined
+        ? { walletId: creatorWallet.id, holdId: sale.hold_id, receivableId: receivable.id, reason: KIND_REVERSAL }
+        : undefined;
     return {
       postings: reversingPostings(postings, total, before, after),
       ...(cover === undefined ? {} : { cover }),
@@ -130,7 +141,14 @@ export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBo
     };
   };
   const outcome = await poster.post(
-    { org_id: scope.orgId, livemode: scope.livemode, kind: KIND_REVERSAL, reference_id: reference, description: body.reason, ...(body.metadata !== undefined ? { metadata: body.metadata } : {}) },
+    {
+      org_id: scope.orgId,
+      livemode: scope.livemode,
+      kind: KIND_REVERSAL,
+      reference_id: reference,
+      description: body.reason,
+      ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
+    },
     { derive, hashInput: { transaction_id: original.id, partial_amount: body.partial_amount ?? null } },
   );
   const reversal = presentReversal({ transaction_id: outcome.result.transaction_id, amount: outcome.result.amount, extra: outcome.result.extra });

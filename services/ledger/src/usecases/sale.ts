@@ -61,7 +61,10 @@ export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, p
   if ("path" in split) throw new DomainError("validation_error", `Invalid body: ${split.path}: ${split.message}`, { details: [split] });
   const request = saleRequest(scope, body, split, bps);
   let walletId = participant?.wallet_id;
-  const outcome = participant !== undefined ? await poster.post(request) : await poster.post(request, { derive: createCreator(scope, body.creator_id, (id) => (walletId = id)) });
+  const outcome =
+    participant !== undefined
+      ? await poster.post(request)
+      : await poster.post(request, { derive: createCreator(scope, body.creator_id, (id) => (walletId = id)) });
   walletId ??= (await findParticipant(sql, scope, body.creator_id))?.wallet_id;
   const sale = present(outcome, walletId ?? "");
   if (outcome.duplicate) {
@@ -106,7 +109,9 @@ function saleRequest(scope: Scope, body: RecordSaleBody, split: SaleSplit, bps: 
     reference_id: body.reference_id,
     amount: split.gross,
     postings: salePostings(body.creator_id, split),
-    holds_create: hold ? [{ wallet: { participant_id: body.creator_id }, amount: split.creatorAmount, reason_code: SALE_HOLD_REASON, description: `Sale ${body.reference_id}` }] : [],
+    holds_create: hold
+      ? [{ wallet: { participant_id: body.creator_id }, amount: split.creatorAmount, reason_code: SALE_HOLD_REASON, description: `Sale ${body.reference_id}` }]
+      : [],
     sale: {
       sale_reference: body.reference_id,
       participant_id: body.creator_id,

@@ -27,7 +27,14 @@ export async function transactionRecord(q: Q, scope: Scope, transactionId: strin
     reversal_of: row.reversal_of,
     effective_at: row.effective_at === null ? null : row.effective_at.toISOString(),
     created_at: row.created_at.toISOString(),
-    entries: entries.map((e) => ({ id: e.id, account_id: e.account_id, account_type: e.account_type, entity_id: e.entity_id, entry_type: e.entry_type, amount: e.amount })),
+    entries: entries.map((e) => ({
+      id: e.id,
+      account_id: e.account_id,
+      account_type: e.account_type,
+      entity_id: e.entity_id,
+      entry_type: e.entry_type,
+      amount: e.amount,
+    })),
     sale: sale === undefined ? null : { ...sale },
   };
 }

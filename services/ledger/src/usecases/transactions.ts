@@ -19,14 +19,27 @@ export async function getTransactions(sql: Sql, scope: Scope, q: Query) {
   const empty = creatorWalletId === null;
   const { rows, total } = empty
     ? { rows: [], total: 0 }
-    : await listTransactions(sql, scope, {
-        kind: q.type,
-        status: q.status,
-        from: q.start_date === undefined ? undefined : new Date(q.start_date),
-        to: q.end_date === undefined ? undefined : endOf(q.end_date),
-        walletId: creatorWalletId ?? undefined,
-      }, perPage, (page - 1) * perPage);
-  const entries = q.include_entries === true ? await entriesWithAccounts(sql, scope, rows.map((r) => r.id)) : undefined;
+    : await listTransactions(
+        sql,
+        scope,
+        {
+          kind: q.type,
+          status: q.status,
+          from: q.start_date === undefined ? undefined : new Date(q.start_date),
+          to: q.end_date === undefined ? undefined : endOf(q.end_date),
+          walletId: creatorWalletId ?? undefined,
+        },
+        perPage,
+        (page - 1) * perPage,
+      );
+  const entries =
+    q.include_entries === true
+      ? await entriesWithAccounts(
+          sql,
+          scope,
+          rows.map((r) => r.id),
+        )
+      : undefined;
   return {
     transactions: rows.map((t) => ({
       id: t.id,

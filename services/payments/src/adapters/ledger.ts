@@ -70,12 +70,20 @@ export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number
    * A ledger that does not answer is "outcome unknown" for what moves money (post, top-up) and a retryable
    * service_unavailable for everything else: nothing was stored, and an unknown error would be a 500.
    */
-  async function raw(subject: string, payload: unknown, unknownOutcome: (code: string) => Error = (code) => new LedgerOutcomeUnknown(code)): Promise<Record<string, unknown>> {
+  async function raw(
+    subject: string,
+    payload: unknown,
+    unknownOutcome: (code: string) => Error = (code) => new LedgerOutcomeUnknown(code),
+  ): Promise<Record<string, unknown>> {
     const reply = await rpcCall(nc, subject, payload, { timeoutMs });
     if (reply.ok) return reply.body;
     const { code, message, hint, details, extra } = reply.error;
     if (code === "service_timeout" || code === "service_unavailable") throw unknownOutcome(code);
-    throw new DomainError(code, message, { ...(hint !== undefined ? { hint } : {}), ...(details !== undefined ? { details } : {}), ...(extra !== undefined ? { extra } : {}) });
+    throw new DomainError(code, message, {
+      ...(hint !== undefined ? { hint } : {}),
+      ...(details !== undefined ? { details } : {}),
+      ...(extra !== undefined ? { extra } : {}),
+    });
   }
   const readFailed = () => new DomainError("service_unavailable", "The ledger did not answer; retry the request");
   const op = (scope: Scope, operation: string, req: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }, movesMoney = false) =>
@@ -118,6 +126,8 @@ export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number
     listEntries: async (scope, walletId, limit) =>
       ((await op(scope, "listWalletEntries", { params: { wallet_id: walletId }, query: { limit } }))["entries"] as Record<string, unknown>[] | undefined) ?? [],
     topUp: async (scope, walletId, amount, referenceId, description) =>
-      (await op(scope, "depositToWallet", { params: { wallet_id: walletId }, body: { amount, reference_id: referenceId, description } }, true))["topup"] as Record<string, unknown>,
+      (await op(scope, "depositToWallet", { params: { wallet_id: walletId }, body: { amount, reference_id: referenceId, description } }, true))[
+        "topup"
+      ] as Record<string, unknown>,
   };
 }

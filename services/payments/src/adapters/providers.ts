@@ -39,7 +39,7 @@ export const soledgicProvider: CheckoutProvider = {
 
 function notConfigured(): DomainError {
   return new DomainError("provider_not_configured", "The stripe checkout provider has no credentials configured", {
-    hint: "POST /v1/checkout-sessions with sandbox_checkout_provider: \"soledgic\" (the built-in simulator), or configure STRIPE_SECRET_KEY on the payments service",
+    hint: 'POST /v1/checkout-sessions with sandbox_checkout_provider: "soledgic" (the built-in simulator), or configure STRIPE_SECRET_KEY on the payments service',
   });
 }
 
@@ -66,7 +66,7 @@ export function stripeProvider(client: ProcessorClient | undefined): CheckoutPro
       } catch (e) {
         if (e instanceof ProcessorRefused) {
           throw new DomainError("provider_not_configured", `Stripe refused the checkout session: ${e.message}`, {
-            hint: "Check STRIPE_SECRET_KEY on the payments service, or use sandbox_checkout_provider: \"soledgic\"",
+            hint: 'Check STRIPE_SECRET_KEY on the payments service, or use sandbox_checkout_provider: "soledgic"',
           });
         }
         throw new DomainError("service_unavailable", "The card processor did not answer; retry with the same idempotency_key");

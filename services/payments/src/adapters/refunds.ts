@@ -22,7 +22,10 @@ export interface RefundsClient {
   /** Answers the created (or, for a repeated idempotency_key, the existing) refund request. */
   createRefundRequest(scope: Scope, body: RefundRequestInput): Promise<Record<string, unknown>>;
   /** Tells the refunds service the processor settled a card refund; resolves once it has acted on it. */
-  processorRefundSettled(scope: Scope, body: { refund_id: string; processor_refund_id: string; status: "succeeded" | "failed"; failure_reason: string | null }): Promise<void>;
+  processorRefundSettled(
+    scope: Scope,
+    body: { refund_id: string; processor_refund_id: string; status: "succeeded" | "failed"; failure_reason: string | null },
+  ): Promise<void>;
 }
 
 function internalAuth(scope: Scope): AuthContext {
@@ -38,7 +41,8 @@ export function natsRefunds(nc: NatsConnection, prefix: string, timeoutMs: numbe
         { auth: internalAuth(scope), params: {}, query: {}, body, deadline: Date.now() + timeoutMs },
         { timeoutMs },
       );
-      if (!reply.ok) throw new DomainError(reply.error.code, reply.error.message, { ...(reply.error.details !== undefined ? { details: reply.error.details } : {}) });
+      if (!reply.ok)
+        throw new DomainError(reply.error.code, reply.error.message, { ...(reply.error.details !== undefined ? { details: reply.error.details } : {}) });
       return reply.body["refund_request"] as Record<string, unknown>;
     },
     processorRefundSettled: async (scope, body) => {

@@ -143,7 +143,9 @@ export function stripeClient(opts: StripeClientOptions): ProcessorClient {
             cancel_url: input.cancelUrl,
             client_reference_id: input.reference,
             expires_at: Math.floor(input.expiresAt.getTime() / 1000),
-            line_items: [{ quantity: 1, price_data: { currency: input.currency.toLowerCase(), unit_amount: input.amount, product_data: { name: input.productName } } }],
+            line_items: [
+              { quantity: 1, price_data: { currency: input.currency.toLowerCase(), unit_amount: input.amount, product_data: { name: input.productName } } },
+            ],
             metadata: input.metadata,
             payment_intent_data: { metadata: input.metadata },
           },
@@ -161,7 +163,12 @@ export function stripeClient(opts: StripeClientOptions): ProcessorClient {
       }),
     createRefund: (input) =>
       call(async () =>
-        presentRefund(await stripe.refunds.create({ payment_intent: input.paymentIntentId, amount: input.amount, metadata: input.metadata }, { idempotencyKey: input.refundId })),
+        presentRefund(
+          await stripe.refunds.create(
+            { payment_intent: input.paymentIntentId, amount: input.amount, metadata: input.metadata },
+            { idempotencyKey: input.refundId },
+          ),
+        ),
       ),
     retrieveRefund: (id) => call(async () => presentRefund(await stripe.refunds.retrieve(id))),
   };

@@ -51,7 +51,11 @@ export interface FeeSplit {
  * payment has already happened and cannot be refused: a creator's part of the fee above the creator's share is
  * borne by the platform instead. creator + platform + fee + sales tax = gross, always.
  */
-export function withProcessingFee(s: { amount: number; sales_tax: number; creator_amount: number; platform_amount: number }, fee: number, paidBy: FeePayer): FeeSplit {
+export function withProcessingFee(
+  s: { amount: number; sales_tax: number; creator_amount: number; platform_amount: number },
+  fee: number,
+  paidBy: FeePayer,
+): FeeSplit {
   if (!Number.isSafeInteger(fee) || fee < 0) throw new RangeError(`processing fee out of range: ${fee}`);
   const asked = paidBy === "creator" ? fee : paidBy === "split" ? Math.floor(fee / 2) : 0;
   const creatorFee = Math.min(asked, s.creator_amount);

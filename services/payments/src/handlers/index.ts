@@ -28,7 +28,9 @@ function param(params: Record<string, string>, name: string): string {
 
 function sandboxOnly(req: Req): void {
   if (req.auth.livemode) {
-    throw new DomainError("sandbox_only", "Sandbox checkout actions need a test key (slk_test_…)", { hint: "Live checkouts complete when the buyer pays on checkout_url" });
+    throw new DomainError("sandbox_only", "Sandbox checkout actions need a test key (slk_test_…)", {
+      hint: "Live checkouts complete when the buyer pays on checkout_url",
+    });
   }
 }
 

@@ -27,16 +27,19 @@ async function loadSession(deps: PaymentsDeps, req: PageRequest): Promise<Checko
 }
 
 function header(row: CheckoutRow): string {
-  return `<p class="muted">Pay <span id="merchant">${esc(row.merchant_name)}</span></p>` +
+  return (
+    `<p class="muted">Pay <span id="merchant">${esc(row.merchant_name)}</span></p>` +
     `<h1 id="product">${esc(row.product_name ?? row.product_id ?? "Purchase")}</h1>` +
-    `<div class="amount" id="amount">${esc(usd(row.amount))} <span class="muted">${esc(row.currency)}</span></div>`;
+    `<div class="amount" id="amount">${esc(usd(row.amount))} <span class="muted">${esc(row.currency)}</span></div>`
+  );
 }
 
 function stateBody(row: CheckoutRow, now: Date): { status: number; html: string } | undefined {
   const state = publicStatus(row, now);
   if (state === "completed") return { status: 200, html: `<p class="ok" id="state">Payment complete. Thank you!</p>` };
   if (state === "failed") return { status: 409, html: `<p class="error" id="state">This checkout failed and can no longer be paid.</p>` };
-  if (state === "expired") return { status: 410, html: `<p class="error" id="state">This checkout session has expired. Return to the merchant to start again.</p>` };
+  if (state === "expired")
+    return { status: 410, html: `<p class="error" id="state">This checkout session has expired. Return to the merchant to start again.</p>` };
   if (row.status === "completing") return { status: 200, html: `<p class="ok" id="state">Your payment is being processed.</p>` };
   return undefined;
 }
@@ -47,16 +50,17 @@ function checkoutPage(row: CheckoutRow, now: Date, message?: { kind: "error" | "
   if (state !== undefined) return page(state.status, title, header(row) + state.html);
   const alert = message === undefined ? "" : `<p class="${message.kind}" role="alert" id="message">${esc(message.text)}</p>`;
   const base = `/v1/checkout/${encodeURIComponent(row.id)}`;
-  const form = row.provider !== "soledgic" && row.checkout_url !== null
-    ? `<p><a href="${esc(row.checkout_url)}" id="provider-link">Continue to payment</a></p>`
-    : row.livemode
-    ? `<p class="muted" id="live-note">Card payments for this checkout are processed by the merchant's payment processor.</p>`
-    : `<p class="sandbox">Sandbox: pay with 4242 4242 4242 4242 (succeeds) or 4000 0000 0000 0002 (declined). No real money moves.</p>` +
-      `<form method="post" action="${esc(base)}/pay" id="pay-form">` +
-      `<label for="card_number">Card number</label><input id="card_number" name="card_number" inputmode="numeric" autocomplete="cc-number" required maxlength="23">` +
-      `<label for="exp">Expiry (MM/YY)</label><input id="exp" name="exp" autocomplete="cc-exp" maxlength="7">` +
-      `<label for="cvc">CVC</label><input id="cvc" name="cvc" autocomplete="cc-csc" maxlength="4">` +
-      `<button type="submit" id="pay">Pay ${esc(usd(row.amount))}</button></form>`;
+  const form =
+    row.provider !== "soledgic" && row.checkout_url !== null
+      ? `<p><a href="${esc(row.checkout_url)}" id="provider-link">Continue to payment</a></p>`
+      : row.livemode
+        ? `<p class="muted" id="live-note">Card payments for this checkout are processed by the merchant's payment processor.</p>`
+        : `<p class="sandbox">Sandbox: pay with 4242 4242 4242 4242 (succeeds) or 4000 0000 0000 0002 (declined). No real money moves.</p>` +
+          `<form method="post" action="${esc(base)}/pay" id="pay-form">` +
+          `<label for="card_number">Card number</label><input id="card_number" name="card_number" inputmode="numeric" autocomplete="cc-number" required maxlength="23">` +
+          `<label for="exp">Expiry (MM/YY)</label><input id="exp" name="exp" autocomplete="cc-exp" maxlength="7">` +
+          `<label for="cvc">CVC</label><input id="cvc" name="cvc" autocomplete="cc-csc" maxlength="4">` +
+          `<button type="submit" id="pay">Pay ${esc(usd(row.amount))}</button></form>`;
   const cancel = `<form method="post" action="${esc(base)}/cancel"><button type="submit" class="secondary" id="cancel">Cancel</button></form>`;
   return page(status, title, header(row) + alert + form + cancel);
 }

@@ -43,7 +43,11 @@ async function loadSession(deps: PaymentsDeps, payload: unknown): Promise<{ req:
 function refused(row: WalletSessionRow, now: Date) {
   const status = walletSessionStatus(row, now);
   if (status === "active") return undefined;
-  return page(410, "Wallet", `<h1>Wallet</h1><p class="error" id="state">This wallet session has ${status === "expired" ? "expired" : "been revoked"}. Return to the site to open a new one.</p>`);
+  return page(
+    410,
+    "Wallet",
+    `<h1>Wallet</h1><p class="error" id="state">This wallet session has ${status === "expired" ? "expired" : "been revoked"}. Return to the site to open a new one.</p>`,
+  );
 }
 
 function canTopUp(row: WalletSessionRow, wallet: LedgerWallet): boolean {
@@ -81,7 +85,9 @@ function productOf(description: unknown): string {
 
 function refundForm(row: WalletSessionRow, purchases: Purchase[]): string {
   if (purchases.length === 0) return `<h2>Request a refund</h2><p class="muted" id="no-purchases">No purchases to refund.</p>`;
-  const options = purchases.map((p) => `<option value="${esc(p.saleReference)}">${esc(p.date)} · ${esc(p.description)} · ${esc(usd(p.amount))}</option>`).join("");
+  const options = purchases
+    .map((p) => `<option value="${esc(p.saleReference)}">${esc(p.date)} · ${esc(p.description)} · ${esc(usd(p.amount))}</option>`)
+    .join("");
   return (
     `<h2>Request a refund</h2><form method="post" action="/v1/wallet/${esc(row.id)}/refund-request" id="refund-form">` +
     `<input type="hidden" name="nonce" value="${esc(randomUUID())}">` +
@@ -108,10 +114,15 @@ async function render(deps: PaymentsDeps, row: WalletSessionRow, message: Messag
     const rows = entries.map((e) => {
       const credit = e["entry_type"] === "credit";
       const amount = Number(e["amount"] ?? 0);
-      return `<tr><td>${esc(String(e["created_at"] ?? "").slice(0, 10))}</td><td>${esc(e["description"] ?? e["transaction_type"] ?? "")}</td>` +
-        `<td class="num">${credit ? "+" : "−"}${esc(usd(amount))}</td></tr>`;
+      return (
+        `<tr><td>${esc(String(e["created_at"] ?? "").slice(0, 10))}</td><td>${esc(e["description"] ?? e["transaction_type"] ?? "")}</td>` +
+        `<td class="num">${credit ? "+" : "−"}${esc(usd(amount))}</td></tr>`
+      );
     });
-    parts.push(`<h2>Activity</h2>` + (rows.length === 0 ? `<p class="muted" id="activity">No activity yet.</p>` : `<table id="activity"><tbody>${rows.join("")}</tbody></table>`));
+    parts.push(
+      `<h2>Activity</h2>` +
+        (rows.length === 0 ? `<p class="muted" id="activity">No activity yet.</p>` : `<table id="activity"><tbody>${rows.join("")}</tbody></table>`),
+    );
   }
   if (canTopUp(row, wallet)) {
     if (row.livemode) {
@@ -152,7 +163,8 @@ const REFUND_REQUEST_ID_RE = /^rr_[a-z0-9]{1,64}$/;
 function pageMessage(req: PageRequest): Message | undefined {
   if (req.query["topup"] === "ok") return { kind: "ok", text: "Funds added." };
   const requested = req.query["refund_request"];
-  if (typeof requested === "string" && REFUND_REQUEST_ID_RE.test(requested)) return { kind: "ok", text: `Refund requested (${requested}). The merchant will review it.` };
+  if (typeof requested === "string" && REFUND_REQUEST_ID_RE.test(requested))
+    return { kind: "ok", text: `Refund requested (${requested}). The merchant will review it.` };
   return undefined;
 }
 
@@ -182,7 +194,8 @@ export async function walletRefundRequestHandler(deps: PaymentsDeps, payload: un
   const amountText = (req.form["amount"] ?? "").trim();
   const amount = amountText === "" ? undefined : parseDollars(amountText);
   if (amount === undefined && amountText !== "") return render(deps, row, { kind: "error", text: "Enter an amount such as 10.00, or leave it blank." }, 422);
-  if (amount !== undefined && amount > purchase.amount) return render(deps, row, { kind: "error", text: `The amount is more than the purchase (${usd(purchase.amount)}).` }, 422);
+  if (amount !== undefined && amount > purchase.amount)
+    return render(deps, row, { kind: "error", text: `The amount is more than the purchase (${usd(purchase.amount)}).` }, 422);
   const reason = (req.form["reason"] ?? "").trim();
   if (reason === "" || reason.length > REFUND_REASON_CHARS_MAX) return render(deps, row, { kind: "error", text: "Say why you want a refund." }, 422);
   let created: Record<string, unknown>;
@@ -209,7 +222,8 @@ async function liveTopup(deps: PaymentsDeps, req: PageRequest, row: WalletSessio
     return redirect(await startLiveTopup(deps, row, amount, nonce, `${req.alt_base_url}/v1/wallet/${row.id}`));
   } catch (e) {
     if (!(e instanceof DomainError)) throw e;
-    const text = e.code === "provider_not_configured" ? "Card payments are not available for this wallet yet." : "The card processor did not answer; please try again.";
+    const text =
+      e.code === "provider_not_configured" ? "Card payments are not available for this wallet yet." : "The card processor did not answer; please try again.";
     return render(deps, row, { kind: "error", text }, e.code === "provider_not_configured" ? 422 : 503);
   }
 }

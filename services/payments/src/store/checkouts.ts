@@ -80,7 +80,16 @@ function parse(r: RawRow): CheckoutRow {
 
 export type NewCheckout = Omit<
   CheckoutRow,
-  "updated_at" | "completed_at" | "sale_transaction_id" | "hold_id" | "failure_code" | "failure_reason" | "sandbox_idempotency_key" | "processing_fee" | "processor_payment_intent" | "processor_charge"
+  | "updated_at"
+  | "completed_at"
+  | "sale_transaction_id"
+  | "hold_id"
+  | "failure_code"
+  | "failure_reason"
+  | "sandbox_idempotency_key"
+  | "processing_fee"
+  | "processor_payment_intent"
+  | "processor_charge"
 >;
 
 /** Inserts a session; undefined when the idempotency key is taken (the caller replays the existing one). */
@@ -125,11 +134,17 @@ export async function lockCheckout(q: Q, s: Scope, id: string): Promise<Checkout
   return r === undefined ? undefined : parse(r);
 }
 
-export async function updateCheckout(q: Q, id: string, fields: Partial<Record<keyof CheckoutRow, string | number | boolean | Date | null>>, onlyIfStatus?: CheckoutStatus): Promise<CheckoutRow | undefined> {
+export async function updateCheckout(
+  q: Q,
+  id: string,
+  fields: Partial<Record<keyof CheckoutRow, string | number | boolean | Date | null>>,
+  onlyIfStatus?: CheckoutStatus,
+): Promise<CheckoutRow | undefined> {
   const set = { ...fields, updated_at: new Date() } as Record<string, unknown>;
-  const rows = onlyIfStatus === undefined
-    ? await q<RawRow[]>`update payments.checkout_sessions set ${q(set as never)} where id = ${id} returning *`
-    : await q<RawRow[]>`update payments.checkout_sessions set ${q(set as never)} where id = ${id} and status = ${onlyIfStatus} returning *`;
+  const rows =
+    onlyIfStatus === undefined
+      ? await q<RawRow[]>`update payments.checkout_sessions set ${q(set as never)} where id = ${id} returning *`
+      : await q<RawRow[]>`update payments.checkout_sessions set ${q(set as never)} where id = ${id} and status = ${onlyIfStatus} returning *`;
   const r = rows[0];
   return r === undefined ? undefined : parse(r);
 }

@@ -31,7 +31,12 @@ export interface DisputeRow {
   closed_at: Date | null;
 }
 
-type RawRow = Omit<DisputeRow, "amount" | "hold_amount" | "refund_amount" | "fee"> & { amount: string; hold_amount: string; refund_amount: string | null; fee: string };
+type RawRow = Omit<DisputeRow, "amount" | "hold_amount" | "refund_amount" | "fee"> & {
+  amount: string;
+  hold_amount: string;
+  refund_amount: string | null;
+  fee: string;
+};
 const parse = (r: RawRow): DisputeRow => ({
   ...r,
   amount: parseCents(r.amount),
@@ -52,21 +57,31 @@ export async function findDispute(q: Q, id: string): Promise<DisputeRow | undefi
 /** Records a dispute as `opening` with its hold plan, or finds the one recorded before for the processor's id. */
 export async function insertOrFindDispute(
   q: Q,
-  d: Pick<DisputeRow, "id" | "org_id" | "livemode" | "processor_dispute_id" | "checkout_session_id" | "sale_reference" | "participant_id" | "amount" | "reason" | "hold_amount">,
+  d: Pick<
+    DisputeRow,
+    "id" | "org_id" | "livemode" | "processor_dispute_id" | "checkout_session_id" | "sale_reference" | "participant_id" | "amount" | "reason" | "hold_amount"
+  >,
 ): Promise<DisputeRow> {
-  const inserted = one(await q<RawRow[]>`
+  const inserted = one(
+    await q<RawRow[]>`
     insert into payments.disputes (id, org_id, livemode, processor_dispute_id, checkout_session_id, sale_reference, participant_id, amount, reason, hold_amount, status)
     values (${d.id}, ${d.org_id}, ${d.livemode}, ${d.processor_dispute_id}, ${d.checkout_session_id}, ${d.sale_reference}, ${d.participant_id},
             ${d.amount}, ${d.reason}, ${d.hold_amount}, 'opening')
     on conflict (processor_dispute_id) do nothing
-    returning *`);
+    returning *`,
+  );
   if (inserted !== undefined) return inserted;
   const found = await findDisputeByProcessorId(q, d.processor_dispute_id);
   if (found === undefined) throw new Error(`dispute ${d.processor_dispute_id} neither inserted nor found`);
   return found;
 }
 
-type StepFields = Partial<Pick<DisputeRow, "hold_amount" | "hold_id" | "hold_transaction_id" | "refund_amount" | "refund_transaction_id" | "fee_transaction_id" | "release_transaction_id">>;
+type StepFields = Partial<
+  Pick<
+    DisputeRow,
+    "hold_amount" | "hold_id" | "hold_transaction_id" | "refund_amount" | "refund_transaction_id" | "fee_transaction_id" | "release_transaction_id"
+  >
+>;
 
 /** Records a step's result while the dispute is in the given state; undefined when it had moved on. */
 export async function updateDisputeStep(q: Q, id: string, inStatus: DisputeStatus, fields: StepFields): Promise<DisputeRow | undefined> {
@@ -76,10 +91,12 @@ export async function updateDisputeStep(q: Q, id: string, inStatus: DisputeStatu
 
 /** open → closing with the processor's outcome and what losing costs. */
 export async function markClosing(q: Q, id: string, f: { outcome: "won" | "lost"; refund_amount: number; fee: number }): Promise<DisputeRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     update payments.disputes set status = 'closing', outcome = ${f.outcome}, refund_amount = ${f.refund_amount}, fee = ${f.fee}, updated_at = now()
      where id = ${id} and status = 'open'
-     returning *`);
+     returning *`,
+  );
 }
 
 /**

@@ -26,8 +26,10 @@ const parse = (r: RawRow): ProcessorRefundRow => ({ ...r, amount: parseCents(r.a
 const one = (rows: RawRow[]): ProcessorRefundRow | undefined => (rows[0] === undefined ? undefined : parse(rows[0]));
 
 export async function findProcessorRefund(q: Q, s: Scope, refundId: string): Promise<ProcessorRefundRow | undefined> {
-  return one(await q<RawRow[]>`
-    select * from payments.processor_refunds where org_id = ${s.orgId} and livemode = ${s.livemode} and refund_id = ${refundId}`);
+  return one(
+    await q<RawRow[]>`
+    select * from payments.processor_refunds where org_id = ${s.orgId} and livemode = ${s.livemode} and refund_id = ${refundId}`,
+  );
 }
 
 export async function findByProcessorRefundId(q: Q, processorRefundId: string): Promise<ProcessorRefundRow | undefined> {
@@ -45,13 +47,23 @@ export async function unsettledOfPayment(q: Q, paymentIntent: string): Promise<P
 /** Records the intent to refund at the processor (or finds the one recorded before). */
 export async function insertOrFindProcessorRefund(
   q: Q,
-  r: { org_id: string; livemode: boolean; refund_id: string; checkout_session_id: string; sale_reference: string; amount: number; processor_payment_intent: string },
+  r: {
+    org_id: string;
+    livemode: boolean;
+    refund_id: string;
+    checkout_session_id: string;
+    sale_reference: string;
+    amount: number;
+    processor_payment_intent: string;
+  },
 ): Promise<ProcessorRefundRow> {
-  const inserted = one(await q<RawRow[]>`
+  const inserted = one(
+    await q<RawRow[]>`
     insert into payments.processor_refunds (org_id, livemode, refund_id, checkout_session_id, sale_reference, amount, processor_payment_intent, status)
     values (${r.org_id}, ${r.livemode}, ${r.refund_id}, ${r.checkout_session_id}, ${r.sale_reference}, ${r.amount}, ${r.processor_payment_intent}, 'requested')
     on conflict (org_id, livemode, refund_id) do nothing
-    returning *`);
+    returning *`,
+  );
   if (inserted !== undefined) return inserted;
   const found = await findProcessorRefund(q, { orgId: r.org_id, livemode: r.livemode }, r.refund_id);
   if (found === undefined) throw new Error(`processor refund of ${r.refund_id} neither inserted nor found`);
@@ -67,13 +79,15 @@ export async function recordProcessorRefundState(
   key: { org_id: string; livemode: boolean; refund_id: string },
   state: { processor_refund_id: string; status: "pending" | "succeeded" | "failed"; failure_reason: string | null },
 ): Promise<ProcessorRefundRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     update payments.processor_refunds
        set processor_refund_id = ${state.processor_refund_id}, status = ${state.status}, failure_reason = ${state.failure_reason}, updated_at = now()
      where org_id = ${key.org_id} and livemode = ${key.livemode} and refund_id = ${key.refund_id}
        and (status in ('requested', 'pending') or (status = 'succeeded' and ${state.status} = 'failed'))
        and (status <> ${state.status} or processor_refund_id is distinct from ${state.processor_refund_id})
-     returning *`);
+     returning *`,
+  );
 }
 
 export async function markNotified(q: Q, key: { org_id: string; livemode: boolean; refund_id: string }, status: string): Promise<void> {

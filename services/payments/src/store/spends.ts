@@ -21,16 +21,27 @@ export interface SpendRow {
   created_at: Date;
 }
 
-type RawSpend = Omit<SpendRow, "amount" | "sales_tax" | "creator_amount" | "platform_amount"> & Record<"amount" | "sales_tax" | "creator_amount" | "platform_amount", string>;
+type RawSpend = Omit<SpendRow, "amount" | "sales_tax" | "creator_amount" | "platform_amount"> &
+  Record<"amount" | "sales_tax" | "creator_amount" | "platform_amount", string>;
 
 function parseSpend(r: RawSpend): SpendRow {
-  return { ...r, amount: parseCents(r.amount), sales_tax: parseCents(r.sales_tax), creator_amount: parseCents(r.creator_amount), platform_amount: parseCents(r.platform_amount) };
+  return {
+    ...r,
+    amount: parseCents(r.amount),
+    sales_tax: parseCents(r.sales_tax),
+    creator_amount: parseCents(r.creator_amount),
+    platform_amount: parseCents(r.platform_amount),
+  };
 }
 
 export async function upsertSpend(
   q: Q,
   s: Scope,
-  sp: Omit<SpendRow, "org_id" | "livemode" | "status" | "created_at"> & { product_id: string | null; product_name: string | null; metadata: Record<string, unknown> },
+  sp: Omit<SpendRow, "org_id" | "livemode" | "status" | "created_at"> & {
+    product_id: string | null;
+    product_name: string | null;
+    metadata: Record<string, unknown>;
+  },
 ): Promise<void> {
   await q`
     insert into payments.shared_spends (org_id, livemode, reference_id, transaction_id, consumer_sub, consumer_wallet_id, creator_id, amount,
@@ -43,7 +54,9 @@ export async function upsertSpend(
 
 export async function findSpendByTransaction(q: Q, s: Scope, transactionId: string, lock = false): Promise<SpendRow | undefined> {
   const [r] = lock
-    ? await q<RawSpend[]>`select * from payments.shared_spends where org_id = ${s.orgId} and livemode = ${s.livemode} and transaction_id = ${transactionId} for update`
+    ? await q<
+        RawSpend[]
+      >`select * from payments.shared_spends where org_id = ${s.orgId} and livemode = ${s.livemode} and transaction_id = ${transactionId} for update`
     : await q<RawSpend[]>`select * from payments.shared_spends where org_id = ${s.orgId} and livemode = ${s.livemode} and transaction_id = ${transactionId}`;
   return r === undefined ? undefined : parseSpend(r);
 }
@@ -62,7 +75,6 @@ export interface ReversalRow {
   status: "reversing" | "reversed";
   response: Record<string, unknown> | null;
 }
-
 
 export async function findReversal(q: Q, s: Scope, saleTransactionId: string): Promise<ReversalRow | undefined> {
   const [r] = await q<ReversalRow[]>`

@@ -35,15 +35,19 @@ export async function insertOrFindTopup(
   q: Q,
   t: { id: string; org_id: string; livemode: boolean; wallet_session_id: string; wallet_id: string; amount: number; nonce: string },
 ): Promise<TopupRow> {
-  const inserted = one(await q<RawRow[]>`
+  const inserted = one(
+    await q<RawRow[]>`
     insert into payments.wallet_topups (id, org_id, livemode, wallet_session_id, wallet_id, amount, nonce, status)
     values (${t.id}, ${t.org_id}, ${t.livemode}, ${t.wallet_session_id}, ${t.wallet_id}, ${t.amount}, ${t.nonce}, 'pending')
     on conflict (org_id, livemode, wallet_session_id, nonce) do nothing
-    returning *`);
+    returning *`,
+  );
   if (inserted !== undefined) return inserted;
-  const found = one(await q<RawRow[]>`
+  const found = one(
+    await q<RawRow[]>`
     select * from payments.wallet_topups
-     where org_id = ${t.org_id} and livemode = ${t.livemode} and wallet_session_id = ${t.wallet_session_id} and nonce = ${t.nonce}`);
+     where org_id = ${t.org_id} and livemode = ${t.livemode} and wallet_session_id = ${t.wallet_session_id} and nonce = ${t.nonce}`,
+  );
   if (found === undefined) throw new Error(`top-up of form ${t.nonce} neither inserted nor found`);
   return found;
 }
@@ -64,26 +68,32 @@ export async function markTopupCompleting(
   id: string,
   f: { ledger_reference: string; processor_session_id: string; processing_fee: number; processor_payment_intent: string | null },
 ): Promise<TopupRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     update payments.wallet_topups
        set status = 'completing', ledger_reference = ${f.ledger_reference}, processor_session_id = coalesce(processor_session_id, ${f.processor_session_id}),
            processing_fee = ${f.processing_fee}, processor_payment_intent = ${f.processor_payment_intent}, updated_at = now()
      where id = ${id} and status = 'pending'
-     returning *`);
+     returning *`,
+  );
 }
 
 export async function settleTopup(q: Q, id: string, transactionId: string): Promise<TopupRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     update payments.wallet_topups set status = 'completed', transaction_id = ${transactionId}, completed_at = now(), updated_at = now()
      where id = ${id} and status = 'completing'
-     returning *`);
+     returning *`,
+  );
 }
 
 export async function failTopup(q: Q, id: string, from: TopupStatus, reason: string): Promise<TopupRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     update payments.wallet_topups set status = 'failed', failure_reason = ${reason}, updated_at = now()
      where id = ${id} and status = ${from}
-     returning *`);
+     returning *`,
+  );
 }
 
 export async function stuckTopups(q: Q, graceMs: number, limit: number): Promise<TopupRow[]> {

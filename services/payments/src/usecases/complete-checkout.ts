@@ -55,7 +55,9 @@ async function recordIntent(deps: PaymentsDeps, scope: Scope, id: string, input:
     if (row.status === "completed" || row.status === "completing") return row;
     const now = deps.now();
     if (row.status === "failed") {
-      throw new DomainError("checkout_not_pending", `Checkout session ${id} failed and cannot be completed`, { extra: { checkout_session: presentCheckout(row, now) } });
+      throw new DomainError("checkout_not_pending", `Checkout session ${id} failed and cannot be completed`, {
+        extra: { checkout_session: presentCheckout(row, now) },
+      });
     }
     if (input.processor === undefined && publicStatus(row, now) === "expired") {
       throw new DomainError("checkout_expired", `Checkout session ${id} expired at ${row.expires_at.toISOString()}`, {
@@ -100,7 +102,15 @@ export function saleRequest(row: CheckoutRow): PostRequestInput {
     metadata: { checkout_session_id: row.id, product_id: row.product_id, mode: row.mode },
     postings,
     holds_create: hold
-      ? [{ wallet: creator, amount: split.creator, reference_id: `checkout_hold:${row.id}`, reason_code: "checkout_hold", description: `Creator share of checkout ${row.id}` }]
+      ? [
+          {
+            wallet: creator,
+            amount: split.creator,
+            reference_id: `checkout_hold:${row.id}`,
+            reason_code: "checkout_hold",
+            description: `Creator share of checkout ${row.id}`,
+          },
+        ]
       : [],
     preconditions: buyerWallet !== undefined ? [{ wallet: buyerWallet, available_gte: row.amount }] : [],
     sale: {
@@ -147,7 +157,12 @@ function completedEventData(row: CheckoutRow): Record<string, unknown> {
  */
 async function settle(deps: PaymentsDeps, row: CheckoutRow, saleTransactionId: string, holdId: string | null): Promise<CheckoutRow> {
   const fields = { sale_transaction_id: saleTransactionId, hold_id: holdId, completed_at: deps.now() };
-  const event = outboxRowValues({ type: "checkout.completed", org_id: row.org_id, livemode: row.livemode, data: completedEventData({ ...row, ...fields, status: "completed" }) });
+  const event = outboxRowValues({
+    type: "checkout.completed",
+    org_id: row.org_id,
+    livemode: row.livemode,
+    data: completedEventData({ ...row, ...fields, status: "completed" }),
+  });
   const done = await settleCompleted(deps.sql, row.id, fields, event);
   if (done !== undefined) {
     wakeOutboxRelay("payments");

@@ -42,16 +42,23 @@ function modeOf(body: CreateCheckoutBody): CheckoutMode {
 function checkBody(body: CreateCheckoutBody, scope: Scope): void {
   if ((body.sales_tax ?? 0) > body.amount) throw invalid("sales_tax", "must not exceed amount");
   if (body.purchase_mode === "direct_funded_wallet") {
-    if (body.payment_method_id !== undefined) throw invalid("payment_method_id", "not allowed with purchase_mode direct_funded_wallet (the buyer's wallet pays)");
+    if (body.payment_method_id !== undefined)
+      throw invalid("payment_method_id", "not allowed with purchase_mode direct_funded_wallet (the buyer's wallet pays)");
     if (body.customer_id === undefined && body.buyer_user_id === undefined) {
-      throw invalid("customer_id", "customer_id or buyer_user_id (the owner of the buyer's consumer_credit wallet) is required with purchase_mode direct_funded_wallet", "POST /v1/wallets with owner_id creates the buyer's consumer_credit wallet");
+      throw invalid(
+        "customer_id",
+        "customer_id or buyer_user_id (the owner of the buyer's consumer_credit wallet) is required with purchase_mode direct_funded_wallet",
+        "POST /v1/wallets with owner_id creates the buyer's consumer_credit wallet",
+      );
     }
     if (body.customer_id !== undefined && body.buyer_user_id !== undefined && body.customer_id !== body.buyer_user_id) {
       throw invalid("buyer_user_id", "must equal customer_id when both are given");
     }
   }
   if (scope.livemode && body.payment_rail === "usdc") {
-    throw new DomainError("rail_not_enabled", "The usdc payment rail is not enabled for live payments", { hint: "POST /v1/checkout-sessions with payment_rail: \"card\"" });
+    throw new DomainError("rail_not_enabled", "The usdc payment rail is not enabled for live payments", {
+      hint: 'POST /v1/checkout-sessions with payment_rail: "card"',
+    });
   }
   if (body.payment_method_id !== undefined) {
     if (scope.livemode) {
@@ -60,8 +67,14 @@ function checkBody(body: CreateCheckoutBody, scope: Scope): void {
       });
     }
     const outcome = (TEST_PAYMENT_METHODS as Record<string, string>)[body.payment_method_id];
-    if (outcome === undefined) throw invalid("payment_method_id", "unknown sandbox payment method", "Sandbox test payment methods: pm_card_visa (succeeds), pm_card_chargeDeclined (declines)");
-    if (outcome === "declines") throw new DomainError("card_declined", "The card was declined", { hint: "Use payment_method_id pm_card_visa for a successful sandbox payment" });
+    if (outcome === undefined)
+      throw invalid(
+        "payment_method_id",
+        "unknown sandbox payment method",
+        "Sandbox test payment methods: pm_card_visa (succeeds), pm_card_chargeDeclined (declines)",
+      );
+    if (outcome === "declines")
+      throw new DomainError("card_declined", "The card was declined", { hint: "Use payment_method_id pm_card_visa for a successful sandbox payment" });
   }
 }
 
@@ -85,7 +98,12 @@ async function replay(deps: PaymentsDeps, existing: CheckoutRow, hash: string): 
   return { status: 200, body: { checkout_session: original, idempotent: true } };
 }
 
-export async function createCheckoutSession(deps: PaymentsDeps, scope: Scope, body: CreateCheckoutBody, altBaseUrl: string): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function createCheckoutSession(
+  deps: PaymentsDeps,
+  scope: Scope,
+  body: CreateCheckoutBody,
+  altBaseUrl: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const hash = requestHash(body);
   if (body.idempotency_key !== undefined) {
     const existing = await findCheckoutByKey(deps.sql, scope, body.idempotency_key);
@@ -98,7 +116,7 @@ export async function createCheckoutSession(deps: PaymentsDeps, scope: Scope, bo
   if (mode !== "direct_funded_wallet") provider.assertConfigured();
   if (mode === "direct" && providerName !== "soledgic") {
     throw new DomainError("provider_not_configured", `Direct payments with payment_method_id are simulated by the soledgic provider only`, {
-      hint: "POST /v1/checkout-sessions with sandbox_checkout_provider: \"soledgic\", or without payment_method_id for a hosted stripe checkout_url",
+      hint: 'POST /v1/checkout-sessions with sandbox_checkout_provider: "soledgic", or without payment_method_id for a hosted stripe checkout_url',
     });
   }
 
@@ -109,7 +127,9 @@ export async function createCheckoutSession(deps: PaymentsDeps, scope: Scope, bo
   if (mode === "direct_funded_wallet" && buyerOwner !== undefined) {
     const wallet = await deps.ledger.findWallet(scope, buyerOwner, "consumer_credit");
     if (wallet === undefined) {
-      throw new DomainError("wallet_not_found", `No consumer_credit wallet for ${buyerOwner}`, { hint: "POST /v1/wallets with owner_id creates it; top it up with POST /v1/wallets/{wallet_id}/topups" });
+      throw new DomainError("wallet_not_found", `No consumer_credit wallet for ${buyerOwner}`, {
+        hint: "POST /v1/wallets with owner_id creates it; top it up with POST /v1/wallets/{wallet_id}/topups",
+      });
     }
     buyerWalletId = wallet.id;
   }
@@ -180,7 +200,19 @@ export async function createCheckoutSession(deps: PaymentsDeps, scope: Scope, bo
   const hostedAnswer = direct
     ? null
     : presentCheckout(
-        { ...row, updated_at: now, completed_at: null, sale_transaction_id: null, hold_id: null, failure_code: null, failure_reason: null, sandbox_idempotency_key: null, processing_fee: 0, processor_payment_intent: null, processor_charge: null },
+        {
+          ...row,
+          updated_at: now,
+          completed_at: null,
+          sale_transaction_id: null,
+          hold_id: null,
+          failure_code: null,
+          failure_reason: null,
+          sandbox_idempotency_key: null,
+          processing_fee: 0,
+          processor_payment_intent: null,
+          processor_charge: null,
+        },
         now,
       );
   const inserted = await insertCheckout(deps.sql, { ...row, create_response: hostedAnswer });

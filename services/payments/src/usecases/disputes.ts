@@ -98,7 +98,15 @@ async function placeHold(deps: PaymentsDeps, d: DisputeRow): Promise<DisputeRow>
         reference_id: `dispute:${row.id}`,
         description: `Dispute ${row.processor_dispute_id} of ${row.sale_reference}`,
         postings: [],
-        holds_create: [{ wallet: { participant_id: row.participant_id }, amount: row.hold_amount, reference_id: `dispute_hold:${row.id}`, reason_code: "dispute", description: `Disputed sale ${row.sale_reference}` }],
+        holds_create: [
+          {
+            wallet: { participant_id: row.participant_id },
+            amount: row.hold_amount,
+            reference_id: `dispute_hold:${row.id}`,
+            reason_code: "dispute",
+            description: `Disputed sale ${row.sale_reference}`,
+          },
+        ],
         metadata: { dispute_id: row.id, processor_dispute_id: row.processor_dispute_id },
       });
       const holdId = r.holds_created[0]?.hold_id ?? null;
@@ -117,7 +125,12 @@ async function placeHold(deps: PaymentsDeps, d: DisputeRow): Promise<DisputeRow>
 async function settle(deps: PaymentsDeps, d: DisputeRow, from: DisputeStatus, to: DisputeStatus): Promise<DisputeRow> {
   const now = deps.now();
   const moved: DisputeRow = { ...d, status: to, updated_at: now, closed_at: to === "won" || to === "lost" ? now : d.closed_at };
-  const event = outboxRowValues({ type: to === "open" ? "dispute.created" : "dispute.closed", org_id: d.org_id, livemode: d.livemode, data: presentDispute(moved) });
+  const event = outboxRowValues({
+    type: to === "open" ? "dispute.created" : "dispute.closed",
+    org_id: d.org_id,
+    livemode: d.livemode,
+    data: presentDispute(moved),
+  });
   const done = await settleDispute(deps.sql, d.id, from, to, event);
   if (done !== undefined) {
     wakeOutboxRelay("payments");
@@ -143,7 +156,12 @@ async function takeBack(deps: PaymentsDeps, d: DisputeRow): Promise<DisputeRow> 
       row = (await updateDisputeStep(deps.sql, row.id, "closing", { refund_transaction_id: txn })) ?? { ...row, refund_transaction_id: txn };
     } catch (e) {
       if (!(e instanceof DomainError)) throw e;
-      const remaining = e.code === "refund_amount_exceeds_remaining" ? Number(e.extra?.["remaining_amount"] ?? 0) : e.code === "sale_already_fully_refunded" || e.code === "sale_already_reversed" ? 0 : undefined;
+      const remaining =
+        e.code === "refund_amount_exceeds_remaining"
+          ? Number(e.extra?.["remaining_amount"] ?? 0)
+          : e.code === "sale_already_fully_refunded" || e.code === "sale_already_reversed"
+            ? 0
+            : undefined;
       if (remaining === undefined || !Number.isSafeInteger(remaining) || remaining >= (row.refund_amount ?? 0)) throw e;
       row = (await updateDisputeStep(deps.sql, row.id, "closing", { refund_amount: remaining })) ?? row;
     }
@@ -162,7 +180,14 @@ export async function driveDispute(deps: PaymentsDeps, d: DisputeRow): Promise<D
   if (row.hold_id !== null && row.release_transaction_id === null) {
     let txn: string;
     try {
-      txn = await post(deps, { org_id: row.org_id, livemode: row.livemode, kind: "dispute_release", reference_id: `dispute_release:${row.id}`, holds_release: [row.hold_id], metadata: { dispute_id: row.id } });
+      txn = await post(deps, {
+        org_id: row.org_id,
+        livemode: row.livemode,
+        kind: "dispute_release",
+        reference_id: `dispute_release:${row.id}`,
+        holds_release: [row.hold_id],
+        metadata: { dispute_id: row.id },
+      });
     } catch (e) {
       // Released by hand meanwhile: nothing left to release.
       if (!(e instanceof DomainError) || e.code !== "hold_already_released") throw e;
@@ -225,7 +250,10 @@ export async function closeDispute(deps: PaymentsDeps, pd: ProcessorDispute): Pr
   if (row.status === "open") {
     const outcome = KEPT.has(pd.status) ? "won" : pd.status === "lost" ? "lost" : undefined;
     if (outcome === undefined) return `dispute ${row.id} closed with status ${pd.status}: nothing to do`;
-    row = (await markClosing(deps.sql, row.id, { outcome, refund_amount: outcome === "lost" ? row.amount : 0, fee: outcome === "lost" ? pd.fee : 0 })) ?? (await findDispute(deps.sql, row.id)) ?? row;
+    row =
+      (await markClosing(deps.sql, row.id, { outcome, refund_amount: outcome === "lost" ? row.amount : 0, fee: outcome === "lost" ? pd.fee : 0 })) ??
+      (await findDispute(deps.sql, row.id)) ??
+      row;
   }
   const done = await driveDispute(deps, row);
   return `dispute ${done.id} ${done.status}`;

@@ -20,7 +20,9 @@ export async function failCheckout(deps: PaymentsDeps, scope: Scope, id: string,
     const now = deps.now();
     if (row.status === "failed") return row;
     if (row.status === "completing") {
-      throw new DomainError("checkout_in_progress", `Checkout session ${id} is completing and cannot be failed`, { extra: { checkout_session: presentCheckout(row, now) } });
+      throw new DomainError("checkout_in_progress", `Checkout session ${id} is completing and cannot be failed`, {
+        extra: { checkout_session: presentCheckout(row, now) },
+      });
     }
     if (row.status === "completed") {
       throw new DomainError("checkout_not_pending", `Checkout session ${id} is completed and cannot be failed`, {

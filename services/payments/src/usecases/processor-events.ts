@@ -40,7 +40,13 @@ const CheckoutSessionObject = z.object({
 });
 type CheckoutSessionObject = z.infer<typeof CheckoutSessionObject>;
 
-const RefundObject = z.object({ id: Id, status: z.string().nullish(), failure_reason: z.string().nullish(), payment_intent: Expandable.nullish(), metadata: Metadata });
+const RefundObject = z.object({
+  id: Id,
+  status: z.string().nullish(),
+  failure_reason: z.string().nullish(),
+  payment_intent: Expandable.nullish(),
+  metadata: Metadata,
+});
 const ChargeObject = z.object({ id: Id, payment_intent: Expandable.nullish(), refunds: z.object({ data: z.array(RefundObject) }).nullish() });
 const DisputeObject = z.object({
   id: Id,
@@ -69,10 +75,12 @@ export class MalformedEvent extends Error {
   }
 }
 
-const ExpandedPayment = z.object({
-  id: Id,
-  latest_charge: z.object({ id: Id, balance_transaction: z.object({ fee: z.number().int().nonnegative() }).loose() }).loose(),
-}).loose();
+const ExpandedPayment = z
+  .object({
+    id: Id,
+    latest_charge: z.object({ id: Id, balance_transaction: z.object({ fee: z.number().int().nonnegative() }).loose() }).loose(),
+  })
+  .loose();
 
 /** The payment of a paid session: its ids and the processor's fee, from the event when expanded, else from the API. */
 async function paymentOf(deps: PaymentsDeps, s: CheckoutSessionObject): Promise<ProcessorPayment> {
@@ -80,7 +88,12 @@ async function paymentOf(deps: PaymentsDeps, s: CheckoutSessionObject): Promise<
   if (pi === null || pi === undefined) return { sessionId: s.id, paymentIntent: null, charge: null, fee: 0 };
   const expanded = ExpandedPayment.safeParse(pi);
   if (expanded.success) {
-    return { sessionId: s.id, paymentIntent: expanded.data.id, charge: expanded.data.latest_charge.id, fee: expanded.data.latest_charge.balance_transaction.fee };
+    return {
+      sessionId: s.id,
+      paymentIntent: expanded.data.id,
+      charge: expanded.data.latest_charge.id,
+      fee: expanded.data.latest_charge.balance_transaction.fee,
+    };
   }
   const id = typeof pi === "string" ? pi : idOf(pi as { id: string });
   if (id === null) throw new MalformedEvent(`session ${s.id} has an unreadable payment_intent`);
@@ -108,13 +121,21 @@ async function sessionPaid(deps: PaymentsDeps, s: CheckoutSessionObject): Promis
   if (topupId !== undefined) {
     const topup = await findTopup(deps.sql, topupId);
     if (topup === undefined) return `no wallet top-up ${topupId}`;
-    return completeTopup(deps, topup, topup.status === "pending" ? await paymentOf(deps, s) : { sessionId: s.id, paymentIntent: null, charge: null, fee: 0 }, s.amount_total ?? null);
+    return completeTopup(
+      deps,
+      topup,
+      topup.status === "pending" ? await paymentOf(deps, s) : { sessionId: s.id, paymentIntent: null, charge: null, fee: 0 },
+      s.amount_total ?? null,
+    );
   }
   const row = await checkoutOf(deps, s);
   if (row === undefined) return `no checkout session for processor session ${s.id}`;
   if (row.status === "completed") return `checkout ${row.id} already completed`;
   if (!samePayment(row, s)) {
-    deps.log.error({ checkout_session_id: row.id, amount_paid: s.amount_total, currency: s.currency }, "the processor's paid amount differs from the checkout session");
+    deps.log.error(
+      { checkout_session_id: row.id, amount_paid: s.amount_total, currency: s.currency },
+      "the processor's paid amount differs from the checkout session",
+    );
     return `checkout ${row.id} not completed: paid ${String(s.amount_total)} ${String(s.currency)}, expected ${row.amount} ${row.currency}`;
   }
   const processor = row.status === "pending" ? await paymentOf(deps, s) : undefined;
@@ -140,7 +161,13 @@ async function sessionEnded(deps: PaymentsDeps, s: CheckoutSessionObject, why: "
   const row = await checkoutOf(deps, s);
   if (row === undefined) return `no checkout session for processor session ${s.id}`;
   try {
-    const failed = await failCheckout(deps, { orgId: row.org_id, livemode: row.livemode }, row.id, why === "expired" ? "The processor's checkout expired unpaid" : "The payment failed", `processor_${why}`);
+    const failed = await failCheckout(
+      deps,
+      { orgId: row.org_id, livemode: row.livemode },
+      row.id,
+      why === "expired" ? "The processor's checkout expired unpaid" : "The payment failed",
+      `processor_${why}`,
+    );
     return `checkout ${row.id} ${failed.status}`;
   } catch (e) {
     // Completed or completing: the payment went through (its own event came first); the session stays paid.
@@ -150,12 +177,26 @@ async function sessionEnded(deps: PaymentsDeps, s: CheckoutSessionObject, why: "
 }
 
 function refundOf(r: z.output<typeof RefundObject>): ProcessorRefund {
-  return { id: r.id, status: refundStatusOf(r.status ?? null), failureReason: r.failure_reason ?? null, paymentIntentId: idOf(r.payment_intent), metadata: r.metadata ?? {} };
+  return {
+    id: r.id,
+    status: refundStatusOf(r.status ?? null),
+    failureReason: r.failure_reason ?? null,
+    paymentIntentId: idOf(r.payment_intent),
+    metadata: r.metadata ?? {},
+  };
 }
 
 function disputeOf(d: z.output<typeof DisputeObject>): ProcessorDispute {
   const fee = (d.balance_transactions ?? []).reduce((sum, bt) => sum + bt.fee, 0);
-  return { id: d.id, amount: d.amount, paymentIntent: idOf(d.payment_intent), charge: idOf(d.charge), reason: d.reason ?? null, status: d.status, fee: Math.max(0, fee) };
+  return {
+    id: d.id,
+    amount: d.amount,
+    paymentIntent: idOf(d.payment_intent),
+    charge: idOf(d.charge),
+    reason: d.reason ?? null,
+    status: d.status,
+    fee: Math.max(0, fee),
+  };
 }
 
 export async function handleProcessorEvent(deps: PaymentsDeps, ev: ProcessorEventRow): Promise<string> {

@@ -48,7 +48,9 @@ async function cardPaymentOf(deps: PaymentsDeps, req: StartRequest): Promise<{ c
 /** Asks the processor to refund (again, idempotently) and records its answer. */
 async function askProcessor(deps: PaymentsDeps, row: ProcessorRefundRow): Promise<ProcessorRefundRow> {
   if (deps.processor === undefined) {
-    throw new DomainError("provider_not_configured", "Live card refunds need the card processor's credentials", { hint: "Configure STRIPE_SECRET_KEY on the payments service" });
+    throw new DomainError("provider_not_configured", "Live card refunds need the card processor's credentials", {
+      hint: "Configure STRIPE_SECRET_KEY on the payments service",
+    });
   }
   let state: { processor_refund_id: string; status: "pending" | "succeeded" | "failed"; failure_reason: string | null };
   try {
@@ -71,7 +73,11 @@ async function askProcessor(deps: PaymentsDeps, row: ProcessorRefundRow): Promis
       throw e;
     }
   }
-  return (await recordProcessorRefundState(deps.sql, row, state)) ?? (await findProcessorRefund(deps.sql, { orgId: row.org_id, livemode: row.livemode }, row.refund_id)) ?? row;
+  return (
+    (await recordProcessorRefundState(deps.sql, row, state)) ??
+    (await findProcessorRefund(deps.sql, { orgId: row.org_id, livemode: row.livemode }, row.refund_id)) ??
+    row
+  );
 }
 
 export async function startProcessorRefund(deps: PaymentsDeps, req: StartRequest): Promise<{ processor_refund: schemas.ProcessorRefundState | null }> {
@@ -106,7 +112,11 @@ export async function applyProcessorRefund(deps: PaymentsDeps, refund: Processor
     row = await findProcessorRefund(deps.sql, { orgId: metaOrg, livemode: refund.metadata["livemode"] === "true" }, metaId);
   }
   if (row === undefined) return `refund ${refund.id} is not one of ours`;
-  const updated = await recordProcessorRefundState(deps.sql, row, { processor_refund_id: refund.id, status: refund.status, failure_reason: refund.failureReason });
+  const updated = await recordProcessorRefundState(deps.sql, row, {
+    processor_refund_id: refund.id,
+    status: refund.status,
+    failure_reason: refund.failureReason,
+  });
   if (updated !== undefined && row.status === "succeeded" && updated.status === "failed") {
     deps.log.error({ refund_id: row.refund_id, processor_refund_id: refund.id }, "the processor failed a card refund after it had succeeded");
   }

@@ -90,7 +90,10 @@ export class ProcessorWorker {
         return true;
       }
       const delay = retryDelayMs(ev.attempts);
-      this.log.warn({ event_id: ev.event_id, type: ev.type, attempts: ev.attempts, retry_in_ms: delay, error: what }, "processor event not handled yet; retrying");
+      this.log.warn(
+        { event_id: ev.event_id, type: ev.type, attempts: ev.attempts, retry_in_ms: delay, error: what },
+        "processor event not handled yet; retrying",
+      );
       await markEventRetry(this.deps.sql, ev, what, delay);
       return false;
     }

@@ -55,7 +55,9 @@ function invalid(message: string): DomainError {
 /** Verifies and parses; the signature is checked before anything of the body is trusted or stored. */
 function verify(body: WebhookBody, secrets: WebhookSecrets): z.infer<typeof EventEnvelope> {
   if (secrets.secret === undefined) {
-    throw new DomainError("provider_not_configured", "This deployment has no processor webhook secret configured", { hint: "Set STRIPE_WEBHOOK_SECRET on the payments service" });
+    throw new DomainError("provider_not_configured", "This deployment has no processor webhook secret configured", {
+      hint: "Set STRIPE_WEBHOOK_SECRET on the payments service",
+    });
   }
   if (body.signature === null) throw invalid("Missing Stripe-Signature header");
   let event: unknown;

@@ -53,12 +53,16 @@ function balanceOf(result: PostResult, walletId: string): number | null {
 
 export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: SpendBody): Promise<{ status: number; body: Record<string, unknown> }> {
   if ((body.sales_tax ?? 0) > body.amount) {
-    throw new DomainError("validation_error", "Invalid body: sales_tax: must not exceed amount", { details: [{ path: "sales_tax", message: "must not exceed amount" }] });
+    throw new DomainError("validation_error", "Invalid body: sales_tax: must not exceed amount", {
+      details: [{ path: "sales_tax", message: "must not exceed amount" }],
+    });
   }
   const creator = await deps.ledger.participantInfo(scope, body.creator_id);
   const wallet = await deps.ledger.findWallet(scope, body.consumer_sub, "consumer_credit");
   if (wallet === undefined) {
-    throw new DomainError("wallet_not_found", `No consumer_credit wallet for subject ${body.consumer_sub}`, { hint: "POST /v1/wallets with owner_id = the consumer's subject creates it" });
+    throw new DomainError("wallet_not_found", `No consumer_credit wallet for subject ${body.consumer_sub}`, {
+      hint: "POST /v1/wallets with owner_id = the consumer's subject creates it",
+    });
   }
   const split = computeSplit(cents(body.amount), cents(body.sales_tax ?? 0), creatorBpsFor(body.creator_percent, creator.default_split_percent));
   const buyer = { wallet_id: wallet.id };
@@ -179,10 +183,17 @@ async function driveReversal(deps: PaymentsDeps, scope: Scope, spend: SpendRow, 
   return stored?.response ?? reversal;
 }
 
-export async function reverseSharedWalletSpend(deps: PaymentsDeps, scope: Scope, auth: AuthContext, body: ReverseBody): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function reverseSharedWalletSpend(
+  deps: PaymentsDeps,
+  scope: Scope,
+  auth: AuthContext,
+  body: ReverseBody,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const spend = await findSpendByTransaction(deps.sql, scope, body.sale_transaction_id);
   if (spend === undefined) {
-    throw new DomainError("transaction_not_found", `No shared spend with transaction ${body.sale_transaction_id}`, { hint: "sale_transaction_id is the spend's platform_transaction_id" });
+    throw new DomainError("transaction_not_found", `No shared spend with transaction ${body.sale_transaction_id}`, {
+      hint: "sale_transaction_id is the spend's platform_transaction_id",
+    });
   }
   const existing = await findReversal(deps.sql, scope, spend.transaction_id);
   if (existing?.status === "reversed") {

@@ -82,14 +82,22 @@ async function resolveWallet(deps: PaymentsDeps, scope: Scope, body: Body): Prom
     return (await deps.ledger.findWallet(scope, owner, "consumer_credit")) ?? deps.ledger.upsertConsumerWallet(scope, owner, body.owner_type ?? "user", owner);
   }
   if (body.customer_email !== undefined) {
-    if (scope.livemode) throw invalid("owner_id", "live sessions need wallet_id, owner_id or external_user_id", "Only sandbox sessions derive a test wallet from customer_email");
+    if (scope.livemode)
+      throw invalid("owner_id", "live sessions need wallet_id, owner_id or external_user_id", "Only sandbox sessions derive a test wallet from customer_email");
     const derived = sandboxOwnerForEmail(body.customer_email);
-    return (await deps.ledger.findWallet(scope, derived, "consumer_credit")) ?? deps.ledger.upsertConsumerWallet(scope, derived, "consumer", body.customer_email);
+    return (
+      (await deps.ledger.findWallet(scope, derived, "consumer_credit")) ?? deps.ledger.upsertConsumerWallet(scope, derived, "consumer", body.customer_email)
+    );
   }
   throw invalid("wallet_id", "wallet_id, owner_id, external_user_id or (sandbox) customer_email is required");
 }
 
-export async function createWalletSession(deps: PaymentsDeps, scope: Scope, body: Body, altBaseUrl: string): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function createWalletSession(
+  deps: PaymentsDeps,
+  scope: Scope,
+  body: Body,
+  altBaseUrl: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const hash = requestHash(body);
   const replay = (row: WalletSessionRow) => {
     if (row.request_hash !== hash) {
@@ -104,7 +112,8 @@ export async function createWalletSession(deps: PaymentsDeps, scope: Scope, body
   const wallet = await resolveWallet(deps, scope, body);
   const creator = wallet.wallet_type === "creator_earnings";
   const permissions = body.permissions ?? (creator ? CREATOR_PERMISSIONS : BUYER_PERMISSIONS);
-  if (creator && permissions.includes("top_up")) throw invalid("permissions", "creator earnings wallets cannot be topped up", "Creator earnings come from sales; omit top_up");
+  if (creator && permissions.includes("top_up"))
+    throw invalid("permissions", "creator earnings wallets cannot be topped up", "Creator earnings come from sales; omit top_up");
   const now = deps.now();
   const row = await insertWalletSession(deps.sql, {
     id: newId("wals"),

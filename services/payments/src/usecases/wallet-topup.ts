@@ -56,7 +56,9 @@ export async function startLiveTopup(deps: PaymentsDeps, session: WalletSessionR
 
 export function topupRequest(row: TopupRow): PostRequestInput {
   if (row.ledger_reference === null) throw new Error(`top-up ${row.id} has no ledger reference`);
-  const postings: NonNullable<PostRequestInput["postings"]> = [{ debit: { system: "platform_cash" }, credit: { wallet_id: row.wallet_id }, amount: row.amount }];
+  const postings: NonNullable<PostRequestInput["postings"]> = [
+    { debit: { system: "platform_cash" }, credit: { wallet_id: row.wallet_id }, amount: row.amount },
+  ];
   if (row.processing_fee > 0) postings.push({ debit: { system: "processing_fees" }, credit: { system: "platform_cash" }, amount: row.processing_fee });
   return {
     org_id: row.org_id,

@@ -39,7 +39,14 @@ export function achDropRail(cfg: AchDropConfig): BankRail {
     traceNumber: (sequence) => traceNumberOf(cfg.origin.odfiRouting, sequence),
     effectiveDate: (now) => nextBankingDay(now),
     fileName: (creation, modifier) => `ACH_${creation.toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "_")}_${modifier}.ach`,
-    render: (file) => renderNachaFile({ origin: cfg.origin, creation: file.creation, fileIdModifier: file.fileIdModifier, effectiveDate: file.effectiveDate, credits: file.credits }),
+    render: (file) =>
+      renderNachaFile({
+        origin: cfg.origin,
+        creation: file.creation,
+        fileIdModifier: file.fileIdModifier,
+        effectiveDate: file.effectiveDate,
+        credits: file.credits,
+      }),
     async deliver(name, text) {
       await mkdir(cfg.dir, { recursive: true, mode: 0o700 });
       const location = join(cfg.dir, name);

@@ -53,13 +53,22 @@ export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number
     if (reply.ok) return reply.body;
     const { code, message, hint, details, extra } = reply.error;
     if (code === "service_timeout" || code === "service_unavailable") throw unknownOutcome(code);
-    throw new DomainError(code, message, { ...(hint !== undefined ? { hint } : {}), ...(details !== undefined ? { details } : {}), ...(extra !== undefined ? { extra } : {}) });
+    throw new DomainError(code, message, {
+      ...(hint !== undefined ? { hint } : {}),
+      ...(details !== undefined ? { details } : {}),
+      ...(extra !== undefined ? { extra } : {}),
+    });
   }
   const readFailed = () => new DomainError("service_unavailable", "The ledger did not answer; retry the request");
   const op = (scope: Scope, operation: string, params: Record<string, string>) =>
-    call(internalSubject(prefix, "ledger", operation), { auth: internalAuth(scope), params, query: {}, body: {}, deadline: Date.now() + timeoutMs }, readFailed);
+    call(
+      internalSubject(prefix, "ledger", operation),
+      { auth: internalAuth(scope), params, query: {}, body: {}, deadline: Date.now() + timeoutMs },
+      readFailed,
+    );
   return {
-    post: async (req) => (await call(ledgerPostSubject(prefix), req, (code) => new LedgerOutcomeUnknown(code))) as unknown as PostResult & { duplicate: boolean },
+    post: async (req) =>
+      (await call(ledgerPostSubject(prefix), req, (code) => new LedgerOutcomeUnknown(code))) as unknown as PostResult & { duplicate: boolean },
     getParticipant: async (scope, participantId) => (await op(scope, "getParticipant", { participant_id: participantId }))["participant"] as LedgerParticipant,
     getWallet: async (scope, walletId) => (await op(scope, "getWallet", { wallet_id: walletId }))["wallet"] as LedgerWallet,
   };

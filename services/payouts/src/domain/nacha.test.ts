@@ -38,10 +38,26 @@ describe("NACHA writer, read back independently", () => {
     const credits = [credit(1, { addenda: "Payout po_abc for March" }), credit(2), credit(3, { individualName: "Zoë Ñandú-O'Neil" })];
     const { text, totals } = renderNachaFile({ origin, creation, fileIdModifier: "A", effectiveDate: "2026-03-09", credits });
     const file = readNachaFile(text);
-    expect(file).toMatchObject({ immediateDestination: "091000019", immediateOrigin: "1234567890", creationDate: "260306", creationTime: "1405", fileIdModifier: "A", recordCount: 10 });
+    expect(file).toMatchObject({
+      immediateDestination: "091000019",
+      immediateOrigin: "1234567890",
+      creationDate: "260306",
+      creationTime: "1405",
+      fileIdModifier: "A",
+      recordCount: 10,
+    });
     expect(file.batches).toHaveLength(1);
     const batch = file.batches[0];
-    expect(batch).toMatchObject({ serviceClass: "220", secCode: "PPD", companyName: "TREASURY PLAT", companyId: "1234567890", entryDescription: "PAYOUT", effectiveDate: "260309", odfi: "02100002", batchNumber: 1 });
+    expect(batch).toMatchObject({
+      serviceClass: "220",
+      secCode: "PPD",
+      companyName: "TREASURY PLAT",
+      companyId: "1234567890",
+      entryDescription: "PAYOUT",
+      effectiveDate: "260309",
+      odfi: "02100002",
+      batchNumber: 1,
+    });
     expect(batch?.entries.map((e) => [e.transactionCode, e.receivingDfi + e.checkDigit, e.amountCents, e.traceNumber, e.addenda.length])).toEqual([
       ["22", "121000358", 1007, "021000020000001", 1],
       ["22", "011000015", 2007, "021000020000002", 0],
@@ -50,7 +66,13 @@ describe("NACHA writer, read back independently", () => {
     expect(batch?.entries[0]?.addenda[0]).toMatchObject({ typeCode: "05", info: "PAYOUT PO ABC FOR MARCH", sequence: "0001", entrySequence: "0000001" });
     expect(batch?.entries[2]?.individualName).toBe("ZOE NANDU-O'NEIL");
     expect(file.control).toEqual({ batchCount: 1, blockCount: 1, entryAddendaCount: 4, entryHash: "0025300071", totalDebit: 0, totalCredit: 6021 });
-    expect(totals).toMatchObject({ entryAddendaCount: 4, totalCreditCents: 6021, entryHash: "0025300071", blockCount: 1, traceNumbers: ["021000020000001", "021000020000002", "021000020000003"] });
+    expect(totals).toMatchObject({
+      entryAddendaCount: 4,
+      totalCreditCents: 6021,
+      entryHash: "0025300071",
+      blockCount: 1,
+      traceNumbers: ["021000020000001", "021000020000002", "021000020000003"],
+    });
   });
 
   it("keeps every control total right for any set of credits", () => {
@@ -88,7 +110,10 @@ describe("NACHA writer, read back independently", () => {
 
   it("refuses what a bank would reject instead of writing it", () => {
     // Proves bad routing numbers, oversize amounts, empty files and bad modifiers are errors, never a written file.
-    const render = (credits: NachaCredit[], modifier = "A") => () => renderNachaFile({ origin, creation, fileIdModifier: modifier, effectiveDate: "2026-03-09", credits });
+    const render =
+      (credits: NachaCredit[], modifier = "A") =>
+      () =>
+        renderNachaFile({ origin, creation, fileIdModifier: modifier, effectiveDate: "2026-03-09", credits });
     expect(render([credit(1, { routingNumber: "011000016" })])).toThrow(NachaError);
     expect(render([credit(1, { amountCents: 10_000_000_000 })])).toThrow(NachaError);
     expect(render([credit(1, { amountCents: 0 })])).toThrow(NachaError);
@@ -162,12 +187,36 @@ describe("payout postings", () => {
 });
 
 describe("eligibility", () => {
-  const facts = { livemode: true, participantId: "c1", availableBalance: 500, walletStatus: "active", kycStatus: "approved", taxCertified: true, bankAccount: { last4: "6789", accountType: "checking", routingNumber: "011000015" }, businessStatus: "approved" };
+  const facts = {
+    livemode: true,
+    participantId: "c1",
+    availableBalance: 500,
+    walletStatus: "active",
+    kycStatus: "approved",
+    taxCertified: true,
+    bankAccount: { last4: "6789", accountType: "checking", routingNumber: "011000015" },
+    businessStatus: "approved",
+  };
   it("needs everything live and only a positive balance in sandbox", () => {
     // Proves each issue code appears exactly when its fact is missing, and sandbox ignores all but the balance.
     expect(assessEligibility(facts)).toMatchObject({ eligible: true, issues: [], available_balance_cents: 500 });
-    const none = { ...facts, availableBalance: 0, walletStatus: "frozen", kycStatus: "under_review", taxCertified: false, bankAccount: undefined, businessStatus: "pending" };
-    expect(assessEligibility(none).issues).toEqual(["kyc_not_approved", "tax_not_certified", "no_bank_account", "creator_access_inactive", "org_payouts_disabled", "insufficient_balance"]);
+    const none = {
+      ...facts,
+      availableBalance: 0,
+      walletStatus: "frozen",
+      kycStatus: "under_review",
+      taxCertified: false,
+      bankAccount: undefined,
+      businessStatus: "pending",
+    };
+    expect(assessEligibility(none).issues).toEqual([
+      "kyc_not_approved",
+      "tax_not_certified",
+      "no_bank_account",
+      "creator_access_inactive",
+      "org_payouts_disabled",
+      "insufficient_balance",
+    ]);
     expect(assessEligibility({ ...none, livemode: false }).issues).toEqual(["insufficient_balance"]);
     expect(assessEligibility({ ...none, livemode: false, availableBalance: 1 })).toMatchObject({ eligible: true, issues: [] });
     expect(assessEligibility({ ...facts, taxCertified: false }).issues).toEqual(["tax_not_certified"]);

@@ -81,7 +81,11 @@ export class NachaError extends Error {
 }
 
 function alpha(value: string, width: number): string {
-  const clean = value.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toUpperCase().replace(TEXT_RE, " ");
+  const clean = value
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toUpperCase()
+    .replace(TEXT_RE, " ");
   return clean.slice(0, width).padEnd(width, " ");
 }
 
@@ -200,11 +204,21 @@ export function renderNachaFile(input: NachaFileInput): { text: string; totals: 
   );
   const withControl = records.length + 1;
   const blockCount = Math.ceil(withControl / BLOCKING_FACTOR);
-  records.push(record(`9${numeric(1, 6)}${numeric(blockCount, 6)}${numeric(entryAddenda, 8)}${hash}${numeric(0, 12)}${numeric(totalCredit, 12)}${" ".repeat(39)}`));
+  records.push(
+    record(`9${numeric(1, 6)}${numeric(blockCount, 6)}${numeric(entryAddenda, 8)}${hash}${numeric(0, 12)}${numeric(totalCredit, 12)}${" ".repeat(39)}`),
+  );
   while (records.length % BLOCKING_FACTOR !== 0) records.push("9".repeat(RECORD_LENGTH));
   return {
     text: `${records.join("\n")}\n`,
-    totals: { batchCount: 1, blockCount, entryAddendaCount: entryAddenda, entryHash: hash, totalDebitCents: 0, totalCreditCents: totalCredit, traceNumbers: traces },
+    totals: {
+      batchCount: 1,
+      blockCount,
+      entryAddendaCount: entryAddenda,
+      entryHash: hash,
+      totalDebitCents: 0,
+      totalCreditCents: totalCredit,
+      traceNumbers: traces,
+    },
   };
 }
 

@@ -15,7 +15,9 @@ import { settleDue } from "../usecases/settle.ts";
 function participantId(params: Record<string, string>): string {
   const parsed = ParticipantId.safeParse(params["participant_id"]);
   if (!parsed.success) {
-    throw new DomainError("validation_error", "Invalid path parameter participant_id", { details: [{ path: "params.participant_id", message: "1–100 characters of A-Z a-z 0-9 _ . : -" }] });
+    throw new DomainError("validation_error", "Invalid path parameter participant_id", {
+      details: [{ path: "params.participant_id", message: "1–100 characters of A-Z a-z 0-9 _ . : -" }],
+    });
   }
   return parsed.data;
 }
@@ -24,12 +26,16 @@ export function registerHandlers(svc: Pick<Service, "handle">, deps: PayoutsDeps
   // Bodies and queries are parsed again here: the gateway validates too, but a direct RPC caller may not have.
   svc.handle("requestPayout", (req, ctx) => requestPayout(deps, scopeOfAuth(ctx.auth), parseOrThrow(schemas.CreatePayoutBody, req.body)));
   svc.handle("getPayout", async (req, ctx) => ({ body: await getPayout(deps, scopeOfAuth(ctx.auth), req.params["payout_id"] ?? "") }));
-  svc.handle("listPayouts", async (req, ctx) => ({ body: await listPayouts(deps, scopeOfAuth(ctx.auth), parseOrThrow(schemas.ListPayoutsQuery, req.query, "query")) }));
+  svc.handle("listPayouts", async (req, ctx) => ({
+    body: await listPayouts(deps, scopeOfAuth(ctx.auth), parseOrThrow(schemas.ListPayoutsQuery, req.query, "query")),
+  }));
   svc.handle("checkPayoutEligibility", async (req, ctx) => {
     const { wallet_id: _w, ...eligibility } = await checkEligibility(deps, scopeOfAuth(ctx.auth), participantId(req.params));
     return { body: { eligibility } };
   });
-  svc.handle("putBankAccount", (req, ctx) => putBankAccount(deps, scopeOfAuth(ctx.auth), participantId(req.params), parseOrThrow(schemas.BankAccountBody, req.body)));
+  svc.handle("putBankAccount", (req, ctx) =>
+    putBankAccount(deps, scopeOfAuth(ctx.auth), participantId(req.params), parseOrThrow(schemas.BankAccountBody, req.body)),
+  );
   svc.handle("getBankAccount", async (req, ctx) => ({ body: await getBankAccount(deps, scopeOfAuth(ctx.auth), participantId(req.params)) }));
 }
 
@@ -38,7 +44,12 @@ export const ADMIN_OPERATIONS = { cutFile: "admin.cutFile", settle: "admin.settl
 /** A return file travels in one NATS message. */
 export const RETURN_FILE_MAX_BYTES = 512 * 1024;
 
-const SettleRequest = z.object({ date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be YYYY-MM-DD" }).refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), { message: "must be a real date" }) });
+const SettleRequest = z.object({
+  date: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be YYYY-MM-DD" })
+    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), { message: "must be a real date" }),
+});
 const ReturnsRequest = z.object({ name: z.string().max(255).optional(), content: z.string().min(1).max(RETURN_FILE_MAX_BYTES) });
 
 export function registerAdminHandlers(svc: Pick<Service, "rpc">, deps: PayoutsDeps): void {

@@ -28,7 +28,13 @@ export async function findBankAccount(q: Q, s: Scope, participantId: string): Pr
  * Inserts or replaces the participant's account. The row keeps its id (the sealed value is bound to it), so
  * `id` is the id a new row would take. Answers the row and whether it was created.
  */
-export async function upsertBankAccount(q: Q, s: Scope, participantId: string, id: string, v: BankAccountValues): Promise<{ row: BankAccountRow; created: boolean }> {
+export async function upsertBankAccount(
+  q: Q,
+  s: Scope,
+  participantId: string,
+  id: string,
+  v: BankAccountValues,
+): Promise<{ row: BankAccountRow; created: boolean }> {
   const [r] = await q<(BankAccountRow & { created: boolean })[]>`
     insert into payouts.bank_accounts (id, org_id, livemode, participant_id, routing_number, account_type, last4, sealed, sealed_key_id)
     values (${id}, ${s.orgId}, ${s.livemode}, ${participantId}, ${v.routing_number}, ${v.account_type}, ${v.last4}, ${v.sealed}, ${v.sealed_key_id})

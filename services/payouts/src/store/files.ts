@@ -38,7 +38,9 @@ export async function nextTraceSequences(tx: Tx, n: number): Promise<number[]> {
 
 export async function insertFile(
   tx: Tx,
-  f: Pick<AchFileRow, "name" | "creation_date" | "file_id_modifier" | "effective_date" | "entry_count" | "entry_hash" | "sealed_content" | "sealed_key_id"> & { total_credit_cents: number },
+  f: Pick<AchFileRow, "name" | "creation_date" | "file_id_modifier" | "effective_date" | "entry_count" | "entry_hash" | "sealed_content" | "sealed_key_id"> & {
+    total_credit_cents: number;
+  },
 ): Promise<AchFileRow> {
   const [r] = await tx<AchFileRow[]>`
     insert into payouts.ach_files (name, creation_date, file_id_modifier, effective_date, entry_count, total_credit_cents, entry_hash, sealed_content, sealed_key_id)

@@ -77,14 +77,33 @@ const one = (rows: RawRow[]): PayoutRow | undefined => (rows[0] === undefined ? 
 
 export type NewPayout = Pick<
   PayoutRow,
-  | "id" | "org_id" | "livemode" | "participant_id" | "requested_wallet_id" | "reference_id" | "request_hash" | "reference_type" | "description"
-  | "payout_method" | "metadata" | "amount" | "fees" | "fees_paid_by" | "net_amount" | "rail" | "ledger_reference"
-  | "dest_routing_number" | "dest_account_type" | "dest_last4" | "dest_sealed"
+  | "id"
+  | "org_id"
+  | "livemode"
+  | "participant_id"
+  | "requested_wallet_id"
+  | "reference_id"
+  | "request_hash"
+  | "reference_type"
+  | "description"
+  | "payout_method"
+  | "metadata"
+  | "amount"
+  | "fees"
+  | "fees_paid_by"
+  | "net_amount"
+  | "rail"
+  | "ledger_reference"
+  | "dest_routing_number"
+  | "dest_account_type"
+  | "dest_last4"
+  | "dest_sealed"
 >;
 
 /** Records the intent (`posting`); undefined when the reference is taken (the caller reads the existing one). */
 export async function insertIntent(q: Q, p: NewPayout): Promise<PayoutRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     insert into payouts.payouts (id, org_id, livemode, participant_id, requested_wallet_id, reference_id, request_hash, reference_type,
       description, payout_method, metadata, amount, fees, fees_paid_by, net_amount, rail, status, ledger_reference,
       dest_routing_number, dest_account_type, dest_last4, dest_sealed)
@@ -93,7 +112,8 @@ export async function insertIntent(q: Q, p: NewPayout): Promise<PayoutRow | unde
       ${p.fees_paid_by}, ${p.net_amount}, ${p.rail}, 'posting', ${p.ledger_reference}, ${p.dest_routing_number}, ${p.dest_account_type},
       ${p.dest_last4}, ${p.dest_sealed})
     on conflict (org_id, livemode, reference_id) do nothing
-    returning *`);
+    returning *`,
+  );
 }
 
 export async function findByReference(q: Q, s: Scope, referenceId: string): Promise<PayoutRow | undefined> {
@@ -110,8 +130,10 @@ export async function findById(q: Q, id: string): Promise<PayoutRow | undefined>
 
 /** A refused intent asked for again with the same request: back to `posting`, once. */
 export async function retryRefused(q: Q, id: string): Promise<PayoutRow | undefined> {
-  return one(await q<RawRow[]>`
-    update payouts.payouts set status = 'posting', refusal_code = null, updated_at = now() where id = ${id} and status = 'refused' returning *`);
+  return one(
+    await q<RawRow[]>`
+    update payouts.payouts set status = 'posting', refusal_code = null, updated_at = now() where id = ${id} and status = 'refused' returning *`,
+  );
 }
 
 /** A refused intent moved nothing: a different request with its reference_id replaces it. */
@@ -135,10 +157,18 @@ function eventsJson(q: Q, events: readonly OutboxRowValues[]) {
 export async function settleIntent(
   q: Q,
   id: string,
-  fields: { status: "pending" | "paid"; transaction_id: string; wallet_id: string | null; previous_balance: number | null; new_balance: number | null; at: Date },
+  fields: {
+    status: "pending" | "paid";
+    transaction_id: string;
+    wallet_id: string | null;
+    previous_balance: number | null;
+    new_balance: number | null;
+    at: Date;
+  },
   events: readonly OutboxRowValues[],
 ): Promise<PayoutRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     with done as (
       update payouts.payouts
          set status = ${fields.status}, transaction_id = ${fields.transaction_id}, wallet_id = ${fields.wallet_id},
@@ -154,7 +184,8 @@ export async function settleIntent(
        order by e.n
       returning 1
     )
-    select done.* from done`);
+    select done.* from done`,
+  );
 }
 
 /** Payouts stuck in `posting` past the grace period, oldest first. */
@@ -174,7 +205,8 @@ export interface ListFilter {
 
 /** Visible payouts, newest first (an intent not yet posted shows as pending; refused ones are not shown). */
 export async function listPayouts(q: Q, s: Scope, f: ListFilter): Promise<{ rows: PayoutRow[]; total: number }> {
-  const statuses = f.status === undefined ? ["posting", "pending", "processing", "paid", "failed"] : f.status === "pending" ? ["posting", "pending"] : [f.status];
+  const statuses =
+    f.status === undefined ? ["posting", "pending", "processing", "paid", "failed"] : f.status === "pending" ? ["posting", "pending"] : [f.status];
   const participant = f.participantId ?? null;
   const rows = await q<(RawRow & { total: string })[]>`
     select *, count(*) over () as total from payouts.payouts
@@ -199,11 +231,13 @@ export async function markAction(
   from: readonly PayoutStatus[],
   fields: { return_code?: string; return_from?: ReturnFrom } = {},
 ): Promise<PayoutRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     update payouts.payouts
        set action = ${action}, action_at = now(), return_code = ${fields.return_code ?? null}, return_from = ${fields.return_from ?? null}, updated_at = now()
      where id = ${id} and action is null and status = any(${from as string[]}) and rail = 'bank_ach'
-     returning *`);
+     returning *`,
+  );
 }
 
 /** Ends the transition in flight with its outcome and event, in one statement; undefined when another driver ended it. */
@@ -215,7 +249,8 @@ export async function finishAction(
   event: OutboxRowValues,
 ): Promise<PayoutRow | undefined> {
   const settle = action === "settle";
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     with done as (
       update payouts.payouts
          set status = ${fields.status}, action = null, action_at = null, bank_transfer_status = ${fields.bank_transfer_status},
@@ -232,7 +267,8 @@ export async function finishAction(
         from done
       returning 1
     )
-    select done.* from done`);
+    select done.* from done`,
+  );
 }
 
 export async function stuckActions(q: Q, graceMs: number, limit: number): Promise<PayoutRow[]> {
@@ -252,8 +288,10 @@ export async function dueForSettlement(q: Q, before: Date, limit: number): Promi
 
 /** The filed payout a returned entry names: the latest with that trace number (sequences cycle after ten million). */
 export async function findByTrace(q: Q, trace: string): Promise<PayoutRow | undefined> {
-  return one(await q<RawRow[]>`
-    select * from payouts.payouts where trace_number = ${trace} and livemode order by processing_at desc nulls last limit 1`);
+  return one(
+    await q<RawRow[]>`
+    select * from payouts.payouts where trace_number = ${trace} and livemode order by processing_at desc nulls last limit 1`,
+  );
 }
 
 /** Live payouts waiting for a file, oldest first, locked for this cut (never a sandbox payout). */

@@ -28,7 +28,12 @@ function present(row: BankAccountRow, holder: string): Record<string, unknown> {
   };
 }
 
-export async function putBankAccount(deps: PayoutsDeps, scope: Scope, participantId: string, body: BankAccountBody): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function putBankAccount(
+  deps: PayoutsDeps,
+  scope: Scope,
+  participantId: string,
+  body: BankAccountBody,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const sealer = requireSealer(deps);
   await deps.ledger.getParticipant(scope, participantId);
   const details: SealedBankDetails = { account_holder_name: body.account_holder_name, account_number: body.account_number };
@@ -45,14 +50,20 @@ export async function putBankAccount(deps: PayoutsDeps, scope: Scope, participan
 export async function getBankAccount(deps: PayoutsDeps, scope: Scope, participantId: string): Promise<Record<string, unknown>> {
   const row = await findBankAccount(deps.sql, scope, participantId);
   if (row === undefined) {
-    throw new DomainError("bank_account_not_found", `Participant ${participantId} has no bank account`, { hint: `PUT /v1/participants/${participantId}/bank-account sets it` });
+    throw new DomainError("bank_account_not_found", `Participant ${participantId} has no bank account`, {
+      hint: `PUT /v1/participants/${participantId}/bank-account sets it`,
+    });
   }
   const details = requireSealer(deps).openJson<SealedBankDetails>(row.sealed, bankAccountAad(scope, participantId));
   return { bank_account: present(row, details.account_holder_name) };
 }
 
 /** The sealed details of a participant's account, for a live payout's destination; undefined when none is set. */
-export async function bankDetailsOf(deps: PayoutsDeps, scope: Scope, participantId: string): Promise<{ row: BankAccountRow; details: SealedBankDetails } | undefined> {
+export async function bankDetailsOf(
+  deps: PayoutsDeps,
+  scope: Scope,
+  participantId: string,
+): Promise<{ row: BankAccountRow; details: SealedBankDetails } | undefined> {
   const row = await findBankAccount(deps.sql, scope, participantId);
   if (row === undefined) return undefined;
   return { row, details: requireSealer(deps).openJson<SealedBankDetails>(row.sealed, bankAccountAad(scope, participantId)) };

@@ -16,7 +16,15 @@ import { achFileAad, payoutDestinationAad, requireSealer, type PayoutsDeps, type
 import { presentPayout } from "./present.ts";
 
 export interface CutResult {
-  file: { id: string; name: string; location: string | null; entry_count: number; total_credit_cents: number; entry_hash: string; effective_date: string } | null;
+  file: {
+    id: string;
+    name: string;
+    location: string | null;
+    entry_count: number;
+    total_credit_cents: number;
+    entry_hash: string;
+    effective_date: string;
+  } | null;
   payout_ids: string[];
 }
 
@@ -24,7 +32,9 @@ const DELIVERY_BATCH_MAX = 20;
 
 function requireRail(deps: PayoutsDeps): BankRail {
   if (deps.rail === undefined) {
-    throw new DomainError("rail_not_enabled", "The ACH rail is not configured", { hint: "Set PAYOUTS_ACH_DIR and the PAYOUTS_ACH_* origin settings of the payouts service" });
+    throw new DomainError("rail_not_enabled", "The ACH rail is not configured", {
+      hint: "Set PAYOUTS_ACH_DIR and the PAYOUTS_ACH_* origin settings of the payouts service",
+    });
   }
   return deps.rail;
 }
@@ -88,7 +98,15 @@ export async function cutFile(deps: PayoutsDeps): Promise<CutResult> {
         type: "payout.processing",
         org_id: r.org_id,
         livemode: r.livemode,
-        data: presentPayout({ ...r, status: "processing", trace_number: traces.get(r.id) ?? null, bank_transfer_status: "submitted", ach_file_id: file.id, processing_at: now, updated_at: now }),
+        data: presentPayout({
+          ...r,
+          status: "processing",
+          trace_number: traces.get(r.id) ?? null,
+          bank_transfer_status: "submitted",
+          ach_file_id: file.id,
+          processing_at: now,
+          updated_at: now,
+        }),
       }),
     );
     await markFiled(tx, file.id, traces, events);

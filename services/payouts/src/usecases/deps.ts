@@ -31,7 +31,9 @@ export function scopeOfAuth(auth: { org_id: string; livemode: boolean }): Scope 
 
 export function requireSealer(deps: PayoutsDeps): Sealer {
   if (deps.sealer === undefined) {
-    throw new DomainError("service_unavailable", "Bank details cannot be stored or read: encryption keys are not configured", { hint: "Set PII_KEYS for the payouts service" });
+    throw new DomainError("service_unavailable", "Bank details cannot be stored or read: encryption keys are not configured", {
+      hint: "Set PII_KEYS for the payouts service",
+    });
   }
   return deps.sealer;
 }

@@ -29,7 +29,10 @@ export function presentPayout(row: PayoutRow, override: { status?: "pending" } =
     bank_transfer_id: row.trace_number,
     bank_transfer_status: row.bank_transfer_status,
     failure_reason: row.failure_reason,
-    destination: row.dest_last4 === null ? null : { type: "bank_account", routing_number: row.dest_routing_number, account_type: row.dest_account_type, last4: row.dest_last4 },
+    destination:
+      row.dest_last4 === null
+        ? null
+        : { type: "bank_account", routing_number: row.dest_routing_number, account_type: row.dest_account_type, last4: row.dest_last4 },
     reference_id: row.reference_id,
     reference_type: row.reference_type,
     description: row.description,

@@ -15,7 +15,8 @@ const PAYOUT_ID_RE = /^po_[A-Za-z0-9]{1,64}$/;
 
 export async function getPayout(deps: PayoutsDeps, scope: Scope, id: string): Promise<Record<string, unknown>> {
   const row = PAYOUT_ID_RE.test(id) ? await findPayout(deps.sql, scope, id) : undefined;
-  if (row === undefined || row.status === "refused") throw new DomainError("payout_not_found", `Payout ${id} not found`, { hint: "GET /v1/payouts lists payouts" });
+  if (row === undefined || row.status === "refused")
+    throw new DomainError("payout_not_found", `Payout ${id} not found`, { hint: "GET /v1/payouts lists payouts" });
   return { payout: presentPayout(row) };
 }
 

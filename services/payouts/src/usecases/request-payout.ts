@@ -22,7 +22,17 @@ import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
 import { requestHash } from "../domain/canonical.ts";
 import { netAmount, payoutPostings, type PayoutAmounts } from "../domain/money.ts";
 import { ENTRY_AMOUNT_MAX_CENTS } from "../domain/nacha.ts";
-import { discardRefused, findByReference, findById, insertIntent, refuse, retryRefused, settleIntent, type NewPayout, type PayoutRow } from "../store/payouts.ts";
+import {
+  discardRefused,
+  findByReference,
+  findById,
+  insertIntent,
+  refuse,
+  retryRefused,
+  settleIntent,
+  type NewPayout,
+  type PayoutRow,
+} from "../store/payouts.ts";
 import { bankDetailsOf } from "./bank-account.ts";
 import { payoutDestinationAad, requireSealer, type PayoutsDeps } from "./deps.ts";
 import { checkEligibility } from "./eligibility.ts";
@@ -71,13 +81,21 @@ async function resolveParticipant(deps: PayoutsDeps, scope: Scope, body: CreateP
     throw new DomainError("wallet_payout_not_supported", `Wallet ${wallet.id} is a ${wallet.wallet_type} wallet; only creator earnings pay out`);
   }
   if (body.participant_id !== undefined && body.participant_id !== wallet.participant_id) {
-    throw new DomainError("participant_wallet_mismatch", `Wallet ${wallet.id} belongs to another participant`, { hint: "Send participant_id or wallet_id alone" });
+    throw new DomainError("participant_wallet_mismatch", `Wallet ${wallet.id} belongs to another participant`, {
+      hint: "Send participant_id or wallet_id alone",
+    });
   }
   return wallet.participant_id;
 }
 
 /** What a live payout needs beyond the ledger's balance check: a rail, eligibility, and the destination sealed. */
-async function liveDestination(deps: PayoutsDeps, scope: Scope, participantId: string, id: string, amounts: PayoutAmounts): Promise<Pick<NewPayout, "dest_routing_number" | "dest_account_type" | "dest_last4" | "dest_sealed">> {
+async function liveDestination(
+  deps: PayoutsDeps,
+  scope: Scope,
+  participantId: string,
+  id: string,
+  amounts: PayoutAmounts,
+): Promise<Pick<NewPayout, "dest_routing_number" | "dest_account_type" | "dest_last4" | "dest_sealed">> {
   if (deps.rail === undefined) throw new DomainError("rail_not_enabled", "The bank payout rail is not configured for live payouts");
   const sealer = requireSealer(deps);
   if (netAmount(amounts) > ENTRY_AMOUNT_MAX_CENTS) {
@@ -223,7 +241,8 @@ export async function drivePayout(deps: PayoutsDeps, row: PayoutRow): Promise<Pa
     paid_at: fields.status === "paid" ? now : null,
     updated_at: now,
   };
-  const events = row.rail === "sandbox" ? [event("payout.created", settled, { status: "pending" }), event("payout.executed", settled)] : [event("payout.created", settled)];
+  const events =
+    row.rail === "sandbox" ? [event("payout.created", settled, { status: "pending" }), event("payout.executed", settled)] : [event("payout.created", settled)];
   const done = await settleIntent(deps.sql, row.id, { ...fields, at: now }, events);
   if (done !== undefined) {
     wakeOutboxRelay("payouts");

@@ -19,9 +19,20 @@ import { presentPayout } from "./present.ts";
 import { amountsOf } from "./request-payout.ts";
 
 export function actionRequest(row: PayoutRow): PostRequestInput {
-  const base = { org_id: row.org_id, livemode: row.livemode, metadata: { payout_id: row.id, participant_id: row.participant_id }, result_extra: { payout_id: row.id } };
+  const base = {
+    org_id: row.org_id,
+    livemode: row.livemode,
+    metadata: { payout_id: row.id, participant_id: row.participant_id },
+    result_extra: { payout_id: row.id },
+  };
   if (row.action === "settle") {
-    return { ...base, kind: "payout_settlement", reference_id: `${row.ledger_reference}:settle`, description: `Payout ${row.id} settled by the bank`, postings: settlementPostings(amountsOf(row)) };
+    return {
+      ...base,
+      kind: "payout_settlement",
+      reference_id: `${row.ledger_reference}:settle`,
+      description: `Payout ${row.id} settled by the bank`,
+      postings: settlementPostings(amountsOf(row)),
+    };
   }
   if (row.action === "return" && row.wallet_id !== null && row.return_from !== null && row.return_code !== null) {
     return {
@@ -43,18 +54,24 @@ export async function driveAction(deps: PayoutsDeps, row: PayoutRow): Promise<Pa
   try {
     result = await deps.ledger.post(actionRequest(row));
   } catch (e) {
-    if (e instanceof LedgerOutcomeUnknown) throw new DomainError("service_timeout", `The ledger did not answer in time; payout ${row.id} is finished by the reconciler`);
+    if (e instanceof LedgerOutcomeUnknown)
+      throw new DomainError("service_timeout", `The ledger did not answer in time; payout ${row.id} is finished by the reconciler`);
     throw e;
   }
   const settle = action === "settle";
   const fields = settle
     ? { status: "paid" as const, transaction_id: result.transaction_id, bank_transfer_status: "settled" }
-    : { status: "failed" as const, transaction_id: result.transaction_id, bank_transfer_status: "returned", failure_reason: returnReason(row.return_code ?? "") };
+    : {
+        status: "failed" as const,
+        transaction_id: result.transaction_id,
+        bank_transfer_status: "returned",
+        failure_reason: returnReason(row.return_code ?? ""),
+      };
   const now = deps.now();
   const after: PayoutRow = {
     ...row,
     ...fields,
-    failure_reason: settle ? row.failure_reason : fields.failure_reason ?? null,
+    failure_reason: settle ? row.failure_reason : (fields.failure_reason ?? null),
     action: null,
     action_at: null,
     paid_at: settle ? now : row.paid_at,

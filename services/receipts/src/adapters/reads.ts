@@ -22,8 +22,12 @@ export function natsReads(nc: NatsConnection, prefix: string, timeoutMs: number)
   }
   return {
     transactionRecord: async (scope, transactionId) =>
-      (await ask("ledger", schemas.TRANSACTION_RECORD_OPERATION, { org_id: scope.orgId, livemode: scope.livemode, transaction_id: transactionId }))["transaction"] as schemas.TransactionRecord,
+      (await ask("ledger", schemas.TRANSACTION_RECORD_OPERATION, { org_id: scope.orgId, livemode: scope.livemode, transaction_id: transactionId }))[
+        "transaction"
+      ] as schemas.TransactionRecord,
     checkoutSale: async (scope, checkoutId) =>
-      (await ask("payments", schemas.CHECKOUT_SALE_OPERATION, { org_id: scope.orgId, livemode: scope.livemode, checkout_id: checkoutId }))["checkout"] as schemas.CheckoutSale,
+      (await ask("payments", schemas.CHECKOUT_SALE_OPERATION, { org_id: scope.orgId, livemode: scope.livemode, checkout_id: checkoutId }))[
+        "checkout"
+      ] as schemas.CheckoutSale,
   };
 }

@@ -41,7 +41,14 @@ export function canonicalPayload(t: schemas.TransactionRecord): string {
       reversal_of: t.reversal_of,
       effective_at: t.effective_at,
       created_at: t.created_at,
-      entries: t.entries.map((e) => ({ id: e.id, account_id: e.account_id, account_type: e.account_type, entity_id: e.entity_id, entry_type: e.entry_type, amount: e.amount })),
+      entries: t.entries.map((e) => ({
+        id: e.id,
+        account_id: e.account_id,
+        account_type: e.account_type,
+        entity_id: e.entity_id,
+        entry_type: e.entry_type,
+        amount: e.amount,
+      })),
     },
   });
 }
@@ -58,5 +65,11 @@ export function entryHash(link: ChainLink): string {
 
 /** What the service signs: the receipt hash together with its place in the chain. */
 export function serviceSigningPayload(p: ChainLink & { entry_hash: string; transaction_id: string }): string {
-  return canonicalJson({ entry_hash: p.entry_hash, previous_hash: p.previous_hash, receipt_hash: p.receipt_hash, sequence: p.sequence, transaction_id: p.transaction_id });
+  return canonicalJson({
+    entry_hash: p.entry_hash,
+    previous_hash: p.previous_hash,
+    receipt_hash: p.receipt_hash,
+    sequence: p.sequence,
+    transaction_id: p.transaction_id,
+  });
 }

@@ -32,7 +32,8 @@ export function registerHandlers(svc: Pick<Service, "handle" | "rpc">, deps: Rec
     },
     getReceiptProof: async (req) => ({ body: { proof: await getReceiptProof(deps, scopeOfAuth(req.auth), param(req, "receipt_id")) } }),
     getTransactionReceiptProof: async (req) => ({ body: { proof: await getTransactionProof(deps, scopeOfAuth(req.auth), param(req, "transaction_id")) } }),
-    submitReceiptProofSignature: (req) => submitSignature(deps, scopeOfAuth(req.auth), param(req, "receipt_id"), parseOrThrow(schemas.ProofSignatureBody, req.body)),
+    submitReceiptProofSignature: (req) =>
+      submitSignature(deps, scopeOfAuth(req.auth), param(req, "receipt_id"), parseOrThrow(schemas.ProofSignatureBody, req.body)),
     verifyReceiptProof: async (req) => ({ body: await verifyProof(deps, scopeOfAuth(req.auth), parseOrThrow(schemas.VerifyReceiptBody, req.body)) }),
     // The JWKS route takes no API key: the keys are the service's, not an org's, and public by design.
     getReceiptJwks: async () => ({ body: await jwks(deps.keyring) }),

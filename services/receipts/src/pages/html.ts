@@ -23,8 +23,10 @@ code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;overflow-w
 @media print{body{background:#fff}main{box-shadow:none;border-radius:0;margin:0;max-width:none;padding:0}.screen-only{display:none}a{color:inherit;text-decoration:none}}`;
 
 export function layout(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-    `<meta name="robots" content="noindex"><title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+    `<meta name="robots" content="noindex"><title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`
+  );
 }
 
 export function page(status: number, title: string, body: string): { ok: true; status: number; body: { html: string } } {

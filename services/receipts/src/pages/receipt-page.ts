@@ -54,9 +54,11 @@ function proofSection(altBase: string, p: ProofRow | undefined): string {
     factRow("Entry hash", "entry-hash", `<code>${esc(p.entry_hash)}</code>`),
     factRow("Signed by key", "signature-kid", `<code>${esc(p.signature_kid)}</code> (${esc(p.signature_alg)})`),
   ];
-  return `<h2>Ledger proof</h2><table id="proof"><tbody>${rows.join("")}</tbody></table>` +
+  return (
+    `<h2>Ledger proof</h2><table id="proof"><tbody>${rows.join("")}</tbody></table>` +
     `<p class="muted screen-only" id="verify-note">The receipt hash is the SHA-256 of the transaction as the ledger recorded it (RFC 8785 JSON). ` +
-    `Anyone can check the signature with the public keys at <a href="${esc(altBase)}/v1/receipts/jwks" id="jwks-link">${esc(altBase)}/v1/receipts/jwks</a>.</p>`;
+    `Anyone can check the signature with the public keys at <a href="${esc(altBase)}/v1/receipts/jwks" id="jwks-link">${esc(altBase)}/v1/receipts/jwks</a>.</p>`
+  );
 }
 
 export async function receiptPageHandler(deps: ReceiptsDeps, payload: unknown): Promise<RpcReply> {

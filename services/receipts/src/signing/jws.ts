@@ -2,7 +2,18 @@
  * Compact JWS with `jose`: the service's EdDSA (Ed25519) signatures over proofs, and the counterparties'
  * ES256 or EdDSA signatures over a proof's receipt hash.
  */
-import { calculateJwkThumbprint, CompactSign, compactVerify, decodeProtectedHeader, exportJWK, exportPKCS8, generateKeyPair, importJWK, importPKCS8, type JWK } from "jose";
+import {
+  calculateJwkThumbprint,
+  CompactSign,
+  compactVerify,
+  decodeProtectedHeader,
+  exportJWK,
+  exportPKCS8,
+  generateKeyPair,
+  importJWK,
+  importPKCS8,
+  type JWK,
+} from "jose";
 
 export const SERVICE_ALG = "EdDSA";
 type PrivateKey = Awaited<ReturnType<typeof importPKCS8>>;

@@ -20,7 +20,14 @@ describe("keys and signatures", () => {
     const x = "A".repeat(43);
     expect(publicJwkOf({ kty: "OKP", crv: "Ed25519", x, kid: "k", use: "sig" })).toEqual({ jwk: { kty: "OKP", crv: "Ed25519", x }, alg: "EdDSA" });
     expect(publicJwkOf({ kty: "EC", crv: "P-256", x, y: x })).toEqual({ jwk: { kty: "EC", crv: "P-256", x, y: x }, alg: "ES256" });
-    for (const bad of [{ kty: "OKP", crv: "Ed25519", x, d: x }, { kty: "EC", crv: "P-256", x }, { kty: "OKP", crv: "X25519", x }, { kty: "RSA", n: x, e: "AQAB" }, { kty: "OKP", crv: "Ed25519", x: "short" }, {}]) {
+    for (const bad of [
+      { kty: "OKP", crv: "Ed25519", x, d: x },
+      { kty: "EC", crv: "P-256", x },
+      { kty: "OKP", crv: "X25519", x },
+      { kty: "RSA", n: x, e: "AQAB" },
+      { kty: "OKP", crv: "Ed25519", x: "short" },
+      {},
+    ]) {
       expect(publicJwkOf(bad), JSON.stringify(bad)).toBeUndefined();
     }
   });

@@ -35,7 +35,10 @@ async function resolveSale(deps: ReceiptsDeps, scope: Scope, body: Body): Promis
     });
   }
   if (body.sale_transaction_id !== undefined && body.sale_transaction_id !== checkout.sale_transaction_id) {
-    throw new DomainError("receipt_sale_mismatch", `Checkout session ${checkout.id} recorded sale ${checkout.sale_transaction_id}, not ${body.sale_transaction_id}`);
+    throw new DomainError(
+      "receipt_sale_mismatch",
+      `Checkout session ${checkout.id} recorded sale ${checkout.sale_transaction_id}, not ${body.sale_transaction_id}`,
+    );
   }
   return { saleTransactionId: checkout.sale_transaction_id, checkout };
 }
@@ -61,7 +64,12 @@ function replay(existing: ReceiptRow, body: Body): { status: number; body: Recor
  * Errors: validation_error (no sale named), checkout_session_not_found, checkout_not_completed,
  * receipt_sale_mismatch, transaction_not_found, transaction_not_a_sale, idempotency_conflict.
  */
-export async function generateReceipt(deps: ReceiptsDeps, scope: Scope, body: Body, altBaseUrl: string): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function generateReceipt(
+  deps: ReceiptsDeps,
+  scope: Scope,
+  body: Body,
+  altBaseUrl: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const { saleTransactionId, checkout } = await resolveSale(deps, scope, body);
   const existing = await findReceiptBySale(deps.sql, scope, saleTransactionId);
   if (existing !== undefined) return replay(existing, body);

@@ -30,7 +30,12 @@ export function counterpartyKey(jwk: Record<string, unknown>): NonNullable<Retur
  * Errors: receipt_not_found, invalid_public_key, signed_payload_mismatch, invalid_signature, duplicate_signature,
  * transaction_not_found, service_unavailable.
  */
-export async function submitSignature(deps: ReceiptsDeps, scope: Scope, receiptId: string, body: Body): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function submitSignature(
+  deps: ReceiptsDeps,
+  scope: Scope,
+  receiptId: string,
+  body: Body,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const receipt = await loadReceipt(deps.sql, scope, receiptId);
   const key = counterpartyKey(body.public_key_jwk);
   const proof = await proofOf(deps, scope, receipt.sale_transaction_id);

@@ -44,7 +44,8 @@ export async function chainProblems(deps: ReceiptsDeps, scope: Scope): Promise<s
     const page = await chainPage(deps.sql, scope, after, CHAIN_PAGE_ROWS);
     for (const link of page) {
       walk.add(link);
-      if (!(await serviceSignatureValid(deps.keyring, link, link.signature_jws))) walk.problems.push(`sequence ${link.sequence}: service signature does not verify`);
+      if (!(await serviceSignatureValid(deps.keyring, link, link.signature_jws)))
+        walk.problems.push(`sequence ${link.sequence}: service signature does not verify`);
     }
     const last = page.at(-1);
     if (last === undefined || page.length < CHAIN_PAGE_ROWS) break;
@@ -94,13 +95,18 @@ async function serviceChecks(deps: ReceiptsDeps, proof: ProofRow | undefined, bo
 /** Errors: validation_error, receipt_not_found, invalid_public_key, transaction_not_found, service_unavailable. */
 export async function verifyProof(deps: ReceiptsDeps, scope: Scope, body: Body): Promise<Record<string, unknown>> {
   if (body.public_key_jwk !== undefined && body.signature === undefined) {
-    throw new DomainError("validation_error", "signature is required with public_key_jwk", { details: [{ path: "signature", message: "required with public_key_jwk" }] });
+    throw new DomainError("validation_error", "signature is required with public_key_jwk", {
+      details: [{ path: "signature", message: "required with public_key_jwk" }],
+    });
   }
   const provided = body.public_key_jwk === undefined ? undefined : counterpartyKey(body.public_key_jwk);
   const { proof, receiptId } = await targetProof(deps, scope, body);
   const hash = proof?.receipt_hash ?? body.receipt_hash ?? "";
   const problems: string[] = [];
-  const hashOk = proof !== undefined && sha256Hex(proof.canonical_payload) === proof.receipt_hash && (body.receipt_hash === undefined || body.receipt_hash === proof.receipt_hash);
+  const hashOk =
+    proof !== undefined &&
+    sha256Hex(proof.canonical_payload) === proof.receipt_hash &&
+    (body.receipt_hash === undefined || body.receipt_hash === proof.receipt_hash);
   if (!hashOk) problems.push(proof === undefined ? "no proof has this receipt_hash" : "receipt_hash does not match the proof's canonical payload");
   const chainIssues = proof === undefined ? [] : await chainProblems(deps, scope);
   problems.push(...chainIssues);
@@ -108,7 +114,12 @@ export async function verifyProof(deps: ReceiptsDeps, scope: Scope, body: Body):
   if (proof !== undefined && !serviceOk) problems.push("service signature does not verify");
   const counterparties = await counterpartyChecks(deps, scope, proof, hash, body, provided);
   for (const c of counterparties) if (!c.valid) problems.push(`counterparty signature ${c.key_id} does not verify`);
-  const checks: schemas.VerifyReceiptResult["checks"] = { receipt_hash: hashOk, chain: proof !== undefined && chainIssues.length === 0, service_signature: serviceOk, counterparty_signatures: counterparties };
+  const checks: schemas.VerifyReceiptResult["checks"] = {
+    receipt_hash: hashOk,
+    chain: proof !== undefined && chainIssues.length === 0,
+    service_signature: serviceOk,
+    counterparty_signatures: counterparties,
+  };
   const valid = checks.receipt_hash && checks.chain && serviceOk && counterparties.every((c) => c.valid);
   return { valid, checks, receipt_id: receiptId, transaction_id: proof?.transaction_id ?? null, receipt_hash: hash === "" ? null : hash, problems };
 }

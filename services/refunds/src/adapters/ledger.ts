@@ -76,7 +76,11 @@ export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number
       if (reply.ok) return RefundPosted.parse(reply.body);
       const { code, message, hint, details, extra } = reply.error;
       if (code === "service_timeout" || code === "service_unavailable") throw new LedgerOutcomeUnknown(code);
-      throw new DomainError(code, message, { ...(hint !== undefined ? { hint } : {}), ...(details !== undefined ? { details } : {}), ...(extra !== undefined ? { extra } : {}) });
+      throw new DomainError(code, message, {
+        ...(hint !== undefined ? { hint } : {}),
+        ...(details !== undefined ? { details } : {}),
+        ...(extra !== undefined ? { extra } : {}),
+      });
     },
   };
 }

@@ -37,6 +37,10 @@ describe("refund request moves", () => {
     expect(canMove("created")).toBe(true);
     for (const s of ["processing", "completed", "rejected", "cancelled", "failed"] as const) expect(canMove(s)).toBe(false);
     expect([isApprovalReplay("processing", "approve"), isApprovalReplay("completed", "approve")]).toEqual([true, true]);
-    expect([isApprovalReplay("failed", "approve"), isApprovalReplay("completed", "cancel"), isApprovalReplay("created", "approve")]).toEqual([false, false, false]);
+    expect([isApprovalReplay("failed", "approve"), isApprovalReplay("completed", "cancel"), isApprovalReplay("created", "approve")]).toEqual([
+      false,
+      false,
+      false,
+    ]);
   });
 });

@@ -24,9 +24,21 @@ export function registerHandlers(svc: Pick<Service, "handle">, deps: RefundsDeps
     approveRefundRequest: (req, ctx) =>
       approveRefundRequest(deps, scopeOfAuth(ctx.auth), param(req, "refund_request_id"), parseOrThrow(schemas.RefundRequestActionBody, req.body ?? {})),
     rejectRefundRequest: (req, ctx) =>
-      decideRefundRequest(deps, scopeOfAuth(ctx.auth), param(req, "refund_request_id"), "reject", parseOrThrow(schemas.RefundRequestActionBody, req.body ?? {})),
+      decideRefundRequest(
+        deps,
+        scopeOfAuth(ctx.auth),
+        param(req, "refund_request_id"),
+        "reject",
+        parseOrThrow(schemas.RefundRequestActionBody, req.body ?? {}),
+      ),
     cancelRefundRequest: (req, ctx) =>
-      decideRefundRequest(deps, scopeOfAuth(ctx.auth), param(req, "refund_request_id"), "cancel", parseOrThrow(schemas.RefundRequestActionBody, req.body ?? {})),
+      decideRefundRequest(
+        deps,
+        scopeOfAuth(ctx.auth),
+        param(req, "refund_request_id"),
+        "cancel",
+        parseOrThrow(schemas.RefundRequestActionBody, req.body ?? {}),
+      ),
   };
   for (const [operation, handler] of Object.entries(ops)) svc.handle(operation, handler);
 }

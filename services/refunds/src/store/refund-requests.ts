@@ -43,18 +43,30 @@ const one = (rows: RawRow[]): RefundRequestRow | undefined => (rows[0] === undef
 
 export type NewRefundRequest = Pick<
   RefundRequestRow,
-  "id" | "sale_reference" | "customer_id" | "customer_email" | "amount" | "reason" | "refund_from" | "metadata" | "idempotency_key" | "request_hash" | "created_at"
+  | "id"
+  | "sale_reference"
+  | "customer_id"
+  | "customer_email"
+  | "amount"
+  | "reason"
+  | "refund_from"
+  | "metadata"
+  | "idempotency_key"
+  | "request_hash"
+  | "created_at"
 >;
 
 /** Inserts a `created` request; undefined when its idempotency key is taken (the caller replays the existing one). */
 export async function insertRefundRequest(q: Q, s: Scope, r: NewRefundRequest): Promise<RefundRequestRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     insert into refunds.refund_requests (id, org_id, livemode, sale_reference, customer_id, customer_email, amount, reason, refund_from,
       status, metadata, idempotency_key, request_hash, created_at, updated_at)
     values (${r.id}, ${s.orgId}, ${s.livemode}, ${r.sale_reference}, ${r.customer_id}, ${r.customer_email}, ${r.amount}, ${r.reason},
       ${r.refund_from}, 'created', ${q.json(r.metadata as postgres.JSONValue)}, ${r.idempotency_key}, ${r.request_hash}, ${r.created_at}, ${r.created_at})
     on conflict (org_id, livemode, idempotency_key) where idempotency_key is not null do nothing
-    returning *`);
+    returning *`,
+  );
 }
 
 export async function findRefundRequest(q: Q, s: Scope, id: string, forUpdate = false): Promise<RefundRequestRow | undefined> {

@@ -88,7 +88,8 @@ export interface NewRefund {
  * reads the existing refund.
  */
 export async function insertRefund(q: Q, s: Scope, r: NewRefund): Promise<RefundRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     insert into refunds.refunds (id, org_id, livemode, request_key, request_hash, idempotency_key, external_refund_id, refund_request_id,
       sale_reference, amount_requested, refund_from, shortfall, reason, metadata, status, ledger_reference, created_at, updated_at)
     values (${r.id}, ${s.orgId}, ${s.livemode}, ${r.request_key}, ${r.request_hash}, ${r.idempotency_key}, ${r.external_refund_id},
@@ -96,7 +97,8 @@ export async function insertRefund(q: Q, s: Scope, r: NewRefund): Promise<Refund
       coalesce((select shortfall_policy from refunds.settings where org_id = ${s.orgId} and livemode = ${s.livemode}), 'receivable'),
       ${r.reason}, ${q.json(r.metadata as postgres.JSONValue)}, 'pending', ${r.ledger_reference}, ${r.created_at}, ${r.created_at})
     on conflict do nothing
-    returning *`);
+    returning *`,
+  );
 }
 
 export async function findRefund(q: Q, s: Scope, id: string): Promise<RefundRow | undefined> {
@@ -105,15 +107,21 @@ export async function findRefund(q: Q, s: Scope, id: string): Promise<RefundRow 
 
 /** The refund a client request names: by its request key, else by its external_refund_id. */
 export async function findRefundForRequest(q: Q, s: Scope, requestKey: string, externalRefundId: string | undefined): Promise<RefundRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     select * from refunds.refunds
     where org_id = ${s.orgId} and livemode = ${s.livemode}
       and (request_key = ${requestKey} or (${externalRefundId ?? null}::text is not null and external_refund_id = ${externalRefundId ?? null}))
     order by (request_key = ${requestKey}) desc
-    limit 1`);
+    limit 1`,
+  );
 }
 
-export async function listRefunds(q: Q, s: Scope, f: { saleReference: string | undefined; limit: number; offset: number }): Promise<{ rows: RefundRow[]; total: number }> {
+export async function listRefunds(
+  q: Q,
+  s: Scope,
+  f: { saleReference: string | undefined; limit: number; offset: number },
+): Promise<{ rows: RefundRow[]; total: number }> {
   const sale = f.saleReference ?? null;
   const rows = await q<RawRow[]>`
     select * from refunds.refunds
@@ -180,10 +188,12 @@ export async function settleCompleted(q: Q, id: string, o: RefundOutcome, events
 
 /** pending → failed with the ledger's refusal; undefined when it was not pending. */
 export async function markFailed(q: Q, id: string, code: string, reason: string, at: Date): Promise<RefundRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     update refunds.refunds set status = 'failed', failure_code = ${code}, failure_reason = ${reason}, updated_at = ${at}
     where id = ${id} and status = 'pending'
-    returning *`);
+    returning *`,
+  );
 }
 
 /**
@@ -195,14 +205,16 @@ export async function recordProcessorStatus(
   id: string,
   p: { status: ProcessorStatus; processor_refund_id: string | null; failure_reason: string | null },
 ): Promise<RefundRow | undefined> {
-  return one(await q<RawRow[]>`
+  return one(
+    await q<RawRow[]>`
     update refunds.refunds
        set processor_status = ${p.status}, processor_refund_id = coalesce(${p.processor_refund_id}, processor_refund_id),
            processor_failure_reason = ${p.failure_reason}, updated_at = now()
      where id = ${id} and status = 'pending'
        and (processor_status is null or processor_status = 'pending')
        and processor_status is distinct from ${p.status}
-     returning *`);
+     returning *`,
+  );
 }
 
 export async function recordReversal(q: Q, id: string, transactionId: string): Promise<void> {

@@ -19,10 +19,14 @@ import { executeRefund } from "./execute-refund.ts";
 import { presentRefund } from "./present.ts";
 
 function duplicate(existing: RefundRow): DomainError {
-  return new DomainError("duplicate_refund_reference", `Refund ${existing.id} was already made for this idempotency_key or external_refund_id with a different request`, {
-    hint: `GET /v1/refunds/${existing.id} shows it; send a new idempotency_key (and external_refund_id) for another refund`,
-    extra: { existing_refund_id: existing.id, existing_transaction_id: existing.transaction_id, refund: presentRefund(existing) },
-  });
+  return new DomainError(
+    "duplicate_refund_reference",
+    `Refund ${existing.id} was already made for this idempotency_key or external_refund_id with a different request`,
+    {
+      hint: `GET /v1/refunds/${existing.id} shows it; send a new idempotency_key (and external_refund_id) for another refund`,
+      extra: { existing_refund_id: existing.id, existing_transaction_id: existing.transaction_id, refund: presentRefund(existing) },
+    },
+  );
 }
 
 /** Step 1: the pending refund of this request, or the refund it already names. */

@@ -91,7 +91,13 @@ async function completionEvents(deps: RefundsDeps, completed: RefundRow): Promis
   if (completed.refund_request_id === null) return events;
   const request = await findRefundRequest(deps.sql, { orgId: completed.org_id, livemode: completed.livemode }, completed.refund_request_id);
   if (request === undefined) throw new Error(`refund ${completed.id} names a missing refund request`);
-  const done = { ...request, status: "completed" as const, refund_transaction_id: completed.transaction_id, completed_at: completed.completed_at, updated_at: completed.updated_at };
+  const done = {
+    ...request,
+    status: "completed" as const,
+    refund_transaction_id: completed.transaction_id,
+    completed_at: completed.completed_at,
+    updated_at: completed.updated_at,
+  };
   events.push(outboxRowValues({ ...base, type: "refund_request.completed", data: { ...presentRefundRequest(done), refund: presentRefund(completed) } }));
   return events;
 }
@@ -169,17 +175,25 @@ async function cardRefund(deps: RefundsDeps, row: RefundRow, posted: RefundPoste
   if (current.processor_status === null || current.processor_status === "pending") {
     let answer;
     try {
-      answer = await deps.payments.processorRefund({ orgId: row.org_id, livemode: row.livemode }, { refund_id: row.id, sale_reference: row.sale_reference, amount: posted.extra.refund.amount });
+      answer = await deps.payments.processorRefund(
+        { orgId: row.org_id, livemode: row.livemode },
+        { refund_id: row.id, sale_reference: row.sale_reference, amount: posted.extra.refund.amount },
+      );
     } catch (e) {
       if (!(e instanceof PaymentsOutcomeUnknown)) throw e;
       // The ledger has the refund; the processor has not been reached: pending, and asked again by the reconciler.
       deps.log.warn({ refund_id: row.id, code: e.code }, "the card refund could not be asked of the processor yet");
       return current;
     }
-    const state = answer === null
-      ? { status: "none" as const, processor_refund_id: null, failure_reason: null }
-      : { status: answer.status, processor_refund_id: answer.processor_refund_id, failure_reason: answer.failure_reason };
-    current = (await recordProcessorStatus(deps.sql, row.id, state)) ?? { ...current, processor_status: state.status, processor_failure_reason: state.failure_reason };
+    const state =
+      answer === null
+        ? { status: "none" as const, processor_refund_id: null, failure_reason: null }
+        : { status: answer.status, processor_refund_id: answer.processor_refund_id, failure_reason: answer.failure_reason };
+    current = (await recordProcessorStatus(deps.sql, row.id, state)) ?? {
+      ...current,
+      processor_status: state.status,
+      processor_failure_reason: state.failure_reason,
+    };
   }
   if (current.processor_status === "pending") return current;
   if (current.processor_status !== "failed") return undefined;
@@ -192,13 +206,25 @@ async function reverseFailedCardRefund(deps: RefundsDeps, row: RefundRow, posted
   try {
     reversal = await deps.ledger.reverseTransaction(
       { orgId: row.org_id, livemode: row.livemode },
-      { transaction_id: posted.transaction_id, idempotency_key: `refund_reversal:${row.id}`, reason: `Card refund failed at the processor: ${row.processor_failure_reason ?? "no reason given"}`.slice(0, 1000) },
+      {
+        transaction_id: posted.transaction_id,
+        idempotency_key: `refund_reversal:${row.id}`,
+        reason: `Card refund failed at the processor: ${row.processor_failure_reason ?? "no reason given"}`.slice(0, 1000),
+      },
     );
   } catch (e) {
-    if (e instanceof LedgerOutcomeUnknown) throw new DomainError("service_timeout", "The ledger did not answer in time; the failed card refund is reversed shortly");
+    if (e instanceof LedgerOutcomeUnknown)
+      throw new DomainError("service_timeout", "The ledger did not answer in time; the failed card refund is reversed shortly");
     throw e;
   }
   await recordReversal(deps.sql, row.id, reversal);
-  const failed = await fail(deps, row, new DomainError("processor_refund_failed", `The card processor failed the refund${row.processor_failure_reason !== null ? `: ${row.processor_failure_reason}` : ""}`));
+  const failed = await fail(
+    deps,
+    row,
+    new DomainError(
+      "processor_refund_failed",
+      `The card processor failed the refund${row.processor_failure_reason !== null ? `: ${row.processor_failure_reason}` : ""}`,
+    ),
+  );
   return failed;
 }

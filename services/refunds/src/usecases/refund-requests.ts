@@ -6,9 +6,12 @@
 async function checkSale(deps: RefundsDeps, scope: Scope, body: CreateBody): Promise<void> {
   const sale = await deps.ledger.saleSummary(scope, body.sale_reference);
   if (sale.reversed) throw new DomainError("sale_already_reversed", `Sale ${sale.sale_reference} was reversed and cannot be refunded`);
-  if (sale.remaining_amount <= 0) throw new DomainError("sale_already_fully_refunded", `Sale ${sale.sale_reference} was already fully refunded`, { extra: { remaining_amount: 0 } });
+  if (sale.remaining_amount <= 0)
+    throw new DomainError("sale_already_fully_refunded", `Sale ${sale.sale_reference} was already fully refunded`, { extra: { remaining_amount: 0 } });
   if (body.amount !== undefined && body.amount > sale.remaining_amount) {
-    throw new DomainError("refund_amount_exceeds_remaining", `The refund exceeds the ${sale.remaining_amount} that remains refundable`, { extra: { remaining_amount: sale.remaining_amount } });
+    throw new DomainError("refund_amount_exceeds_remaining", `The refund exceeds the ${sale.remaining_amount} that remains refundable`, {
+      extra: { remaining_amount: sale.remaining_amount },
+    });
   }
 }
 
@@ -64,7 +67,10 @@ export async function createRefundRequest(deps: RefundsDeps, scope: Scope, body:
   const { idempotency_key: key, ...rest } = body;
   const hash = requestHash({ ...rest, refund_from: rest.refund_from ?? "both" });
   const replay = async (row: RefundRequestRow): Promise<Answer> => {
-    if (row.request_hash !== hash) throw new DomainError("idempotency_conflict", `idempotency_key ${key ?? ""} was used with a different refund request`, { extra: { refund_request: presentRefundRequest(row) } });
+    if (row.request_hash !== hash)
+      throw new DomainError("idempotency_conflict", `idempotency_key ${key ?? ""} was used with a different refund request`, {
+        extra: { refund_request: presentRefundRequest(row) },
+      });
     return { status: 200, body: { ...(await withRefund(deps, row)), idempotent: true } };
   };
   if (key !== undefined) {
@@ -86,7 +92,8 @@ export async function createRefundRequest(deps: RefundsDeps, scope: Scope, body:
       request_hash: hash,
       created_at: deps.now(),
     });
-    if (row !== undefined) await writeOutbox(tx, "refunds", { org_id: row.org_id, livemode: row.livemode, type: "refund_request.created", data: presentRefundRequest(row) });
+    if (row !== undefined)
+      await writeOutbox(tx, "refunds", { org_id: row.org_id, livemode: row.livemode, type: "refund_request.created", data: presentRefundRequest(row) });
     return row;
   });
   if (created !== undefined) return { status: 201, body: { refund_request: presentRefundRequest(created), refund: null } };
@@ -109,10 +116,14 @@ export async function listRefundRequestsOf(deps: RefundsDeps, scope: Scope, quer
 }
 
 function illegal(row: RefundRequestRow, action: ReviewAction): DomainError {
-  return new DomainError("invalid_state_transition", `Refund request ${row.id} is ${row.status}; only a created request can be ${action === "approve" ? "approved" : action === "reject" ? "rejected" : "cancelled"}`, {
-    hint: `GET /v1/refund-requests/${row.id} shows its state`,
-    extra: { state: row.status, refund_request: presentRefundRequest(row) },
-  });
+  return new DomainError(
+    "invalid_state_transition",
+    `Refund request ${row.id} is ${row.status}; only a created request can be ${action === "approve" ? "approved" : action === "reject" ? "rejected" : "cancelled"}`,
+    {
+      hint: `GET /v1/refund-requests/${row.id} shows its state`,
+      extra: { state: row.status, refund_request: presentRefundRequest(row) },
+    },
+  );
 }
 
 /** The fields a review move sets, by action. */
@@ -133,7 +144,12 @@ export async function decideRefundRequest(deps: RefundsDeps, scope: Scope, id: s
     const at = deps.now();
     const next = await moveRefundRequest(tx, id, "created", reviewFields(action, body, at), at);
     if (next === undefined) throw new Error(`refund request ${id} did not move under its lock`);
-    await writeOutbox(tx, "refunds", { org_id: next.org_id, livemode: next.livemode, type: action === "reject" ? "refund_request.rejected" : "refund_request.cancelled", data: presentRefundRequest(next) });
+    await writeOutbox(tx, "refunds", {
+      org_id: next.org_id,
+      livemode: next.livemode,
+      type: action === "reject" ? "refund_request.rejected" : "refund_request.cancelled",
+      data: presentRefundRequest(next),
+    });
     return next;
   });
   return { body: { refund_request: presentRefundRequest(moved), refund: null } };
@@ -186,10 +202,12 @@ export async function approveRefundRequest(deps: RefundsDeps, scope: Scope, id: 
   } catch (e) {
     if (!(e instanceof DomainError) || e.code === "service_timeout") throw e;
     const after = await findRefundRequest(deps.sql, scope, id);
-    throw new DomainError(e.code, e.message, { ...(e.hint !== undefined ? { hint: e.hint } : {}), extra: { ...e.extra, ...(after === undefined ? {} : { refund_request: presentRefundRequest(after) }) } });
+    throw new DomainError(e.code, e.message, {
+      ...(e.hint !== undefined ? { hint: e.hint } : {}),
+      extra: { ...e.extra, ...(after === undefined ? {} : { refund_request: presentRefundRequest(after) }) },
+    });
   }
   const after = await findRefundRequest(deps.sql, scope, id);
   if (after === undefined) throw new Error(`refund request ${id} vanished`);
   return { body: { ...(await withRefund(deps, after)), ...(fresh ? {} : { idempotent: true }) } };
 }
-

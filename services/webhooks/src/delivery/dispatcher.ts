@@ -14,7 +14,16 @@ import type { WebhooksConfig } from "../config.ts";
 import { nextDelayMs } from "../domain/schedule.ts";
 import { isGuarded } from "../domain/url.ts";
 import { signatureHeader } from "../domain/signing.ts";
-import { claimDue, DELIVERIES_CHANNEL, notifyWorkers, releaseClaims, settleAttempts, type AttemptOutcome, type ClaimedDelivery, type SettleItem } from "../store/deliveries.ts";
+import {
+  claimDue,
+  DELIVERIES_CHANNEL,
+  notifyWorkers,
+  releaseClaims,
+  settleAttempts,
+  type AttemptOutcome,
+  type ClaimedDelivery,
+  type SettleItem,
+} from "../store/deliveries.ts";
 import { signingSecrets } from "../store/endpoints.ts";
 import { postOnce, type AttemptResult } from "./http.ts";
 
@@ -52,7 +61,11 @@ export interface DispatcherOptions {
 }
 
 /** The headers of one attempt: Standard Webhooks plus the event type and the attempt number. */
-export function attemptHeaders(d: Pick<ClaimedDelivery, "id" | "event_type" | "attempts" | "body">, secrets: string[], timestampSec: number): Record<string, string> {
+export function attemptHeaders(
+  d: Pick<ClaimedDelivery, "id" | "event_type" | "attempts" | "body">,
+  secrets: string[],
+  timestampSec: number,
+): Record<string, string> {
   return {
     "Content-Type": "application/json",
     "User-Agent": USER_AGENT,
@@ -65,12 +78,19 @@ export function attemptHeaders(d: Pick<ClaimedDelivery, "id" | "event_type" | "a
 }
 
 /** Classifies an attempt: 2xx delivered; 410 failed and disables the endpoint; anything else retries while attempts remain. */
-export function outcomeOf(r: AttemptResult, d: Pick<ClaimedDelivery, "attempts" | "max_attempts">, schedule: readonly number[], random: number): AttemptOutcome {
+export function outcomeOf(
+  r: AttemptResult,
+  d: Pick<ClaimedDelivery, "attempts" | "max_attempts">,
+  schedule: readonly number[],
+  random: number,
+): AttemptOutcome {
   const base = { responseStatus: r.status, responseBody: r.body, responseTimeMs: r.timeMs, error: r.error };
   if (r.status !== null && r.status >= 200 && r.status < 300) return { ...base, status: "delivered", retryInMs: null, disableEndpoint: false };
   if (r.status === 410) return { ...base, status: "failed", retryInMs: null, disableEndpoint: true };
   const delay = nextDelayMs(schedule, d.attempts, d.max_attempts, random);
-  return delay === null ? { ...base, status: "failed", retryInMs: null, disableEndpoint: false } : { ...base, status: "retrying", retryInMs: delay, disableEndpoint: false };
+  return delay === null
+    ? { ...base, status: "failed", retryInMs: null, disableEndpoint: false }
+    : { ...base, status: "retrying", retryInMs: delay, disableEndpoint: false };
 }
 
 export class Dispatcher {
@@ -118,9 +138,10 @@ export class Dispatcher {
     const waiting = [...this.queued.values()].flat();
     this.queued.clear();
     this.queuedTotal = 0;
-    await releaseClaims(this.opts.sql, waiting.map((d) => ({ id: d.id, attempt: d.attempts }))).catch((err: unknown) =>
-      this.opts.log.warn({ err }, "could not hand back queued deliveries; their leases will"),
-    );
+    await releaseClaims(
+      this.opts.sql,
+      waiting.map((d) => ({ id: d.id, attempt: d.attempts })),
+    ).catch((err: unknown) => this.opts.log.warn({ err }, "could not hand back queued deliveries; their leases will"));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => (timer = setTimeout(r, STOP_WAIT_MS)))]);
     clearTimeout(timer);
@@ -282,7 +303,10 @@ export class Dispatcher {
   /** Queues an outcome for the next batch and resolves once it is recorded (or given up on after retries). */
   private settle(d: ClaimedDelivery, outcome: AttemptOutcome): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.settleQueue.push({ item: { id: d.id, endpointId: d.endpoint_id, attempt: d.attempts, outcome }, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      this.settleQueue.push({
+        item: { id: d.id, endpointId: d.endpoint_id, attempt: d.attempts, outcome },
+        done: (err) => (err === undefined ? resolve() : reject(err)),
+      });
       this.settling ??= this.drainSettleQueue().finally(() => (this.settling = undefined));
     });
   }
@@ -292,9 +316,13 @@ export class Dispatcher {
       const batch = this.settleQueue.splice(0, SETTLE_BATCH_MAX);
       for (let tries = 1; ; tries++) {
         try {
-          const recorded = await settleAttempts(this.opts.sql, batch.map((b) => b.item));
+          const recorded = await settleAttempts(
+            this.opts.sql,
+            batch.map((b) => b.item),
+          );
           for (const b of batch) {
-            if (!recorded.has(b.item.id)) this.opts.log.warn({ delivery_id: b.item.id, attempt: b.item.attempt }, "attempt outcome not recorded: the delivery moved on (lease expired)");
+            if (!recorded.has(b.item.id))
+              this.opts.log.warn({ delivery_id: b.item.id, attempt: b.item.attempt }, "attempt outcome not recorded: the delivery moved on (lease expired)");
             b.done();
           }
           break;

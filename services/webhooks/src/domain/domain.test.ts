@@ -56,8 +56,29 @@ describe("signing", () => {
 describe("addresses", () => {
   it("private, loopback, link-local and special ranges are blocked; public ones are not", () => {
     // Proves the SSRF guard's classification, including IPv4 embedded in IPv6.
-    for (const a of ["127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255",
-      "::1", "::", "fe80::1", "fc00::1", "fd12:3456::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:169.254.169.254", "64:ff9b::10.0.0.1", "[::1]", "not-an-ip"]) {
+    for (const a of [
+      "127.0.0.1",
+      "10.1.2.3",
+      "172.16.0.1",
+      "172.31.255.255",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "224.0.0.1",
+      "255.255.255.255",
+      "::1",
+      "::",
+      "fe80::1",
+      "fc00::1",
+      "fd12:3456::1",
+      "::ffff:127.0.0.1",
+      "::ffff:7f00:1",
+      "::ffff:169.254.169.254",
+      "64:ff9b::10.0.0.1",
+      "[::1]",
+      "not-an-ip",
+    ]) {
       expect(isBlockedAddress(a), a).toBe(true);
     }
     for (const a of ["1.1.1.1", "8.8.8.8", "172.32.0.1", "2606:4700:4700::1111", "::ffff:1.1.1.1"]) expect(isBlockedAddress(a), a).toBe(false);
@@ -88,8 +109,21 @@ describe("URL rules", () => {
 
   it("sandbox follows the live rules unless the deployment allows private URLs", () => {
     // Proves a sandbox key cannot aim an endpoint at the host's own network on a deployment that does not allow it.
-    for (const url of ["http://localhost:5432/h", "http://127.0.0.1:9/h", "http://[::1]:22/h", "https://127.0.0.1/h", "https://10.0.0.7/h", "https://169.254.169.254/latest", "https://localhost/h", "https://[::ffff:192.168.0.1]/h", "http://example.com/h"]) {
-      expect(codeOf(() => checkUrlShape(url, false)), url).toBe("invalid_webhook_url");
+    for (const url of [
+      "http://localhost:5432/h",
+      "http://127.0.0.1:9/h",
+      "http://[::1]:22/h",
+      "https://127.0.0.1/h",
+      "https://10.0.0.7/h",
+      "https://169.254.169.254/latest",
+      "https://localhost/h",
+      "https://[::ffff:192.168.0.1]/h",
+      "http://example.com/h",
+    ]) {
+      expect(
+        codeOf(() => checkUrlShape(url, false)),
+        url,
+      ).toBe("invalid_webhook_url");
     }
     expect(checkUrlShape("https://1.1.1.1/h", false).resolveHost).toBeUndefined();
     // A name is resolved and checked like a live one.

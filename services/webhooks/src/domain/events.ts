@@ -6,7 +6,7 @@ export const ALL_EVENTS = "*";
 /** Problems with an endpoint's `events` list: each entry is `*` or a public event type. */
 export function eventFilterProblems(events: readonly string[]): ValidationDetail[] {
   const problems: ValidationDetail[] = [];
-  if (events.length === 0) problems.push({ path: "events", message: "must name at least one event type, or \"*\"" });
+  if (events.length === 0) problems.push({ path: "events", message: 'must name at least one event type, or "*"' });
   events.forEach((e, i) => {
     if (e !== ALL_EVENTS && !isPublicEventType(e)) problems.push({ path: `events.${i}`, message: `unknown event type "${e}"` });
   });

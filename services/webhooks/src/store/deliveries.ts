@@ -42,7 +42,12 @@ const COLUMNS =
  * held through the commit's WAL flush), which capped fan-out at one commit per flush. The caller hints its
  * own workers instead, and they notify the other replicas outside any business transaction.
  */
-export async function fanOutDeliveries(tx: Tx, s: Scope, evt: { id: string; type: string; body: string; traceHeaders: Record<string, string> }, maxAttempts: number): Promise<number> {
+export async function fanOutDeliveries(
+  tx: Tx,
+  s: Scope,
+  evt: { id: string; type: string; body: string; traceHeaders: Record<string, string> },
+  maxAttempts: number,
+): Promise<number> {
   const [row] = await tx<{ n: number }[]>`
     with matching as (
       select id from webhooks.endpoints

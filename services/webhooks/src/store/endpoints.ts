@@ -25,7 +25,11 @@ type Db = Sql | Tx;
 
 const COLUMNS = "id, org_id, livemode, url, description, events, is_active, secret, previous_secret, previous_secret_expires_at, secret_rotated_at, created_at";
 
-export async function insertEndpoint(db: Db, s: Scope, e: { id: string; url: string; description: string | null; events: string[]; secret: string }): Promise<EndpointRow> {
+export async function insertEndpoint(
+  db: Db,
+  s: Scope,
+  e: { id: string; url: string; description: string | null; events: string[]; secret: string },
+): Promise<EndpointRow> {
   const [row] = await db<EndpointRow[]>`
     insert into webhooks.endpoints (id, org_id, livemode, url, description, events, secret)
     values (${e.id}, ${s.orgId}, ${s.livemode}, ${e.url}, ${e.description}, ${e.events}, ${e.secret})

@@ -94,7 +94,9 @@ export async function replay(
   const since = new Date(body.since);
   const year = since.getUTCFullYear();
   if (year < 1 || year > 9999) {
-    throw new DomainError("validation_error", "Invalid body: since: must be a date between years 1 and 9999", { details: [{ path: "since", message: "out of range" }] });
+    throw new DomainError("validation_error", "Invalid body: since: must be a date between years 1 and 9999", {
+      details: [{ path: "since", message: "out of range" }],
+    });
   }
   if (!(await findEndpoint(deps.sql, s, endpointId))) throw endpointNotFound(endpointId);
   const ids = await withTx(deps.sql, (tx) => deliveries.replayFailedSince(tx, s, endpointId, since, REPLAY_BATCH_MAX));

@@ -35,7 +35,10 @@ export async function checkUrl(raw: string, livemode: boolean, allowPrivateUrls:
     try {
       await checkResolvedHost(checked.resolveHost);
     } catch (e) {
-      const message = e instanceof BlockedAddressError ? "webhook URLs must not resolve to private, loopback or link-local addresses" : `host ${checked.resolveHost} does not resolve`;
+      const message =
+        e instanceof BlockedAddressError
+          ? "webhook URLs must not resolve to private, loopback or link-local addresses"
+          : `host ${checked.resolveHost} does not resolve`;
       throw new DomainError("invalid_webhook_url", message);
     }
   }
@@ -59,7 +62,11 @@ export async function listEndpoints(deps: Deps, s: Scope): Promise<EndpointView[
  * Creates an endpoint and returns it with its secret, shown this once.
  * Codes: invalid_webhook_url, validation_error (events, too many endpoints).
  */
-export async function createEndpoint(deps: Deps, s: Scope, body: { url: string; description?: string | undefined; events?: string[] | undefined }): Promise<EndpointView & { secret: string }> {
+export async function createEndpoint(
+  deps: Deps,
+  s: Scope,
+  body: { url: string; description?: string | undefined; events?: string[] | undefined },
+): Promise<EndpointView & { secret: string }> {
   const events = checkEvents(body.events ?? ["*"]);
   const url = await checkUrl(body.url, s.livemode, deps.config.allowPrivateUrls);
   const secret = secretFromBytes(randomBytes(SECRET_BYTES));
@@ -69,7 +76,9 @@ export async function createEndpoint(deps: Deps, s: Scope, body: { url: string; 
     const [count] = await tx<{ n: number }[]>`
       select count(*)::int as n from webhooks.endpoints where org_id = ${s.orgId} and livemode = ${s.livemode} and deleted_at is null`;
     if ((count?.n ?? 0) >= ENDPOINTS_MAX) {
-      throw new DomainError("validation_error", `At most ${ENDPOINTS_MAX} webhook endpoints per environment`, { hint: "POST /v1/webhooks {action: 'delete', endpoint_id} removes one" });
+      throw new DomainError("validation_error", `At most ${ENDPOINTS_MAX} webhook endpoints per environment`, {
+        hint: "POST /v1/webhooks {action: 'delete', endpoint_id} removes one",
+      });
     }
     return store.insertEndpoint(tx, s, { id: newId("we"), url, description: body.description ?? null, events, secret });
   });
@@ -114,7 +123,12 @@ export async function rotateSecret(deps: Deps, s: Scope, id: string): Promise<En
  * retried. An address the rules refuse (an endpoint stored before they changed, or a name that now resolves
  * privately) is reported as REFUSED_ADDRESS_ERROR only. Codes: webhook_endpoint_not_found.
  */
-export async function testEndpoint(deps: Deps, s: Scope, id: string, deadline: number): Promise<{ delivered: boolean; status: number | null; response_time_ms: number; error?: string }> {
+export async function testEndpoint(
+  deps: Deps,
+  s: Scope,
+  id: string,
+  deadline: number,
+): Promise<{ delivered: boolean; status: number | null; response_time_ms: number; error?: string }> {
   const e = await store.findEndpoint(deps.sql, s, id);
   if (!e) throw notFound(id);
   const now = new Date();

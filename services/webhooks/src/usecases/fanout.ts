@@ -15,7 +15,12 @@ import { fanOutDeliveries } from "../store/deliveries.ts";
  */
 export async function fanOut(tx: Tx, evt: EventEnvelope, maxAttempts: number, created: () => void = () => {}): Promise<number> {
   if (!isPublicEventType(evt.type)) return 0;
-  const n = await fanOutDeliveries(tx, { orgId: evt.org_id, livemode: evt.livemode }, { id: evt.id, type: evt.type, body: webhookBody(evt), traceHeaders: eventHeaders() }, maxAttempts);
+  const n = await fanOutDeliveries(
+    tx,
+    { orgId: evt.org_id, livemode: evt.livemode },
+    { id: evt.id, type: evt.type, body: webhookBody(evt), traceHeaders: eventHeaders() },
+    maxAttempts,
+  );
   if (n > 0) created();
   return n;
 }

@@ -17,7 +17,15 @@ export interface TestEventResult {
 
 function sampleData(type: string, eventId: string): Record<string, unknown> {
   if (type === "payout.failed") {
-    return { payout_id: `po_test_${eventId.slice(4, 16)}`, status: "failed", failure_reason: "sandbox_test", amount_cents: 1000, currency: "USD", sandbox: true, test: true };
+    return {
+      payout_id: `po_test_${eventId.slice(4, 16)}`,
+      status: "failed",
+      failure_reason: "sandbox_test",
+      amount_cents: 1000,
+      currency: "USD",
+      sandbox: true,
+      test: true,
+    };
   }
   return { sandbox: true, test: true };
 }
@@ -31,7 +39,9 @@ export async function sendTestEvent(
   if (s.livemode) throw new DomainError("sandbox_only", undefined, { hint: "Use a test key (slk_test_…) for POST /v1/sandbox/webhooks/test" });
   const type = body.event_type ?? DEFAULT_TEST_EVENT_TYPE;
   if (!isPublicEventType(type)) {
-    throw new DomainError("validation_error", `Invalid body: event_type: unknown event type "${type}"`, { details: [{ path: "event_type", message: "must be a public event type" }] });
+    throw new DomainError("validation_error", `Invalid body: event_type: unknown event type "${type}"`, {
+      details: [{ path: "event_type", message: "must be a public event type" }],
+    });
   }
   return withTx(deps.sql, async (tx) => {
     if (body.idempotency_key !== undefined) {
@@ -45,7 +55,13 @@ export async function sendTestEvent(
     }
     const eventId = newId("evt");
     const queued = (await matchingEndpointIds(tx, s, type)).length;
-    await writeOutbox(tx, "webhooks", { id: eventId, type, org_id: s.orgId, livemode: s.livemode, data: { ...sampleData(type, eventId), ...(body.payload ?? {}) } });
+    await writeOutbox(tx, "webhooks", {
+      id: eventId,
+      type,
+      org_id: s.orgId,
+      livemode: s.livemode,
+      data: { ...sampleData(type, eventId), ...(body.payload ?? {}) },
+    });
     if (body.idempotency_key !== undefined) {
       // A concurrent duplicate loses on the primary key and its transaction (and outbox row) rolls back.
       await tx`
