@@ -14,7 +14,6 @@
  *   the p99, so one stall moves it); BENCH_EXTRA_FRACTIONS (e.g. "0.3,0.5") for more open-loop runs;
  *   BENCH_PAYMENTS_POOL / BENCH_PAYMENTS_NODE_OPTIONS: the payments service's pool size and Node flags; BENCH_TIMELINE=1.
  */
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Pool } from "undici";
 import { freePort } from "@treasury/testing";
@@ -32,6 +31,7 @@ import {
   percentile,
   startChild,
   startInfra,
+  pgbench,
   type Child,
 } from "./lib.ts";
 
@@ -67,34 +67,6 @@ interface LevelResult {
   p99: number;
   /** Latency by step (create, complete). */
   steps?: string;
-}
-
-/**
- * pgbench TPC-B (the default script) against its own database in the same cluster. `tps(clients, seconds)`
- * initialises it afresh (then a CHECKPOINT, so the load of the initialisation is flushed before anything is
- * measured) and runs it: a run on tables that earlier rounds grew and left dead rows in measured 10–20 % less
- * by the third round, which would flatter the ratio of later rounds.
- */
-function pgbench(adminUrl: string): { tps(clients: number, seconds: number): number } {
-  const u = new URL(adminUrl);
-  const conn = ["-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres")];
-  const env = { ...process.env, PGPASSWORD: decodeURIComponent(u.password) };
-  const run = (cmd: string, args: string[], seconds: number) => {
-    const r = spawnSync(cmd, [...conn, ...args], { encoding: "utf8", env, timeout: (seconds + 120) * 1000 });
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr}`);
-    return r.stdout + r.stderr;
-  };
-  run("psql", ["-d", "postgres", "-c", "drop database if exists pgbench", "-c", "create database pgbench"], 0);
-  return {
-    tps(clients, seconds) {
-      run("pgbench", ["-i", "-q", "-s", String(PGBENCH_SCALE), "pgbench"], 0);
-      run("psql", ["-d", "pgbench", "-c", "checkpoint"], 0);
-      const out = run("pgbench", ["-c", String(clients), "-j", "2", "-T", String(seconds), "pgbench"], seconds);
-      const m = /tps = ([\d.]+)/.exec(out);
-      if (m === null) throw new Error(`no tps in pgbench output:\n${out}`);
-      return Number(m[1]);
-    },
-  };
 }
 
 const infra = await startInfra();
@@ -353,7 +325,7 @@ try {
   const best = results.reduce((a, b) => (b.flowsPerSec > a.flowsPerSec ? b : a));
   // Rounds of pgbench, then flows at the best concurrency (the maximum rate), then the open loop at 70 % of that
   // rate: each figure is compared with one measured seconds before it, since the machine's speed drifts.
-  const baseline = pgbench(infra.adminUrl);
+  const baseline = pgbench(infra.adminUrl, PGBENCH_SCALE);
   for (const f of EXTRA_FRACTIONS) {
     const r = await runPaced(Math.max(1, best.flowsPerSec * f), PACED_SEC);
     console.log(

@@ -1,5 +1,5 @@
 /** Shared benchmark plumbing: real PostgreSQL + NATS (env URLs or private servers), child processes, autocannon. */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { connect, type Socket } from "node:net";
 import { createWriteStream, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -422,4 +422,32 @@ export function latencyTimeline(timeline: [number, number][]): string[] {
       xs.sort((x, y) => x - y);
       return `${(b / 2).toFixed(1)}s ${xs.length} ${percentile(xs, 50).toFixed(1)}/${percentile(xs, 99).toFixed(0)}/${(xs.at(-1) ?? 0).toFixed(0)}`;
     });
+}
+
+/**
+ * pgbench TPC-B (the default script) against its own database in the benchmark's cluster: the baseline of the
+ * money-moving benchmarks. Each run initialises it afresh at `scale` (then a CHECKPOINT, so the load of the
+ * initialisation is flushed before anything is measured): a run on tables that earlier rounds grew and left dead
+ * rows in measured 10–20 % less by the third round, which would flatter the ratio of later rounds.
+ */
+export function pgbench(adminUrl: string, scale: number): { tps(clients: number, seconds: number): number } {
+  const u = new URL(adminUrl);
+  const conn = ["-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres")];
+  const env = { ...process.env, PGPASSWORD: decodeURIComponent(u.password) };
+  const run = (cmd: string, args: string[], seconds: number) => {
+    const r = spawnSync(cmd, [...conn, ...args], { encoding: "utf8", env, timeout: (seconds + 120) * 1000 });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr}`);
+    return r.stdout + r.stderr;
+  };
+  run("psql", ["-d", "postgres", "-c", "drop database if exists pgbench", "-c", "create database pgbench"], 0);
+  return {
+    tps(clients, seconds) {
+      run("pgbench", ["-i", "-q", "-s", String(scale), "pgbench"], 0);
+      run("psql", ["-d", "pgbench", "-c", "checkpoint"], 0);
+      const out = run("pgbench", ["-c", String(clients), "-j", "2", "-T", String(seconds), "pgbench"], seconds);
+      const m = /tps = ([\d.]+)/.exec(out);
+      if (m === null) throw new Error(`no tps in pgbench output:\n${out}`);
+      return Number(m[1]);
+    },
+  };
 }

@@ -11,7 +11,6 @@
  *   BENCH_DURATION_SEC (default 5) per level; BENCH_CONCURRENCY (default "1,4,16,32,64"); BENCH_PACED_SEC (default 10);
  *   BENCH_ROUNDS (default 3); BENCH_PARTICIPANTS (default 64 funded creators).
  */
-import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Pool } from "undici";
@@ -19,7 +18,7 @@ import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, cpuMs, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, percentile, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, cpuMs, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, percentile, pgbench, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
@@ -42,29 +41,6 @@ interface LevelResult {
   perSec: number;
   p50: number;
   p99: number;
-}
-
-/** pgbench TPC-B (the default script) on a fresh database of the same cluster, initialised before each run. */
-function pgbench(adminUrl: string): { tps(seconds: number): number } {
-  const u = new URL(adminUrl);
-  const conn = ["-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres")];
-  const env = { ...process.env, PGPASSWORD: decodeURIComponent(u.password) };
-  const run = (cmd: string, args: string[], seconds: number) => {
-    const r = spawnSync(cmd, [...conn, ...args], { encoding: "utf8", env, timeout: (seconds + 120) * 1000 });
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr}`);
-    return r.stdout + r.stderr;
-  };
-  run("psql", ["-d", "postgres", "-c", "drop database if exists pgbench", "-c", "create database pgbench"], 0);
-  return {
-    tps(seconds) {
-      run("pgbench", ["-i", "-q", "-s", String(PGBENCH_SCALE), "pgbench"], 0);
-      run("psql", ["-d", "pgbench", "-c", "checkpoint"], 0);
-      const out = run("pgbench", ["-c", String(PGBENCH_CLIENTS), "-j", "2", "-T", String(seconds), "pgbench"], seconds);
-      const m = /tps = ([\d.]+)/.exec(out);
-      if (m === null) throw new Error(`no tps in pgbench output:\n${out}`);
-      return Number(m[1]);
-    },
-  };
 }
 
 /** Fields of /proc/<pid>/stat after the command name: [1] ppid, [11] utime, [12] stime, [13] cutime, [14] cstime. */
@@ -245,11 +221,11 @@ try {
   cpuPer["nats_server"] = (cpuMs(infra.natsPid) - (serversBefore[1] ?? 0)) / measured;
   const best = results.reduce((a, b) => (b.perSec > a.perSec ? b : a));
 
-  const baseline = pgbench(infra.adminUrl);
+  const baseline = pgbench(infra.adminUrl, PGBENCH_SCALE);
   type Round = { tps: number; max: LevelResult; paced: LevelResult & { rate: number } };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const tps = baseline.tps(DURATION_SEC * 2);
+    const tps = baseline.tps(PGBENCH_CLIENTS, DURATION_SEC * 2);
     const max = await runLevel(best.concurrency, DURATION_SEC);
     const paced = await runPaced(Math.max(1, max.perSec * PACED_FRACTION), PACED_SEC);
     rounds.push({ tps, max, paced });

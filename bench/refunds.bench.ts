@@ -13,13 +13,12 @@
  *   BENCH_PACED_SEC (default 10) for the open loop; BENCH_ROUNDS (default 3); BENCH_SALES (default 2000) sales,
  *   BENCH_PARTICIPANTS (default 64) creators they belong to.
  */
-import { spawnSync } from "node:child_process";
 import { Pool } from "undici";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, percentile, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, percentile, pgbench, startChild, startInfra, type Child } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
@@ -45,29 +44,6 @@ interface RunResult {
   perSec: number;
   p50: number;
   p99: number;
-}
-
-/** pgbench TPC-B against its own database in the same cluster, initialised afresh (then a CHECKPOINT) per run. */
-function pgbench(adminUrl: string): { tps(clients: number, seconds: number): number } {
-  const u = new URL(adminUrl);
-  const conn = ["-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres")];
-  const env = { ...process.env, PGPASSWORD: decodeURIComponent(u.password) };
-  const run = (cmd: string, args: string[], seconds: number) => {
-    const r = spawnSync(cmd, [...conn, ...args], { encoding: "utf8", env, timeout: (seconds + 120) * 1000 });
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr}`);
-    return r.stdout + r.stderr;
-  };
-  run("psql", ["-d", "postgres", "-c", "drop database if exists pgbench", "-c", "create database pgbench"], 0);
-  return {
-    tps(clients, seconds) {
-      run("pgbench", ["-i", "-q", "-s", String(PGBENCH_SCALE), "pgbench"], 0);
-      run("psql", ["-d", "pgbench", "-c", "checkpoint"], 0);
-      const out = run("pgbench", ["-c", String(clients), "-j", "2", "-T", String(seconds), "pgbench"], seconds);
-      const m = /tps = ([\d.]+)/.exec(out);
-      if (m === null) throw new Error(`no tps in pgbench output:\n${out}`);
-      return Number(m[1]);
-    },
-  };
 }
 
 const infra = await startInfra();
@@ -241,7 +217,7 @@ try {
     console.log(`  concurrency ${c}: mean time in each service's handler: ${handlerDelta(before, await handlerTimes())}`);
   }
   const best = levels.reduce((a, b) => (b.perSec > a.perSec ? b : a));
-  const baseline = pgbench(infra.adminUrl);
+  const baseline = pgbench(infra.adminUrl, PGBENCH_SCALE);
   type Round = { tps: number; max: RunResult; half: RunResult & { rate: number } };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {

@@ -1,18 +1,16 @@
 // Proves the hosted pages in a real headless browser: paying with the success card redirects and credits the
 // creator exactly the share; the decline card shows a message and moves nothing; no API key reaches a page.
 import { createServer, type Server } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type BrowserContext } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
+import { launchChromium, type Browser } from "./browser.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
 let s: Stack;
+let browser: Browser | undefined;
 let context: BrowserContext;
 let shop: Server;
 let shopUrl: string;
-const profileDir = mkdtempSync(join(tmpdir(), "payments-browser-"));
 
 beforeAll(async () => {
   s = await startStack({ services: ["ledger", "payments"] });
@@ -24,26 +22,13 @@ beforeAll(async () => {
   await new Promise<void>((r) => shop.listen(0, "127.0.0.1", r));
   const addr = shop.address();
   shopUrl = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}`;
-  // A fresh user-data dir per run (launchPersistentContext owns the --user-data-dir flag).
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium("payments-browser");
+  context = browser.context;
 }, 60_000);
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await new Promise<void>((r) => (shop ? shop.close(() => r()) : r()));
   await s?.stop();
-  rmSync(profileDir, { recursive: true, force: true });
 });
 
 async function creatorBalance(pid: string): Promise<number> {

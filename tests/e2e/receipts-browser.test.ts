@@ -1,11 +1,11 @@
 // Proves the hosted receipt page in a real headless browser: it shows the sale and its signed ledger proof,
 // escapes merchant data, carries no API key, prints cleanly (print style sheet, PDF), and answers 404 HTML for
 // an unknown receipt. A screenshot and the PDF are written to .data/test-output/ for a person to look at.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { chromium, type BrowserContext } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
+import { launchChromium, type Browser } from "./browser.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyRingEntry } from "@treasury/service-kit";
 import { repoRoot } from "@treasury/testing";
@@ -14,35 +14,22 @@ import { call, startStack, type Stack } from "./stack.ts";
 
 let s: Stack;
 let receipts: ReceiptsService;
+let browser: Browser | undefined;
 let context: BrowserContext;
-const profileDir = mkdtempSync(join(tmpdir(), "receipts-browser-"));
 const outputDir = join(repoRoot(), ".data", "test-output");
 
 beforeAll(async () => {
   s = await startStack({ services: ["ledger", "payments"] });
   receipts = await buildReceipts(s.env.env("receipts", { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("page1") }));
   await receipts.start();
-  // A fresh user-data dir per run (launchPersistentContext owns the --user-data-dir flag).
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium("receipts-browser");
+  context = browser.context;
   mkdirSync(outputDir, { recursive: true });
 }, 60_000);
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await receipts?.stop();
   await s?.stop();
-  rmSync(profileDir, { recursive: true, force: true });
 });
 
 async function receipt(): Promise<{ hostedUrl: string; receiptId: string; hash: string; sale: string }> {

@@ -3,37 +3,23 @@
 // with the session's org, environment and buyer (not the browser's), approving it puts the money back in the
 // wallet; without the permission there is no form and a forged post is refused; a sale the wallet did not pay
 // cannot be named.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type BrowserContext } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
+import { launchChromium, type Browser } from "./browser.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
 let s: Stack;
+let browser: Browser | undefined;
 let context: BrowserContext;
-const profileDir = mkdtempSync(join(tmpdir(), "refunds-browser-"));
 
 beforeAll(async () => {
   s = await startStack({ services: ["ledger", "payments", "refunds"] });
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium("refunds-browser");
+  context = browser.context;
 }, 60_000);
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await s?.stop();
-  rmSync(profileDir, { recursive: true, force: true });
 });
 
 type Body = Record<string, unknown>;

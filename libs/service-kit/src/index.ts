@@ -34,3 +34,5 @@ export { generateKeyRingEntry, parseKeyRing, sealedKeyId, SealedValueError, Seal
 export { RetentionSweeper } from "./retention.ts";
 export type { PurgeTask } from "./retention.ts";
 export type { ConsumeOptions, CreateServiceOptions, NoExtraEnv, Service, ServiceConfig, ServiceDeps } from "./service.ts";
+export { requestHash } from "./request-hash.ts";
+export { PeriodicTask } from "./periodic.ts";

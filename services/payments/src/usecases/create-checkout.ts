@@ -10,7 +10,7 @@
 import { cents, DomainError, isErrorCode, newUuid, schemas } from "@treasury/contracts";
 import type { z } from "zod";
 import type { Scope } from "../adapters/ledger.ts";
-import { requestHash } from "../domain/canonical.ts";
+import { requestHash } from "@treasury/service-kit";
 import { computeSplit, creatorBpsFor } from "../domain/split.ts";
 import { findCheckoutByKey, insertCheckout, storeCreateResponse, type CheckoutMode, type CheckoutRow, type NewCheckout } from "../store/checkouts.ts";
 import { driveCompletion, paymentIdOf } from "./complete-checkout.ts";

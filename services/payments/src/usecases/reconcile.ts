@@ -4,6 +4,7 @@
  * replicas and alongside live requests: the ledger post is idempotent on the intent's reference and the settle
  * step is conditional on the intent's state.
  */
+import { PeriodicTask } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import { stuckCompleting } from "../store/checkouts.ts";
 import { disputesInFlight } from "../store/disputes.ts";
@@ -21,26 +22,22 @@ export interface ReconcilerOptions {
 }
 
 export class Reconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
+  private readonly loop: PeriodicTask;
 
   constructor(
     private readonly deps: PaymentsDeps,
     private readonly opts: ReconcilerOptions,
     private readonly log: Logger,
-  ) {}
-
-  start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule();
+  ) {
+    this.loop = new PeriodicTask({ name: "reconciler", intervalMs: this.opts.intervalMs, log: this.log, run: () => this.runOnce() });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    await this.running;
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass; answers how many intents it settled or failed. Tests call it directly. */
@@ -75,16 +72,5 @@ export class Reconciler {
       this.log.warn({ id, error: err instanceof Error ? err.message : String(err) }, `reconciler could not drive a ${what} yet`);
       return 0;
     }
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.runOnce()
-        .then(() => undefined)
-        .catch((err: unknown) => this.log.error({ err }, "reconciler pass failed"))
-        .finally(() => this.schedule());
-    }, this.opts.intervalMs);
-    this.timer.unref();
   }
 }

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { DomainError, newId, schemas } from "@treasury/contracts";
 import type { z } from "zod";
 import type { LedgerWallet, Scope } from "../adapters/ledger.ts";
-import { requestHash } from "../domain/canonical.ts";
+import { requestHash } from "@treasury/service-kit";
 import {
   findWalletSessionByKey,
   insertWalletSession,

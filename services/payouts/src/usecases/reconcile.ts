@@ -6,6 +6,7 @@
  * is idempotent on its reference, every settle step is conditional on the row's state, and cuts are
  * serialised by an advisory lock.
  */
+import { PeriodicTask } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import { stuckActions, stuckPosting } from "../store/payouts.ts";
 import { cutFile, deliverPending } from "./cut-file.ts";
@@ -22,27 +23,23 @@ export interface ReconcilerOptions {
 }
 
 export class Reconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
+  private readonly loop: PeriodicTask;
   private lastCutAt = Date.now();
 
   constructor(
     private readonly deps: PayoutsDeps,
     private readonly opts: ReconcilerOptions,
     private readonly log: Logger,
-  ) {}
-
-  start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule();
+  ) {
+    this.loop = new PeriodicTask({ name: "reconciler", intervalMs: this.opts.intervalMs, log: this.log, run: () => this.runOnce() });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    await this.running;
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass; answers how many payouts it moved on. Tests call it directly. */
@@ -72,16 +69,5 @@ export class Reconciler {
       n += (await cutFile(this.deps)).payout_ids.length;
     }
     return n;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.runOnce()
-        .then(() => undefined)
-        .catch((err: unknown) => this.log.error({ err }, "payouts reconciler pass failed"))
-        .finally(() => this.schedule());
-    }, this.opts.intervalMs);
-    this.timer.unref();
   }
 }

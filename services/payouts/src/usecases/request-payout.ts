@@ -19,7 +19,7 @@ import { cents, DomainError, newId, type PostRequestInput, type schemas, type Wa
 import { outboxRowValues, wakeOutboxRelay, type OutboxRowValues } from "@treasury/service-kit";
 import type { z } from "zod";
 import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
-import { requestHash } from "../domain/canonical.ts";
+import { requestHash } from "@treasury/service-kit";
 import { netAmount, payoutPostings, type PayoutAmounts } from "../domain/money.ts";
 import { ENTRY_AMOUNT_MAX_CENTS } from "../domain/nacha.ts";
 import {

@@ -9,7 +9,7 @@
  * client key: `refund:<refund id>`, or `refund_request:<request id>` for an approval. Every driver (the request,
  * a retry, the reconciler) reads it from the stored row, so one refund moves money once.
  */
-import { requestHash } from "./canonical.ts";
+import { requestHash } from "@treasury/service-kit";
 
 export type RefundFrom = "both" | "platform_only" | "creator_only";
 export type ShortfallPolicy = "receivable" | "refuse";

@@ -5,6 +5,7 @@
  * conditional on the refund being pending.
  */
 import { DomainError } from "@treasury/contracts";
+import { PeriodicTask } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import { stuckPending } from "../store/refunds.ts";
 import type { RefundsDeps } from "./deps.ts";
@@ -17,26 +18,22 @@ export interface ReconcilerOptions {
 }
 
 export class Reconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
+  private readonly loop: PeriodicTask;
 
   constructor(
     private readonly deps: RefundsDeps,
     private readonly opts: ReconcilerOptions,
     private readonly log: Logger,
-  ) {}
-
-  start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule();
+  ) {
+    this.loop = new PeriodicTask({ name: "reconciler", intervalMs: this.opts.intervalMs, log: this.log, run: () => this.runOnce() });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    await this.running;
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass; answers how many refunds it settled (completed or failed). Tests call it directly. */
@@ -57,16 +54,5 @@ export class Reconciler {
       }
     }
     return n;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.runOnce()
-        .then(() => undefined)
-        .catch((err: unknown) => this.log.error({ err }, "reconciler pass failed"))
-        .finally(() => this.schedule());
-    }, this.opts.intervalMs);
-    this.timer.unref();
   }
 }

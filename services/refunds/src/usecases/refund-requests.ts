@@ -29,7 +29,7 @@ async function checkSale(deps: RefundsDeps, scope: Scope, body: CreateBody): Pro
 import { DomainError, newId, type schemas } from "@treasury/contracts";
 import { withTx, writeOutbox } from "@treasury/service-kit";
 import type { z } from "zod";
-import { requestHash } from "../domain/canonical.ts";
+import { requestHash } from "@treasury/service-kit";
 import { ledgerReferenceOf, refundRequestKey } from "../domain/refund.ts";
 import { canMove, isApprovalReplay, targetOf, type ReviewAction } from "../domain/refund-request.ts";
 import type { Scope, Tx } from "../store/db.ts";

@@ -1,4 +1,8 @@
-/** A stable hash of a request: the same fields in any key order hash the same (idempotency conflicts). */
+/**
+ * A stable hash of a request, for idempotency: the same fields in any key order (undefined members dropped) hash
+ * the same, so a replay is told from a different request under the same key. Stored hashes depend on this exact
+ * form: never change it.
+ */
 import { createHash } from "node:crypto";
 
 function canonical(value: unknown): unknown {
