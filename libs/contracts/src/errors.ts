@@ -3,7 +3,7 @@
  * maps a domain error to HTTP: services raise codes, the gateway looks the status up here.
  */
 export const ERROR_CODES = {
-  // Envelope, protocol and auth (wire-decisions §1).
+  // Envelope, protocol and auth (docs/api.md, Conventions).
   missing_api_key: { status: 401, message: "Missing API key" },
   invalid_api_key: { status: 401, message: "Invalid API key" },
   ledger_suspended: { status: 403, message: "Ledger suspended" },

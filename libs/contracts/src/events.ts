@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Public event types (wire-decisions §6): these, and only these, reach webhook endpoints. */
+/** Public event types (docs/api.md, Webhooks): these, and only these, reach webhook endpoints. */
 export const PUBLIC_EVENT_TYPES = [
   "checkout.completed",
   "checkout.failed",

@@ -1,6 +1,6 @@
 /**
  * The route table: every public operation with its method, path, owning service, RPC subject, required scope
- * (wire-decisions §1a), rate-limit class and schemas. The gateway's router, its scope checks, its rate
+ * (docs/api.md, Scopes), rate-limit class and schemas. The gateway's router, its scope checks, its rate
  * limits and the OpenAPI document all read this one table.
  */
 import type { z } from "zod";
@@ -475,7 +475,7 @@ export function findRoute(operation: string): RouteDef | undefined {
   return ROUTES.find((r) => r.operation === operation);
 }
 
-/** Rate-limit classes per key: token buckets (wire-decisions §1). */
+/** Rate-limit classes per key: token buckets (docs/api.md, Conventions). */
 export const RATE_LIMITS: Record<RateClass, { capacity: number; refillPerSec: number }> = {
   read: { capacity: 1000, refillPerSec: 1000 / 60 },
   record_sale: { capacity: 100, refillPerSec: 100 },

@@ -1,5 +1,5 @@
 /**
- * Body and query schemas of the public operations (spec + wire-decisions). The gateway validates with these
+ * Body and query schemas of the public operations (docs/api.md). The gateway validates with these
  * before a request reaches a service; services may re-parse to get typed values.
  * Objects strip unknown fields (clients of the real API send extras); wrong types and missing fields are 400.
  */
@@ -432,7 +432,7 @@ export const VerifyReceiptBody = z.object({
   signed_payload: str(65_536).optional(),
 });
 
-/** Receipt answer (wire-decisions §5). */
+/** Receipt answer (docs/api.md, Receipts). */
 export interface ReceiptView {
   id: string;
   status: "issued";
@@ -456,7 +456,7 @@ export interface ProofSignatureView {
   signed_payload: string;
   created_at: string;
 }
-/** Signed ledger proof answer (wire-decisions §5). */
+/** Signed ledger proof answer (docs/api.md, Receipts). */
 export interface ProofView {
   receipt_id: string | null;
   transaction_id: string;

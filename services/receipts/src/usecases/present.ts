@@ -1,4 +1,4 @@
-/** The wire shapes of receipts and proofs (wire-decisions §5), from their rows. */
+/** The wire shapes of receipts and proofs (docs/api.md, Receipts), from their rows. */
 import type { schemas } from "@treasury/contracts";
 import type { ProofRow, SignatureRow } from "../store/proofs.ts";
 import type { ReceiptRow } from "../store/receipts.ts";
