@@ -10,6 +10,9 @@
 import { cents, DomainError, type Cents, type RefundFrom } from "@treasury/contracts";
 import type { Side } from "./accounts.ts";
 
+/** The transaction kind of a sale refund. */
+export const KIND_REFUND = "refund";
+
 /** What the sale row holds about its remainder (locked by the caller). */
 export interface SaleState {
   saleReference: string;

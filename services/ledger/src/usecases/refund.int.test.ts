@@ -148,6 +148,28 @@ describe("refunds", () => {
     await expectInvariants(s.org);
   });
 
+  it("a refund reversed (the card processor failed it) gives its parts back to the sale's remainder; never in part", async () => {
+    const s = await sale({ gross: 1_000, creator: 800, tax: 0, hold: false });
+    ok(await refund(s, "refund:a", { amount: 600 }));
+    const failed = ok(await refund(s, "refund:b", {}));
+    expect(err(await refund(s, "refund:c", { amount: 1 })).code).toBe("sale_already_fully_refunded");
+    const ctx = { org_id: s.org, livemode: false, key_id: "k", scopes: null, request_id: "req_rev" };
+    const id = String(failed.body["transaction_id"]);
+    expect(err(await h.call("reverseTransaction", ctx, { body: { transaction_id: id, reason: "refund_failed", partial_amount: 100 } })).code).toBe(
+      "validation_error",
+    );
+    ok(await h.call("reverseTransaction", ctx, { body: { transaction_id: id, reason: "refund_failed" } }));
+    expect(await wallet(s.creatorWallet)).toEqual({ balance: 320, held: 0 });
+    const [row] = await h.env.adminSql<{ refunded_amount: string; creator_refunded: string }[]>`
+      select refunded_amount, creator_refunded from ledger.sales where org_id = ${s.org}`;
+    expect([Number(row?.refunded_amount), Number(row?.creator_refunded)]).toEqual([600, 480]);
+    // The remainder is refundable again, exactly once.
+    const again = ok(await refund(s, "refund:d", {}));
+    expect((again.body["extra"] as Record<string, unknown>)["refund"]).toMatchObject({ amount: 400, from_creator: 320, remaining_amount: 0 });
+    expect(await wallet(s.creatorWallet)).toEqual({ balance: 0, held: 0 });
+    await expectInvariants(s.org);
+  });
+
   it("a wallet-funded sale's refund goes back to the buyer's wallet", async () => {
     const org = newOrg();
     const scope = { orgId: org, livemode: false };

@@ -9,7 +9,7 @@
  * and are undone by their own reversal).
  */
 import { DomainError, type PostOutcome, type PostRequest } from "@treasury/contracts";
-import type { RefundPlan } from "../domain/refund.ts";
+import { KIND_REFUND, type RefundPlan } from "../domain/refund.ts";
 import { InvariantViolation, type ResolvedPosting } from "../domain/posting.ts";
 import { accountKinds, ensureSystemAccount, findCreatorWallet, type Scope } from "../store/accounts.ts";
 import type { Sql } from "../store/db.ts";
@@ -17,8 +17,6 @@ import { findSale } from "../store/sales.ts";
 import { transactionEntries } from "../store/transactions.ts";
 import type { PostPort } from "./post-request.ts";
 import { entriesToPostings } from "./reverse.ts";
-
-export const KIND_REFUND = "refund";
 
 /** Where the sale's money came from: the account its inflow postings debit (never the processing-fee posting). */
 function saleSource(postings: readonly ResolvedPosting[], credited: ReadonlySet<string>): string {

@@ -11,9 +11,10 @@
 import { cents, DomainError, type schemas } from "@treasury/contracts";
 import type { z } from "zod";
 import { InvariantViolation, type ResolvedPosting } from "../domain/posting.ts";
+import { KIND_REFUND } from "../domain/refund.ts";
 import { ensureSystemAccount, findCreatorWallet, type Scope } from "../store/accounts.ts";
 import type { Q, Sql } from "../store/db.ts";
-import { lockSaleByTransaction, updateSaleRemainder } from "../store/sales.ts";
+import { lockSaleByReference, lockSaleByTransaction, updateSaleRemainder } from "../store/sales.ts";
 import { findTransaction, latestReversal, markReversal, transactionEntries, type EntryRow, type TransactionRow } from "../store/transactions.ts";
 import type { Derived, PostPort } from "./post-request.ts";
 
@@ -87,6 +88,13 @@ export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBo
   const creatorWallet = participantId === undefined ? undefined : await findCreatorWallet(sql, scope, participantId);
   const receivable = participantId === undefined ? undefined : await ensureSystemAccount(sql, scope, "creator_receivable", participantId);
 
+  // A refund taken back (the card processor failed it): the sale's remainder gets the refund's parts back.
+  const refunded = refundOf(original);
+  if (refunded !== undefined && body.partial_amount !== undefined && body.partial_amount !== original.amount) {
+    throw new DomainError("validation_error", "A refund is reversed whole", {
+      details: [{ path: "partial_amount", message: "a refund cannot be reversed in part" }],
+    });
+  }
   const reference = body.idempotency_key ?? `${original.id}:${body.partial_amount ?? "full"}`;
   const derive = async (tx: Q, ctx: { transactionId: string }): Promise<Derived> => {
     const sale = await lockSaleByTransaction(tx, scope, original.id);
@@ -119,6 +127,7 @@ export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBo
         reversed: after === total,
       });
     }
+    if (refunded !== undefined) await restoreRefunded(tx, scope, refunded);
     await markReversal(tx, scope, ctx.transactionId, original.id, locked.reversed_amount + amount, after === total);
     const cover =
       sale !== undefined && creatorWallet !== undefined && receivable !== undefined
@@ -164,4 +173,36 @@ async function saleParticipant(sql: Sql, scope: Scope, transactionId: string): P
   const [row] = await sql<{ participant_id: string | null }[]>`
     select participant_id from ledger.sales where transaction_id = ${transactionId} and org_id = ${scope.orgId} and livemode = ${scope.livemode}`;
   return row?.participant_id ?? undefined;
+}
+
+interface RefundParts {
+  saleReference: string;
+  amount: number;
+  fromCreator: number;
+  fromPlatform: number;
+}
+
+/** The parts of a refund transaction (the ledger's refund kind records them in its result), else undefined. */
+function refundOf(t: TransactionRow): RefundParts | undefined {
+  if (t.kind !== KIND_REFUND) return undefined;
+  const r = (t.result["extra"] as { refund?: Record<string, unknown> } | undefined)?.refund;
+  if (r === undefined) return undefined;
+  return {
+    saleReference: String(r["sale_reference"]),
+    amount: Number(r["amount"]),
+    fromCreator: Number(r["from_creator"]),
+    fromPlatform: Number(r["from_platform"]),
+  };
+}
+
+/** Gives a reversed refund's parts back to its sale's remainder, under the sale's lock (taken before any wallet's). */
+async function restoreRefunded(tx: Q, scope: Scope, r: RefundParts): Promise<void> {
+  const sale = await lockSaleByReference(tx, scope, r.saleReference);
+  if (sale === undefined) throw new InvariantViolation(`sale ${r.saleReference} of a refund vanished`);
+  await updateSaleRemainder(tx, scope, sale.sale_reference, {
+    refunded: sale.refunded_amount - r.amount,
+    creatorRefunded: sale.creator_refunded - r.fromCreator,
+    platformRefunded: sale.platform_refunded - r.fromPlatform,
+    reversed: sale.reversed,
+  });
 }
