@@ -62,7 +62,7 @@ write kyc-pii.env "keys=$(key_ring "pii$(date +%Y%m)")"
 write payouts-pii.env "keys=$(key_ring "bank$(date +%Y%m)")"
 write receipts-sealing.env "keys=$(key_ring "seal$(date +%Y%m)")"
 # Empty unless a Stripe account is connected: the payments service then answers provider_not_configured for it.
-write stripe.env "secret-key=${STRIPE_SECRET_KEY:-}"
+write stripe.env "secret-key=${STRIPE_SECRET_KEY:-}" "webhook-secret=${STRIPE_WEBHOOK_SECRET:-}"
 if grep -q 'treasury-pg-backup' "$overlay/kustomization.yaml"; then
   write pg-backup.env "ACCESS_KEY_ID=${BACKUP_ACCESS_KEY_ID:?set BACKUP_ACCESS_KEY_ID (object store for PostgreSQL backups)}" \
     "ACCESS_SECRET_KEY=${BACKUP_ACCESS_SECRET_KEY:?set BACKUP_ACCESS_SECRET_KEY}"

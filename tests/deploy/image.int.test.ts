@@ -2,7 +2,8 @@
 // production: on a copy of the build context the .dockerignore allows, it compiles every service, installs
 // production dependencies only (no tsx), the compiled migrate command migrates an empty database, every service
 // starts with the Dockerfile's command and environment, answers /readyz, and the API answers through the
-// gateway with a key made by the compiled operator CLI.
+// gateway with a key made by the compiled operator CLI, and a live checkout completes from the card processor's
+// signed event (its official package loaded from the production node_modules, its API played on loopback).
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import postgres from "postgres";
 import { SERVICES, type ServiceName } from "@treasury/contracts";
 import { generateKeyRingEntry, serviceDatabaseUrl } from "@treasury/service-kit";
 import { freePort, makeScratchDir, repoRoot, setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
+import { checkoutSessionObject, processorEvent, sendWebhook, signed, startProcessorStandIn, type ProcessorStandIn } from "../e2e/processor-stand-in.ts";
 import { copyContext, makeIgnore, parseDockerfile, stageCmd, stageEnv, type Stage } from "./dockerfile.ts";
 
 const root = repoRoot();
@@ -53,9 +55,12 @@ let imageAdminUrl = "";
 const imageDb = `img_${Date.now().toString(36)}`;
 const running: Running[] = [];
 let gatewayPort = 0;
+let processor: ProcessorStandIn;
+const webhookSecret = `whsec_image_${Date.now().toString(36)}`;
 
 beforeAll(async () => {
   env = await setupTestEnv();
+  processor = await startProcessorStandIn();
   scratch = makeScratchDir("treasury-image-");
   context = join(scratch, "context");
   out = join(scratch, "app");
@@ -82,6 +87,7 @@ afterAll(async () => {
     await admin.unsafe(`drop database if exists "${imageDb}" with (force)`);
     await admin.end({ timeout: 5 });
   }
+  await processor?.close();
   await env?.cleanup();
   if (scratch !== "") rmSync(scratch, { recursive: true, force: true });
 });
@@ -115,6 +121,17 @@ async function readyz(r: Running): Promise<number> {
   const res = await fetch(`http://127.0.0.1:${r.healthPort}/readyz`, { signal: AbortSignal.timeout(1_000) });
   await res.body?.cancel();
   return res.status;
+}
+
+/** The compiled operator CLI, run as the image runs it; its last output line is JSON. */
+async function cli(...args: string[]): Promise<Record<string, string>> {
+  const r = await run("node", ["dist/admin.js", ...args], {
+    cwd: out,
+    env: containerEnv({ ...stageEnv(runtime), DATABASE_URL: imageAdminUrl }),
+    timeoutMs: 30_000,
+  });
+  expect(r.code, r.out).toBe(0);
+  return JSON.parse(r.out.trim().split("\n").at(-1) ?? "{}") as Record<string, string>;
 }
 
 describe("the production image", () => {
@@ -174,6 +191,7 @@ describe("the production image", () => {
       gateway: { HOST: "127.0.0.1", PORT: String(gatewayPort), ALT_PORT: String(await freePort()), REDIS_URL: env.redisUrl },
       kyc: { PII_KEYS: generateKeyRingEntry("k1") },
       receipts: { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("r1") },
+      payments: { STRIPE_SECRET_KEY: "sk_test_image_stand_in", STRIPE_API_BASE: processor.url, STRIPE_WEBHOOK_SECRET: webhookSecret },
     };
     const started = await Promise.all(SERVICES.map((name) => startFromImage(name, extra[name] ?? {})));
     for (const r of started) {
@@ -190,15 +208,6 @@ describe("the production image", () => {
 
   it("answers the API through the gateway with a key the compiled operator CLI made", { timeout: 60_000 }, async () => {
     expect(gatewayPort).toBeGreaterThan(0);
-    const cli = async (...args: string[]) => {
-      const r = await run("node", ["dist/admin.js", ...args], {
-        cwd: out,
-        env: containerEnv({ ...stageEnv(runtime), DATABASE_URL: imageAdminUrl }),
-        timeoutMs: 30_000,
-      });
-      expect(r.code, r.out).toBe(0);
-      return JSON.parse(r.out.trim().split("\n").at(-1) ?? "{}") as Record<string, string>;
-    };
     const org = await cli("org", "create", "--name", "Image Test");
     const key = await cli("key", "create", "--org", org["org_id"] ?? "", "--env", "test");
     const base = `http://127.0.0.1:${gatewayPort}`;
@@ -223,6 +232,38 @@ describe("the production image", () => {
     expect(read.status, JSON.stringify(readBody)).toBe(200);
     expect(readBody.participant).toMatchObject({ id: "creator_image_1", ledger_balance_cents: 0 });
   });
+
+  it(
+    "completes a live checkout from the card processor's signed event: the processor's package loads and verifies in the image",
+    { timeout: 60_000 },
+    async () => {
+      expect(gatewayPort).toBeGreaterThan(0);
+      const org = await cli("org", "create", "--name", "Image Live");
+      const key = await cli("key", "create", "--org", org["org_id"] ?? "", "--env", "live", "--force-unverified");
+      const base = `http://127.0.0.1:${gatewayPort}`;
+      const headers = { "x-api-key": key["api_key"] ?? "", "content-type": "application/json" };
+      const post = async (path: string, body: unknown) => {
+        const res = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      expect((await post("/v1/participants", { participant_id: "creator_image_live", default_split_percent: 80 })).status).toBe(201);
+      const created = await post("/v1/checkout-sessions", { participant_id: "creator_image_live", amount: 5_000 });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const id = String((created.body["checkout_session"] as Record<string, unknown>)["id"]);
+
+      const event = processorEvent("checkout.session.completed", checkoutSessionObject({ reference: id, amount: 5_000 }));
+      const tampered = signed(event, webhookSecret);
+      expect((await sendWebhook(base, { ...tampered, body: tampered.body.replace("5000", "5001") })).status).toBe(400);
+      const delivered = await sendWebhook(base, signed(event, webhookSecret));
+      expect(delivered.status, JSON.stringify(delivered.body)).toBe(200);
+
+      const wallet = async () => {
+        const res = await fetch(`${base}/v1/wallets?owner_id=creator_image_live&wallet_type=creator_earnings`, { headers });
+        return ((await res.json()) as { wallets: { balance: number }[] }).wallets[0]?.balance;
+      };
+      await waitFor(async () => (await wallet()) === 4_000, { timeoutMs: 20_000, intervalMs: 200 });
+    },
+  );
 
   it("stops every service on SIGTERM with exit code 0", { timeout: 60_000 }, async () => {
     expect(running.length).toBe(SERVICES.length);

@@ -190,18 +190,29 @@ describe("k8s manifests", () => {
     expect(of("dev", "ScheduledBackup")).toEqual([]);
   });
 
-  it("read only Secrets the overlay generates or the operator makes", () => {
+  it("read only Secrets and keys the overlay generates or the operator makes", () => {
     for (const overlay of OVERLAYS) {
-      const secrets = new Set([...of(overlay, "Secret").map((s) => s.metadata.name), "treasury-pg-app"]);
+      const generated = new Map(of<K8sObject & { data?: Record<string, string> }>(overlay, "Secret").map((s) => [s.metadata.name, Object.keys(s.data ?? {})]));
       for (const d of of<Deployment>(overlay, "Deployment")) {
         for (const c of [...d.spec.template.spec.containers, ...(d.spec.template.spec.initContainers ?? [])]) {
           for (const e of c.env ?? []) {
             const ref = e.valueFrom?.secretKeyRef;
-            if (ref !== undefined) expect(secrets.has(ref.name), `${overlay} ${d.metadata.name}/${c.name} ${e.name} → ${ref.name}`).toBe(true);
+            if (ref === undefined || ref.name === "treasury-pg-app") continue;
+            expect(generated.get(ref.name), `${overlay} ${d.metadata.name}/${c.name} ${e.name} → ${ref.name}/${ref.key}`).toContain(ref.key);
           }
         }
       }
     }
+    const payments = mainContainer(serviceDeployments("prod").find((d) => d.metadata.name === "payments") as Deployment);
+    for (const [name, key] of [
+      ["STRIPE_SECRET_KEY", "secret-key"],
+      ["STRIPE_WEBHOOK_SECRET", "webhook-secret"],
+    ])
+      expect(payments.env?.find((e) => e.name === name)?.valueFrom?.secretKeyRef, name).toMatchObject({
+        name: expect.stringMatching(/^treasury-stripe/),
+        key,
+        optional: true,
+      });
   });
 
   it("route the ledger to the primary and the others through a session pooler, within max_connections", () => {

@@ -29,4 +29,11 @@ export const PaymentsEnv = {
   PAYMENTS_PROCESSOR_LEASE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** Events claimed per pass. */
   PAYMENTS_PROCESSOR_BATCH_MAX: z.coerce.number().int().min(1).max(1_000).default(20),
+  /**
+   * Days a finished processor event is kept to recognise a redelivery (usecases/prune-processor-events.ts); at
+   * least the processor's 30 days of redeliveries and resends.
+   */
+  PAYMENTS_PROCESSOR_EVENT_RETENTION_DAYS: z.coerce.number().int().min(31).max(3_650).default(45),
+  /** How often finished processor events past their retention are deleted. */
+  PAYMENTS_PROCESSOR_PRUNE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(3_600_000),
 };

@@ -15,6 +15,7 @@ import { rpcCall } from "@treasury/service-kit";
 import { freePort, setupTestEnv, spawnService, waitFor, type SpawnedService, type TestEnv } from "@treasury/testing";
 import { ProcessorRefused, ProcessorUnavailable, stripeClient } from "./adapters/stripe.ts";
 import { buildPayments, type PaymentsService } from "./service.ts";
+import { pruneProcessorEvents } from "./usecases/prune-processor-events.ts";
 
 const API_KEY = `sk_test_${randomBytes(12).toString("hex")}`;
 const SECRET = `whsec_${randomBytes(18).toString("base64")}`;
@@ -294,6 +295,33 @@ describe("payments with the processor", () => {
     // Asked once more, the recorded answer is given without calling the processor again.
     await ask();
     expect(server.seen.filter((r) => r.path === "/v1/refunds" && r.form.get("payment_intent") === "pi_card")).toHaveLength(2);
+  });
+
+  it("deletes finished events past their retention, never a pending one, and a resend after that is recorded again", async () => {
+    // Proves the table keeps one retention period of finished events: old processed and ignored rows go, recent
+    // ones and pending ones (money may be behind them) stay.
+    const days = (n: number) => new Date(Date.now() - n * 86_400_000);
+    const rows: [string, string, Date | null][] = [
+      ["evt_prune_old_processed", "processed", days(46)],
+      ["evt_prune_old_ignored", "ignored", days(50)],
+      ["evt_prune_recent", "processed", days(44)],
+      ["evt_prune_pending", "pending", null],
+    ];
+    for (const [id, status, processedAt] of rows) {
+      await env.adminSql`
+        insert into payments.processor_events (provider, event_id, type, livemode, payload, status, processed_at, received_at)
+        values ('stripe', ${id}, 'charge.succeeded', true, '{}'::jsonb, ${status}, ${processedAt}, ${days(60)})`;
+    }
+    // The pending row is held by a lease far in the future, so the running worker leaves it alone.
+    await env.adminSql`update payments.processor_events set locked_until = now() + interval '1 hour' where event_id = 'evt_prune_pending'`;
+    expect(await pruneProcessorEvents(payments.deps, 45)).toBe(2);
+    const left = await env.adminSql<{ event_id: string }[]>`select event_id from payments.processor_events where event_id like 'evt_prune_%' order by event_id`;
+    expect(left.map((r) => r.event_id)).toEqual(["evt_prune_pending", "evt_prune_recent"]);
+    expect(await pruneProcessorEvents(payments.deps, 45)).toBe(0);
+
+    const body = JSON.stringify({ id: "evt_prune_old_ignored", object: "event", type: "charge.succeeded", livemode: true, created: 1, data: { object: {} } });
+    const resent = await webhook(body, Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET }));
+    expect(resent.ok && resent.body["duplicate"]).toBe(false);
   });
 
   it("writes no secret to its logs", () => {

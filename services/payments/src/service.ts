@@ -4,7 +4,7 @@
  * reversal, and live card money through the processor (its signed webhooks and their worker, live completion,
  * live wallet funding, card refunds, disputes). It moves money only through `svc.ledger.post`.
  */
-import { createService, Histogram, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { createService, Histogram, PeriodicTask, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
 import { soledgicProvider, stripeProvider } from "./adapters/providers.ts";
 import { natsRefunds } from "./adapters/refunds.ts";
@@ -14,6 +14,7 @@ import { registerHandlers } from "./handlers/index.ts";
 import { registerInternalReads } from "./handlers/internal-reads.ts";
 import type { PaymentsDeps } from "./usecases/deps.ts";
 import { ProcessorWorker } from "./usecases/processor-worker.ts";
+import { pruneProcessorEvents } from "./usecases/prune-processor-events.ts";
 import { Reconciler } from "./usecases/reconcile.ts";
 
 export type PaymentsService = Service<ServiceConfig<typeof PaymentsEnv>> & { reconciler: Reconciler; processorWorker: ProcessorWorker; deps: PaymentsDeps };
@@ -78,6 +79,15 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     { intervalMs: cfg.PAYMENTS_RECONCILE_INTERVAL_MS, graceMs: cfg.PAYMENTS_RECONCILE_GRACE_MS, batchMax: cfg.PAYMENTS_RECONCILE_BATCH_MAX },
     svc.log,
   );
+  const pruner = new PeriodicTask({
+    name: "processor-event pruner",
+    intervalMs: cfg.PAYMENTS_PROCESSOR_PRUNE_INTERVAL_MS,
+    log: svc.log,
+    run: async () => {
+      const deleted = await pruneProcessorEvents(useCaseDeps, cfg.PAYMENTS_PROCESSOR_EVENT_RETENTION_DAYS);
+      if (deleted > 0) svc.log.info({ deleted }, "finished processor events past their retention deleted");
+    },
+  });
   const start = svc.start.bind(svc);
   const withReconciler = Object.assign(svc, {
     reconciler,
@@ -87,10 +97,12 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
       const res = await start();
       reconciler.start();
       worker.start();
+      pruner.start();
       return res;
     },
   });
   svc.onShutdown(() => reconciler.stop());
   svc.onShutdown(() => worker.stop());
+  svc.onShutdown(() => pruner.stop());
   return withReconciler;
 }

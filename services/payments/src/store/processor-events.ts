@@ -65,3 +65,15 @@ export async function markEventRetry(q: Q, e: { provider: string; event_id: stri
        set last_error = ${error.slice(0, 1000)}, next_attempt_at = now() + make_interval(secs => ${delayMs / 1000}), locked_until = null
      where provider = ${e.provider} and event_id = ${e.event_id} and status = 'pending'`;
 }
+
+/** Deletes up to `limit` finished (processed or ignored) events processed before `before`; answers how many. */
+export async function deleteFinishedEvents(q: Q, before: Date, limit: number): Promise<number> {
+  const rows = await q`
+    delete from payments.processor_events
+     where (provider, event_id) in (
+       select provider, event_id from payments.processor_events
+        where status <> 'pending' and processed_at < ${before}
+        limit ${limit})
+    returning 1`;
+  return rows.length;
+}
