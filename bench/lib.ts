@@ -9,6 +9,9 @@ import { SERVICES } from "@treasury/contracts";
 import { migrateAll } from "@treasury/service-kit";
 import { freePort, makeScratchDir, repoRoot, startNats, startPostgres } from "@treasury/testing";
 
+/** The allocator settings of the image (deploy/Dockerfile): every benchmarked process runs with them. */
+export const DEPLOYED_MALLOC_ENV = { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" };
+
 /** The ledger's V8 flags as deployed (k8s/base/ledger.yaml NODE_OPTIONS): benchmarks run it the same way. */
 export const LEDGER_NODE_OPTIONS = "--max-semi-space-size=64";
 /** The gateway's V8 flags as deployed (k8s/base/gateway.yaml); BENCH_GATEWAY_NODE_OPTIONS overrides them ("" for none). */
@@ -76,7 +79,7 @@ export async function startChild(file: string, env: Record<string, string>, read
   const extraArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const proc = spawn(process.execPath, [...extraArgs, "--import", "tsx", file], {
     cwd: repoRoot(),
-    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    env: { ...process.env, LOG_LEVEL: "warn", ...DEPLOYED_MALLOC_ENV, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
   // BENCH_CHILD_STDOUT_DIR keeps each child's stdout (e.g. --trace-gc output) in <dir>/<file's name>.<pid>.log.

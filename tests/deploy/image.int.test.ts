@@ -14,6 +14,7 @@ import { SERVICES, type ServiceName } from "@treasury/contracts";
 import { generateKeyRingEntry, serviceDatabaseUrl } from "@treasury/service-kit";
 import { freePort, makeScratchDir, repoRoot, setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
 import { checkoutSessionObject, processorEvent, sendWebhook, signed, startProcessorStandIn, type ProcessorStandIn } from "../e2e/processor-stand-in.ts";
+import { DEPLOYED_MALLOC_ENV } from "../../bench/lib.ts";
 import { copyContext, makeIgnore, parseDockerfile, stageCmd, stageEnv, type Stage } from "./dockerfile.ts";
 
 const root = repoRoot();
@@ -151,6 +152,8 @@ describe("the production image", () => {
     const user = runtime.instructions.filter((i) => i.op === "USER").at(-1)?.args ?? "root";
     expect(user).toMatch(/^[1-9][0-9]*(:[1-9][0-9]*)?$/);
     expect(stageEnv(runtime)["NODE_ENV"]).toBe("production");
+    // The benchmarks measure what runs: the same allocator settings.
+    expect(stageEnv(runtime)).toMatchObject(DEPLOYED_MALLOC_ENV);
     const cmd = stageCmd(runtime).join(" ");
     expect(cmd).toMatch(/\bnode\b.*services\/\$\{SERVICE\}\/dist\/main\.js/);
     expect(cmd).not.toMatch(/tsx|\.ts\b/);
@@ -231,6 +234,21 @@ describe("the production image", () => {
     const readBody = (await read.json()) as { participant?: { id: string; ledger_balance_cents: number } };
     expect(read.status, JSON.stringify(readBody)).toBe(200);
     expect(readBody.participant).toMatchObject({ id: "creator_image_1", ledger_balance_cents: 0 });
+
+    // Bank statements are read by the ledger with the statement library compiled into its entry.
+    const preview = await fetch(`${base}/v1/import-transactions`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        action: "parse_preview",
+        format: "csv",
+        data: "date,amount\n2024-01-02,12.34\n",
+        mapping: { date: "date", amount: "amount", currency: "USD" },
+      }),
+    });
+    const previewBody = (await preview.json()) as { preview?: { line_count: number } };
+    expect(preview.status, JSON.stringify(previewBody)).toBe(200);
+    expect(previewBody.preview?.line_count).toBe(1);
   });
 
   it(

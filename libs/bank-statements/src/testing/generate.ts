@@ -52,11 +52,39 @@ function ofx(bytes: number): Generated {
   );
 }
 
+/** An element per line, indented four spaces a level, as banks write camt.053 (and as the fixtures are). */
+function indented(depth: number, lines: [number, string][]): string {
+  return lines.map(([level, text]) => `${" ".repeat(4 * (depth + level))}${text}\n`).join("");
+}
+
 function camt(bytes: number): Generated {
   return build(
     bytes,
     (i) =>
-      `<Ntry><Amt Ccy="EUR">${dec(amountOf(i))}</Amt><CdtDbtInd>${signOf(i) > 0 ? "CRDT" : "DBIT"}</CdtDbtInd><Sts>BOOK</Sts><BookgDt><Dt>${day(i)}</Dt></BookgDt><ValDt><Dt>${day(i)}</Dt></ValDt><AcctSvcrRef>B${i}</AcctSvcrRef><NtryDtls><TxDtls><Refs><EndToEndId>E2E${i}</EndToEndId></Refs><RmtInf><Ustrd>Invoice ${i}</Ustrd></RmtInf></TxDtls></NtryDtls></Ntry>\n`,
+      indented(3, [
+        [0, "<Ntry>"],
+        [1, `<Amt Ccy="EUR">${dec(amountOf(i))}</Amt>`],
+        [1, `<CdtDbtInd>${signOf(i) > 0 ? "CRDT" : "DBIT"}</CdtDbtInd>`],
+        [1, "<Sts>BOOK</Sts>"],
+        [1, "<BookgDt>"],
+        [2, `<Dt>${day(i)}</Dt>`],
+        [1, "</BookgDt>"],
+        [1, "<ValDt>"],
+        [2, `<Dt>${day(i)}</Dt>`],
+        [1, "</ValDt>"],
+        [1, `<AcctSvcrRef>B${i}</AcctSvcrRef>`],
+        [1, "<NtryDtls>"],
+        [2, "<TxDtls>"],
+        [3, "<Refs>"],
+        [4, `<EndToEndId>E2E${i}</EndToEndId>`],
+        [3, "</Refs>"],
+        [3, "<RmtInf>"],
+        [4, `<Ustrd>Invoice ${i}</Ustrd>`],
+        [3, "</RmtInf>"],
+        [2, "</TxDtls>"],
+        [1, "</NtryDtls>"],
+        [0, "</Ntry>"],
+      ]),
     (body, _n, sum) =>
       `<?xml version="1.0" encoding="UTF-8"?>\n<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.02"><BkToCstmrStmt><GrpHdr><MsgId>M1</MsgId></GrpHdr><Stmt><Id>S1</Id><Acct><Id><IBAN>NL26VAYB8060476890</IBAN></Id><Ccy>EUR</Ccy></Acct>\n` +
       `<Bal><Tp><CdOrPrtry><Cd>OPBD</Cd></CdOrPrtry></Tp><Amt Ccy="EUR">${dec(OPENING_MINOR)}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>2024-01-01</Dt></Dt></Bal>\n` +
