@@ -37,7 +37,9 @@ export const AUTO_MATCH_LINES_MAX = 200_000;
 /** Ledger transactions one run reads as candidates. */
 const AUTO_MATCH_TRANSACTIONS_MAX = 1_000_000;
 /** Matches inserted per statement. */
-const MATCH_INSERT_ROWS_MAX = 10_000;
+const MATCH_INSERT_ROWS_MAX = 5_000;
+/** Match inserts in flight at once (each on its own pooled connection). */
+const STORE_CHUNKS_IN_FLIGHT = 3;
 /** Matches an auto-match answer lists; its counts cover every one. */
 const MATCHES_LISTED_MAX = 100;
 const DATE_WINDOW_DAYS_DEFAULT = 3;
@@ -152,24 +154,39 @@ export async function autoMatchReconciliation(sql: Sql, scope: Scope, body: Auto
   };
 }
 
-/** Stores the pairs in chunks; answers the ids of the matches stored, in the pairs' order. */
+/**
+ * Stores the pairs in chunks, STORE_CHUNKS_IN_FLIGHT at once on as many connections: the insert's index and
+ * foreign-key work is PostgreSQL's, and one connection keeps one of its cores busy at most. The partial unique
+ * indexes keep a line or a transaction in one active match whatever order the chunks commit in. Answers the
+ * ids of the matches stored, in the pairs' order.
+ */
 async function storeAutoMatches(sql: Sql, scope: Scope, pairs: readonly MatchedPair[]): Promise<string[]> {
-  const ids: string[] = [];
+  const chunks: NewMatch[][] = [];
   for (let from = 0; from < pairs.length; from += MATCH_INSERT_ROWS_MAX) {
-    const chunk: NewMatch[] = pairs.slice(from, from + MATCH_INSERT_ROWS_MAX).map((p) => ({
-      id: sortableId("rm"),
-      bankLineId: p.bank_id,
-      transactionId: p.ledger_id,
-      method: "auto",
-      confidence: p.confidence,
-      daysApart: p.days_apart,
-      referenceMatch: p.reference_match,
-      note: null,
-    }));
-    const stored = new Set(await insertMatchIds(sql, scope, chunk));
-    for (const m of chunk) if (stored.has(m.id)) ids.push(m.id);
+    chunks.push(
+      pairs.slice(from, from + MATCH_INSERT_ROWS_MAX).map((p) => ({
+        id: sortableId("rm"),
+        bankLineId: p.bank_id,
+        transactionId: p.ledger_id,
+        method: "auto",
+        confidence: p.confidence,
+        daysApart: p.days_apart,
+        referenceMatch: p.reference_match,
+        note: null,
+      })),
+    );
   }
-  return ids;
+  const stored: string[][] = new Array<string[]>(chunks.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < chunks.length; i = next++) {
+      const chunk = chunks[i] ?? [];
+      const inserted = new Set(await insertMatchIds(sql, scope, chunk));
+      stored[i] = chunk.filter((m) => inserted.has(m.id)).map((m) => m.id);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(STORE_CHUNKS_IN_FLIGHT, chunks.length) }, lane));
+  return stored.flat();
 }
 
 /**
