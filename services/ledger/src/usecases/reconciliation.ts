@@ -161,10 +161,13 @@ export async function autoMatchReconciliation(sql: Sql, scope: Scope, body: Auto
  * ids of the matches stored, in the pairs' order.
  */
 async function storeAutoMatches(sql: Sql, scope: Scope, pairs: readonly MatchedPair[]): Promise<string[]> {
-  const chunks: NewMatch[][] = [];
-  for (let from = 0; from < pairs.length; from += MATCH_INSERT_ROWS_MAX) {
-    chunks.push(
-      pairs.slice(from, from + MATCH_INSERT_ROWS_MAX).map((p) => ({
+  const chunkCount = Math.ceil(pairs.length / MATCH_INSERT_ROWS_MAX);
+  const stored: string[][] = new Array<string[]>(chunkCount);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < chunkCount; i = next++) {
+      // Built when its turn comes: only the chunks in flight are held as rows.
+      const chunk: NewMatch[] = pairs.slice(i * MATCH_INSERT_ROWS_MAX, (i + 1) * MATCH_INSERT_ROWS_MAX).map((p) => ({
         id: sortableId("rm"),
         bankLineId: p.bank_id,
         transactionId: p.ledger_id,
@@ -173,19 +176,12 @@ async function storeAutoMatches(sql: Sql, scope: Scope, pairs: readonly MatchedP
         daysApart: p.days_apart,
         referenceMatch: p.reference_match,
         note: null,
-      })),
-    );
-  }
-  const stored: string[][] = new Array<string[]>(chunks.length);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    for (let i = next++; i < chunks.length; i = next++) {
-      const chunk = chunks[i] ?? [];
+      }));
       const inserted = new Set(await insertMatchIds(sql, scope, chunk));
       stored[i] = chunk.filter((m) => inserted.has(m.id)).map((m) => m.id);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(STORE_CHUNKS_IN_FLIGHT, chunks.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(STORE_CHUNKS_IN_FLIGHT, chunkCount) }, lane));
   return stored.flat();
 }
 
