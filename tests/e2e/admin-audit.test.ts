@@ -55,7 +55,9 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-describe("admin audit", () => {
+// Each step runs the operator CLI as its own Node process (1–2 s each on a busy 2-core machine): a test of a dozen
+// steps needs more than the default 30 s.
+describe("admin audit", { timeout: 120_000 }, () => {
   let orgId = "";
   let keyId = "";
 
