@@ -35,4 +35,4 @@ export { RetentionSweeper } from "./retention.ts";
 export type { PurgeTask } from "./retention.ts";
 export type { ConsumeOptions, CreateServiceOptions, NoExtraEnv, Service, ServiceConfig, ServiceDeps } from "./service.ts";
 export { requestHash } from "./request-hash.ts";
-export { PeriodicTask } from "./periodic.ts";
+export { driveEach, PeriodicTask } from "./periodic.ts";

@@ -36,3 +36,29 @@ export class PeriodicTask {
     this.timer.unref();
   }
 }
+
+/**
+ * One reconciler step: drives each row a pass found stuck. A row that fails is logged (under `idField`, the name
+ * an on-call engineer searches the logs by, with the error's message) and left for the next pass, so one stuck row never stops the others.
+ * Answers how many were driven.
+ */
+export async function driveEach<R extends { id: string }>(
+  log: Logger,
+  what: { noun: string; idField: string },
+  rows: readonly R[],
+  drive: (row: R) => Promise<{ status: string }>,
+): Promise<number> {
+  let driven = 0;
+  for (const row of rows) {
+    try {
+      const done = await drive(row);
+      log.info({ [what.idField]: row.id, status: done.status }, `reconciler drove a ${what.noun}`);
+      driven++;
+    } catch (err) {
+      // The message only: an error object from a client (a card processor's, say) can carry a request's headers.
+      const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      log.warn({ error, [what.idField]: row.id }, `reconciler could not drive a ${what.noun} yet`);
+    }
+  }
+  return driven;
+}

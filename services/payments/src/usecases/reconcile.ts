@@ -4,7 +4,7 @@
  * replicas and alongside live requests: the ledger post is idempotent on the intent's reference and the settle
  * step is conditional on the intent's state.
  */
-import { PeriodicTask } from "@treasury/service-kit";
+import { driveEach, PeriodicTask } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import { stuckCompleting } from "../store/checkouts.ts";
 import { disputesInFlight } from "../store/disputes.ts";
@@ -42,35 +42,18 @@ export class Reconciler {
 
   /** One pass; answers how many intents it settled or failed. Tests call it directly. */
   async runOnce(): Promise<number> {
-    let n = 0;
-    for (const row of await stuckCompleting(this.deps.sql, this.opts.graceMs, this.opts.batchMax)) {
-      try {
-        const done = await driveCompletion(this.deps, row);
-        this.log.info({ checkout_session_id: row.id, status: done.status }, "reconciler settled a checkout");
-        n++;
-      } catch (err) {
-        this.log.warn({ err, checkout_session_id: row.id }, "reconciler could not settle a checkout yet");
-      }
-    }
-    n += await driveStuckReversals(this.deps, this.opts.graceMs, this.opts.batchMax, this.log);
-    for (const row of await stuckTopups(this.deps.sql, this.opts.graceMs, this.opts.batchMax)) {
-      n += await this.attempt("wallet top-up", row.id, () => driveTopup(this.deps, row));
-    }
-    for (const row of await disputesInFlight(this.deps.sql, this.opts.graceMs, this.opts.batchMax)) {
-      n += await this.attempt("dispute", row.id, () => driveDispute(this.deps, row));
-    }
+    const { sql } = this.deps;
+    const { graceMs, batchMax } = this.opts;
+    let n = await driveEach(this.log, { noun: "checkout", idField: "checkout_session_id" }, await stuckCompleting(sql, graceMs, batchMax), (row) =>
+      driveCompletion(this.deps, row),
+    );
+    n += await driveStuckReversals(this.deps, graceMs, batchMax, this.log);
+    n += await driveEach(this.log, { noun: "wallet top-up", idField: "topup_id" }, await stuckTopups(sql, graceMs, batchMax), (row) =>
+      driveTopup(this.deps, row),
+    );
+    n += await driveEach(this.log, { noun: "dispute", idField: "dispute_id" }, await disputesInFlight(sql, graceMs, batchMax), (row) =>
+      driveDispute(this.deps, row),
+    );
     return n;
-  }
-
-  /** Drives one intent; a failure is logged and left for the next pass. Answers 1 when it was driven. */
-  private async attempt(what: string, id: string, drive: () => Promise<{ status: string }>): Promise<number> {
-    try {
-      const done = await drive();
-      this.log.info({ id, status: done.status }, `reconciler drove a ${what}`);
-      return 1;
-    } catch (err) {
-      this.log.warn({ id, error: err instanceof Error ? err.message : String(err) }, `reconciler could not drive a ${what} yet`);
-      return 0;
-    }
   }
 }

@@ -6,7 +6,7 @@
  * is idempotent on its reference, every settle step is conditional on the row's state, and cuts are
  * serialised by an advisory lock.
  */
-import { PeriodicTask } from "@treasury/service-kit";
+import { driveEach, PeriodicTask } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import { stuckActions, stuckPosting } from "../store/payouts.ts";
 import { cutFile, deliverPending } from "./cut-file.ts";
@@ -44,25 +44,14 @@ export class Reconciler {
 
   /** One pass; answers how many payouts it moved on. Tests call it directly. */
   async runOnce(): Promise<number> {
-    let n = 0;
-    for (const row of await stuckPosting(this.deps.sql, this.opts.graceMs, this.opts.batchMax)) {
-      try {
-        const done = await drivePayout(this.deps, row);
-        this.log.info({ payout_id: row.id, status: done.status }, "reconciler settled a payout intent");
-        n++;
-      } catch (err) {
-        this.log.warn({ err, payout_id: row.id }, "reconciler could not settle a payout intent yet");
-      }
-    }
-    for (const row of await stuckActions(this.deps.sql, this.opts.graceMs, this.opts.batchMax)) {
-      try {
-        const done = await driveAction(this.deps, row);
-        this.log.info({ payout_id: row.id, status: done.status }, "reconciler finished a payout's settlement or return");
-        n++;
-      } catch (err) {
-        this.log.warn({ err, payout_id: row.id }, "reconciler could not finish a payout's settlement or return yet");
-      }
-    }
+    const { sql } = this.deps;
+    const { graceMs, batchMax } = this.opts;
+    let n = await driveEach(this.log, { noun: "payout intent", idField: "payout_id" }, await stuckPosting(sql, graceMs, batchMax), (row) =>
+      drivePayout(this.deps, row),
+    );
+    n += await driveEach(this.log, { noun: "payout's settlement or return", idField: "payout_id" }, await stuckActions(sql, graceMs, batchMax), (row) =>
+      driveAction(this.deps, row),
+    );
     n += await deliverPending(this.deps);
     if (this.deps.rail !== undefined && this.opts.cutIntervalMs > 0 && Date.now() - this.lastCutAt >= this.opts.cutIntervalMs) {
       this.lastCutAt = Date.now();

@@ -5,9 +5,9 @@
  * conditional on the refund being pending.
  */
 import { DomainError } from "@treasury/contracts";
-import { PeriodicTask } from "@treasury/service-kit";
+import { driveEach, PeriodicTask } from "@treasury/service-kit";
 import type { Logger } from "pino";
-import { stuckPending } from "../store/refunds.ts";
+import { stuckPending, type RefundRow } from "../store/refunds.ts";
 import type { RefundsDeps } from "./deps.ts";
 import { executeRefund } from "./execute-refund.ts";
 
@@ -38,21 +38,21 @@ export class Reconciler {
 
   /** One pass; answers how many refunds it settled (completed or failed). Tests call it directly. */
   async runOnce(): Promise<number> {
-    let n = 0;
-    for (const row of await stuckPending(this.deps.sql, this.opts.graceMs, this.opts.batchMax)) {
-      try {
-        const done = await executeRefund(this.deps, row);
-        this.log.info({ refund_id: row.id, status: done.status }, "reconciler settled a refund");
-        n++;
-      } catch (err) {
-        if (err instanceof DomainError && err.code !== "service_timeout") {
-          this.log.info({ refund_id: row.id, error_code: err.code }, "reconciler found a refund the ledger refused");
-          n++;
-          continue;
-        }
-        this.log.warn({ err, refund_id: row.id }, "reconciler could not settle a refund yet");
-      }
-    }
-    return n;
+    return driveEach(this.log, { noun: "refund", idField: "refund_id" }, await stuckPending(this.deps.sql, this.opts.graceMs, this.opts.batchMax), (row) =>
+      settleOrRecordRefusal(this.deps, row),
+    );
+  }
+}
+
+/**
+ * Settles a pending refund. An answer that is a refusal rather than a timeout counts as driven: executeRefund has
+ * recorded a definitive one on the refund as failed; any other stays pending for the next pass.
+ */
+async function settleOrRecordRefusal(deps: RefundsDeps, row: RefundRow): Promise<{ status: string }> {
+  try {
+    return await executeRefund(deps, row);
+  } catch (err) {
+    if (err instanceof DomainError && err.code !== "service_timeout") return { status: `refused (${err.code})` };
+    throw err;
   }
 }
