@@ -200,6 +200,9 @@ class KitService<C extends BaseConfig> implements Service<C> {
     this.rpc.answerUnimplemented([...routesOf(this.name), ...PAGE_ROUTES.filter((p) => p.service === this.name)].map((r) => r.operation));
     this.rpc.handleRaw("_health", () => this.answerHealth());
     this.rpc.start();
+    // A PING round trip after the SUBs: when it returns, the server has registered every subscription, so a
+    // request sent from any connection once this service says ready finds a responder (not "no responders").
+    await this.nc.flush();
     this.health = await startHealthServer({
       host: this.config.HEALTH_HOST,
       port: this.config.HEALTH_PORT,
