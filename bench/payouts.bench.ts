@@ -7,6 +7,9 @@
  * Closed loop first (each of N clients sends payouts back to back) to find the maximum rate, then open loop:
  * payouts start at a fixed 50 % of that rate whatever the answers do, and p50/p99 are measured there. Rounds of
  * pgbench, the maximum rate at the best concurrency and the open loop give the ratio and the latency (medians).
+ * Each round's open loop has the floor beside it at the same rate (after it, or before it every other round): a 1-cent ledger transfer between creators
+ * through the same gateway, the least any payout must do (authenticate, post once, answer). CPU per payout by
+ * process is printed for the closed loop and for the open loop, where batches are smaller and each costs more.
  *
  *   BENCH_DURATION_SEC (default 5) per level; BENCH_CONCURRENCY (default "1,4,16,32,64"); BENCH_PACED_SEC (default 10);
  *   BENCH_ROUNDS (default 3); BENCH_PARTICIPANTS (default 64 funded creators).
@@ -138,6 +141,26 @@ try {
     return performance.now() - t0;
   };
 
+  /**
+   * The floor: what any payout must at least do, and nothing else. One authenticated write through the same
+   * gateway, answered after one ledger posting from a creator's wallet (a 1-cent transfer to another creator):
+   * no intent, no settle, no events of its own. Creators transfer within fixed pairs, so no two pairs share a
+   * wallet, as no two creators' payouts do.
+   */
+  const floorTransfer = async (): Promise<number> => {
+    const n = seq++;
+    const pair = n % Math.floor(participants.length / 2);
+    const t0 = performance.now();
+    const r = await post("/v1/transfers", {
+      from_participant_id: participants[2 * pair],
+      to_participant_id: participants[2 * pair + 1],
+      amount: 1,
+      reference_id: `bench_floor_${n}`,
+    });
+    if (r.status !== 201) throw new Error(`transfer ${r.status}: ${JSON.stringify(r.body)}`);
+    return performance.now() - t0;
+  };
+
   const runLevel = async (concurrency: number, seconds: number): Promise<LevelResult> => {
     const latencies: number[] = [];
     let errors = 0;
@@ -170,8 +193,8 @@ try {
     };
   };
 
-  /** Open loop: a payout starts every 1/rate s (late starts catch up at once); latency from each one's start. */
-  const runPaced = async (rate: number, seconds: number): Promise<LevelResult & { rate: number }> => {
+  /** Open loop: a request starts every 1/rate s (late starts catch up at once); latency from each one's start. */
+  const runPaced = async (rate: number, seconds: number, send: () => Promise<number> = payout): Promise<LevelResult & { rate: number }> => {
     const latencies: number[] = [];
     let errors = 0;
     const inflight = new Set<Promise<void>>();
@@ -180,7 +203,7 @@ try {
     for (let n = 0; performance.now() - startedAt < seconds * 1000; n++) {
       const wait = startedAt + n * intervalMs - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      const p: Promise<void> = payout()
+      const p: Promise<void> = send()
         .then(
           (ms) => void latencies.push(ms),
           () => void (errors += 1),
@@ -203,32 +226,44 @@ try {
   };
 
   await runLevel(4, 2); // warm-up: JIT, pools, system accounts
+  /** CPU ms so far by process: the services, this load generator, the PostgreSQL cluster and nats-server. */
+  const cpuNow = (): Record<string, number> => {
+    const now: Record<string, number> = {};
+    children.forEach((c, i) => (now[names[i] ?? `child${i}`] = cpuMs(c.proc.pid)));
+    const client = process.cpuUsage();
+    now["load_generator"] = (client.user + client.system) / 1000;
+    now["postgres"] = pgCpuMs();
+    now["nats_server"] = cpuMs(infra.natsPid);
+    return now;
+  };
+  // CPU per payout by process: robust to other load on the machine, and it shows where the time goes.
+  const cpuPerPayout = (before: Record<string, number>, payouts: number): Record<string, number> => {
+    const after = cpuNow();
+    return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, (v - (before[k] ?? 0)) / Math.max(1, payouts)]));
+  };
   const results: LevelResult[] = [];
-  const cpuBefore = children.map((c) => cpuMs(c.proc.pid));
-  const clientBefore = process.cpuUsage();
-  const serversBefore = [pgCpuMs(), cpuMs(infra.natsPid)];
+  const levelsBefore = cpuNow();
   for (const c of LEVELS) results.push(await runLevel(c, DURATION_SEC));
-  const measured = Math.max(
-    1,
+  const cpuPer = cpuPerPayout(
+    levelsBefore,
     results.reduce((n, r) => n + r.payouts, 0),
   );
-  const clientUsage = process.cpuUsage(clientBefore);
-  // CPU per payout by process: robust to other load on the machine, and it shows where the time goes.
-  const cpuPer: Record<string, number> = {};
-  children.forEach((c, i) => (cpuPer[names[i] ?? `child${i}`] = (cpuMs(c.proc.pid) - (cpuBefore[i] ?? 0)) / measured));
-  cpuPer["load_generator"] = (clientUsage.user + clientUsage.system) / 1000 / measured;
-  cpuPer["postgres"] = (pgCpuMs() - (serversBefore[0] ?? 0)) / measured;
-  cpuPer["nats_server"] = (cpuMs(infra.natsPid) - (serversBefore[1] ?? 0)) / measured;
   const best = results.reduce((a, b) => (b.perSec > a.perSec ? b : a));
 
   const baseline = pgbench(infra.adminUrl, PGBENCH_SCALE);
-  type Round = { tps: number; max: LevelResult; paced: LevelResult & { rate: number } };
+  type Paced = LevelResult & { rate: number };
+  type Round = { tps: number; max: LevelResult; paced: Paced; pacedCpu: Record<string, number>; floor: Paced };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const tps = baseline.tps(PGBENCH_CLIENTS, DURATION_SEC * 2);
     const max = await runLevel(best.concurrency, DURATION_SEC);
-    const paced = await runPaced(Math.max(1, max.perSec * PACED_FRACTION), PACED_SEC);
-    rounds.push({ tps, max, paced });
+    const rate = Math.max(1, max.perSec * PACED_FRACTION);
+    // The floor goes first in every other round, so neither one always runs on the other's leftovers.
+    const floorFirst = i % 2 === 1 ? await runPaced(rate, PACED_SEC, floorTransfer) : undefined;
+    const pacedBefore = cpuNow();
+    const paced = await runPaced(rate, PACED_SEC);
+    const pacedCpu = cpuPerPayout(pacedBefore, paced.payouts);
+    rounds.push({ tps, max, paced, pacedCpu, floor: floorFirst ?? (await runPaced(rate, PACED_SEC, floorTransfer)) });
   }
   const median = <T>(xs: T[], key: (x: T) => number): T => {
     const sorted = [...xs].sort((a, b) => key(a) - key(b));
@@ -247,24 +282,28 @@ try {
     );
   }
   console.log(
-    `round   pgbench tps (-c ${PGBENCH_CLIENTS} -j 2)   max payouts/s  ratio   ${PACED_FRACTION * 100} % open loop: offered  payouts/s  p50 ms  p99 ms  errors`,
+    `round   pgbench tps (-c ${PGBENCH_CLIENTS} -j 2)   max payouts/s  ratio   ${PACED_FRACTION * 100} % open loop: offered  payouts/s  p50 ms  p99 ms  errors   floor p50 ms  p99 ms`,
   );
   for (const [i, r] of rounds.entries()) {
     console.log(
-      `${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(26)} ${r.max.perSec.toFixed(1).padStart(15)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.paced.rate.toFixed(1).padStart(26)} ${r.paced.perSec.toFixed(1).padStart(10)} ${r.paced.p50.toFixed(1).padStart(7)} ${r.paced.p99.toFixed(1).padStart(7)} ${String(r.paced.errors).padStart(7)}`,
+      `${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(26)} ${r.max.perSec.toFixed(1).padStart(15)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.paced.rate.toFixed(1).padStart(26)} ${r.paced.perSec.toFixed(1).padStart(10)} ${r.paced.p50.toFixed(1).padStart(7)} ${r.paced.p99.toFixed(1).padStart(7)} ${String(r.paced.errors).padStart(7)} ${r.floor.p50.toFixed(1).padStart(14)} ${r.floor.p99.toFixed(1).padStart(7)}`,
     );
   }
   console.log(
     `median ratio round: ${ratioRound.max.perSec.toFixed(1)} payouts/s ÷ ${ratioRound.tps.toFixed(1)} pgbench tps = ${ratio.toFixed(3)} (target ≥ 0.3)`,
   );
   console.log(
-    `median latency round, open loop at ${PACED_FRACTION * 100} % of its max (${latencyRound.paced.rate.toFixed(1)} payouts/s): p50 ${latencyRound.paced.p50.toFixed(1)} ms, p99 ${latencyRound.paced.p99.toFixed(1)} ms (target < 100 ms)`,
+    `median latency round, open loop at ${PACED_FRACTION * 100} % of its max (${latencyRound.paced.rate.toFixed(1)} payouts/s): p50 ${latencyRound.paced.p50.toFixed(1)} ms, p99 ${latencyRound.paced.p99.toFixed(1)} ms (target < 100 ms); ` +
+      `the floor (one ledger transfer through the gateway) at the same rate beside it: p50 ${latencyRound.floor.p50.toFixed(1)} ms, p99 ${latencyRound.floor.p99.toFixed(1)} ms`,
   );
-  console.log(
-    `CPU ms per payout (closed loop): ${Object.entries(cpuPer)
+  const cpuLine = (per: Record<string, number>) =>
+    `${Object.entries(per)
       .map(([k, v]) => `${k} ${v.toFixed(2)}`)
-      .join(", ")}`,
-  );
+      .join(", ")}; total ${Object.values(per)
+      .reduce((a, b) => a + b, 0)
+      .toFixed(2)}`;
+  console.log(`CPU ms per payout, closed loop over all levels: ${cpuLine(cpuPer)}`);
+  console.log(`CPU ms per payout, open loop of the median latency round: ${cpuLine(latencyRound.pacedCpu)}`);
 
   // Invariants: the ledger's own checks, then money-once per payout and the creators' totals.
   const report = await checkInvariants(sql);
@@ -278,7 +317,7 @@ try {
            (select count(*)::text from payouts.payouts where status not in ('paid')) as stuck`;
   const funded = BigInt(FUNDING_CENTS) * BigInt(PARTICIPANTS);
   const walletsOk = BigInt(totals?.wallets ?? "0") === funded - BigInt(totals?.paid ?? "0");
-  const errorsAll = rounds.reduce((n, r) => n + r.max.errors + r.paced.errors, 0) + results.reduce((n, r) => n + r.errors, 0);
+  const errorsAll = rounds.reduce((n, r) => n + r.max.errors + r.paced.errors + r.floor.errors, 0) + results.reduce((n, r) => n + r.errors, 0);
   const invariantsOk = errorsAll === 0 && report.ok && once?.bad === "0" && walletsOk && totals?.stuck === "0";
   if (invariantsOk) {
     console.log(`invariants ok: ledger checks pass, every paid payout moved money once, wallets = funded − paid out (${totals?.paid} cents paid)`);
@@ -297,7 +336,10 @@ try {
       p50_ms: Number(latencyRound.paced.p50.toFixed(1)),
       p99_ms: Number(latencyRound.paced.p99.toFixed(1)),
       paced_rate: Number(latencyRound.paced.rate.toFixed(1)),
+      floor_p50_ms: Number(latencyRound.floor.p50.toFixed(1)),
+      floor_p99_ms: Number(latencyRound.floor.p99.toFixed(1)),
       cpu_ms_per_payout: Object.fromEntries(Object.entries(cpuPer).map(([k, v]) => [k, Number(v.toFixed(3))])),
+      cpu_ms_per_payout_open_loop: Object.fromEntries(Object.entries(latencyRound.pacedCpu).map(([k, v]) => [k, Number(v.toFixed(3))])),
       invariants: invariantsOk ? "ok" : "failed",
     }),
   );

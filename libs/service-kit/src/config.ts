@@ -38,6 +38,12 @@ export const BaseEnv = z.object({
    * cluster. Give every service the same value: each one brings the stream to it when it starts.
    */
   EVENTS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /**
+   * After a commit wakes the outbox relay, how long it waits so the events of commits arriving together go out in
+   * one cycle. Each cycle costs PostgreSQL two short transactions and the service a pass over the outbox, whatever
+   * it carries; without the wait a moderately busy service pays that per commit. 0 publishes at once.
+   */
+  OUTBOX_COALESCE_MS: z.coerce.number().int().min(0).max(1000).default(10),
   /** Days a published outbox event is kept after publishing (the stream has it); 0 keeps them forever. */
   OUTBOX_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(14),
   /**

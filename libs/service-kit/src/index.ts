@@ -36,3 +36,4 @@ export type { PurgeTask } from "./retention.ts";
 export type { ConsumeOptions, CreateServiceOptions, NoExtraEnv, Service, ServiceConfig, ServiceDeps } from "./service.ts";
 export { requestHash } from "./request-hash.ts";
 export { driveEach, PeriodicTask } from "./periodic.ts";
+export { Coalescer } from "./coalesce.ts";

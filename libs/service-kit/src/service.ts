@@ -144,6 +144,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
           prefix: this.prefix,
           source: name,
           log: this.log,
+          coalesceMs: config.OUTBOX_COALESCE_MS,
           onPublished: (n) => metrics.outboxPublished.inc(n),
         })
       : undefined;

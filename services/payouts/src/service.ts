@@ -19,7 +19,7 @@ import { natsCompliance, type ComplianceDirectory } from "./adapters/compliance.
 import { natsLedger } from "./adapters/ledger.ts";
 import { PayoutsEnv } from "./config.ts";
 import { registerAdminHandlers, registerHandlers } from "./handlers/index.ts";
-import type { PayoutsDeps } from "./usecases/deps.ts";
+import { coalescedWrites, type PayoutsDeps } from "./usecases/deps.ts";
 import { Reconciler } from "./usecases/reconcile.ts";
 
 type PayoutsConfig = ServiceConfig<typeof PayoutsEnv>;
@@ -89,6 +89,7 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
   if (ring === undefined) svc.log.warn("PII_KEYS is not set: bank accounts and live payouts are refused until encryption keys are configured");
   const useCaseDeps: PayoutsDeps = {
     sql: svc.sql,
+    writes: coalescedWrites(svc.sql),
     ledger: natsLedger(svc.nc, svc.prefix, cfg.PAYOUTS_LEDGER_TIMEOUT_MS),
     compliance: deps.compliance ?? natsCompliance(svc.nc, svc.prefix, cfg.PAYOUTS_KYC_TIMEOUT_MS),
     sealer: ring === undefined ? undefined : new Sealer(ring),

@@ -8,7 +8,7 @@ import { natsLedger } from "./adapters/ledger.ts";
 import { natsPayments } from "./adapters/payments.ts";
 import { RefundsEnv } from "./config.ts";
 import { registerHandlers, registerInternal } from "./handlers/index.ts";
-import type { RefundsDeps } from "./usecases/deps.ts";
+import { coalescedWrites, type RefundsDeps } from "./usecases/deps.ts";
 import { Reconciler } from "./usecases/reconcile.ts";
 
 export type RefundsService = Service<ServiceConfig<typeof RefundsEnv>> & { reconciler: Reconciler; deps: RefundsDeps };
@@ -25,6 +25,7 @@ export async function buildRefunds(env: Record<string, string | undefined>, deps
   const cfg = svc.config;
   const useCaseDeps: RefundsDeps = {
     sql: svc.sql,
+    writes: coalescedWrites(svc.sql),
     ledger: natsLedger(svc.nc, svc.prefix, cfg.REFUNDS_LEDGER_TIMEOUT_MS),
     payments: natsPayments(svc.nc, svc.prefix, cfg.REFUNDS_PAYMENTS_TIMEOUT_MS),
     log: svc.log,

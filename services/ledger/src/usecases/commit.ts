@@ -194,7 +194,10 @@ export async function commitBatch(
     let sent: Promise<unknown> | undefined;
     const begin = (): Promise<unknown> => {
       if (sent === undefined) {
-        sent = conn`begin`.execute();
+        // Every statement of a posting transaction reaches rows by key. On a small, constantly updated accounts
+        // table the cached generic plan of the wallet update prefers a sequential scan, whose cost grows with
+        // the row versions awaiting pruning (measured: 0.9 ms of a 7 ms write); an index probe costs 0.02 ms.
+        sent = Promise.all([conn`begin`.execute(), conn`set local enable_seqscan = off`.execute()]);
         // Observed later (settled); this keeps a failed BEGIN from being an unhandled rejection meanwhile.
         sent.catch(() => undefined);
       }

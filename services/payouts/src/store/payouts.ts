@@ -100,20 +100,24 @@ export type NewPayout = Pick<
   | "dest_sealed"
 >;
 
-/** Records the intent (`posting`); undefined when the reference is taken (the caller reads the existing one). */
-export async function insertIntent(q: Q, p: NewPayout): Promise<PayoutRow | undefined> {
-  return one(
-    await q<RawRow[]>`
+/**
+ * Records intents (`posting`), one statement for many (usecases/deps.ts coalesces them): per intent its row, or
+ * undefined when its reference is taken (the caller reads the existing one). Rows are matched by their own id,
+ * so of two intents with one reference in a batch only the inserted one gets a row.
+ */
+export async function insertIntents(q: Q, ps: readonly NewPayout[]): Promise<(PayoutRow | undefined)[]> {
+  const rows = await q<RawRow[]>`
     insert into payouts.payouts (id, org_id, livemode, participant_id, requested_wallet_id, reference_id, request_hash, reference_type,
       description, payout_method, metadata, amount, fees, fees_paid_by, net_amount, rail, status, ledger_reference,
       dest_routing_number, dest_account_type, dest_last4, dest_sealed)
-    values (${p.id}, ${p.org_id}, ${p.livemode}, ${p.participant_id}, ${p.requested_wallet_id}, ${p.reference_id}, ${p.request_hash},
-      ${p.reference_type}, ${p.description}, ${p.payout_method}, ${q.json(p.metadata as postgres.JSONValue)}, ${p.amount}, ${p.fees},
-      ${p.fees_paid_by}, ${p.net_amount}, ${p.rail}, 'posting', ${p.ledger_reference}, ${p.dest_routing_number}, ${p.dest_account_type},
-      ${p.dest_last4}, ${p.dest_sealed})
+    select p.id, p.org_id, p.livemode, p.participant_id, p.requested_wallet_id, p.reference_id, p.request_hash, p.reference_type,
+      p.description, p.payout_method, p.metadata, p.amount, p.fees, p.fees_paid_by, p.net_amount, p.rail, 'posting', p.ledger_reference,
+      p.dest_routing_number, p.dest_account_type, p.dest_last4, p.dest_sealed
+      from jsonb_populate_recordset(null::payouts.payouts, ${q.json(ps as unknown as postgres.JSONValue)}) as p
     on conflict (org_id, livemode, reference_id) do nothing
-    returning *`,
-  );
+    returning *`;
+  const byId = new Map(rows.map((r) => [r.id, parse(r)]));
+  return ps.map((p) => byId.get(p.id));
 }
 
 export async function findByReference(q: Q, s: Scope, referenceId: string): Promise<PayoutRow | undefined> {
@@ -150,42 +154,52 @@ function eventsJson(q: Q, events: readonly OutboxRowValues[]) {
   return q.json(events.map((e, n) => ({ ...e, n })) as unknown as postgres.JSONValue);
 }
 
+export interface IntentSettlement {
+  id: string;
+  status: "pending" | "paid";
+  transaction_id: string;
+  wallet_id: string | null;
+  previous_balance: number | null;
+  new_balance: number | null;
+  at: Date;
+  /** Written in order, and only if the payout moved. */
+  events: readonly OutboxRowValues[];
+}
+
 /**
- * posting → pending (live) or paid (sandbox) with what the ledger answered, and its events, in ONE statement:
- * the event rows are inserted only when the payout moved. Undefined when it was not `posting` (another driver won).
+ * posting → pending (live) or paid (sandbox) with what the ledger answered, and its events, one statement for
+ * many (coalesced): a payout's event rows are inserted only when it moved, in the order given. Per settlement
+ * the row, or undefined when it was not `posting` (another driver won).
  */
-export async function settleIntent(
-  q: Q,
-  id: string,
-  fields: {
-    status: "pending" | "paid";
-    transaction_id: string;
-    wallet_id: string | null;
-    previous_balance: number | null;
-    new_balance: number | null;
-    at: Date;
-  },
-  events: readonly OutboxRowValues[],
-): Promise<PayoutRow | undefined> {
-  return one(
-    await q<RawRow[]>`
-    with done as (
-      update payouts.payouts
-         set status = ${fields.status}, transaction_id = ${fields.transaction_id}, wallet_id = ${fields.wallet_id},
-             previous_balance = ${fields.previous_balance}, new_balance = ${fields.new_balance},
-             paid_at = case when ${fields.status} = 'paid' then ${fields.at}::timestamptz else null end,
-             bank_transfer_status = case when rail = 'bank_ach' then 'awaiting_file' else null end, updated_at = ${fields.at}
-       where id = ${id} and status = 'posting'
-       returning *
+export async function settleIntents(q: Q, ss: readonly IntentSettlement[]): Promise<(PayoutRow | undefined)[]> {
+  // Named as the table's columns, so the row type gives every value its column's type.
+  const fields = ss.map(({ events: _e, at, ...f }) => ({ ...f, updated_at: at }));
+  const events = ss.flatMap((s) => s.events.map((e) => ({ ...e, payout_id: s.id })));
+  const rows = await q<RawRow[]>`
+    with s as (
+      select id, status, transaction_id, wallet_id, previous_balance, new_balance, updated_at as at
+        from jsonb_populate_recordset(null::payouts.payouts, ${q.json(fields as unknown as postgres.JSONValue)})
+    ), done as (
+      update payouts.payouts p
+         set status = s.status, transaction_id = s.transaction_id, wallet_id = s.wallet_id,
+             previous_balance = s.previous_balance, new_balance = s.new_balance,
+             paid_at = case when s.status = 'paid' then s.at else null end,
+             bank_transfer_status = case when p.rail = 'bank_ach' then 'awaiting_file' else null end, updated_at = s.at
+        from s
+       where p.id = s.id and p.status = 'posting'
+       returning p.*
     ), ev as (
       insert into payouts.outbox (id, org_id, livemode, type, subject, payload, headers)
       select e.id, e.org_id, e.livemode, e.type, e.subject, e.payload, e.headers
-        from done, jsonb_to_recordset(${eventsJson(q, events)}) as e(id text, org_id text, livemode boolean, type text, subject text, payload jsonb, headers jsonb, n int)
+        from jsonb_to_recordset(${eventsJson(q, events)})
+             as e(payout_id text, id text, org_id text, livemode boolean, type text, subject text, payload jsonb, headers jsonb, n int)
+        join done on done.id = e.payout_id
        order by e.n
       returning 1
     )
-    select done.* from done`,
-  );
+    select done.* from done`;
+  const byId = new Map(rows.map((r) => [r.id, parse(r)]));
+  return ss.map((s) => byId.get(s.id));
 }
 
 /** Payouts stuck in `posting` past the grace period, oldest first. */

@@ -1,14 +1,32 @@
 /** What the use cases need: the pool, the ledger, kyc, the sealer, the bank rail, the clock and a few limits. */
 import { DomainError } from "@treasury/contracts";
-import type { Sealer } from "@treasury/service-kit";
+import { Coalescer, type Sealer } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import type { BankRail } from "../adapters/bank-rail.ts";
 import type { ComplianceDirectory } from "../adapters/compliance.ts";
 import type { LedgerClient, Scope } from "../adapters/ledger.ts";
 import type { Sql } from "../store/db.ts";
+import { insertIntents, settleIntents, type IntentSettlement, type NewPayout, type PayoutRow } from "../store/payouts.ts";
+
+/**
+ * The two writes every payout makes, each coalesced: the intents (and settles) of the requests that arrive in
+ * one event-loop turn go to PostgreSQL as one statement (service-kit coalesce.ts), each request still waiting
+ * for its own row.
+ */
+export interface PayoutWrites {
+  insertIntent(p: NewPayout): Promise<PayoutRow | undefined>;
+  settleIntent(s: IntentSettlement): Promise<PayoutRow | undefined>;
+}
+
+export function coalescedWrites(sql: Sql): PayoutWrites {
+  const inserts = new Coalescer((ps: readonly NewPayout[]) => insertIntents(sql, ps));
+  const settles = new Coalescer((ss: readonly IntentSettlement[]) => settleIntents(sql, ss));
+  return { insertIntent: (p) => inserts.submit(p), settleIntent: (s) => settles.submit(s) };
+}
 
 export interface PayoutsDeps {
   sql: Sql;
+  writes: PayoutWrites;
   ledger: LedgerClient;
   compliance: ComplianceDirectory;
   /** Seals bank account numbers; undefined without PII_KEYS (bank accounts and live payouts are then refused). */

@@ -1,6 +1,7 @@
 /**
  * Requesting a payout, per docs/architecture.md, "Money across services":
- *   1. record the intent: a `posting` row with ledger reference `payout:<id>` (live: with the destination sealed);
+ *   1. record the intent: a `posting` row with ledger reference `payout:<id>` (live: with the destination sealed),
+ *      in one statement with the intents of the requests that arrived in the same event-loop turn (deps.ts);
  *   2. one svc.ledger.post: the creator's wallet gives `amount` (idempotent on the reference; the ledger refuses
  *      it below the available balance under the wallet's row lock, so held funds are never paid out);
  *   3. one statement: sandbox → `paid` with `payout.created` then `payout.executed` (no rail is touched);
@@ -22,17 +23,7 @@ import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
 import { requestHash } from "@treasury/service-kit";
 import { netAmount, payoutPostings, type PayoutAmounts } from "../domain/money.ts";
 import { ENTRY_AMOUNT_MAX_CENTS } from "../domain/nacha.ts";
-import {
-  discardRefused,
-  findByReference,
-  findById,
-  insertIntent,
-  refuse,
-  retryRefused,
-  settleIntent,
-  type NewPayout,
-  type PayoutRow,
-} from "../store/payouts.ts";
+import { discardRefused, findByReference, findById, refuse, retryRefused, type NewPayout, type PayoutRow } from "../store/payouts.ts";
 import { bankDetailsOf } from "./bank-account.ts";
 import { payoutDestinationAad, requireSealer, type PayoutsDeps } from "./deps.ts";
 import { checkEligibility } from "./eligibility.ts";
@@ -174,7 +165,7 @@ async function attemptPayout(deps: PayoutsDeps, scope: Scope, body: CreatePayout
   const destination = scope.livemode
     ? await liveDestination(deps, scope, participantId, id, amounts)
     : { dest_routing_number: null, dest_account_type: null, dest_last4: null, dest_sealed: null };
-  const row = await insertIntent(deps.sql, {
+  const row = await deps.writes.insertIntent({
     id,
     org_id: scope.orgId,
     livemode: scope.livemode,
@@ -243,7 +234,7 @@ export async function drivePayout(deps: PayoutsDeps, row: PayoutRow): Promise<Pa
   };
   const events =
     row.rail === "sandbox" ? [event("payout.created", settled, { status: "pending" }), event("payout.executed", settled)] : [event("payout.created", settled)];
-  const done = await settleIntent(deps.sql, row.id, { ...fields, at: now }, events);
+  const done = await deps.writes.settleIntent({ id: row.id, ...fields, at: now, events });
   if (done !== undefined) {
     wakeOutboxRelay("payouts");
     return done;

@@ -83,22 +83,32 @@ export interface NewRefund {
 }
 
 /**
- * Records a refund intent (`pending`) with the org's shortfall policy as it stands now (no settings row: the
- * default, receivable). Undefined when its request key, external id or ledger reference is taken: the caller
- * reads the existing refund.
+ * Records refund intents (`pending`), one statement for many (usecases/deps.ts coalesces them), each with its
+ * org's shortfall policy as it stands now (no settings row: the default, receivable). Per intent its row, or
+ * undefined when its request key, external id or ledger reference is taken (also by another intent of the same
+ * batch): the caller reads the existing refund. Rows are matched by their own id.
  */
-export async function insertRefund(q: Q, s: Scope, r: NewRefund): Promise<RefundRow | undefined> {
-  return one(
-    await q<RawRow[]>`
+export async function insertRefunds(q: Q, rs: readonly { scope: Scope; refund: NewRefund }[]): Promise<(RefundRow | undefined)[]> {
+  // Named as the table's columns, so the row type gives every value its column's type.
+  const values = rs.map(({ scope, refund }) => ({ ...refund, org_id: scope.orgId, livemode: scope.livemode }));
+  const rows = await q<RawRow[]>`
     insert into refunds.refunds (id, org_id, livemode, request_key, request_hash, idempotency_key, external_refund_id, refund_request_id,
       sale_reference, amount_requested, refund_from, shortfall, reason, metadata, status, ledger_reference, created_at, updated_at)
-    values (${r.id}, ${s.orgId}, ${s.livemode}, ${r.request_key}, ${r.request_hash}, ${r.idempotency_key}, ${r.external_refund_id},
-      ${r.refund_request_id}, ${r.sale_reference}, ${r.amount_requested}, ${r.refund_from},
-      coalesce((select shortfall_policy from refunds.settings where org_id = ${s.orgId} and livemode = ${s.livemode}), 'receivable'),
-      ${r.reason}, ${q.json(r.metadata as postgres.JSONValue)}, 'pending', ${r.ledger_reference}, ${r.created_at}, ${r.created_at})
+    select r.id, r.org_id, r.livemode, r.request_key, r.request_hash, r.idempotency_key, r.external_refund_id, r.refund_request_id,
+      r.sale_reference, r.amount_requested, r.refund_from,
+      coalesce((select st.shortfall_policy from refunds.settings st where st.org_id = r.org_id and st.livemode = r.livemode), 'receivable'),
+      r.reason, r.metadata, 'pending', r.ledger_reference, r.created_at, r.created_at
+    from jsonb_populate_recordset(null::refunds.refunds, ${q.json(values as unknown as postgres.JSONValue)}) as r
     on conflict do nothing
-    returning *`,
-  );
+    returning *`;
+  const byId = new Map(rows.map((r) => [r.id, parse(r)]));
+  return rs.map(({ refund }) => byId.get(refund.id));
+}
+
+/** One refund intent (inside a caller's transaction: the approval of a refund request). */
+export async function insertRefund(q: Q, s: Scope, r: NewRefund): Promise<RefundRow | undefined> {
+  const [row] = await insertRefunds(q, [{ scope: s, refund: r }]);
+  return row;
 }
 
 export async function findRefund(q: Q, s: Scope, id: string): Promise<RefundRow | undefined> {
@@ -149,41 +159,65 @@ export interface RefundOutcome {
   completed_at: Date;
 }
 
+export interface SettledRefund {
+  row: RefundRow;
+  requestMoved: boolean;
+}
+
+export interface RefundSettlement {
+  id: string;
+  outcome: RefundOutcome;
+  /** Written in order, and only if the refund moved. */
+  events: readonly OutboxRowValues[];
+  /** The approved refund request the refund executes, moved with it. */
+  requestId: string | null;
+}
+
 /**
  * pending → completed with what the ledger did, its events, and (for an approved refund request) the request
- * processing → completed, in ONE statement: one round trip and its own commit, the events written if and only if
- * the refund moved. Undefined when it was not pending (another driver settled it first).
+ * processing → completed, in ONE statement for many refunds (coalesced): its own commit, a refund's events
+ * written if and only if it moved. Per settlement the row and whether its request moved with it, or undefined
+ * when it was not pending (another driver settled it first).
  */
-export async function settleCompleted(q: Q, id: string, o: RefundOutcome, events: OutboxRowValues[], requestId: string | null): Promise<RefundRow | undefined> {
-  const [r] = await q<(RawRow & { request_moved: boolean })[]>`
-    with done as (
-      update refunds.refunds set status = 'completed', transaction_id = ${o.transaction_id}, sale_transaction_id = ${o.sale_transaction_id},
-        participant_id = ${o.participant_id}, refunded_amount = ${o.refunded_amount}, from_creator = ${o.from_creator},
-        from_platform = ${o.from_platform}, sales_tax = ${o.sales_tax}, hold_amount_used = ${o.hold_amount_used},
-        creator_receivable_amount = ${o.creator_receivable_amount}, remaining_amount = ${o.remaining_amount}, sale_gross = ${o.sale_gross},
-        is_full_refund = ${o.is_full_refund}, completed_at = ${o.completed_at}, updated_at = ${o.completed_at}
-      where id = ${id} and status = 'pending'
-      returning *
+export async function settleCompletedMany(q: Q, ss: readonly RefundSettlement[]): Promise<(SettledRefund | undefined)[]> {
+  // Named as the table's columns, so the row type gives every value its column's type.
+  const values = ss.map(({ id, outcome, requestId }) => ({ ...outcome, id, refund_request_id: requestId, updated_at: outcome.completed_at }));
+  const events = ss.flatMap((s) => s.events.map((e) => ({ ...e, refund_id: s.id })));
+  const rows = await q<(RawRow & { request_moved: boolean })[]>`
+    with o as (
+      select * from jsonb_populate_recordset(null::refunds.refunds, ${q.json(values as unknown as postgres.JSONValue)})
+    ), done as (
+      update refunds.refunds r set status = 'completed', transaction_id = o.transaction_id, sale_transaction_id = o.sale_transaction_id,
+        participant_id = o.participant_id, refunded_amount = o.refunded_amount, from_creator = o.from_creator,
+        from_platform = o.from_platform, sales_tax = o.sales_tax, hold_amount_used = o.hold_amount_used,
+        creator_receivable_amount = o.creator_receivable_amount, remaining_amount = o.remaining_amount, sale_gross = o.sale_gross,
+        is_full_refund = o.is_full_refund, completed_at = o.completed_at, updated_at = o.updated_at
+      from o
+      where r.id = o.id and r.status = 'pending'
+      returning r.*
     ), ev as (
       insert into refunds.outbox (id, org_id, livemode, type, subject, payload, headers)
       select e.id, e.org_id, e.livemode, e.type, e.subject, e.payload, e.headers
       from rows from (jsonb_to_recordset(${q.json(events as unknown as postgres.JSONValue)}::jsonb)
-        as (id text, org_id text, livemode boolean, type text, subject text, payload jsonb, headers jsonb)) with ordinality as e
-      cross join done
+        as (refund_id text, id text, org_id text, livemode boolean, type text, subject text, payload jsonb, headers jsonb)) with ordinality as e
+      join done on done.id = e.refund_id
       order by e.ordinality
       returning 1
     ), rq as (
-      update refunds.refund_requests set status = 'completed', refund_transaction_id = ${o.transaction_id}, completed_at = ${o.completed_at},
-        updated_at = ${o.completed_at}
-      where id = ${requestId} and status = 'processing' and exists (select 1 from done)
-      returning 1
+      update refunds.refund_requests q set status = 'completed', refund_transaction_id = o.transaction_id, completed_at = o.completed_at,
+        updated_at = o.completed_at
+      from o join done on done.id = o.id
+      where q.id = o.refund_request_id and q.status = 'processing'
+      returning q.id
     )
-    select done.*, exists (select 1 from rq) as request_moved from done`;
-  if (r === undefined) return undefined;
-  // A refund request is processing exactly while its refund is pending (both move in one statement): a bug otherwise.
-  if (requestId !== null && !r.request_moved) throw new Error(`refund request ${requestId} was not processing while its refund ${id} completed`);
-  const { request_moved: _moved, ...row } = r;
-  return parse(row);
+    select done.*, exists (select 1 from rq where rq.id = done.refund_request_id) as request_moved from done`;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ss.map(({ id }) => {
+    const r = byId.get(id);
+    if (r === undefined) return undefined;
+    const { request_moved: requestMoved, ...row } = r;
+    return { row: parse(row), requestMoved };
+  });
 }
 
 /** pending → failed with the ledger's refusal; undefined when it was not pending. */

@@ -13,7 +13,7 @@
 import { DomainError, newId } from "@treasury/contracts";
 import { intentHash, intentOf, ledgerReferenceOf, requestKeyOf, type CreateRefundInput, type RefundIntent } from "../domain/refund.ts";
 import type { Scope } from "../store/db.ts";
-import { findRefundForRequest, insertRefund, type RefundRow } from "../store/refunds.ts";
+import { findRefundForRequest, type RefundRow } from "../store/refunds.ts";
 import type { RefundsDeps } from "./deps.ts";
 import { executeRefund } from "./execute-refund.ts";
 import { presentRefund } from "./present.ts";
@@ -33,7 +33,7 @@ function duplicate(existing: RefundRow): DomainError {
 async function recordIntent(deps: RefundsDeps, scope: Scope, intent: RefundIntent, key: string, hash: string): Promise<{ row: RefundRow; fresh: boolean }> {
   // Insert first: a new refund costs one statement; a replay conflicts and is then read.
   const id = newId("re");
-  const inserted = await insertRefund(deps.sql, scope, {
+  const inserted = await deps.writes.insertRefund(scope, {
     id,
     request_key: key,
     request_hash: hash,

@@ -25,7 +25,7 @@ import { LedgerOutcomeUnknown, type RefundPosted } from "../adapters/ledger.ts";
 import { PaymentsOutcomeUnknown } from "../adapters/payments.ts";
 import { DEFINITIVE_REFUSALS } from "../domain/refund.ts";
 import { findRefundRequest, moveRefundRequest } from "../store/refund-requests.ts";
-import { findRefund, markFailed, recordProcessorStatus, recordReversal, settleCompleted, type RefundOutcome, type RefundRow } from "../store/refunds.ts";
+import { findRefund, markFailed, recordProcessorStatus, recordReversal, type RefundOutcome, type RefundRow } from "../store/refunds.ts";
 import type { RefundsDeps } from "./deps.ts";
 import { presentRefund, presentRefundRequest, saleRefundedData } from "./present.ts";
 
@@ -105,10 +105,13 @@ async function completionEvents(deps: RefundsDeps, completed: RefundRow): Promis
 async function settle(deps: RefundsDeps, row: RefundRow, posted: RefundPosted): Promise<RefundRow> {
   const outcome = outcomeOf(posted, deps.now());
   const completed: RefundRow = { ...row, ...outcome, status: "completed", updated_at: outcome.completed_at };
-  const done = await settleCompleted(deps.sql, row.id, outcome, await completionEvents(deps, completed), row.refund_request_id);
+  const requestId = row.refund_request_id;
+  const done = await deps.writes.settleCompleted({ id: row.id, outcome, events: await completionEvents(deps, completed), requestId });
   if (done === undefined) return current(deps, row);
+  // A refund request is processing exactly while its refund is pending (both move in one statement): a bug otherwise.
+  if (requestId !== null && !done.requestMoved) throw new Error(`refund request ${requestId} was not processing while its refund ${row.id} completed`);
   wakeOutboxRelay("refunds");
-  return done;
+  return done.row;
 }
 
 async function fail(deps: RefundsDeps, row: RefundRow, e: DomainError): Promise<RefundRow> {
