@@ -7,7 +7,9 @@
  *
  * Closed loop first (each of N clients sends refunds back to back) at each concurrency level to find the best
  * one; then rounds of pgbench, the maximum rate at that concurrency, and an open loop at half that rate (refunds
- * start on a fixed schedule whatever the answers do) where p50/p99 are measured. Medians of the rounds.
+ * start on a fixed schedule whatever the answers do) where p50/p99 are measured. Medians of the rounds. Each
+ * round's open loop has the floor beside it at the same rate (after it, or before it every other round): a
+ * 1-cent ledger transfer between creators through the same gateway, the least any refund must do.
  *
  *   BENCH_DURATION_SEC (default 5) per closed-loop run; BENCH_CONCURRENCY (default "1,4,16,32");
  *   BENCH_PACED_SEC (default 10) for the open loop; BENCH_ROUNDS (default 3); BENCH_SALES (default 2000) sales,
@@ -120,6 +122,25 @@ try {
     return performance.now() - t0;
   };
 
+  /**
+   * The floor: what any refund must at least do, and nothing else. One authenticated write through the same
+   * gateway, answered after one ledger posting touching a creator's wallet (a 1-cent transfer within a fixed
+   * pair of creators): no intent, no sale remainder, no settle, no events of its own.
+   */
+  const floorTransfer = async (): Promise<number> => {
+    const n = seq++;
+    const pair = n % Math.floor(PARTICIPANTS / 2);
+    const t0 = performance.now();
+    const r = await post("/v1/transfers", {
+      from_participant_id: `bench_creator_${2 * pair}`,
+      to_participant_id: `bench_creator_${2 * pair + 1}`,
+      amount: 1,
+      reference_id: `bench_floor_${n}`,
+    });
+    if (r.status !== 201) throw new Error(`transfer ${r.status}: ${JSON.stringify(r.body)}`);
+    return performance.now() - t0;
+  };
+
   const closedLoop = async (concurrency: number, seconds: number): Promise<RunResult> => {
     const latencies: number[] = [];
     let errors = 0;
@@ -152,8 +173,8 @@ try {
     };
   };
 
-  /** Open loop: a refund starts every 1/rate s whatever the answers do; latency from each one's start. */
-  const openLoop = async (rate: number, seconds: number): Promise<RunResult & { rate: number }> => {
+  /** Open loop: a request starts every 1/rate s whatever the answers do; latency from each one's start. */
+  const openLoop = async (rate: number, seconds: number, send: () => Promise<number> = refund): Promise<RunResult & { rate: number }> => {
     const latencies: number[] = [];
     let errors = 0;
     const inflight = new Set<Promise<void>>();
@@ -161,7 +182,7 @@ try {
     for (let n = 0; performance.now() - startedAt < seconds * 1000; n++) {
       const wait = startedAt + n * (1000 / rate) - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      const p: Promise<void> = refund()
+      const p: Promise<void> = send()
         .then(
           (ms) => void latencies.push(ms),
           () => void (errors += 1),
@@ -218,13 +239,16 @@ try {
   }
   const best = levels.reduce((a, b) => (b.perSec > a.perSec ? b : a));
   const baseline = pgbench(infra.adminUrl, PGBENCH_SCALE);
-  type Round = { tps: number; max: RunResult; half: RunResult & { rate: number } };
+  type Round = { tps: number; max: RunResult; half: RunResult & { rate: number }; floor: RunResult & { rate: number } };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const tps = baseline.tps(best.concurrency, DURATION_SEC * 2);
     const max = await closedLoop(best.concurrency, DURATION_SEC);
-    const half = await openLoop(Math.max(1, max.perSec * HALF_RATE), PACED_SEC);
-    rounds.push({ tps, max, half });
+    const rate = Math.max(1, max.perSec * HALF_RATE);
+    // The floor goes first in every other round, so neither one always runs on the other's leftovers.
+    const floorFirst = i % 2 === 1 ? await openLoop(rate, PACED_SEC, floorTransfer) : undefined;
+    const half = await openLoop(rate, PACED_SEC);
+    rounds.push({ tps, max, half, floor: floorFirst ?? (await openLoop(rate, PACED_SEC, floorTransfer)) });
   }
   const median = <T>(xs: T[], key: (x: T) => number): T => {
     const m = [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)];
@@ -241,17 +265,18 @@ try {
       `${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(10)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.refunds).padStart(8)} ${String(r.errors).padStart(7)}`,
     );
   }
-  console.log("round  pgbench tps  max refunds/s  ratio   half rate: offered  refunds/s  p50 ms  p99 ms  errors");
+  console.log("round  pgbench tps  max refunds/s  ratio   half rate: offered  refunds/s  p50 ms  p99 ms  errors   floor p50 ms  p99 ms");
   for (const [i, r] of rounds.entries()) {
     console.log(
-      `${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(12)} ${r.max.perSec.toFixed(1).padStart(14)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.half.rate.toFixed(1).padStart(19)} ${r.half.perSec.toFixed(1).padStart(10)} ${r.half.p50.toFixed(1).padStart(7)} ${r.half.p99.toFixed(1).padStart(7)} ${String(r.half.errors).padStart(7)}`,
+      `${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(12)} ${r.max.perSec.toFixed(1).padStart(14)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.half.rate.toFixed(1).padStart(19)} ${r.half.perSec.toFixed(1).padStart(10)} ${r.half.p50.toFixed(1).padStart(7)} ${r.half.p99.toFixed(1).padStart(7)} ${String(r.half.errors).padStart(7)} ${r.floor.p50.toFixed(1).padStart(14)} ${r.floor.p99.toFixed(1).padStart(7)}`,
     );
   }
   console.log(
     `median ratio round: ${ratioRound.max.perSec.toFixed(1)} refunds/s ÷ ${ratioRound.tps.toFixed(1)} pgbench tps = ${ratio.toFixed(3)} (target ≥ ${RATIO_TARGET})`,
   );
   console.log(
-    `median latency round, open loop at half its max (${latencyRound.half.rate.toFixed(1)} refunds/s): p50 ${latencyRound.half.p50.toFixed(1)} ms, p99 ${latencyRound.half.p99.toFixed(1)} ms (target < ${P99_TARGET_MS} ms)`,
+    `median latency round, open loop at half its max (${latencyRound.half.rate.toFixed(1)} refunds/s): p50 ${latencyRound.half.p50.toFixed(1)} ms, p99 ${latencyRound.half.p99.toFixed(1)} ms (target < ${P99_TARGET_MS} ms); ` +
+      `the floor (one ledger transfer through the gateway) at the same rate beside it: p50 ${latencyRound.floor.p50.toFixed(1)} ms, p99 ${latencyRound.floor.p99.toFixed(1)} ms`,
   );
 
   // Invariants: the ledger's own checks; each completed refund moved money once; each sale's remainder matches.
@@ -267,7 +292,7 @@ try {
   const [left] = await sql<{ pending: string; failed: string; completed: string }[]>`
     select count(*) filter (where status = 'pending')::text as pending, count(*) filter (where status = 'failed')::text as failed,
            count(*) filter (where status = 'completed')::text as completed from refunds.refunds`;
-  const errors = levels.reduce((n, r) => n + r.errors, 0) + rounds.reduce((n, r) => n + r.max.errors + r.half.errors, 0);
+  const errors = levels.reduce((n, r) => n + r.errors, 0) + rounds.reduce((n, r) => n + r.max.errors + r.half.errors + r.floor.errors, 0);
   const invariantsOk = report.ok && once?.bad === "0" && sides?.bad === "0" && left?.pending === "0" && left.failed === "0" && errors === 0;
   if (invariantsOk)
     console.log(`invariants ok: ledger checks pass, ${left?.completed} refunds each moved money once, every sale's remainder matches its refunds`);
@@ -285,6 +310,8 @@ try {
       half_rate_p50_ms: Number(latencyRound.half.p50.toFixed(1)),
       half_rate_p99_ms: Number(latencyRound.half.p99.toFixed(1)),
       max_p99_ms: Number(ratioRound.max.p99.toFixed(1)),
+      floor_p50_ms: Number(latencyRound.floor.p50.toFixed(1)),
+      floor_p99_ms: Number(latencyRound.floor.p99.toFixed(1)),
       ratio_target_met: ratio >= RATIO_TARGET,
       p99_target_met: latencyRound.half.p99 < P99_TARGET_MS,
       invariants: invariantsOk ? "ok" : "failed",
