@@ -14,7 +14,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { newId } from "@treasury/contracts";
-import { connectNats, createLogger, ensureEventsStream, OutboxRelay, serviceDatabaseUrl, withTx, writeOutbox } from "@treasury/service-kit";
+import { BaseEnv, connectNats, createLogger, ensureEventsStream, OutboxRelay, serviceDatabaseUrl, withTx, writeOutbox } from "@treasury/service-kit";
 import { freePort } from "@treasury/testing";
 import postgres from "postgres";
 import { startChild, startInfra, type Child } from "./lib.ts";
@@ -95,7 +95,17 @@ try {
   // The emitting side's relay starts first, so it holds the relay lock of this outbox.
   const nc = await connectNats({ url: infra.natsUrl, name: "bench" });
   await ensureEventsStream(nc, "");
-  const relay = new OutboxRelay({ sql, nc, schema: "webhooks", prefix: "", source: "bench", log: createLogger({ service: "bench", level: "warn" }) });
+  // The relay waits after each wake-up as every service's does (OUTBOX_COALESCE_MS, its default unless set).
+  const coalesceMs = BaseEnv.shape.OUTBOX_COALESCE_MS.parse(process.env.OUTBOX_COALESCE_MS);
+  const relay = new OutboxRelay({
+    sql,
+    nc,
+    schema: "webhooks",
+    prefix: "",
+    source: "bench",
+    coalesceMs,
+    log: createLogger({ service: "bench", level: "warn" }),
+  });
   await relay.start();
   if (!relay.isLeader()) throw new Error("the benchmark's relay did not take the outbox lock");
   stops.push(async () => {
