@@ -454,3 +454,25 @@ export function pgbench(adminUrl: string, scale: number): { tps(clients: number,
     },
   };
 }
+
+/** A benchmark's JSON POST through the gateway: the status and the parsed body. */
+export type BenchPost = (path: string, body: unknown) => Promise<{ status: number; body: Record<string, unknown> }>;
+
+/**
+ * The floor of a money path through the gateway: what any payout or refund must at least do, and nothing else.
+ * One authenticated write answered after one ledger posting touching a creator's wallet (a 1-cent transfer within
+ * the n-th fixed pair of creators: no two pairs share a wallet), with no intent, settle or events of its own.
+ * Answers its latency in ms, or throws.
+ */
+export async function floorTransfer(post: BenchPost, creators: readonly string[], n: number): Promise<number> {
+  const pair = n % Math.floor(creators.length / 2);
+  const t0 = performance.now();
+  const r = await post("/v1/transfers", {
+    from_participant_id: creators[2 * pair],
+    to_participant_id: creators[2 * pair + 1],
+    amount: 1,
+    reference_id: `bench_floor_${n}`,
+  });
+  if (r.status !== 201) throw new Error(`transfer ${r.status}: ${JSON.stringify(r.body)}`);
+  return performance.now() - t0;
+}

@@ -7,8 +7,9 @@
  * Closed loop first (each of N clients sends payouts back to back) to find the maximum rate, then open loop:
  * payouts start at a fixed 50 % of that rate whatever the answers do, and p50/p99 are measured there. Rounds of
  * pgbench, the maximum rate at the best concurrency and the open loop give the ratio and the latency (medians).
- * Each round's open loop has the floor beside it at the same rate (after it, or before it every other round): a 1-cent ledger transfer between creators
- * through the same gateway, the least any payout must do (authenticate, post once, answer). CPU per payout by
+ * Each round's open loop has the floor beside it at the same rate (after it, or before it every other round): a
+ * 1-cent ledger transfer between creators through the same gateway, the least any payout must do (authenticate,
+ * post once, answer; bench/lib.ts floorTransfer). CPU per payout by
  * process is printed for the closed loop and for the open loop, where batches are smaller and each costs more.
  *
  *   BENCH_DURATION_SEC (default 5) per level; BENCH_CONCURRENCY (default "1,4,16,32,64"); BENCH_PACED_SEC (default 10);
@@ -21,7 +22,19 @@ import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, cpuMs, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, percentile, pgbench, startChild, startInfra, type Child } from "./lib.ts";
+import {
+  adminSql,
+  floorTransfer,
+  cpuMs,
+  GATEWAY_NODE_OPTIONS,
+  LEDGER_NODE_OPTIONS,
+  nodeOptions,
+  percentile,
+  pgbench,
+  startChild,
+  startInfra,
+  type Child,
+} from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
@@ -141,25 +154,8 @@ try {
     return performance.now() - t0;
   };
 
-  /**
-   * The floor: what any payout must at least do, and nothing else. One authenticated write through the same
-   * gateway, answered after one ledger posting from a creator's wallet (a 1-cent transfer to another creator):
-   * no intent, no settle, no events of its own. Creators transfer within fixed pairs, so no two pairs share a
-   * wallet, as no two creators' payouts do.
-   */
-  const floorTransfer = async (): Promise<number> => {
-    const n = seq++;
-    const pair = n % Math.floor(participants.length / 2);
-    const t0 = performance.now();
-    const r = await post("/v1/transfers", {
-      from_participant_id: participants[2 * pair],
-      to_participant_id: participants[2 * pair + 1],
-      amount: 1,
-      reference_id: `bench_floor_${n}`,
-    });
-    if (r.status !== 201) throw new Error(`transfer ${r.status}: ${JSON.stringify(r.body)}`);
-    return performance.now() - t0;
-  };
+  /** The floor beside each open loop (bench/lib.ts floorTransfer). */
+  const floor = () => floorTransfer(post, participants, seq++);
 
   const runLevel = async (concurrency: number, seconds: number): Promise<LevelResult> => {
     const latencies: number[] = [];
@@ -259,11 +255,11 @@ try {
     const max = await runLevel(best.concurrency, DURATION_SEC);
     const rate = Math.max(1, max.perSec * PACED_FRACTION);
     // The floor goes first in every other round, so neither one always runs on the other's leftovers.
-    const floorFirst = i % 2 === 1 ? await runPaced(rate, PACED_SEC, floorTransfer) : undefined;
+    const floorFirst = i % 2 === 1 ? await runPaced(rate, PACED_SEC, floor) : undefined;
     const pacedBefore = cpuNow();
     const paced = await runPaced(rate, PACED_SEC);
     const pacedCpu = cpuPerPayout(pacedBefore, paced.payouts);
-    rounds.push({ tps, max, paced, pacedCpu, floor: floorFirst ?? (await runPaced(rate, PACED_SEC, floorTransfer)) });
+    rounds.push({ tps, max, paced, pacedCpu, floor: floorFirst ?? (await runPaced(rate, PACED_SEC, floor)) });
   }
   const median = <T>(xs: T[], key: (x: T) => number): T => {
     const sorted = [...xs].sort((a, b) => key(a) - key(b));

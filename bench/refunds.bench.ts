@@ -20,7 +20,18 @@ import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, percentile, pgbench, startChild, startInfra, type Child } from "./lib.ts";
+import {
+  adminSql,
+  floorTransfer,
+  GATEWAY_NODE_OPTIONS,
+  LEDGER_NODE_OPTIONS,
+  nodeOptions,
+  percentile,
+  pgbench,
+  startChild,
+  startInfra,
+  type Child,
+} from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);
@@ -122,24 +133,9 @@ try {
     return performance.now() - t0;
   };
 
-  /**
-   * The floor: what any refund must at least do, and nothing else. One authenticated write through the same
-   * gateway, answered after one ledger posting touching a creator's wallet (a 1-cent transfer within a fixed
-   * pair of creators): no intent, no sale remainder, no settle, no events of its own.
-   */
-  const floorTransfer = async (): Promise<number> => {
-    const n = seq++;
-    const pair = n % Math.floor(PARTICIPANTS / 2);
-    const t0 = performance.now();
-    const r = await post("/v1/transfers", {
-      from_participant_id: `bench_creator_${2 * pair}`,
-      to_participant_id: `bench_creator_${2 * pair + 1}`,
-      amount: 1,
-      reference_id: `bench_floor_${n}`,
-    });
-    if (r.status !== 201) throw new Error(`transfer ${r.status}: ${JSON.stringify(r.body)}`);
-    return performance.now() - t0;
-  };
+  /** The floor beside each open loop (bench/lib.ts floorTransfer). */
+  const creators = Array.from({ length: PARTICIPANTS }, (_, i) => `bench_creator_${i}`);
+  const floor = () => floorTransfer(post, creators, seq++);
 
   const closedLoop = async (concurrency: number, seconds: number): Promise<RunResult> => {
     const latencies: number[] = [];
@@ -246,9 +242,9 @@ try {
     const max = await closedLoop(best.concurrency, DURATION_SEC);
     const rate = Math.max(1, max.perSec * HALF_RATE);
     // The floor goes first in every other round, so neither one always runs on the other's leftovers.
-    const floorFirst = i % 2 === 1 ? await openLoop(rate, PACED_SEC, floorTransfer) : undefined;
+    const floorFirst = i % 2 === 1 ? await openLoop(rate, PACED_SEC, floor) : undefined;
     const half = await openLoop(rate, PACED_SEC);
-    rounds.push({ tps, max, half, floor: floorFirst ?? (await openLoop(rate, PACED_SEC, floorTransfer)) });
+    rounds.push({ tps, max, half, floor: floorFirst ?? (await openLoop(rate, PACED_SEC, floor)) });
   }
   const median = <T>(xs: T[], key: (x: T) => number): T => {
     const m = [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)];
