@@ -4,9 +4,11 @@
  * deterministic: every candidate pair is scored, pairs are taken best first (ties broken by position in the
  * inputs), and a line or transaction already taken is skipped.
  *
- * Cost: ledger transactions are grouped by (currency, amount) and sorted by date once, so each bank line finds
- * its candidates by binary search; at most `candidatesMax` candidates per line are scored. That keeps the
- * whole run O(n log n) even when thousands of transactions share an amount.
+ * Cost: ledger transactions are grouped by (currency, amount), sorted by date and indexed by reference once, so
+ * each bank line finds its candidates by binary search and lookup: up to `candidatesMax` whose reference it names
+ * and up to `candidatesMax` nearest by date (identical lines spread over identical transactions, see
+ * nearestCandidates). That keeps the whole run O(n log n) even when thousands of transactions share an amount
+ * and a day, and every one of them still finds its counterpart.
  */
 export interface BankLine {
   id: string;
@@ -26,7 +28,7 @@ export interface AutoMatchOptions {
   dateWindowDays?: number;
   /** Pairs scoring below this are not matched (0..1, default 0.5: the amount alone reaches it only within the window). */
   minConfidence?: number;
-  /** Candidates scored per bank line, nearest dates first (default 32). */
+  /** Candidates scored per bank line by date, nearest first, and as many by reference (default 32). */
   candidatesMax?: number;
 }
 
@@ -130,26 +132,70 @@ interface Edge {
   reference: boolean;
 }
 
-/** Candidates inside the window, nearest dates first, walking outwards from the bank line's day. */
-function candidates(bucket: readonly Prepared[], day: number, window: number, max: number): Prepared[] {
+/** What a bank line's candidates are drawn from: its amount's transactions by date, and by reference. */
+interface Bucket {
+  byDay: Prepared[];
+  byReference: Map<string, Prepared[]>;
+}
+
+/**
+ * Candidates inside the window, nearest dates first. Within one day the walk starts at the bank line's `rank`
+ * (its position among the bank lines of its amount and day) and wraps: identical lines (a marketplace's many
+ * sales of one price on one day) look at different transactions, so each can find its own instead of all of
+ * them competing for the first few.
+ */
+function nearestCandidates(byDay: readonly Prepared[], day: number, rank: number, window: number, max: number, out: Prepared[]): void {
+  for (let distance = 0; distance <= window && out.length < max; distance++) {
+    for (const d of distance === 0 ? [day] : [day - distance, day + distance]) {
+      const lo = lowerBound(byDay, d);
+      const run = lowerBound(byDay, d + 1) - lo;
+      for (let k = 0; k < run && out.length < max; k++) out.push(byDay[lo + ((rank + k) % run)] as Prepared);
+    }
+  }
+}
+
+/**
+ * The transactions whose reference is the bank line's reference or one of its words, inside the window: scored
+ * whatever their position, so a reference match is found among any number of same-amount transactions.
+ */
+function referenceCandidates(bucket: Bucket, bank: Prepared, window: number, max: number): Prepared[] {
   const out: Prepared[] = [];
-  let right = lowerBound(bucket, day);
-  let left = right - 1;
-  while (out.length < max) {
-    const r = bucket[right];
-    const l = bucket[left];
-    const rd = r && r.day - day <= window ? r.day - day : Infinity;
-    const ld = l && day - l.day <= window ? day - l.day : Infinity;
-    if (rd === Infinity && ld === Infinity) break;
-    if (rd <= ld) {
-      out.push(r as Prepared);
-      right++;
-    } else {
-      out.push(l as Prepared);
-      left--;
+  const keys = new Set([...(bank.reference.length >= 3 ? [bank.reference] : []), ...[...bank.tokens].filter((t) => t.length >= 4)]);
+  for (const key of keys) {
+    for (const l of bucket.byReference.get(key) ?? []) {
+      if (out.length >= max) return out;
+      if (Math.abs(l.day - bank.day) <= window) out.push(l);
     }
   }
   return out;
+}
+
+function candidates(bucket: Bucket, bank: Prepared, rank: number, window: number, max: number): Prepared[] {
+  const out = referenceCandidates(bucket, bank, window, max);
+  const seen = new Set(out);
+  const near: Prepared[] = [];
+  nearestCandidates(bucket.byDay, bank.day, rank, window, max, near);
+  for (const l of near) if (!seen.has(l)) out.push(l);
+  return out;
+}
+
+function bucketsOf(ledger: readonly Prepared[]): Map<string, Bucket> {
+  const buckets = new Map<string, Bucket>();
+  for (const l of ledger) {
+    let bucket = buckets.get(l.key);
+    if (bucket === undefined) {
+      bucket = { byDay: [], byReference: new Map() };
+      buckets.set(l.key, bucket);
+    }
+    bucket.byDay.push(l);
+    if (l.reference.length >= 3) {
+      const same = bucket.byReference.get(l.reference);
+      if (same === undefined) bucket.byReference.set(l.reference, [l]);
+      else same.push(l);
+    }
+  }
+  for (const bucket of buckets.values()) bucket.byDay.sort((a, b) => a.day - b.day || a.index - b.index);
+  return buckets;
 }
 
 function compareEdges(a: Edge, b: Edge): number {
@@ -163,19 +209,17 @@ export function autoMatch(bankLines: readonly BankLine[], ledgerTransactions: re
   const bank = prepare(bankLines);
   const ledger = prepare(ledgerTransactions);
 
-  const buckets = new Map<string, Prepared[]>();
-  for (const l of ledger) {
-    const bucket = buckets.get(l.key);
-    if (bucket) bucket.push(l);
-    else buckets.set(l.key, [l]);
-  }
-  for (const bucket of buckets.values()) bucket.sort((a, b) => a.day - b.day || a.index - b.index);
-
+  const buckets = bucketsOf(ledger);
+  // A bank line's rank among the bank lines of its amount and day (see nearestCandidates).
+  const ranks = new Map<string, number>();
   const edges: Edge[] = [];
   for (const b of bank) {
     const bucket = buckets.get(b.key);
     if (!bucket) continue;
-    for (const l of candidates(bucket, b.day, window, candidatesMax)) {
+    const group = `${b.key}|${b.day}`;
+    const rank = ranks.get(group) ?? 0;
+    ranks.set(group, rank + 1);
+    for (const l of candidates(bucket, b, rank, window, candidatesMax)) {
       const days = Math.abs(l.day - b.day);
       const text = textScore(b, l);
       const confidence = AMOUNT_WEIGHT + DATE_WEIGHT * (1 - days / (window + 1)) + TEXT_WEIGHT * text.score;

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PostRequest, SYSTEM_ACCOUNT_TYPES } from "@treasury/contracts";
-import { canonicalJson, canonicalPostRequest, requestHash } from "./canonical.ts";
+import { canonicalJson, canonicalPostRequest, postRequestHash, postRequestHashWithoutDate, requestHash } from "./canonical.ts";
 
 /** The first implementation, kept as the reference: stored request hashes were computed with it. */
 function reference(value: unknown): string {
@@ -72,6 +72,9 @@ describe("canonicalJson", () => {
         metadata: fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })),
         result_extra: fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })),
         sale: fc.record({ sale_reference: fc.constant("s-1"), gross: fc.nat(), creator_amount: fc.nat(), platform_amount: fc.nat() }),
+        effective_date: fc
+          .date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2099-12-31T00:00:00Z"), noInvalidDate: true })
+          .chain((d) => fc.constantFrom(d.toISOString(), d.toISOString().slice(0, 10))),
       },
       { requiredKeys: ["org_id", "livemode", "kind", "reference_id"] },
     );
@@ -83,5 +86,23 @@ describe("canonicalJson", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it("a request with an effective_date hashes it, and its hash without the date is the one stored before", () => {
+    // Proves two requests differing only in their accounting date conflict, while a replay of a transaction
+    // stored before the date was hashed still matches (postRequestHashWithoutDate).
+    const base = PostRequest.parse({
+      org_id: "org_1",
+      livemode: false,
+      kind: "expense",
+      reference_id: "exp-1",
+      postings: [{ debit: { system: "expense" }, credit: { system: "platform_cash" }, amount: 500 }],
+    });
+    const dated = { ...base, effective_date: "2026-03-01" };
+    expect(postRequestHash(dated)).toBe(requestHash(dated));
+    expect(postRequestHash(dated)).not.toBe(postRequestHash({ ...base, effective_date: "2026-03-02" }));
+    expect(postRequestHash(dated)).not.toBe(postRequestHash(base));
+    expect(postRequestHashWithoutDate(dated)).toBe(postRequestHash(base));
+    expect(postRequestHashWithoutDate(base)).toBeUndefined();
   });
 });

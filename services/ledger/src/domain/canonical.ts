@@ -75,6 +75,7 @@ export function canonicalPostRequest(req: PostRequest): string {
   let out = "{";
   if (req.amount !== undefined) out += `"amount":${JSON.stringify(req.amount)},`;
   if (req.description !== undefined) out += `"description":${JSON.stringify(req.description)},`;
+  if (req.effective_date !== undefined) out += `"effective_date":${JSON.stringify(req.effective_date)},`;
   out += `"holds_create":${canonicalJson(req.holds_create)},"holds_release":${canonicalJson(req.holds_release)},`;
   out += `"kind":${JSON.stringify(req.kind)},"livemode":${req.livemode ? "true" : "false"},`;
   if (req.metadata !== undefined) out += `"metadata":${canonicalJson(req.metadata)},`;
@@ -100,4 +101,14 @@ export function canonicalPostRequest(req: PostRequest): string {
 /** requestHash of a parsed posting request (the same hash, computed faster). */
 export function postRequestHash(req: PostRequest): string {
   return sha256Hex(canonicalPostRequest(req));
+}
+
+/**
+ * The hash a request with an `effective_date` was stored with before the date was part of the hash, or undefined
+ * when it has none. A replay of such a transaction matches either; a new transaction's hash always has the date.
+ */
+export function postRequestHashWithoutDate(req: PostRequest): string | undefined {
+  if (req.effective_date === undefined) return undefined;
+  const { effective_date: _date, ...rest } = req;
+  return postRequestHash(rest);
 }

@@ -63,6 +63,8 @@ import { CURRENCY } from "./present.ts";
 export interface Pending {
   req: PostRequest;
   hash: string;
+  /** A dated request's hash as stored before the date was hashed (postRequestHashWithoutDate): a replay matches either. */
+  hashWithoutDate?: string | undefined;
   /** (org, environment, kind, reference_id): the idempotency key. */
   key: string;
   /** Every account the request names. */
@@ -299,7 +301,7 @@ async function answerReplays(conn: ReservedSql, begin: () => Promise<unknown>, f
 
 /** The answer to a key already posted: its first result, or a conflict when the request differs. */
 function replayVerdict(p: Pending, transactionId: string, requestHash: string, result: Record<string, unknown>): Verdict {
-  if (requestHash === p.hash) return { ok: true, outcome: { duplicate: true, result: result as unknown as PostResult } };
+  if (requestHash === p.hash || requestHash === p.hashWithoutDate) return { ok: true, outcome: { duplicate: true, result: result as unknown as PostResult } };
   return {
     ok: false,
     error: new DomainError("idempotency_conflict", `reference_id ${p.req.reference_id} was used with a different request`, {

@@ -1,10 +1,11 @@
 // Proves the posting engine's guarantees on real PostgreSQL + NATS: exactly-once under concurrent duplicates,
 // no overdraft under concurrent withdrawals, all-or-nothing holds and postings, and the svc.ledger.post RPC.
-import { DomainError } from "@treasury/contracts";
+import { DomainError, PostRequest } from "@treasury/contracts";
 import { waitFor } from "@treasury/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PostRequestInput } from "@treasury/contracts";
 import { BALANCE_SHARDS } from "../domain/accounts.ts";
+import { postRequestHashWithoutDate } from "../domain/canonical.ts";
 import { checkInvariants } from "../invariants.ts";
 import { errorCode, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
 import { createWallet } from "./wallets.ts";
@@ -102,6 +103,34 @@ describe("post", () => {
     expect((err as DomainError).extra?.["existing_transaction_id"]).toMatch(/^txn_/);
     const [row] = await h.env.adminSql<{ balance: string }[]>`select balance from ledger.accounts where id = ${w}`;
     expect(row?.balance).toBe("100");
+    await expectInvariants(org);
+  });
+
+  it("the same key with another effective_date is idempotency_conflict; a transaction hashed before dates were still replays", async () => {
+    // Proves the accounting date is part of what a reference_id stands for, without breaking replays of
+    // transactions stored while their hash left the date out.
+    const org = newOrg();
+    const dated = (reference_id: string, effective_date: string): PostRequestInput => ({
+      org_id: org,
+      livemode: false,
+      kind: "expense",
+      reference_id,
+      effective_date,
+      postings: [{ debit: { system: "expense" }, credit: { system: "platform_cash" }, amount: 700 }],
+    });
+    const first = await h.poster.post(dated("exp-1", "2026-03-01"));
+    expect(first.duplicate).toBe(false);
+    expect((await h.poster.post(dated("exp-1", "2026-03-01"))).duplicate).toBe(true);
+    const err = await h.poster.post(dated("exp-1", "2026-03-02")).catch((e: unknown) => e);
+    expect((err as DomainError).code).toBe("idempotency_conflict");
+
+    const older = await h.poster.post(dated("exp-2", "2026-04-01"));
+    const withoutDate = postRequestHashWithoutDate(PostRequest.parse(dated("exp-2", "2026-04-01")));
+    await h.env.adminSql`update ledger.transactions set request_hash = ${withoutDate ?? ""} where id = ${older.result.transaction_id}`;
+    const replay = await h.poster.post(dated("exp-2", "2026-04-01"));
+    expect(replay).toMatchObject({ duplicate: true, result: { transaction_id: older.result.transaction_id } });
+    const [n] = await h.env.adminSql<{ n: string }[]>`select count(*) as n from ledger.transactions where org_id = ${org}`;
+    expect(Number(n?.n)).toBe(2);
     await expectInvariants(org);
   });
 

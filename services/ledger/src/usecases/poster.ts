@@ -14,7 +14,7 @@ import { DomainError, type AccountRef, type PostOutcome, type PostRequest } from
 import { captureContext, eventHeaders, isRetryableTxError } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import { BALANCE_SHARDS } from "../domain/accounts.ts";
-import { postRequestHash, requestHash } from "../domain/canonical.ts";
+import { postRequestHash, postRequestHashWithoutDate, requestHash } from "../domain/canonical.ts";
 import { ensureSystemAccount } from "../store/accounts.ts";
 import type { Sql } from "../store/db.ts";
 import { commitBatch, isReferenceClaimed, keyOf, referenceTakenError, scopeKey, WalletCache, type Pending, type Verdict } from "./commit.ts";
@@ -83,6 +83,7 @@ export class Poster implements PostPort {
       this.queue.push({
         req,
         hash: hooks?.hashInput === undefined ? postRequestHash(req) : requestHash(hooks.hashInput),
+        hashWithoutDate: hooks?.hashInput === undefined ? postRequestHashWithoutDate(req) : undefined,
         key: keyOf(req),
         refs,
         // A refund holds its sale (and its creator's wallet): two batches never refund one sale at once.
