@@ -7,13 +7,20 @@ import { rpcCall } from "@treasury/service-kit";
 import { waitFor } from "@treasury/testing";
 import type { PaymentsService } from "../../services/payments/src/service.ts";
 import { checkInvariants } from "../../services/ledger/src/invariants.ts";
+import { startProcessorStandIn, type ProcessorStandIn } from "./processor-stand-in.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
 let s: Stack;
+let proc: ProcessorStandIn;
 let api: (method: string, path: string, body?: unknown, key?: string) => Promise<{ status: number; body: Record<string, unknown> }>;
 
 beforeAll(async () => {
-  s = await startStack({ services: ["ledger", "payments"] });
+  // Live hosted checkouts are the card processor's sessions: a loopback stand-in plays it.
+  proc = await startProcessorStandIn();
+  s = await startStack({
+    services: ["ledger", "payments"],
+    serviceEnv: { payments: { STRIPE_SECRET_KEY: "sk_test_checkout_stand_in", STRIPE_API_BASE: proc.url, STRIPE_MAX_NETWORK_RETRIES: "0" } },
+  });
   // Generous write limits for this org: the file makes many treasury writes in a few seconds.
   await s.env
     .adminSql`update gateway.orgs set rate_limits = ${s.env.adminSql.json({ treasury_write: { capacity: 100_000, refill_per_sec: 100_000 }, write: { capacity: 100_000, refill_per_sec: 100_000 } })} where id = ${s.orgId}`;
@@ -24,6 +31,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await s?.stop();
+  await proc?.close();
 });
 
 let seq = 0;
@@ -385,13 +393,14 @@ describe("creation modes", () => {
     expect(noWallet.body["error_code"]).toBe("wallet_not_found");
   });
 
-  // Proves provider/rail rules: stripe without credentials is 422 provider_not_configured with a hint; usdc is sandbox-only.
+  // Proves provider/rail rules: stripe in sandbox is the processor's test mode; usdc is sandbox-only.
   it("providers and rails", async () => {
     const pid = await participant();
+    // The processor's test mode in sandbox (this deployment's key is a test-mode one; without any key, or with a
+    // live-mode one, sandbox stripe is provider_not_configured: services/payments/src/adapters/providers.test.ts).
     const stripe = await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 100, sandbox_checkout_provider: "stripe" });
-    expect(stripe.status).toBe(422);
-    expect(stripe.body["error_code"]).toBe("provider_not_configured");
-    expect(String(stripe.body["hint"])).toContain("soledgic");
+    expect(stripe.status).toBe(201);
+    expect(session(stripe)).toMatchObject({ provider: "stripe", sandbox: true });
     const usdc = await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 100, payment_rail: "usdc" });
     expect(usdc.status).toBe(201);
     expect(session(usdc)["payment_rail"]).toBe("usdc");
@@ -411,7 +420,11 @@ describe("creation modes", () => {
     expect((await api("POST", "/v1/participants", { participant_id: pid })).status).toBe(201);
     expect((await api("POST", "/v1/participants", { participant_id: pid }, s.liveKey)).status).toBe(201);
     const live = session(await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 4000 }, s.liveKey));
-    expect(live).toMatchObject({ status: "pending", sandbox: false });
+    // A live buyer pays on the processor's page: the sandbox's simulated card page is never a live checkout.
+    expect(live).toMatchObject({ status: "pending", sandbox: false, provider: "stripe" });
+    expect(String(live["checkout_url"])).toMatch(/^https:\/\/checkout\.stand-in\.test\/c\/pay\/cs_test_/);
+    const simulated = await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 4000, sandbox_checkout_provider: "soledgic" }, s.liveKey);
+    expect([simulated.status, simulated.body["error_code"]]).toEqual([400, "validation_error"]);
     const refused = await api("POST", `/v1/sandbox/checkouts/${live.id}/complete`, {}, s.liveKey);
     expect(refused.status).toBe(403);
     expect(refused.body["error_code"]).toBe("sandbox_only");

@@ -26,6 +26,8 @@ export interface ProcessorStandIn {
   refundStatus: string;
   /** Answers the next requests to a path prefix with these faults, in order, before answering normally again. */
   fail(pathPrefix: string, ...faults: Fault[]): void;
+  /** Sets what a checkout session reads back as (paid, expired) without any event being sent. */
+  setSession(id: string, fields: Record<string, unknown>): void;
   /** Sets what a refund reads back as (for `charge.refunded` without its refunds listed). */
   setRefund(id: string, fields: Record<string, unknown>): void;
   refund(id: string): Record<string, unknown> | undefined;
@@ -33,6 +35,9 @@ export interface ProcessorStandIn {
 }
 
 export const rid = (prefix: string) => `${prefix}_${randomBytes(9).toString("hex")}`;
+
+/** The processor session each of our references (client_reference_id) was given, for events built about it. */
+const sessionOfReference = new Map<string, string>();
 
 function errorBody(status: number, message: string, code?: string) {
   return {
@@ -42,13 +47,35 @@ function errorBody(status: number, message: string, code?: string) {
 }
 export const processorError = errorBody;
 
+/** `metadata[key]=value` fields of a form-encoded request, as the processor stores them. */
+function metadataOf(form: URLSearchParams): Record<string, string> {
+  const metadata: Record<string, string> = {};
+  for (const [k, v] of form) {
+    const m = /^metadata\[(.+)\]$/.exec(k);
+    if (m?.[1] !== undefined) metadata[m[1]] = v;
+  }
+  return metadata;
+}
+
 export async function startProcessorStandIn(): Promise<ProcessorStandIn> {
   const seen: SeenRequest[] = [];
   const faults: { prefix: string; fault: Fault }[] = [];
   const refunds = new Map<string, Record<string, unknown>>();
+  const sessions = new Map<string, Record<string, unknown>>();
   const refundByKey = new Map<string, string>();
   const hanging: ServerResponse[] = [];
   const state = { fee: 0, refundStatus: "pending" };
+
+  const paymentIntent = (id: string) => ({
+    id,
+    object: "payment_intent",
+    status: "succeeded",
+    latest_charge: {
+      id: `ch_${id}`,
+      object: "charge",
+      balance_transaction: { id: `txn_${id}`, object: "balance_transaction", fee: state.fee, amount: 0, net: 0 },
+    },
+  });
 
   const answer = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json", "request-id": rid("req") });
@@ -71,7 +98,7 @@ export async function startProcessorStandIn(): Promise<ProcessorStandIn> {
       }
       if (req.method === "POST" && path === "/v1/checkout/sessions") {
         const id = rid("cs_test");
-        return answer(res, 200, {
+        const session = {
           id,
           object: "checkout.session",
           url: `https://checkout.stand-in.test/c/pay/${id}`,
@@ -81,33 +108,30 @@ export async function startProcessorStandIn(): Promise<ProcessorStandIn> {
           payment_status: "unpaid",
           status: "open",
           mode: "payment",
-          metadata: {},
-        });
+          metadata: metadataOf(form),
+          payment_intent: null,
+        };
+        sessions.set(id, session);
+        const reference = form.get("client_reference_id");
+        if (reference !== null) sessionOfReference.set(reference, id);
+        return answer(res, 200, session);
+      }
+      const cs = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
+      if (req.method === "GET" && cs !== null) {
+        const session = sessions.get(cs[1] ?? "");
+        if (session === undefined) return answer(res, 404, errorBody(404, "No such checkout.session", "resource_missing").body);
+        const pi = session["payment_intent"];
+        const expand = form.getAll("expand[0]").includes("payment_intent.latest_charge.balance_transaction");
+        return answer(res, 200, typeof pi === "string" && expand ? { ...session, payment_intent: paymentIntent(pi) } : session);
       }
       const pi = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
-      if (req.method === "GET" && pi !== null) {
-        const charge = `ch_${pi[1]}`;
-        return answer(res, 200, {
-          id: pi[1],
-          object: "payment_intent",
-          status: "succeeded",
-          latest_charge: {
-            id: charge,
-            object: "charge",
-            balance_transaction: { id: `txn_${pi[1]}`, object: "balance_transaction", fee: state.fee, amount: 0, net: 0 },
-          },
-        });
-      }
+      if (req.method === "GET" && pi !== null) return answer(res, 200, paymentIntent(pi[1] ?? ""));
       if (req.method === "POST" && path === "/v1/refunds") {
         const key = String(req.headers["idempotency-key"] ?? "");
         const known = refundByKey.get(key);
         if (known !== undefined) return answer(res, 200, refunds.get(known));
         const id = rid("re_proc");
-        const metadata: Record<string, string> = {};
-        for (const [k, v] of form) {
-          const m = /^metadata\[(.+)\]$/.exec(k);
-          if (m?.[1] !== undefined) metadata[m[1]] = v;
-        }
+        const metadata = metadataOf(form);
         const refund = {
           id,
           object: "refund",
@@ -149,6 +173,11 @@ export async function startProcessorStandIn(): Promise<ProcessorStandIn> {
     fail: (prefix, ...fs) => {
       for (const fault of fs) faults.push({ prefix, fault });
     },
+    setSession: (id, fields) => {
+      const session = sessions.get(id);
+      if (session === undefined) throw new Error(`the stand-in created no checkout session ${id}`);
+      sessions.set(id, { ...session, ...fields });
+    },
     setRefund: (id, fields) => {
       const r = refunds.get(id);
       if (r !== undefined) refunds.set(id, { ...r, ...fields });
@@ -177,7 +206,7 @@ export function processorEvent(type: string, object: Record<string, unknown>, li
   };
 }
 
-/** A paid (or expired) Checkout Session object for one of our sessions. */
+/** A paid (or expired) Checkout Session object for one of our sessions (by default the one the stand-in created for it). */
 export function checkoutSessionObject(f: {
   processorSessionId?: string;
   reference: string;
@@ -188,7 +217,7 @@ export function checkoutSessionObject(f: {
 }): Record<string, unknown> {
   const paid = f.status !== "expired";
   return {
-    id: f.processorSessionId ?? rid("cs_test"),
+    id: f.processorSessionId ?? sessionOfReference.get(f.reference) ?? rid("cs_test"),
     object: "checkout.session",
     amount_total: f.amount,
     currency: "usd",

@@ -239,6 +239,66 @@ describe("live checkout completion", () => {
   });
 });
 
+describe("sessions no processor event settled", () => {
+  /** The checkout's processor session, after its next check is made due (the wait after creation is over). */
+  async function dueNow(id: string): Promise<string> {
+    const [row] = await env.adminSql<{ session: string; check_at: Date | null }[]>`
+      select payment_id as session, processor_check_at as check_at from payments.checkout_sessions where id = ${id}`;
+    // Asked about only well after creation: the processor's events normally settle a session long before.
+    expect(row?.check_at?.getTime()).toBeGreaterThan(Date.now() + 60_000);
+    await env.adminSql`update payments.checkout_sessions set processor_check_at = now() where id = ${id}`;
+    return String(row?.session);
+  }
+
+  it("completes a paid live checkout whose event never came, from the processor's record, and a late event moves nothing", { timeout: 60_000 }, async () => {
+    // Proves the backstop: a lost webhook does not lose a payment; the sale is booked once with the processor's fee.
+    proc.fee = 77;
+    const pid = await participant();
+    const id = await liveCheckout(pid, 4_000);
+    const processorSession = await dueNow(id);
+    const pi = rid("pi");
+    proc.setSession(processorSession, { status: "complete", payment_status: "paid", payment_intent: pi });
+    await waitFor(async () => (await sessionStatus(id)) === "completed", { timeoutMs: 15_000 });
+    expect(await txCount(`checkout:${id}`)).toBe(1);
+    expect((await entriesOf(`checkout:${id}`)).filter(([type]) => type === "processing_fees")).toEqual([["processing_fees", "debit", 77]]);
+    expect(await creatorWallet(pid)).toMatchObject({ balance: 3_200 });
+    const read = proc.seen.find((r) => r.method === "GET" && r.path === `/v1/checkout/sessions/${processorSession}`);
+    expect(read?.form.get("expand[0]")).toBe("payment_intent.latest_charge.balance_transaction");
+
+    const late = processorEvent(
+      "checkout.session.completed",
+      checkoutSessionObject({ processorSessionId: processorSession, reference: id, amount: 4_000, paymentIntent: pi }),
+    );
+    const [ev] = [late["id"] as string];
+    expect((await sendWebhook(s.baseUrl, signed(late, SECRET))).status).toBe(200);
+    await waitFor(
+      async () => (await env.adminSql<{ status: string }[]>`select status from payments.processor_events where event_id = ${ev}`)[0]?.status === "processed",
+      { timeoutMs: 15_000 },
+    );
+    expect(await txCount(`checkout:${id}`)).toBe(1);
+    expect(await creatorWallet(pid)).toMatchObject({ balance: 3_200 });
+  });
+
+  it("leaves an open session for its next check after its expiry, and fails it once the processor says it expired", { timeout: 60_000 }, async () => {
+    // Proves an unpaid session is neither failed early nor asked about at every pass.
+    const pid = await participant();
+    const id = await liveCheckout(pid, 1_500);
+    const processorSession = await dueNow(id);
+    const asked = () => proc.seen.filter((r) => r.method === "GET" && r.path === `/v1/checkout/sessions/${processorSession}`).length;
+    await waitFor(async () => asked() === 1, { timeoutMs: 15_000 });
+    const [row] = await env.adminSql<{ check_at: Date; expires_at: Date }[]>`
+      select processor_check_at as check_at, expires_at from payments.checkout_sessions where id = ${id}`;
+    expect(row?.check_at.getTime()).toBeGreaterThan(row?.expires_at.getTime() ?? Infinity);
+    expect(await sessionStatus(id)).toBe("pending");
+
+    proc.setSession(processorSession, { status: "expired" });
+    await env.adminSql`update payments.checkout_sessions set processor_check_at = now() where id = ${id}`;
+    await waitFor(async () => (await sessionStatus(id)) === "failed", { timeoutMs: 15_000 });
+    expect(asked()).toBe(2);
+    expect(await txCount(`checkout:${id}`)).toBe(0);
+  });
+});
+
 describe("live wallet funding", () => {
   it("sends the buyer to the processor's checkout and credits the consumer wallet when it is paid", { timeout: 60_000 }, async () => {
     // Proves the hosted wallet page's live top-up: a processor checkout for the amount, its completion credits the wallet once.

@@ -9,6 +9,7 @@ import { generateKeyRingEntry } from "@treasury/service-kit";
 import { makeScratchDir } from "@treasury/testing";
 import { createOrg } from "../../services/gateway/src/admin.ts";
 import { ACH_ORIGIN_ENV } from "./payouts-stack.ts";
+import { startProcessorStandIn } from "./processor-stand-in.ts";
 import { call, LOOPBACK_WEBHOOKS_ENV, startStack, type Stack } from "./stack.ts";
 
 type Body = Record<string, unknown>;
@@ -32,10 +33,12 @@ export const STRIPE_WEBHOOK_SECRET = "whsec_samples_stand_in_secret";
 
 export async function startSampleStack(): Promise<SampleStack> {
   const piiKeys = generateKeyRingEntry("samples1");
+  // The card processor configured (a loopback stand-in), so live checkouts reach the participant checks.
+  const processor = await startProcessorStandIn();
   const s = await startStack({
     serviceEnv: {
       kyc: { PII_KEYS: piiKeys },
-      payments: { STRIPE_WEBHOOK_SECRET },
+      payments: { STRIPE_WEBHOOK_SECRET, STRIPE_SECRET_KEY: "sk_test_samples_stand_in", STRIPE_API_BASE: processor.url, STRIPE_MAX_NETWORK_RETRIES: "0" },
       // The live bank rail configured, so live payouts reach the participant and wallet checks.
       payouts: { PII_KEYS: piiKeys, PAYOUTS_ACH_DIR: makeScratchDir("samples-ach-"), PAYOUTS_ACH_CUT_INTERVAL_MS: "0", ...ACH_ORIGIN_ENV },
       receipts: { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("samples2") },
@@ -60,6 +63,7 @@ export async function startSampleStack(): Promise<SampleStack> {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await s.stop();
+      await processor.close();
     },
   };
 }

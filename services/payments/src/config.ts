@@ -34,6 +34,11 @@ export const PaymentsEnv = {
    * least the processor's 30 days of redeliveries and resends.
    */
   PAYMENTS_PROCESSOR_EVENT_RETENTION_DAYS: z.coerce.number().int().min(31).max(3_650).default(45),
+  /**
+   * A live session at the processor that no event has settled is asked about this long after its creation, then
+   * this long after its expiry (and as often after that while it stays open): a lost webhook never loses a payment.
+   */
+  PAYMENTS_PROCESSOR_CHECK_AFTER_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
   /** How often finished processor events past their retention are deleted. */
   PAYMENTS_PROCESSOR_PRUNE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(3_600_000),
 };

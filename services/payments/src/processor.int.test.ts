@@ -261,6 +261,8 @@ describe("payments with the processor", () => {
 
     const pid = `creator_${randomBytes(4).toString("hex")}`;
     expect((await api("ledger", "createParticipant", { participant_id: pid, default_split_percent: 50 })).ok).toBe(true);
+    // A live hosted checkout is the processor's session: cs_paid is the one the event below reports paid.
+    server.queue("/v1/checkout/sessions", { status: 200, body: { id: "cs_paid", object: "checkout.session", url: "https://checkout.test/c/pay/cs_paid" } });
     const created = await api("payments", "createCheckoutSession", { participant_id: pid, amount: 2_000 });
     if (!created.ok) throw new Error(created.error.message);
     const id = String((created.body["checkout_session"] as Record<string, unknown>)["id"]);

@@ -6,7 +6,7 @@
  */
 import { createService, Histogram, PeriodicTask, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
-import { soledgicProvider, stripeProvider } from "./adapters/providers.ts";
+import { isLiveProcessorKey, soledgicProvider, stripeProvider } from "./adapters/providers.ts";
 import { natsRefunds } from "./adapters/refunds.ts";
 import { stripeClient, type ProcessorClient } from "./adapters/stripe.ts";
 import { PaymentsEnv } from "./config.ts";
@@ -58,9 +58,13 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     ledger: natsLedger(svc.nc, svc.prefix, cfg.PAYMENTS_LEDGER_TIMEOUT_MS),
     refunds: natsRefunds(svc.nc, svc.prefix, cfg.PAYMENTS_LEDGER_TIMEOUT_MS),
     processor,
-    providers: { soledgic: soledgicProvider, stripe: stripeProvider(processor) },
+    providers: {
+      soledgic: soledgicProvider,
+      stripe: stripeProvider(processor, { liveAccount: cfg.STRIPE_SECRET_KEY !== undefined && isLiveProcessorKey(cfg.STRIPE_SECRET_KEY) }),
+    },
     log: svc.log,
     now: () => new Date(),
+    processorCheckAfterMs: cfg.PAYMENTS_PROCESSOR_CHECK_AFTER_MS,
     afterLedgerPost: deps.afterLedgerPost ?? (async () => {}),
     beforeProcessorWork: deps.beforeProcessorWork ?? (async () => {}),
     wakeProcessorWorker: () => workerRef.current?.wake(),

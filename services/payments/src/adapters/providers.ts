@@ -43,7 +43,16 @@ function notConfigured(): DomainError {
   });
 }
 
-export function stripeProvider(client: ProcessorClient | undefined): CheckoutProvider {
+/** A live-mode processor key (secret or restricted): it moves real money. */
+export function isLiveProcessorKey(secretKey: string): boolean {
+  return /^(sk|rk)_live_/.test(secretKey);
+}
+
+/**
+ * `liveAccount`: the deployment's processor key is a live-mode one. A sandbox checkout never uses it: a sandbox
+ * buyer sent to a real checkout page could pay real money into a test sale.
+ */
+export function stripeProvider(client: ProcessorClient | undefined, opts: { liveAccount: boolean }): CheckoutProvider {
   return {
     name: "stripe",
     assertConfigured: () => {
@@ -51,6 +60,11 @@ export function stripeProvider(client: ProcessorClient | undefined): CheckoutPro
     },
     createHostedSession: async (input) => {
       if (client === undefined) throw notConfigured();
+      if (!input.livemode && opts.liveAccount) {
+        throw new DomainError("provider_not_configured", "Sandbox checkouts never use the live card processor account", {
+          hint: 'POST /v1/checkout-sessions with sandbox_checkout_provider: "soledgic" (the built-in simulator); stripe in sandbox needs a test-mode STRIPE_SECRET_KEY',
+        });
+      }
       try {
         const s = await client.createCheckoutSession({
           reference: input.sessionId,

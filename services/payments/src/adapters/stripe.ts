@@ -62,6 +62,11 @@ export interface ProcessorClient {
   /** Refunds `amount` of a payment; `refundId` (ours) is the idempotency key, so a repeat answers the same refund. */
   createRefund(input: { paymentIntentId: string; amount: number; refundId: string; metadata: Record<string, string> }): Promise<ProcessorRefund>;
   retrieveRefund(processorRefundId: string): Promise<ProcessorRefund>;
+  /**
+   * A checkout session as the processor records it now, in the shape its events carry (payment expanded to its
+   * charge's balance transaction, so a paid one brings its fee).
+   */
+  retrieveCheckoutSession(processorSessionId: string): Promise<unknown>;
 }
 
 export interface StripeClientOptions {
@@ -171,5 +176,6 @@ export function stripeClient(opts: StripeClientOptions): ProcessorClient {
         ),
       ),
     retrieveRefund: (id) => call(async () => presentRefund(await stripe.refunds.retrieve(id))),
+    retrieveCheckoutSession: (id) => call(async () => stripe.checkout.sessions.retrieve(id, { expand: ["payment_intent.latest_charge.balance_transaction"] })),
   };
 }

@@ -57,6 +57,8 @@ export interface CheckoutRow {
   processing_fee_paid_by: FeePayer;
   processor_payment_intent: string | null;
   processor_charge: string | null;
+  /** A live processor session's next check while pending (usecases/check-processor-sessions.ts); null otherwise. */
+  processor_check_at: Date | null;
 }
 
 type RawRow = Omit<CheckoutRow, "amount" | "sales_tax" | "creator_amount" | "platform_amount" | "processing_fee"> & {
@@ -98,13 +100,14 @@ export async function insertCheckout(q: Q, c: NewCheckout): Promise<CheckoutRow 
     insert into payments.checkout_sessions (id, org_id, livemode, mode, provider, payment_rail, status, participant_id, merchant_name,
       amount, currency, sales_tax, creator_bps, creator_amount, platform_amount, hold_funds, product_id, product_name, customer_email,
       customer_id, buyer_user_id, buyer_wallet_id, payment_method_id, success_url, cancel_url, metadata, idempotency_key, request_hash,
-      checkout_url, payment_id, ledger_reference, completion_source, expires_at, created_at, updated_at, create_response, processing_fee_paid_by)
+      checkout_url, payment_id, ledger_reference, completion_source, expires_at, created_at, updated_at, create_response, processing_fee_paid_by,
+      processor_check_at)
     values (${c.id}, ${c.org_id}, ${c.livemode}, ${c.mode}, ${c.provider}, ${c.payment_rail}, ${c.status}, ${c.participant_id}, ${c.merchant_name},
       ${c.amount}, ${c.currency}, ${c.sales_tax}, ${c.creator_bps}, ${c.creator_amount}, ${c.platform_amount}, ${c.hold_funds}, ${c.product_id},
       ${c.product_name}, ${c.customer_email}, ${c.customer_id}, ${c.buyer_user_id}, ${c.buyer_wallet_id}, ${c.payment_method_id}, ${c.success_url},
       ${c.cancel_url}, ${q.json(c.metadata)}, ${c.idempotency_key}, ${c.request_hash}, ${c.checkout_url}, ${c.payment_id}, ${c.ledger_reference},
       ${c.completion_source}, ${c.expires_at}, ${c.created_at}, ${c.created_at},
-      ${c.create_response === null ? null : q.json(c.create_response as postgres.JSONValue)}, ${c.processing_fee_paid_by})
+      ${c.create_response === null ? null : q.json(c.create_response as postgres.JSONValue)}, ${c.processing_fee_paid_by}, ${c.processor_check_at})
     on conflict (org_id, livemode, idempotency_key) where idempotency_key is not null do nothing
     returning *`;
   const r = rows[0];

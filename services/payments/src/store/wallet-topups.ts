@@ -24,6 +24,7 @@ export interface TopupRow {
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
+  processor_check_at: Date | null;
 }
 
 type RawRow = Omit<TopupRow, "amount" | "processing_fee"> & { amount: string; processing_fee: string };
@@ -52,9 +53,11 @@ export async function insertOrFindTopup(
   return found;
 }
 
-export async function setTopupCheckout(q: Q, id: string, processorSessionId: string, checkoutUrl: string): Promise<void> {
+/** The processor's session of a top-up, and when to ask the processor about it if its events are late. */
+export async function setTopupCheckout(q: Q, id: string, processorSessionId: string, checkoutUrl: string, checkAt: Date): Promise<void> {
   await q`
-    update payments.wallet_topups set processor_session_id = ${processorSessionId}, checkout_url = ${checkoutUrl}, updated_at = now()
+    update payments.wallet_topups
+       set processor_session_id = ${processorSessionId}, checkout_url = ${checkoutUrl}, processor_check_at = ${checkAt}, updated_at = now()
      where id = ${id} and processor_session_id is null`;
 }
 

@@ -10,6 +10,7 @@
 import { cents, DomainError, isErrorCode, newUuid, schemas } from "@treasury/contracts";
 import type { z } from "zod";
 import type { Scope } from "../adapters/ledger.ts";
+import type { ProviderName } from "../adapters/providers.ts";
 import { requestHash } from "@treasury/service-kit";
 import { computeSplit, creatorBpsFor } from "../domain/split.ts";
 import { findCheckoutByKey, insertCheckout, storeCreateResponse, type CheckoutMode, type CheckoutRow, type NewCheckout } from "../store/checkouts.ts";
@@ -36,6 +37,22 @@ export function withSessionId(url: string, id: string): string {
 function modeOf(body: CreateCheckoutBody): CheckoutMode {
   if (body.purchase_mode === "direct_funded_wallet") return "direct_funded_wallet";
   return body.payment_method_id !== undefined ? "direct" : "session";
+}
+
+/**
+ * Who takes the buyer's payment. The built-in `soledgic` page is the sandbox's card simulator and cannot take a
+ * real card, so a live hosted session is the card processor's (`stripe`) whether or not the body names it, and a
+ * live body asking for `soledgic` is refused rather than given a page nobody can pay on.
+ */
+function providerOf(body: CreateCheckoutBody, scope: Scope, mode: CheckoutMode): ProviderName {
+  if (!scope.livemode || mode !== "session") return body.sandbox_checkout_provider ?? "soledgic";
+  if (body.sandbox_checkout_provider === "soledgic")
+    throw invalid(
+      "sandbox_checkout_provider",
+      "soledgic is the sandbox's simulated card page; live buyers pay through the card processor",
+      "Omit sandbox_checkout_provider (or send stripe) with a live key",
+    );
+  return "stripe";
 }
 
 /** Cross-field rules the body schema cannot express, checked before anything is read or written. */
@@ -110,9 +127,9 @@ export async function createCheckoutSession(
     if (existing !== undefined) return replay(deps, existing, hash);
   }
   checkBody(body, scope);
-  const providerName = body.sandbox_checkout_provider ?? "soledgic";
-  const provider = deps.providers[providerName];
   const mode = modeOf(body);
+  const providerName = providerOf(body, scope, mode);
+  const provider = deps.providers[providerName];
   if (mode !== "direct_funded_wallet") provider.assertConfigured();
   if (mode === "direct" && providerName !== "soledgic") {
     throw new DomainError("provider_not_configured", `Direct payments with payment_method_id are simulated by the soledgic provider only`, {
@@ -195,6 +212,8 @@ export async function createCheckoutSession(
     created_at: now,
     create_response: null,
     processing_fee_paid_by: body.processing_fee_paid_by ?? "platform",
+    // A session at the card processor is asked about if its paid or expired event has not come by then.
+    processor_check_at: !direct && providerName === "stripe" && paymentId !== null ? new Date(now.getTime() + deps.processorCheckAfterMs) : null,
   };
   // A hosted session's answer is known before the insert: store it with the row (one commit, not two).
   const hostedAnswer = direct

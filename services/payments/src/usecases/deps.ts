@@ -22,6 +22,11 @@ export interface PaymentsDeps {
   now: () => Date;
   /** Runs between the ledger post and the settle step (the crash point of the recovery test); a no-op otherwise. */
   afterLedgerPost: () => Promise<void>;
+  /**
+   * How long after a live processor session is created, and after it expires, the processor is asked about it
+   * when its events have not settled it (usecases/check-processor-sessions.ts).
+   */
+  processorCheckAfterMs: number;
   /** Time spent in each step of a completion (the `checkout_completion_step_seconds` histogram); optional. */
   observeStep?: (step: CompletionStep, seconds: number) => void;
 }

@@ -29,8 +29,10 @@ const Id = z.string().min(1).max(255);
 const Expandable = z.union([Id, z.object({ id: Id }).loose()]);
 const Metadata = z.record(z.string(), z.string()).nullish();
 
-const CheckoutSessionObject = z.object({
+export const CheckoutSessionObject = z.object({
   id: Id,
+  /** open, complete or expired. */
+  status: z.string().nullish(),
   payment_status: z.string().nullish(),
   amount_total: z.number().int().nullish(),
   currency: z.string().nullish(),
@@ -38,7 +40,7 @@ const CheckoutSessionObject = z.object({
   metadata: Metadata,
   payment_intent: z.unknown().optional(),
 });
-type CheckoutSessionObject = z.infer<typeof CheckoutSessionObject>;
+export type CheckoutSessionObject = z.infer<typeof CheckoutSessionObject>;
 
 const RefundObject = z.object({
   id: Id,
@@ -115,7 +117,8 @@ function samePayment(row: { amount: number; currency: string }, s: CheckoutSessi
   return s.amount_total === row.amount && (s.currency ?? "").toUpperCase() === row.currency;
 }
 
-async function sessionPaid(deps: PaymentsDeps, s: CheckoutSessionObject): Promise<string> {
+/** A paid processor session: completes its checkout or wallet top-up (also used by usecases/check-processor-sessions.ts). */
+export async function sessionPaid(deps: PaymentsDeps, s: CheckoutSessionObject): Promise<string> {
   if (s.payment_status !== "paid") return `session ${s.id} not paid yet (${s.payment_status ?? "no status"})`;
   const topupId = s.metadata?.["wallet_topup_id"];
   if (topupId !== undefined) {
@@ -152,7 +155,8 @@ async function sessionPaid(deps: PaymentsDeps, s: CheckoutSessionObject): Promis
   }
 }
 
-async function sessionEnded(deps: PaymentsDeps, s: CheckoutSessionObject, why: "expired" | "payment_failed"): Promise<string> {
+/** A processor session that ended unpaid: its still-pending checkout or top-up fails. */
+export async function sessionEnded(deps: PaymentsDeps, s: CheckoutSessionObject, why: "expired" | "payment_failed"): Promise<string> {
   const topupId = s.metadata?.["wallet_topup_id"];
   if (topupId !== undefined) {
     const topup = await findTopup(deps.sql, topupId);

@@ -50,7 +50,7 @@ export async function startLiveTopup(deps: PaymentsDeps, session: WalletSessionR
     metadata: { wallet_topup_id: topup.id },
   });
   if (hosted.paymentId === null) throw new Error("the processor answered a checkout without its id");
-  await setTopupCheckout(deps.sql, topup.id, hosted.paymentId, hosted.checkoutUrl);
+  await setTopupCheckout(deps.sql, topup.id, hosted.paymentId, hosted.checkoutUrl, new Date(deps.now().getTime() + deps.processorCheckAfterMs));
   return hosted.checkoutUrl;
 }
 

@@ -1,0 +1,36 @@
+/**
+ * The backstop of live card money: a processor session (a checkout's or a wallet top-up's) that no event has
+ * settled is asked about directly, once some minutes after its creation and again after its expiry (then as
+ * often while the processor still reports it open). A paid one completes, an expired one fails, through the same
+ * functions as the processor's events (usecases/processor-events.ts), so an event arriving as well changes nothing.
+ * Without it, a webhook endpoint misconfigured or down for longer than the processor retries would leave a buyer
+ * charged and the sale never recorded. Each session costs the processor two reads in its life.
+ */
+import { driveEach } from "@treasury/service-kit";
+import { dueProcessorChecks, scheduleProcessorCheck, type DueCheck } from "../store/processor-checks.ts";
+import { CHECKOUT_TTL_MS, type PaymentsDeps } from "./deps.ts";
+import { CheckoutSessionObject, sessionEnded, sessionPaid } from "./processor-events.ts";
+
+/** The next check: `afterMs` after the session's expiry, or after now once that has passed. */
+export function nextCheckAt(now: Date, expiresAt: Date, afterMs: number): Date {
+  return new Date(Math.max(now.getTime(), expiresAt.getTime()) + afterMs);
+}
+
+async function checkOne(deps: PaymentsDeps, due: DueCheck): Promise<{ status: string }> {
+  // Scheduled before asking: a processor that does not answer is asked again at the next time, not at every pass.
+  await scheduleProcessorCheck(deps.sql, due, nextCheckAt(deps.now(), due.expires_at, deps.processorCheckAfterMs));
+  if (deps.processor === undefined) return { status: "no processor credentials" };
+  const parsed = CheckoutSessionObject.safeParse(await deps.processor.retrieveCheckoutSession(due.processor_session_id));
+  if (!parsed.success) return { status: `processor session ${due.processor_session_id} unreadable` };
+  const s = parsed.data;
+  if (s.payment_status === "paid") return { status: await sessionPaid(deps, s) };
+  if (s.status === "expired") return { status: await sessionEnded(deps, s, "expired") };
+  return { status: `processor session ${s.id} still ${s.status ?? "open"} (${s.payment_status ?? "unpaid"})` };
+}
+
+/** One pass over the due checks; answers how many it looked at. */
+export async function checkProcessorSessions(deps: PaymentsDeps, batchMax: number): Promise<number> {
+  if (deps.processor === undefined) return 0;
+  const due = await dueProcessorChecks(deps.sql, CHECKOUT_TTL_MS, batchMax);
+  return driveEach(deps.log, { noun: "processor session", idField: "processor_check_of" }, due, (d) => checkOne(deps, d));
+}
