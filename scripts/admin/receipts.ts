@@ -1,5 +1,8 @@
 /** The receipts service's signing key. */
 import { sealerOf } from "../../services/receipts/src/signing/sealer.ts";
+import { pino } from "pino";
+import { auditChains } from "../../services/receipts/src/usecases/audit-chains.ts";
+import { Keyring } from "../../services/receipts/src/usecases/keyring.ts";
 import { rotateSigningKey } from "../../services/receipts/src/usecases/rotate-key.ts";
 import type { Commands } from "./command.ts";
 
@@ -23,6 +26,25 @@ export const receiptsCommands: Commands = {
       const sealer = sealerOf(process.env.RECEIPTS_SEALING_KEYS || undefined, process.env.RECEIPTS_SEALING_ACTIVE_KEY_ID || undefined);
       if (sealer === undefined) throw new Error("set RECEIPTS_SEALING_KEYS (and RECEIPTS_SEALING_ACTIVE_KEY_ID) as the receipts service has them");
       return rotateSigningKey(ctx.sql, sealer);
+    },
+  },
+  "receipts audit-chains": {
+    usage: "receipts audit-chains   → {chains, broken}; walks every receipt proof chain from its first link, records what it finds; exits 1 when one is broken",
+    audit: {
+      // What it records (receipts.chain_audits) is the finding itself; the row says who ran it.
+      action: "receipts.audit-chains",
+      atomic: false,
+      target: (_ctx, _q, result) => {
+        const r = result as { chains?: number; broken?: Array<{ org_id: string }> } | undefined;
+        return { targetIds: (r?.broken ?? []).map((b) => b.org_id), details: r === undefined ? {} : { chains: r.chains, broken: r.broken?.length } };
+      },
+    },
+    async run(ctx) {
+      const log = pino({ level: "silent" });
+      // Public keys only: an audit verifies signatures and signs nothing.
+      const report = await auditChains({ sql: ctx.sql, keyring: new Keyring(ctx.sql, undefined, log), checkpointEvery: Number.MAX_SAFE_INTEGER }, log);
+      if (report.broken.length > 0) process.exitCode = 1;
+      return report;
     },
   },
 };

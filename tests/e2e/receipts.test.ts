@@ -288,3 +288,32 @@ describe("scopes, isolation and bad input", () => {
     expect(await count()).toEqual(before);
   });
 });
+
+describe("chain audit with the admin CLI", () => {
+  // Last in the file: it breaks this org's sandbox chain on purpose.
+  it("reports every chain whole, then the one a removed proof broke, and verification follows the audit", async () => {
+    // Proves `admin receipts audit-chains`: JSON out, exit 1 on a broken chain, and its finding reaches POST /v1/receipts/verify.
+    const receiptId = await receiptFor((await completedCheckout()).id);
+    await receiptFor((await completedCheckout()).id);
+    const cli = () =>
+      run("node", ["--import", "tsx", "scripts/admin.ts", "receipts", "audit-chains"], {
+        cwd: repoRoot(),
+        env: { ...process.env, DATABASE_URL: s.env.adminUrl },
+      });
+    const whole = JSON.parse((await cli()).stdout) as { chains: number; broken: unknown[] };
+    expect(whole.chains).toBeGreaterThanOrEqual(1);
+    expect(whole.broken).toEqual([]);
+    await s.env.adminSql.begin(async (tx) => {
+      await tx`alter table receipts.proofs disable trigger proofs_append_only`;
+      await tx`delete from receipts.proofs where org_id = ${s.orgId} and livemode = false and sequence = 1`;
+      await tx`alter table receipts.proofs enable trigger proofs_append_only`;
+    });
+    const failed = await cli().catch((e: unknown) => e as { code: number; stdout: string });
+    expect((failed as { code?: number }).code).toBe(1);
+    const report = JSON.parse((failed as { stdout: string }).stdout) as { broken: Array<{ org_id: string; problems: string[] }> };
+    expect(report.broken.map((b) => b.org_id)).toContain(s.orgId);
+    const verified = await api("POST", "/v1/receipts/verify", { receipt_id: receiptId });
+    expect(verified.body).toMatchObject({ valid: false, checks: { chain: false } });
+    expect((verified.body["problems"] as string[]).join("\n")).toMatch(/full audit of .*sequence 1 is missing/);
+  });
+});

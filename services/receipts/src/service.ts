@@ -3,12 +3,13 @@
  * org and environment, counterparty signatures, verification and the public JWKS. It reads the ledger's record
  * of a transaction and a checkout's sale over NATS; it never moves money.
  */
-import { createService, type Sealer, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { createService, PeriodicTask, type Sealer, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsReads } from "./adapters/reads.ts";
 import { ReceiptsEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { sealerOf } from "./signing/sealer.ts";
 import type { ReceiptsDeps } from "./usecases/deps.ts";
+import { auditChains } from "./usecases/audit-chains.ts";
 import { Keyring } from "./usecases/keyring.ts";
 
 export type ReceiptsService = Service<ServiceConfig<typeof ReceiptsEnv>> & { deps: ReceiptsDeps };
@@ -28,7 +29,29 @@ export async function buildReceipts(env: Record<string, string | undefined>, dep
     sql: svc.sql,
     reads: natsReads(svc.nc, svc.prefix, cfg.RECEIPTS_RPC_TIMEOUT_MS),
     keyring: new Keyring(svc.sql, sealer, svc.log),
+    checkpointEvery: cfg.RECEIPTS_CHAIN_CHECKPOINT_EVERY,
   };
   registerHandlers(svc, useCaseDeps);
-  return Object.assign(svc, { deps: useCaseDeps });
+  let stopping = false;
+  const audit = new PeriodicTask({
+    name: "receipt chain audit",
+    intervalMs: cfg.RECEIPTS_CHAIN_AUDIT_INTERVAL_MS,
+    log: svc.log,
+    run: async () => {
+      await auditChains(useCaseDeps, svc.log, () => stopping);
+    },
+  });
+  const start = svc.start.bind(svc);
+  svc.onShutdown(() => {
+    stopping = true;
+    return audit.stop();
+  });
+  return Object.assign(svc, {
+    deps: useCaseDeps,
+    start: async () => {
+      const res = await start();
+      audit.start();
+      return res;
+    },
+  });
 }

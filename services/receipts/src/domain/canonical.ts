@@ -5,6 +5,8 @@
  *   entry_hash = sha256_hex(JCS({previous_hash, receipt_hash, sequence}))   (previous_hash of sequence 1: 64 zeros)
  *   service signature = compact JWS (EdDSA) over JCS({entry_hash, previous_hash, receipt_hash, sequence, transaction_id})
  *   counterparty signature = compact JWS (ES256 or EdDSA) over the receipt_hash text itself
+ *   chain checkpoint signature = compact JWS (EdDSA) over
+ *     JCS({entry_hash, format: "treasury.receipt_chain_checkpoint.v1", livemode, org_id, sequence})
  */
 import { createHash } from "node:crypto";
 import type { schemas } from "@treasury/contracts";
@@ -12,6 +14,7 @@ import canonicalize from "canonicalize";
 
 export const PAYLOAD_FORMAT = "treasury.ledger_transaction.v1";
 export const GENESIS_HASH = "0".repeat(64);
+export const CHECKPOINT_FORMAT = "treasury.receipt_chain_checkpoint.v1";
 
 /** RFC 8785 text of a JSON value. */
 export function canonicalJson(value: unknown): string {
@@ -72,4 +75,9 @@ export function serviceSigningPayload(p: ChainLink & { entry_hash: string; trans
     sequence: p.sequence,
     transaction_id: p.transaction_id,
   });
+}
+
+/** What a chain checkpoint's signature covers: the chain (org and environment) and its link at `sequence`. */
+export function checkpointSigningPayload(c: { org_id: string; livemode: boolean; sequence: number; entry_hash: string }): string {
+  return canonicalJson({ entry_hash: c.entry_hash, format: CHECKPOINT_FORMAT, livemode: c.livemode, org_id: c.org_id, sequence: c.sequence });
 }

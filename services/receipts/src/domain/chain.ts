@@ -14,9 +14,20 @@ export interface StoredLink {
 }
 
 export class ChainWalk {
-  private expectedSequence = 1;
-  private expectedPrevious = GENESIS_HASH;
+  private expectedSequence: number;
+  private expectedPrevious: string;
   readonly problems: string[] = [];
+
+  /** From the first link, or from the link after a checkpoint (its sequence and entry_hash). */
+  constructor(from: { sequence: number; entry_hash: string } = { sequence: 0, entry_hash: GENESIS_HASH }) {
+    this.expectedSequence = from.sequence + 1;
+    this.expectedPrevious = from.entry_hash;
+  }
+
+  /** The last link walked (or the starting point): where a checkpoint of this walk would stand. */
+  get last(): { sequence: number; entry_hash: string } {
+    return { sequence: this.expectedSequence - 1, entry_hash: this.expectedPrevious };
+  }
 
   /** Checks the next link (links must be given in ascending sequence order). */
   add(link: StoredLink): void {

@@ -81,10 +81,11 @@ export async function insertProof(tx: Tx, p: NewProof): Promise<ProofRow> {
   return parseProof(row);
 }
 
-/** One page of a chain in sequence order, after `afterSequence`. */
-export async function chainPage(q: Q, s: Scope, afterSequence: number, limit: number): Promise<ProofRow[]> {
+/** One page of a chain in sequence order, after `afterSequence` and up to `throughSequence`. */
+export async function chainPage(q: Q, s: Scope, afterSequence: number, throughSequence: number, limit: number): Promise<ProofRow[]> {
   const rows = await q<RawProof[]>`
     select * from receipts.proofs where org_id = ${s.orgId} and livemode = ${s.livemode} and sequence > ${afterSequence}
+      and sequence <= ${throughSequence}
     order by sequence limit ${limit}`;
   return rows.map(parseProof);
 }

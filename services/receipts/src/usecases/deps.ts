@@ -8,6 +8,8 @@ export interface ReceiptsDeps {
   sql: Sql;
   reads: Reads;
   keyring: Keyring;
+  /** Links a verification walks past the newest chain checkpoint before it records a new one (usecases/walk-chain.ts). */
+  checkpointEvery: number;
 }
 
 export function scopeOfAuth(auth: AuthContext): Scope {

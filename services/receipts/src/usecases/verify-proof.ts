@@ -1,9 +1,10 @@
 /**
  * verifyReceiptProof: checks a receipt's proof (by receipt_id) or the proof with a given receipt_hash:
  *   receipt_hash            the canonical payload hashes to it (and to the receipt_hash given, if any);
- *   chain                   the whole chain of the org and environment, from sequence 1 to its head, is
- *                           unbroken and every link's service signature verifies, so a removed or altered
- *                           proof anywhere in it fails every proof's verification;
+ *   chain                   the chain of the org and environment is unbroken and every link's service
+ *                           signature verifies, from its newest signed checkpoint to its head (a removed or
+ *                           altered proof after the checkpoint fails every proof's verification; one before it
+ *                           fails them from the next full audit on), and the proof's own link recomputes;
  *   service_signature       the proof's JWS verifies with the published key of its kid over its chain link
  *                           (and a `signature` given without a key, if any, is such a JWS too);
  *   counterparty_signatures each stored signature, and a `signature` given with `public_key_jwk`, verify over
@@ -12,47 +13,31 @@
  */
 import { DomainError, type schemas } from "@treasury/contracts";
 import type { z } from "zod";
-import { serviceSigningPayload, sha256Hex } from "../domain/canonical.ts";
-import { ChainWalk } from "../domain/chain.ts";
-import { headerOf, publicJwkOf, SERVICE_ALG, verifiesOver } from "../signing/jws.ts";
+import { entryHash, sha256Hex } from "../domain/canonical.ts";
+import { publicJwkOf, verifiesOver } from "../signing/jws.ts";
 import type { Scope } from "../store/db.ts";
-import { chainPage, findChainHead, findProofByHash, listSignatures, type ProofRow } from "../store/proofs.ts";
+import { findAudit } from "../store/checkpoints.ts";
+import { findProofByHash, listSignatures, type ProofRow } from "../store/proofs.ts";
 import type { ReceiptsDeps } from "./deps.ts";
 import { proofOf } from "./get-proof.ts";
 import { loadReceipt } from "./get-receipt.ts";
-import type { Keyring } from "./keyring.ts";
 import { counterpartyKey } from "./submit-signature.ts";
+import { serviceSignatureValid, walkChain } from "./walk-chain.ts";
 
 type Body = z.output<typeof schemas.VerifyReceiptBody>;
 
-/** Links read per query while walking a chain. */
-const CHAIN_PAGE_ROWS = 500;
-
-/** True when `jws` is the service's signature, by the key its header names, over this proof's chain link. */
-export async function serviceSignatureValid(keyring: Keyring, proof: ProofRow, jws: string): Promise<boolean> {
-  const header = headerOf(jws);
-  if (header?.kid === undefined || header.alg !== SERVICE_ALG) return false;
-  const jwk = await keyring.publicKey(header.kid);
-  if (jwk === undefined) return false;
-  return verifiesOver(jws, { jwk, alg: "EdDSA" }, serviceSigningPayload(proof));
-}
-
-/** Walks the chain from sequence 1 to its head; every problem found, none when it is whole. */
-export async function chainProblems(deps: ReceiptsDeps, scope: Scope): Promise<string[]> {
-  const walk = new ChainWalk();
-  for (let after = 0; ; ) {
-    const page = await chainPage(deps.sql, scope, after, CHAIN_PAGE_ROWS);
-    for (const link of page) {
-      walk.add(link);
-      if (!(await serviceSignatureValid(deps.keyring, link, link.signature_jws)))
-        walk.problems.push(`sequence ${link.sequence}: service signature does not verify`);
-    }
-    const last = page.at(-1);
-    if (last === undefined || page.length < CHAIN_PAGE_ROWS) break;
-    after = last.sequence;
+/**
+ * The chain check of a verification: the links after the newest checkpoint (usecases/walk-chain.ts), the proof's
+ * own link, and what the last full audit of the chain found (usecases/audit-chains.ts).
+ */
+async function chainProblems(deps: ReceiptsDeps, scope: Scope, proof: ProofRow): Promise<string[]> {
+  const { problems } = await walkChain(deps, scope, { full: false });
+  if (entryHash(proof) !== proof.entry_hash) problems.push(`sequence ${proof.sequence}: entry_hash does not recompute`);
+  const audit = await findAudit(deps.sql, scope);
+  if (audit !== undefined && audit.problems.length > 0) {
+    problems.push(...audit.problems.map((p) => `full audit of ${audit.audited_at.toISOString()}: ${p}`));
   }
-  walk.finish(await findChainHead(deps.sql, scope));
-  return walk.problems;
+  return problems;
 }
 
 async function targetProof(deps: ReceiptsDeps, scope: Scope, body: Body): Promise<{ proof: ProofRow | undefined; receiptId: string | null }> {
@@ -108,7 +93,7 @@ export async function verifyProof(deps: ReceiptsDeps, scope: Scope, body: Body):
     sha256Hex(proof.canonical_payload) === proof.receipt_hash &&
     (body.receipt_hash === undefined || body.receipt_hash === proof.receipt_hash);
   if (!hashOk) problems.push(proof === undefined ? "no proof has this receipt_hash" : "receipt_hash does not match the proof's canonical payload");
-  const chainIssues = proof === undefined ? [] : await chainProblems(deps, scope);
+  const chainIssues = proof === undefined ? [] : await chainProblems(deps, scope, proof);
   problems.push(...chainIssues);
   const serviceOk = await serviceChecks(deps, proof, body, provided);
   if (proof !== undefined && !serviceOk) problems.push("service signature does not verify");
