@@ -10,6 +10,9 @@ export type { NatsConnection };
 
 /** JetStream answers this when a stream name exists with another configuration. */
 const STREAM_NAME_IN_USE = 10058;
+/** JetStream "temporarily unavailable" (10008) and "error creating store for stream" (10077). */
+const TRANSIENT_STREAM_ERRORS = new Set([10008, 10077]);
+const STREAM_ADD_ATTEMPTS = 5;
 
 export interface NatsConnectOptions {
   /** `nats://host:port`, `tls://host:port` (TLS required), or either with `user:password@` credentials. */
@@ -85,11 +88,21 @@ export async function ensureEventsStream(nc: NatsConnection, prefix: string, opt
     duplicate_window: nanos(EVENTS_DUPLICATE_WINDOW_MS),
     num_replicas: opts.replicas ?? 1,
   } satisfies Partial<StreamConfig>;
-  try {
-    // Adding with an identical configuration is a no-op on the server, so replicas may all do it.
-    await jsm.streams.add({ name, retention: RetentionPolicy.Limits, storage: StorageType.File, ...limits });
-  } catch (e) {
-    if (!(e instanceof JetStreamApiError && e.code === STREAM_NAME_IN_USE)) throw e;
-    await jsm.streams.update(name, limits);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // Adding with an identical configuration is a no-op on the server, so replicas may all do it.
+      await jsm.streams.add({ name, retention: RetentionPolicy.Limits, storage: StorageType.File, ...limits });
+      return;
+    } catch (e) {
+      if (e instanceof JetStreamApiError && e.code === STREAM_NAME_IN_USE) {
+        await jsm.streams.update(name, limits);
+        return;
+      }
+      // A server that could not create the stream's store just now, or whose JetStream is briefly unavailable
+      // (a cluster electing its meta leader), is asked again a few times before the service gives up starting.
+      const transient = e instanceof JetStreamApiError && TRANSIENT_STREAM_ERRORS.has(e.code);
+      if (!transient || attempt >= STREAM_ADD_ATTEMPTS) throw e;
+      await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+    }
   }
 }

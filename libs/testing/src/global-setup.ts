@@ -5,7 +5,7 @@
 //   3. a testcontainers container, when a Docker engine answers;
 //   4. otherwise the run fails, naming what to install.
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -193,7 +193,12 @@ function natsSource(scratchDir: () => string, auth: TestNatsAuth): ServerSource 
     local: async () => {
       const configFile = join(scratchDir(), "nats.conf");
       writeFileSync(configFile, auth.config, { mode: 0o600 });
-      const server = await startNats({ storeDir: join(scratchDir(), "nats"), port: await freePort(), configFile });
+      // Its log is kept after the run (.data/test-output), for a JetStream error a test reports.
+      const logDir = join(repoRoot(), ".data", "test-output");
+      mkdirSync(logDir, { recursive: true });
+      const logFile = join(logDir, "nats-server.log");
+      writeFileSync(logFile, "");
+      const server = await startNats({ storeDir: join(scratchDir(), "nats"), port: await freePort(), configFile, logFile });
       return { url: server.url, stop: server.stop, killSync: () => killQuietly(server.pid), pid: server.pid, program: "nats-server" };
     },
     container: async (tc) => {
