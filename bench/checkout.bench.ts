@@ -22,17 +22,21 @@ import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
 import {
   adminSql,
+  closedLoop,
   cpuMs,
   cpuMsByName,
   GATEWAY_NODE_OPTIONS,
   LEDGER_NODE_OPTIONS,
   latencyTimeline,
+  medianBy,
   nodeOptions,
+  openLoop,
   percentile,
   startChild,
   startInfra,
   pgbench,
   type Child,
+  type OpRun,
 } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
@@ -58,16 +62,10 @@ const PGBENCH_SCALE = 4;
 /** BENCH_TIMELINE=1: print each open-loop run's latency per 500 ms of start time, and the PostgreSQL log's checkpoint and autovacuum lines (where the tail comes from). */
 const TIMELINE = process.env.BENCH_TIMELINE === "1";
 
-interface LevelResult {
-  concurrency: number;
-  flows: number;
-  errors: number;
-  flowsPerSec: number;
-  p50: number;
-  p99: number;
+type LevelResult = OpRun & {
   /** Latency by step (create, complete). */
   steps?: string;
-}
+};
 
 const infra = await startInfra();
 const children: Child[] = [];
@@ -210,75 +208,15 @@ try {
     return text;
   };
 
-  const runLevel = async (concurrency: number, seconds: number): Promise<LevelResult> => {
-    const latencies: number[] = [];
-    let errors = 0;
-    let firstError: unknown;
-    const until = performance.now() + seconds * 1000;
-    const startedAt = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < until) {
-          try {
-            latencies.push(await flow());
-          } catch (e) {
-            errors++;
-            firstError ??= e;
-          }
-        }
-      }),
-    );
-    const elapsed = (performance.now() - startedAt) / 1000;
-    if (firstError !== undefined)
-      console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
-    latencies.sort((a, b) => a - b);
-    return {
-      concurrency,
-      flows: latencies.length,
-      errors,
-      flowsPerSec: latencies.length / elapsed,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-    };
-  };
+  const runLevel = (concurrency: number, seconds: number): Promise<LevelResult> => closedLoop(flow, concurrency, seconds);
 
   /** Open loop: a flow starts every 1/rate s (late starts catch up at once); latency from each flow's start. */
   const runPaced = async (rate: number, seconds: number): Promise<LevelResult & { rate: number }> => {
-    const latencies: number[] = [];
     const timeline: [number, number][] = [];
-    let errors = 0;
-    const inflight = new Set<Promise<void>>();
-    const startedAt = performance.now();
     const wallStart = new Date();
-    const intervalMs = 1000 / rate;
-    for (let n = 0; performance.now() - startedAt < seconds * 1000; n++) {
-      const wait = startedAt + n * intervalMs - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      const at = performance.now() - startedAt;
-      const p: Promise<void> = flow()
-        .then(
-          (ms) => {
-            latencies.push(ms);
-            timeline.push([at, ms]);
-          },
-          () => void (errors += 1),
-        )
-        .finally(() => inflight.delete(p));
-      inflight.add(p);
-    }
-    await Promise.all([...inflight]);
-    const elapsed = (performance.now() - startedAt) / 1000;
+    const r = await openLoop(flow, rate, seconds, (at, ms) => void timeline.push([at, ms]));
     if (TIMELINE) printTimeline(wallStart, timeline);
-    latencies.sort((a, b) => a - b);
-    return {
-      rate,
-      concurrency: 0,
-      flows: latencies.length,
-      errors,
-      flowsPerSec: latencies.length / elapsed,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-    };
+    return r;
   };
 
   const printTimeline = (wallStart: Date, timeline: [number, number][]) => {
@@ -305,7 +243,7 @@ try {
   }
   const flowsMeasured = Math.max(
     1,
-    results.reduce((n, r) => n + r.flows, 0),
+    results.reduce((n, r) => n + r.count, 0),
   );
   const clientUsage = process.cpuUsage(clientBefore);
   // CPU per flow by process: robust to other load on the machine, and it shows where the time goes.
@@ -320,16 +258,16 @@ try {
     ((await commits()) - commitsBefore) /
     Math.max(
       1,
-      results.reduce((n, r) => n + r.flows, 0),
+      results.reduce((n, r) => n + r.count, 0),
     );
-  const best = results.reduce((a, b) => (b.flowsPerSec > a.flowsPerSec ? b : a));
+  const best = results.reduce((a, b) => (b.perSec > a.perSec ? b : a));
   // Rounds of pgbench, then flows at the best concurrency (the maximum rate), then the open loop at 70 % of that
   // rate: each figure is compared with one measured seconds before it, since the machine's speed drifts.
   const baseline = pgbench(infra.adminUrl, PGBENCH_SCALE);
   for (const f of EXTRA_FRACTIONS) {
-    const r = await runPaced(Math.max(1, best.flowsPerSec * f), PACED_SEC);
+    const r = await runPaced(Math.max(1, best.perSec * f), PACED_SEC);
     console.log(
-      `open loop at ${(f * 100).toFixed(0)} % of the best level (${r.rate.toFixed(1)} flows/s offered): ${r.flowsPerSec.toFixed(1)} flows/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.errors} errors`,
+      `open loop at ${(f * 100).toFixed(0)} % of the best level (${r.rate.toFixed(1)} flows/s offered): ${r.perSec.toFixed(1)} flows/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.errors} errors`,
     );
   }
   type Round = { tps: number; max: LevelResult; paced: LevelResult & { rate: number }; steps: string; handlers: string; runtime: string };
@@ -340,7 +278,7 @@ try {
     stepFigures();
     const before = await scrape();
     const [rpcBefore, runtimeBefore] = [rpcTimes(before), runtimeFigures(before)];
-    const paced = await runPaced(Math.max(1, max.flowsPerSec * 0.7), PACED_SEC);
+    const paced = await runPaced(Math.max(1, max.perSec * 0.7), PACED_SEC);
     const after = await scrape();
     rounds.push({
       tps,
@@ -351,32 +289,26 @@ try {
       runtime: runtimeDelta(runtimeBefore, runtimeFigures(after), PACED_SEC),
     });
   }
-  const median = <T>(xs: T[], key: (x: T) => number): T => {
-    const sorted = [...xs].sort((a, b) => key(a) - key(b));
-    const m = sorted[Math.floor(sorted.length / 2)];
-    if (m === undefined) throw new Error("no rounds");
-    return m;
-  };
-  const ratioRound = median(rounds, (r) => r.max.flowsPerSec / r.tps);
-  const latencyRound = median(rounds, (r) => r.paced.p99);
+  const ratioRound = medianBy(rounds, (r) => r.max.perSec / r.tps);
+  const latencyRound = medianBy(rounds, (r) => r.paced.p99);
   const pgTps = ratioRound.tps;
   const paced = latencyRound.paced;
 
   console.log("concurrency   flows/s    p50 ms    p99 ms    flows  errors");
   for (const r of results) {
     console.log(
-      `${String(r.concurrency).padStart(11)} ${r.flowsPerSec.toFixed(1).padStart(9)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.flows).padStart(8)} ${String(r.errors).padStart(7)}`,
+      `${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(9)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.count).padStart(8)} ${String(r.errors).padStart(7)}`,
     );
   }
   for (const r of results) console.log(`  concurrency ${r.concurrency} by step: ${r.steps ?? ""}`);
   console.log("round   pgbench tps   max flows/s  ratio   70 % open loop: offered  flows/s  p50 ms  p99 ms  errors");
   for (const [i, r] of rounds.entries()) {
     console.log(
-      `${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(13)} ${r.max.flowsPerSec.toFixed(1).padStart(13)} ${(r.max.flowsPerSec / r.tps).toFixed(3).padStart(6)} ${r.paced.rate.toFixed(1).padStart(24)} ${r.paced.flowsPerSec.toFixed(1).padStart(8)} ${r.paced.p50.toFixed(1).padStart(7)} ${r.paced.p99.toFixed(1).padStart(7)} ${String(r.paced.errors).padStart(7)}`,
+      `${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(13)} ${r.max.perSec.toFixed(1).padStart(13)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.paced.rate.toFixed(1).padStart(24)} ${r.paced.perSec.toFixed(1).padStart(8)} ${r.paced.p50.toFixed(1).padStart(7)} ${r.paced.p99.toFixed(1).padStart(7)} ${String(r.paced.errors).padStart(7)}`,
     );
   }
   console.log(
-    `median ratio round: ${ratioRound.max.flowsPerSec.toFixed(1)} flows/s ÷ ${pgTps.toFixed(1)} pgbench tps = ${(ratioRound.max.flowsPerSec / pgTps).toFixed(3)} (target ≥ 0.2)`,
+    `median ratio round: ${ratioRound.max.perSec.toFixed(1)} flows/s ÷ ${pgTps.toFixed(1)} pgbench tps = ${(ratioRound.max.perSec / pgTps).toFixed(3)} (target ≥ 0.2)`,
   );
   console.log(
     `median latency round, open loop at 70 % of its max (${paced.rate.toFixed(1)} flows/s): p50 ${paced.p50.toFixed(1)} ms, p99 ${paced.p99.toFixed(1)} ms (target < 100 ms)`,
@@ -384,7 +316,7 @@ try {
   console.log(`  by step: ${latencyRound.steps}`);
   console.log(`  mean time in each service's handler: ${latencyRound.handlers}`);
   console.log(`  runtime: ${latencyRound.runtime}`);
-  const ratio = ratioRound.max.flowsPerSec / pgTps;
+  const ratio = ratioRound.max.perSec / pgTps;
   console.log(`CPU ms per flow (closed loop): ${cpuPerFlow}, load generator ${clientPerFlow}, PostgreSQL ${pgPerFlow}, nats-server ${natsPerFlow}`);
   console.log(`database commits per flow (all services, incl. read-only statements): ${commitsPerFlow.toFixed(1)}`);
 
@@ -412,8 +344,8 @@ try {
   } else {
     console.log(
       `invariants ok: ledger checks pass, ${results.reduce(
-        (s, r) => s + r.flows,
-        rounds.reduce((n, r) => n + r.max.flows + r.paced.flows, 0),
+        (s, r) => s + r.count,
+        rounds.reduce((n, r) => n + r.max.count + r.paced.count, 0),
       )} flows each moved money once, creator totals match (${totals?.wallets} cents)`,
     );
   }
@@ -427,7 +359,7 @@ try {
   }
   console.log(
     JSON.stringify({
-      flows_per_s: Number(ratioRound.max.flowsPerSec.toFixed(1)),
+      flows_per_s: Number(ratioRound.max.perSec.toFixed(1)),
       pgbench_tps: Number(pgTps.toFixed(1)),
       ratio: Number(ratio.toFixed(3)),
       // Latency at 70 % of the maximum rate (open loop), as the target states it; at the maximum, max_p99_ms.

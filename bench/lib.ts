@@ -476,3 +476,91 @@ export async function floorTransfer(post: BenchPost, creators: readonly string[]
   if (r.status !== 201) throw new Error(`transfer ${r.status}: ${JSON.stringify(r.body)}`);
   return performance.now() - t0;
 }
+
+/** A run of a benchmark's own operation: how many succeeded, how many failed, the rate and latencies (ms). */
+export interface OpRun {
+  /** Clients sending back to back (closed loop), or 0 (open loop). */
+  concurrency: number;
+  count: number;
+  errors: number;
+  perSec: number;
+  p50: number;
+  p99: number;
+}
+
+/** One operation of a benchmark: its latency in ms, or throws. */
+export type BenchOp = () => Promise<number>;
+
+/** Closed loop: `concurrency` clients each send `op` back to back for `seconds`. The first error is printed. */
+export async function closedLoop(op: BenchOp, concurrency: number, seconds: number): Promise<OpRun> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: unknown;
+  const startedAt = performance.now();
+  const until = startedAt + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        try {
+          latencies.push(await op());
+        } catch (e) {
+          errors++;
+          firstError ??= e;
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - startedAt) / 1000;
+  if (firstError !== undefined)
+    console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
+  latencies.sort((a, b) => a - b);
+  return { concurrency, count: latencies.length, errors, perSec: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+/**
+ * Open loop: operation i starts at start + i/rate whatever earlier ones do (a late start goes at once), so a slow
+ * answer cannot hold the next ones back; latency counts from each one's start. `onLatency` sees each success with
+ * its start offset (ms), for a timeline.
+ */
+export async function openLoop(op: BenchOp, rate: number, seconds: number, onLatency?: (atMs: number, ms: number) => void): Promise<OpRun & { rate: number }> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const inflight = new Set<Promise<void>>();
+  const startedAt = performance.now();
+  const intervalMs = 1000 / rate;
+  for (let n = 0; performance.now() - startedAt < seconds * 1000; n++) {
+    const wait = startedAt + n * intervalMs - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const at = performance.now() - startedAt;
+    const p: Promise<void> = op()
+      .then(
+        (ms) => {
+          latencies.push(ms);
+          onLatency?.(at, ms);
+        },
+        () => void (errors += 1),
+      )
+      .finally(() => inflight.delete(p));
+    inflight.add(p);
+  }
+  await Promise.all([...inflight]);
+  const elapsed = (performance.now() - startedAt) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    rate,
+    concurrency: 0,
+    count: latencies.length,
+    errors,
+    perSec: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+}
+
+/** The median element of a benchmark's rounds by `key` (the upper one of an even count). */
+export function medianBy<T>(xs: readonly T[], key: (x: T) => number): T {
+  const sorted = [...xs].sort((a, b) => key(a) - key(b));
+  const m = sorted[Math.floor(sorted.length / 2)];
+  if (m === undefined) throw new Error("no rounds");
+  return m;
+}

@@ -24,16 +24,20 @@ import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
 import {
   adminSql,
-  floorTransfer,
+  closedLoop,
   cpuMs,
+  floorTransfer,
   GATEWAY_NODE_OPTIONS,
   LEDGER_NODE_OPTIONS,
+  medianBy,
   nodeOptions,
-  percentile,
+  openLoop,
   pgbench,
   startChild,
   startInfra,
+  type BenchOp,
   type Child,
+  type OpRun,
 } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
@@ -49,15 +53,6 @@ const FUNDING_CENTS = 10_000_000_000;
 const PACED_FRACTION = 0.5;
 const PGBENCH_SCALE = 4;
 const PGBENCH_CLIENTS = 8;
-
-interface LevelResult {
-  concurrency: number;
-  payouts: number;
-  errors: number;
-  perSec: number;
-  p50: number;
-  p99: number;
-}
 
 /** Fields of /proc/<pid>/stat after the command name: [1] ppid, [11] utime, [12] stime, [13] cutime, [14] cstime. */
 function statFields(pid: number | string): string[] | undefined {
@@ -157,69 +152,8 @@ try {
   /** The floor beside each open loop (bench/lib.ts floorTransfer). */
   const floor = () => floorTransfer(post, participants, seq++);
 
-  const runLevel = async (concurrency: number, seconds: number): Promise<LevelResult> => {
-    const latencies: number[] = [];
-    let errors = 0;
-    let firstError: unknown;
-    const until = performance.now() + seconds * 1000;
-    const startedAt = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < until) {
-          try {
-            latencies.push(await payout());
-          } catch (e) {
-            errors++;
-            firstError ??= e;
-          }
-        }
-      }),
-    );
-    const elapsed = (performance.now() - startedAt) / 1000;
-    if (firstError !== undefined)
-      console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
-    latencies.sort((a, b) => a - b);
-    return {
-      concurrency,
-      payouts: latencies.length,
-      errors,
-      perSec: latencies.length / elapsed,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-    };
-  };
-
-  /** Open loop: a request starts every 1/rate s (late starts catch up at once); latency from each one's start. */
-  const runPaced = async (rate: number, seconds: number, send: () => Promise<number> = payout): Promise<LevelResult & { rate: number }> => {
-    const latencies: number[] = [];
-    let errors = 0;
-    const inflight = new Set<Promise<void>>();
-    const startedAt = performance.now();
-    const intervalMs = 1000 / rate;
-    for (let n = 0; performance.now() - startedAt < seconds * 1000; n++) {
-      const wait = startedAt + n * intervalMs - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      const p: Promise<void> = send()
-        .then(
-          (ms) => void latencies.push(ms),
-          () => void (errors += 1),
-        )
-        .finally(() => inflight.delete(p));
-      inflight.add(p);
-    }
-    await Promise.all([...inflight]);
-    const elapsed = (performance.now() - startedAt) / 1000;
-    latencies.sort((a, b) => a - b);
-    return {
-      rate,
-      concurrency: 0,
-      payouts: latencies.length,
-      errors,
-      perSec: latencies.length / elapsed,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-    };
-  };
+  const runLevel = (concurrency: number, seconds: number) => closedLoop(payout, concurrency, seconds);
+  const runPaced = (rate: number, seconds: number, send: BenchOp = payout) => openLoop(send, rate, seconds);
 
   await runLevel(4, 2); // warm-up: JIT, pools, system accounts
   /** CPU ms so far by process: the services, this load generator, the PostgreSQL cluster and nats-server. */
@@ -237,18 +171,18 @@ try {
     const after = cpuNow();
     return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, (v - (before[k] ?? 0)) / Math.max(1, payouts)]));
   };
-  const results: LevelResult[] = [];
+  const results: OpRun[] = [];
   const levelsBefore = cpuNow();
   for (const c of LEVELS) results.push(await runLevel(c, DURATION_SEC));
   const cpuPer = cpuPerPayout(
     levelsBefore,
-    results.reduce((n, r) => n + r.payouts, 0),
+    results.reduce((n, r) => n + r.count, 0),
   );
   const best = results.reduce((a, b) => (b.perSec > a.perSec ? b : a));
 
   const baseline = pgbench(infra.adminUrl, PGBENCH_SCALE);
-  type Paced = LevelResult & { rate: number };
-  type Round = { tps: number; max: LevelResult; paced: Paced; pacedCpu: Record<string, number>; floor: Paced };
+  type Paced = OpRun & { rate: number };
+  type Round = { tps: number; max: OpRun; paced: Paced; pacedCpu: Record<string, number>; floor: Paced };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const tps = baseline.tps(PGBENCH_CLIENTS, DURATION_SEC * 2);
@@ -258,23 +192,17 @@ try {
     const floorFirst = i % 2 === 1 ? await runPaced(rate, PACED_SEC, floor) : undefined;
     const pacedBefore = cpuNow();
     const paced = await runPaced(rate, PACED_SEC);
-    const pacedCpu = cpuPerPayout(pacedBefore, paced.payouts);
+    const pacedCpu = cpuPerPayout(pacedBefore, paced.count);
     rounds.push({ tps, max, paced, pacedCpu, floor: floorFirst ?? (await runPaced(rate, PACED_SEC, floor)) });
   }
-  const median = <T>(xs: T[], key: (x: T) => number): T => {
-    const sorted = [...xs].sort((a, b) => key(a) - key(b));
-    const m = sorted[Math.floor(sorted.length / 2)];
-    if (m === undefined) throw new Error("no rounds");
-    return m;
-  };
-  const ratioRound = median(rounds, (r) => r.max.perSec / r.tps);
-  const latencyRound = median(rounds, (r) => r.paced.p99);
+  const ratioRound = medianBy(rounds, (r) => r.max.perSec / r.tps);
+  const latencyRound = medianBy(rounds, (r) => r.paced.p99);
   const ratio = ratioRound.max.perSec / ratioRound.tps;
 
   console.log("concurrency  payouts/s    p50 ms    p99 ms  payouts  errors");
   for (const r of results) {
     console.log(
-      `${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(10)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.payouts).padStart(8)} ${String(r.errors).padStart(7)}`,
+      `${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(10)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.count).padStart(8)} ${String(r.errors).padStart(7)}`,
     );
   }
   console.log(

@@ -22,15 +22,19 @@ import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
 import {
   adminSql,
+  closedLoop,
   floorTransfer,
   GATEWAY_NODE_OPTIONS,
   LEDGER_NODE_OPTIONS,
+  medianBy,
   nodeOptions,
-  percentile,
+  openLoop,
   pgbench,
   startChild,
   startInfra,
+  type BenchOp,
   type Child,
+  type OpRun,
 } from "./lib.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
@@ -49,15 +53,6 @@ const HALF_RATE = 0.5;
 /** The targets this benchmark checks (docs/performance.md). */
 const RATIO_TARGET = 0.3;
 const P99_TARGET_MS = 100;
-
-interface RunResult {
-  concurrency: number;
-  refunds: number;
-  errors: number;
-  perSec: number;
-  p50: number;
-  p99: number;
-}
 
 const infra = await startInfra();
 const children: Child[] = [];
@@ -137,68 +132,8 @@ try {
   const creators = Array.from({ length: PARTICIPANTS }, (_, i) => `bench_creator_${i}`);
   const floor = () => floorTransfer(post, creators, seq++);
 
-  const closedLoop = async (concurrency: number, seconds: number): Promise<RunResult> => {
-    const latencies: number[] = [];
-    let errors = 0;
-    let firstError: unknown;
-    const startedAt = performance.now();
-    const until = startedAt + seconds * 1000;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < until) {
-          try {
-            latencies.push(await refund());
-          } catch (e) {
-            errors++;
-            firstError ??= e;
-          }
-        }
-      }),
-    );
-    const elapsed = (performance.now() - startedAt) / 1000;
-    if (firstError !== undefined)
-      console.log(`  (${errors} errors at concurrency ${concurrency}; first: ${firstError instanceof Error ? firstError.message : String(firstError)})`);
-    latencies.sort((a, b) => a - b);
-    return {
-      concurrency,
-      refunds: latencies.length,
-      errors,
-      perSec: latencies.length / elapsed,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-    };
-  };
-
-  /** Open loop: a request starts every 1/rate s whatever the answers do; latency from each one's start. */
-  const openLoop = async (rate: number, seconds: number, send: () => Promise<number> = refund): Promise<RunResult & { rate: number }> => {
-    const latencies: number[] = [];
-    let errors = 0;
-    const inflight = new Set<Promise<void>>();
-    const startedAt = performance.now();
-    for (let n = 0; performance.now() - startedAt < seconds * 1000; n++) {
-      const wait = startedAt + n * (1000 / rate) - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      const p: Promise<void> = send()
-        .then(
-          (ms) => void latencies.push(ms),
-          () => void (errors += 1),
-        )
-        .finally(() => inflight.delete(p));
-      inflight.add(p);
-    }
-    await Promise.all([...inflight]);
-    const elapsed = (performance.now() - startedAt) / 1000;
-    latencies.sort((a, b) => a - b);
-    return {
-      rate,
-      concurrency: 0,
-      refunds: latencies.length,
-      errors,
-      perSec: latencies.length / elapsed,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-    };
-  };
+  const runLevel = (concurrency: number, seconds: number) => closedLoop(refund, concurrency, seconds);
+  const runPaced = (rate: number, seconds: number, send: BenchOp = refund) => openLoop(send, rate, seconds);
 
   /** Each service's RPC handler time so far (rpc_duration_seconds of successful requests, by operation). */
   const handlerTimes = async () => {
@@ -226,39 +161,34 @@ try {
       .map((d) => `${d.k} ${((d.sum / d.count) * 1000).toFixed(1)} ms`)
       .join(", ");
 
-  await closedLoop(4, 2); // warm-up: JIT, pools, system accounts
-  const levels: RunResult[] = [];
+  await runLevel(4, 2); // warm-up: JIT, pools, system accounts
+  const levels: OpRun[] = [];
   for (const c of LEVELS) {
     const before = await handlerTimes();
-    levels.push(await closedLoop(c, DURATION_SEC));
+    levels.push(await runLevel(c, DURATION_SEC));
     console.log(`  concurrency ${c}: mean time in each service's handler: ${handlerDelta(before, await handlerTimes())}`);
   }
   const best = levels.reduce((a, b) => (b.perSec > a.perSec ? b : a));
   const baseline = pgbench(infra.adminUrl, PGBENCH_SCALE);
-  type Round = { tps: number; max: RunResult; half: RunResult & { rate: number }; floor: RunResult & { rate: number } };
+  type Round = { tps: number; max: OpRun; half: OpRun & { rate: number }; floor: OpRun & { rate: number } };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const tps = baseline.tps(best.concurrency, DURATION_SEC * 2);
-    const max = await closedLoop(best.concurrency, DURATION_SEC);
+    const max = await runLevel(best.concurrency, DURATION_SEC);
     const rate = Math.max(1, max.perSec * HALF_RATE);
     // The floor goes first in every other round, so neither one always runs on the other's leftovers.
-    const floorFirst = i % 2 === 1 ? await openLoop(rate, PACED_SEC, floor) : undefined;
-    const half = await openLoop(rate, PACED_SEC);
-    rounds.push({ tps, max, half, floor: floorFirst ?? (await openLoop(rate, PACED_SEC, floor)) });
+    const floorFirst = i % 2 === 1 ? await runPaced(rate, PACED_SEC, floor) : undefined;
+    const half = await runPaced(rate, PACED_SEC);
+    rounds.push({ tps, max, half, floor: floorFirst ?? (await runPaced(rate, PACED_SEC, floor)) });
   }
-  const median = <T>(xs: T[], key: (x: T) => number): T => {
-    const m = [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)];
-    if (m === undefined) throw new Error("no rounds");
-    return m;
-  };
-  const ratioRound = median(rounds, (r) => r.max.perSec / r.tps);
-  const latencyRound = median(rounds, (r) => r.half.p99);
+  const ratioRound = medianBy(rounds, (r) => r.max.perSec / r.tps);
+  const latencyRound = medianBy(rounds, (r) => r.half.p99);
   const ratio = ratioRound.max.perSec / ratioRound.tps;
 
   console.log("concurrency  refunds/s    p50 ms    p99 ms  refunds  errors");
   for (const r of levels) {
     console.log(
-      `${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(10)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.refunds).padStart(8)} ${String(r.errors).padStart(7)}`,
+      `${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(10)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.count).padStart(8)} ${String(r.errors).padStart(7)}`,
     );
   }
   console.log("round  pgbench tps  max refunds/s  ratio   half rate: offered  refunds/s  p50 ms  p99 ms  errors   floor p50 ms  p99 ms");
