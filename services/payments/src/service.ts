@@ -15,6 +15,7 @@ import { registerInternalReads } from "./handlers/internal-reads.ts";
 import type { PaymentsDeps } from "./usecases/deps.ts";
 import { ProcessorWorker } from "./usecases/processor-worker.ts";
 import { pruneProcessorEvents } from "./usecases/prune-processor-events.ts";
+import { checkProcessorSessions } from "./usecases/check-processor-sessions.ts";
 import { Reconciler } from "./usecases/reconcile.ts";
 
 export type PaymentsService = Service<ServiceConfig<typeof PaymentsEnv>> & { reconciler: Reconciler; processorWorker: ProcessorWorker; deps: PaymentsDeps };
@@ -83,6 +84,13 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     { intervalMs: cfg.PAYMENTS_RECONCILE_INTERVAL_MS, graceMs: cfg.PAYMENTS_RECONCILE_GRACE_MS, batchMax: cfg.PAYMENTS_RECONCILE_BATCH_MAX },
     svc.log,
   );
+  // Its own loop: its calls to the processor never hold up the reconciler's passes over money in flight.
+  const processorChecks = new PeriodicTask({
+    name: "processor session checks",
+    intervalMs: cfg.PAYMENTS_RECONCILE_INTERVAL_MS,
+    log: svc.log,
+    run: () => checkProcessorSessions(useCaseDeps, cfg.PAYMENTS_RECONCILE_BATCH_MAX),
+  });
   const pruner = new PeriodicTask({
     name: "processor-event pruner",
     intervalMs: cfg.PAYMENTS_PROCESSOR_PRUNE_INTERVAL_MS,
@@ -100,12 +108,14 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     start: async () => {
       const res = await start();
       reconciler.start();
+      processorChecks.start();
       worker.start();
       pruner.start();
       return res;
     },
   });
   svc.onShutdown(() => reconciler.stop());
+  svc.onShutdown(() => processorChecks.stop());
   svc.onShutdown(() => worker.stop());
   svc.onShutdown(() => pruner.stop());
   return withReconciler;

@@ -1,6 +1,7 @@
 /**
- * The backstop of live card money: a processor session (a checkout's or a wallet top-up's) that no event has
- * settled is asked about directly, once some minutes after its creation and again after its expiry (then as
+ * The backstop of live card money (a loop of its own, every PAYMENTS_RECONCILE_INTERVAL_MS, at most
+ * PAYMENTS_RECONCILE_BATCH_MAX sessions a pass): a processor session (a checkout's or a wallet top-up's) that no
+ * event has settled is asked about directly, once some minutes after its creation and again after its expiry (then as
  * often while the processor still reports it open). A paid one completes, an expired one fails, through the same
  * functions as the processor's events (usecases/processor-events.ts), so an event arriving as well changes nothing.
  * Without it, a webhook endpoint misconfigured or down for longer than the processor retries would leave a buyer

@@ -1,7 +1,6 @@
 /**
  * The reconciler: an interval loop, started with the service and stopped on shutdown, that re-drives intents
- * stuck between the ledger post and the settle step (a crash, a ledger timeout), and asks the card processor
- * about live sessions no event has settled (usecases/check-processor-sessions.ts). Safe with any number of
+ * stuck between the ledger post and the settle step (a crash, a ledger timeout). Safe with any number of
  * replicas and alongside live requests: the ledger post is idempotent on the intent's reference and the settle
  * step is conditional on the intent's state.
  */
@@ -14,7 +13,6 @@ import { driveCompletion } from "./complete-checkout.ts";
 import type { PaymentsDeps } from "./deps.ts";
 import { driveDispute } from "./disputes.ts";
 import { driveTopup } from "./wallet-topup.ts";
-import { checkProcessorSessions } from "./check-processor-sessions.ts";
 import { driveStuckReversals } from "./shared-spend.ts";
 
 export interface ReconcilerOptions {
@@ -56,7 +54,6 @@ export class Reconciler {
     n += await driveEach(this.log, { noun: "dispute", idField: "dispute_id" }, await disputesInFlight(sql, graceMs, batchMax), (row) =>
       driveDispute(this.deps, row),
     );
-    n += await checkProcessorSessions(this.deps, batchMax);
     return n;
   }
 }
