@@ -4,7 +4,7 @@
  * deterministic: every candidate pair is scored, pairs are taken best first (ties broken by position in the
  * inputs), and a line or transaction already taken is skipped.
  *
- * Cost: ledger transactions are grouped by (currency, amount), sorted by date and indexed by reference once, so
+ * Cost: ledger transactions are grouped by (currency, amount) and sorted by date, and indexed by reference, once, so
  * each bank line finds its candidates by binary search and lookup: up to `candidatesMax` whose reference it names
  * and up to `candidatesMax` nearest by date (identical lines spread over identical transactions, see
  * nearestCandidates). That keeps the whole run O(n log n) even when thousands of transactions share an amount
@@ -135,16 +135,24 @@ interface Edge {
 /** What a bank line's candidates are drawn from: its amount's transactions by date, and by reference. */
 interface Bucket {
   byDay: Prepared[];
-  byReference: Map<string, Prepared[]>;
+  /**
+   * Bank lines of this amount seen so far, by day: each one's rank (see nearestCandidates). Made only for an
+   * amount with more than one transaction: most amounts have one, and a map each would cost more than the match.
+   */
+  bankRanks?: Map<number, number>;
 }
 
+/** Transactions by reference (most references name one: no array for those), whatever their amount. */
+type ReferenceIndex = Map<string, Prepared | Prepared[]>;
+
 /**
- * Candidates inside the window, nearest dates first. Within one day the walk starts at the bank line's `rank`
- * (its position among the bank lines of its amount and day) and wraps: identical lines (a marketplace's many
- * sales of one price on one day) look at different transactions, so each can find its own instead of all of
- * them competing for the first few.
+ * Candidates inside the window, nearest dates first, up to `max`. Within one day the walk starts at the bank
+ * line's `rank` (its position among the bank lines of its amount and day) and wraps: identical lines (a
+ * marketplace's many sales of one price on one day) look at different transactions, so each can find its own
+ * instead of all of them competing for the first few.
  */
-function nearestCandidates(byDay: readonly Prepared[], day: number, rank: number, window: number, max: number, out: Prepared[]): void {
+function nearestCandidates(byDay: readonly Prepared[], day: number, rank: number, window: number, max: number): Prepared[] {
+  const out: Prepared[] = [];
   for (let distance = 0; distance <= window && out.length < max; distance++) {
     for (const d of distance === 0 ? [day] : [day - distance, day + distance]) {
       const lo = lowerBound(byDay, d);
@@ -152,50 +160,63 @@ function nearestCandidates(byDay: readonly Prepared[], day: number, rank: number
       for (let k = 0; k < run && out.length < max; k++) out.push(byDay[lo + ((rank + k) % run)] as Prepared);
     }
   }
-}
-
-/**
- * The transactions whose reference is the bank line's reference or one of its words, inside the window: scored
- * whatever their position, so a reference match is found among any number of same-amount transactions.
- */
-function referenceCandidates(bucket: Bucket, bank: Prepared, window: number, max: number): Prepared[] {
-  const out: Prepared[] = [];
-  const keys = new Set([...(bank.reference.length >= 3 ? [bank.reference] : []), ...[...bank.tokens].filter((t) => t.length >= 4)]);
-  for (const key of keys) {
-    for (const l of bucket.byReference.get(key) ?? []) {
-      if (out.length >= max) return out;
-      if (Math.abs(l.day - bank.day) <= window) out.push(l);
-    }
-  }
   return out;
 }
 
-function candidates(bucket: Bucket, bank: Prepared, rank: number, window: number, max: number): Prepared[] {
-  const out = referenceCandidates(bucket, bank, window, max);
-  const seen = new Set(out);
-  const near: Prepared[] = [];
-  nearestCandidates(bucket.byDay, bank.day, rank, window, max, near);
-  for (const l of near) if (!seen.has(l)) out.push(l);
+/**
+ * The transactions of the bank line's amount whose reference is the bank line's reference or one of its words,
+ * inside the window: scored whatever their position among same-amount transactions.
+ */
+function referenceCandidates(references: ReferenceIndex, bank: Prepared, window: number, max: number): Prepared[] {
+  const out: Prepared[] = [];
+  const take = (l: Prepared) => {
+    if (out.length < max && l.key === bank.key && Math.abs(l.day - bank.day) <= window && !out.includes(l)) out.push(l);
+  };
+  const look = (key: string) => {
+    const found = references.get(key);
+    if (Array.isArray(found)) found.forEach(take);
+    else if (found !== undefined) take(found);
+  };
+  if (bank.reference.length >= 3) look(bank.reference);
+  for (const t of bank.tokens) if (t.length >= 4) look(t);
+  return out;
+}
+
+/**
+ * The nearest candidates and, when those may not be every transaction of the amount inside the window, the ones
+ * its reference names (the index is built on first use: most amounts have few transactions, and never need it).
+ */
+function candidates(bucket: Bucket, references: () => ReferenceIndex, bank: Prepared, rank: number, window: number, max: number): Prepared[] {
+  const out = nearestCandidates(bucket.byDay, bank.day, rank, window, max);
+  if (out.length < max) return out;
+  for (const l of referenceCandidates(references(), bank, window, max)) if (!out.includes(l)) out.push(l);
   return out;
 }
 
 function bucketsOf(ledger: readonly Prepared[]): Map<string, Bucket> {
   const buckets = new Map<string, Bucket>();
   for (const l of ledger) {
-    let bucket = buckets.get(l.key);
-    if (bucket === undefined) {
-      bucket = { byDay: [], byReference: new Map() };
-      buckets.set(l.key, bucket);
-    }
-    bucket.byDay.push(l);
-    if (l.reference.length >= 3) {
-      const same = bucket.byReference.get(l.reference);
-      if (same === undefined) bucket.byReference.set(l.reference, [l]);
-      else same.push(l);
-    }
+    const bucket = buckets.get(l.key);
+    if (bucket === undefined) buckets.set(l.key, { byDay: [l] });
+    else bucket.byDay.push(l);
   }
-  for (const bucket of buckets.values()) bucket.byDay.sort((a, b) => a.day - b.day || a.index - b.index);
+  for (const bucket of buckets.values()) {
+    bucket.byDay.sort((a, b) => a.day - b.day || a.index - b.index);
+    if (bucket.byDay.length > 1) bucket.bankRanks = new Map();
+  }
   return buckets;
+}
+
+function referencesOf(ledger: readonly Prepared[]): ReferenceIndex {
+  const references: ReferenceIndex = new Map();
+  for (const l of ledger) {
+    if (l.reference.length < 3) continue;
+    const same = references.get(l.reference);
+    if (same === undefined) references.set(l.reference, l);
+    else if (Array.isArray(same)) same.push(l);
+    else references.set(l.reference, [same, l]);
+  }
+  return references;
 }
 
 function compareEdges(a: Edge, b: Edge): number {
@@ -210,16 +231,15 @@ export function autoMatch(bankLines: readonly BankLine[], ledgerTransactions: re
   const ledger = prepare(ledgerTransactions);
 
   const buckets = bucketsOf(ledger);
-  // A bank line's rank among the bank lines of its amount and day (see nearestCandidates).
-  const ranks = new Map<string, number>();
+  let index: ReferenceIndex | undefined;
+  const references = () => (index ??= referencesOf(ledger));
   const edges: Edge[] = [];
   for (const b of bank) {
     const bucket = buckets.get(b.key);
     if (!bucket) continue;
-    const group = `${b.key}|${b.day}`;
-    const rank = ranks.get(group) ?? 0;
-    ranks.set(group, rank + 1);
-    for (const l of candidates(bucket, b, rank, window, candidatesMax)) {
+    const rank = bucket.bankRanks?.get(b.day) ?? 0;
+    bucket.bankRanks?.set(b.day, rank + 1);
+    for (const l of candidates(bucket, references, b, rank, window, candidatesMax)) {
       const days = Math.abs(l.day - b.day);
       const text = textScore(b, l);
       const confidence = AMOUNT_WEIGHT + DATE_WEIGHT * (1 - days / (window + 1)) + TEXT_WEIGHT * text.score;
