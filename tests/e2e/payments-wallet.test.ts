@@ -1,6 +1,7 @@
 // Wallet sessions, the hosted wallet page's refusals, and shared-wallet spend with its reversal, through the gateway.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkInvariants } from "../../services/ledger/src/invariants.ts";
+import type { PaymentsService } from "../../services/payments/src/service.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
 let s: Stack;
@@ -209,6 +210,37 @@ describe("shared wallet spend", () => {
     expect(reversals.every((r) => r.status === 200 || (r.status === 409 && r.body["error_code"] === "duplicate_reversal_reference"))).toBe(true);
     expect(await balanceOf(walletId)).toBe(10_000);
     expect((await creator(pid))["ledger_balance_cents"]).toBe(0);
+    const [n] = await s.env.adminSql<
+      { n: string }[]
+    >`select count(*)::text as n from ledger.transactions where kind = 'refund' and reference_id = ${`shared_spend_reversal:${txn}`}`;
+    expect(n?.n).toBe("1");
+  });
+
+  // Proves the reconciler finishes a reversal whose intent was recorded but whose ledger post never happened (a
+  // crash in between): the buyer is made whole once, and a client's retry then answers the finished reversal.
+  it("the reconciler finishes a reversal left between its intent and the ledger", async () => {
+    const pid = await participant(50);
+    const sub = uniq("sub");
+    const walletId = await fundedBuyer(sub, 5_000);
+    const spend = await api("POST", "/v1/wallets/shared-spend", { consumer_sub: sub, amount: 3000, reference_id: uniq("spend"), creator_id: pid });
+    expect(spend.status).toBe(201);
+    const txn = String((spend.body["spend"] as Record<string, unknown>)["platform_transaction_id"]);
+    const [row] = await s.env.adminSql<{ org_id: string; reference_id: string }[]>`
+      select org_id, reference_id from payments.shared_spends where transaction_id = ${txn}`;
+    // What the reverse endpoint records before it asks the ledger, left there long enough for the reconciler.
+    await s.env.adminSql.begin(async (tx) => {
+      await tx`update payments.shared_spends set status = 'reversing' where transaction_id = ${txn}`;
+      await tx`
+        insert into payments.shared_spend_reversals (org_id, livemode, sale_transaction_id, spend_reference_id, reason, metadata, request_id, key_id, status, updated_at)
+        values (${row!.org_id}, false, ${txn}, ${row!.reference_id}, 'crashed', '{}', 'req_crash', 'key_crash', 'reversing', now() - interval '1 hour')`;
+    });
+    const payments = s.services["payments"] as PaymentsService;
+    expect(await payments.reconciler.runOnce()).toBeGreaterThanOrEqual(1);
+    expect(await balanceOf(walletId)).toBe(5_000);
+    const [settled] = await s.env.adminSql<{ status: string }[]>`select status from payments.shared_spend_reversals where sale_transaction_id = ${txn}`;
+    expect(settled?.status).toBe("reversed");
+    const retry = await api("POST", "/v1/wallets/shared-spend/reverse", { sale_transaction_id: txn });
+    expect([retry.status, retry.body["error_code"]]).toEqual([409, "duplicate_reversal_reference"]);
     const [n] = await s.env.adminSql<
       { n: string }[]
     >`select count(*)::text as n from ledger.transactions where kind = 'refund' and reference_id = ${`shared_spend_reversal:${txn}`}`;

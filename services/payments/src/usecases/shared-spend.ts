@@ -16,7 +16,7 @@
  * insufficient_balance (the creator's balance moved under the plan: retry), service_timeout.
  */
 import { cents, DomainError, schemas, type AuthContext, type PostRequestInput, type PostResult } from "@treasury/contracts";
-import { withTx } from "@treasury/service-kit";
+import { driveEach, withTx } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
@@ -230,17 +230,12 @@ export async function reverseSharedWalletSpend(
 
 /** Reconciler hook: reversals recorded but not settled (a crash or a ledger timeout in between). */
 export async function driveStuckReversals(deps: PaymentsDeps, graceMs: number, limit: number, log: Logger): Promise<number> {
-  let n = 0;
-  for (const rev of await stuckReversals(deps.sql, graceMs, limit)) {
+  const rows = (await stuckReversals(deps.sql, graceMs, limit)).map((rev) => ({ ...rev, id: rev.sale_transaction_id }));
+  return driveEach(log, { noun: "shared-spend reversal", idField: "sale_transaction_id" }, rows, async (rev) => {
     const scope = { orgId: rev.org_id, livemode: rev.livemode };
-    try {
-      const spend = await findSpendByTransaction(deps.sql, scope, rev.sale_transaction_id);
-      if (spend === undefined) continue;
-      await driveReversal(deps, scope, spend, rev);
-      n++;
-    } catch (err) {
-      log.warn({ err, sale_transaction_id: rev.sale_transaction_id }, "reconciler could not settle a reversal yet");
-    }
-  }
-  return n;
+    const spend = await findSpendByTransaction(deps.sql, scope, rev.sale_transaction_id);
+    if (spend === undefined) return { status: "no shared spend recorded for it" };
+    await driveReversal(deps, scope, spend, rev);
+    return { status: "reversed" };
+  });
 }
