@@ -274,6 +274,8 @@ describe("chain checkpoints", () => {
     expect((await verifyIn(deps, auth, receiptId)).checks.chain).toBe(true);
     const report = await auditChains(deps, pino({ level: "silent" }));
     expect(report.broken.filter((b) => b.org_id === auth.org_id).map((b) => b.problems.length > 0)).toEqual([true]);
+    // Another replica's pass right after walks none of the chains just audited.
+    expect((await auditChains(deps, pino({ level: "silent" }), { skipAuditedWithinMs: 3_600_000 })).chains).toBe(0);
     const audited = await verifyIn(deps, auth, receiptId);
     expect(audited).toMatchObject({ valid: false, checks: { receipt_hash: true, chain: false, service_signature: true } });
     expect(audited.problems.join("\n")).toMatch(/full audit of .*: sequence 2: (entry_hash does not recompute|service signature does not verify)/);

@@ -38,7 +38,7 @@ export async function buildReceipts(env: Record<string, string | undefined>, dep
     intervalMs: cfg.RECEIPTS_CHAIN_AUDIT_INTERVAL_MS,
     log: svc.log,
     run: async () => {
-      await auditChains(useCaseDeps, svc.log, () => stopping);
+      await auditChains(useCaseDeps, svc.log, { skipAuditedWithinMs: cfg.RECEIPTS_CHAIN_AUDIT_INTERVAL_MS / 2, stopping: () => stopping });
     },
   });
   const start = svc.start.bind(svc);

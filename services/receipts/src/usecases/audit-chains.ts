@@ -5,7 +5,7 @@
  * audit finds it whole again; the problems are logged (sequence numbers and hashes only).
  */
 import type { Logger } from "pino";
-import { listChains, recordAudit } from "../store/checkpoints.ts";
+import { findAudit, listChains, recordAudit } from "../store/checkpoints.ts";
 import type { ReceiptsDeps } from "./deps.ts";
 import { walkChain } from "./walk-chain.ts";
 
@@ -14,15 +14,21 @@ export interface AuditReport {
   broken: Array<{ org_id: string; livemode: boolean; problems: string[] }>;
 }
 
-/** Audits every chain once (until `stopping` says the service is shutting down). */
+/**
+ * Audits every chain once (until `stopping` says the service is shutting down), but for chains audited less than
+ * `skipAuditedWithinMs` ago: the replicas of the service each run the audit, and a chain one of them has just
+ * walked is not walked again by the others.
+ */
 export async function auditChains(
   deps: Pick<ReceiptsDeps, "sql" | "keyring" | "checkpointEvery">,
   log: Logger,
-  stopping: () => boolean = () => false,
+  opts: { skipAuditedWithinMs?: number; stopping?: () => boolean } = {},
 ): Promise<AuditReport> {
   const report: AuditReport = { chains: 0, broken: [] };
   for (const scope of await listChains(deps.sql)) {
-    if (stopping()) break;
+    if (opts.stopping?.() === true) break;
+    const last = opts.skipAuditedWithinMs === undefined ? undefined : await findAudit(deps.sql, scope);
+    if (last !== undefined && Date.now() - last.audited_at.getTime() < (opts.skipAuditedWithinMs ?? 0)) continue;
     const { problems, through } = await walkChain(deps, scope, { full: true });
     await recordAudit(deps.sql, scope, { audited_at: new Date(), through_sequence: through, problems });
     report.chains++;
