@@ -276,6 +276,10 @@ describe("chain checkpoints", () => {
     expect(report.broken.filter((b) => b.org_id === auth.org_id).map((b) => b.problems.length > 0)).toEqual([true]);
     // Another replica's pass right after walks none of the chains just audited.
     expect((await auditChains(deps, pino({ level: "silent" }), { skipAuditedWithinMs: 3_600_000 })).chains).toBe(0);
+    // The service's audit reports the stored findings on /metrics, for the alert.
+    await h.receipts.chainAudit.runOnce({ skipAuditedWithinMs: 3_600_000 });
+    const gauge = await h.receipts.metrics.getSingleMetricAsString("receipt_chains_broken");
+    expect(Number(/^receipt_chains_broken(?:\{[^}]*\})? (\d+)$/m.exec(gauge)?.[1]), gauge).toBeGreaterThanOrEqual(1);
     const audited = await verifyIn(deps, auth, receiptId);
     expect(audited).toMatchObject({ valid: false, checks: { receipt_hash: true, chain: false, service_signature: true } });
     expect(audited.problems.join("\n")).toMatch(/full audit of .*: sequence 2: (entry_hash does not recompute|service signature does not verify)/);

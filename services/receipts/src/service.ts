@@ -3,16 +3,16 @@
  * org and environment, counterparty signatures, verification and the public JWKS. It reads the ledger's record
  * of a transaction and a checkout's sale over NATS; it never moves money.
  */
-import { createService, PeriodicTask, type Sealer, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { createService, type Sealer, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsReads } from "./adapters/reads.ts";
 import { ReceiptsEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { sealerOf } from "./signing/sealer.ts";
 import type { ReceiptsDeps } from "./usecases/deps.ts";
-import { auditChains } from "./usecases/audit-chains.ts";
+import { ChainAuditJob } from "./audit-job.ts";
 import { Keyring } from "./usecases/keyring.ts";
 
-export type ReceiptsService = Service<ServiceConfig<typeof ReceiptsEnv>> & { deps: ReceiptsDeps };
+export type ReceiptsService = Service<ServiceConfig<typeof ReceiptsEnv>> & { deps: ReceiptsDeps; chainAudit: ChainAuditJob };
 
 export async function buildReceipts(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<ReceiptsService> {
   const svc = await createService({ name: "receipts", env, extraEnv: ReceiptsEnv, deps });
@@ -32,25 +32,15 @@ export async function buildReceipts(env: Record<string, string | undefined>, dep
     checkpointEvery: cfg.RECEIPTS_CHAIN_CHECKPOINT_EVERY,
   };
   registerHandlers(svc, useCaseDeps);
-  let stopping = false;
-  const audit = new PeriodicTask({
-    name: "receipt chain audit",
-    intervalMs: cfg.RECEIPTS_CHAIN_AUDIT_INTERVAL_MS,
-    log: svc.log,
-    run: async () => {
-      await auditChains(useCaseDeps, svc.log, { skipAuditedWithinMs: cfg.RECEIPTS_CHAIN_AUDIT_INTERVAL_MS / 2, stopping: () => stopping });
-    },
-  });
+  const audit = new ChainAuditJob(useCaseDeps, svc.metrics, svc.log, cfg.RECEIPTS_CHAIN_AUDIT_INTERVAL_MS);
   const start = svc.start.bind(svc);
-  svc.onShutdown(() => {
-    stopping = true;
-    return audit.stop();
-  });
+  svc.onShutdown(() => audit.stop());
   return Object.assign(svc, {
     deps: useCaseDeps,
+    chainAudit: audit,
     start: async () => {
       const res = await start();
-      audit.start();
+      await audit.start();
       return res;
     },
   });

@@ -49,3 +49,9 @@ export async function listChains(q: Q): Promise<Scope[]> {
   const rows = await q<{ org_id: string; livemode: boolean }[]>`select org_id, livemode from receipts.chain_heads order by org_id, livemode`;
   return rows.map((r) => ({ orgId: r.org_id, livemode: r.livemode }));
 }
+
+/** Chains whose stored audit found problems. */
+export async function countBrokenChains(q: Q): Promise<number> {
+  const [row] = await q<{ n: string }[]>`select count(*)::text as n from receipts.chain_audits where jsonb_array_length(problems) > 0`;
+  return Number(row?.n ?? 0);
+}
