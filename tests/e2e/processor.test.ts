@@ -264,6 +264,9 @@ describe("sessions no processor event settled", () => {
     expect(await creatorWallet(pid)).toMatchObject({ balance: 3_200 });
     const read = proc.seen.find((r) => r.method === "GET" && r.path === `/v1/checkout/sessions/${processorSession}`);
     expect(read?.form.get("expand[0]")).toBe("payment_intent.latest_charge.balance_transaction");
+    // Counted for the alert that says the processor's webhooks are not arriving.
+    const counted = await payments.metrics.getSingleMetricAsString("processor_session_checks_total");
+    expect(Number(/^processor_session_checks_total\{[^}]*found="paid"[^}]*\} (\d+)$/m.exec(counted)?.[1]), counted).toBeGreaterThanOrEqual(1);
 
     const late = processorEvent(
       "checkout.session.completed",

@@ -4,7 +4,7 @@
  * reversal, and live card money through the processor (its signed webhooks and their worker, live completion,
  * live wallet funding, card refunds, disputes). It moves money only through `svc.ledger.post`.
  */
-import { createService, Histogram, PeriodicTask, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { Counter, createService, Histogram, PeriodicTask, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
 import { isLiveProcessorKey, soledgicProvider, stripeProvider } from "./adapters/providers.ts";
 import { natsRefunds } from "./adapters/refunds.ts";
@@ -84,12 +84,21 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     { intervalMs: cfg.PAYMENTS_RECONCILE_INTERVAL_MS, graceMs: cfg.PAYMENTS_RECONCILE_GRACE_MS, batchMax: cfg.PAYMENTS_RECONCILE_BATCH_MAX },
     svc.log,
   );
+  const processorCheckCount = new Counter({
+    name: "processor_session_checks_total",
+    help: "Processor sessions no event had settled, asked about at the processor, by what was found (paid: a payment whose webhook never came)",
+    labelNames: ["found"] as const,
+    registers: [svc.metrics],
+  });
   // Its own loop: its calls to the processor never hold up the reconciler's passes over money in flight.
   const processorChecks = new PeriodicTask({
     name: "processor session checks",
     intervalMs: cfg.PAYMENTS_RECONCILE_INTERVAL_MS,
     log: svc.log,
-    run: () => checkProcessorSessions(useCaseDeps, cfg.PAYMENTS_RECONCILE_BATCH_MAX),
+    run: async () => {
+      const found = await checkProcessorSessions(useCaseDeps, cfg.PAYMENTS_RECONCILE_BATCH_MAX);
+      for (const [f, n] of Object.entries(found)) if (n > 0) processorCheckCount.labels({ found: f }).inc(n);
+    },
   });
   const pruner = new PeriodicTask({
     name: "processor-event pruner",

@@ -17,21 +17,39 @@ export function nextCheckAt(now: Date, expiresAt: Date, afterMs: number): Date {
   return new Date(Math.max(now.getTime(), expiresAt.getTime()) + afterMs);
 }
 
-async function checkOne(deps: PaymentsDeps, due: DueCheck): Promise<{ status: string }> {
+/** What a check found at the processor. `paid` means a payment no event had reported: the webhook is not arriving. */
+export type CheckFinding = "paid" | "expired" | "open" | "unreadable" | "failed";
+
+async function checkOne(deps: PaymentsDeps, due: DueCheck, found: (f: CheckFinding) => void): Promise<{ status: string }> {
   // Scheduled before asking: a processor that does not answer is asked again at the next time, not at every pass.
   await scheduleProcessorCheck(deps.sql, due, nextCheckAt(deps.now(), due.expires_at, deps.processorCheckAfterMs));
   if (deps.processor === undefined) return { status: "no processor credentials" };
   const parsed = CheckoutSessionObject.safeParse(await deps.processor.retrieveCheckoutSession(due.processor_session_id));
-  if (!parsed.success) return { status: `processor session ${due.processor_session_id} unreadable` };
+  if (!parsed.success) {
+    found("unreadable");
+    return { status: `processor session ${due.processor_session_id} unreadable` };
+  }
   const s = parsed.data;
-  if (s.payment_status === "paid") return { status: await sessionPaid(deps, s) };
-  if (s.status === "expired") return { status: await sessionEnded(deps, s, "expired") };
+  if (s.payment_status === "paid") {
+    const status = await sessionPaid(deps, s);
+    found("paid");
+    return { status };
+  }
+  if (s.status === "expired") {
+    const status = await sessionEnded(deps, s, "expired");
+    found("expired");
+    return { status };
+  }
+  found("open");
   return { status: `processor session ${s.id} still ${s.status ?? "open"} (${s.payment_status ?? "unpaid"})` };
 }
 
-/** One pass over the due checks; answers how many it looked at. */
-export async function checkProcessorSessions(deps: PaymentsDeps, batchMax: number): Promise<number> {
-  if (deps.processor === undefined) return 0;
+/** One pass over the due checks; answers what they found (a check that threw is `failed`, asked again later). */
+export async function checkProcessorSessions(deps: PaymentsDeps, batchMax: number): Promise<Record<CheckFinding, number>> {
+  const tally: Record<CheckFinding, number> = { paid: 0, expired: 0, open: 0, unreadable: 0, failed: 0 };
+  if (deps.processor === undefined) return tally;
   const due = await dueProcessorChecks(deps.sql, CHECKOUT_TTL_MS, batchMax);
-  return driveEach(deps.log, { noun: "processor session", idField: "processor_check_of" }, due, (d) => checkOne(deps, d));
+  const done = await driveEach(deps.log, { noun: "processor session", idField: "processor_check_of" }, due, (d) => checkOne(deps, d, (f) => (tally[f] += 1)));
+  tally.failed = due.length - done;
+  return tally;
 }
