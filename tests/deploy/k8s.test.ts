@@ -259,7 +259,7 @@ describe("k8s manifests", () => {
     for (const r of ingress.spec.rules) expect(tlsHosts).toContain(r.host);
   });
 
-  it("deny by default; the gateway takes traffic from the ingress controller only; services reach NATS, PostgreSQL and the collector; webhooks the internet but no private range", () => {
+  it("deny by default; the gateway takes traffic from the ingress controller only; services reach NATS, PostgreSQL and the collector; webhooks the internet and payments the processor's HTTPS, neither a private range", () => {
     type Peer = {
       podSelector?: { matchLabels?: Record<string, string> };
       namespaceSelector?: { matchLabels?: Record<string, string> };
@@ -306,12 +306,15 @@ describe("k8s manifests", () => {
         `${d.metadata.name}: an egress rule open to everything`,
       ).toBe(true);
       const blocks = targets.filter((t) => t.ipBlock !== undefined);
-      if (d.metadata.name !== "webhooks") expect(blocks, d.metadata.name).toEqual([]);
+      if (d.metadata.name !== "webhooks" && d.metadata.name !== "payments") expect(blocks, d.metadata.name).toEqual([]);
       else {
         expect(blocks.map((b) => b.ipBlock?.cidr).sort()).toEqual(["0.0.0.0/0", "::/0"]);
         const v4 = blocks.find((b) => b.ipBlock?.cidr === "0.0.0.0/0")?.ipBlock?.except ?? [];
         for (const range of ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16"]) expect(v4).toContain(range);
       }
+      // Payments reaches the card processor's API over HTTPS only; webhook receivers may listen on any port.
+      const internetPorts = egress.filter((r) => (r.to ?? []).some((t) => t.ipBlock !== undefined)).flatMap((r) => r.ports?.map((p) => p.port) ?? []);
+      if (d.metadata.name === "payments") expect(internetPorts).toEqual([443]);
     }
   });
 });
