@@ -6,25 +6,32 @@ export interface DueCheck {
   /** The checkout session's or the top-up's id. */
   id: string;
   processor_session_id: string;
-  /** When the processor's session expires (a top-up's: its creation plus the checkout lifetime). */
-  expires_at: Date;
 }
 
-/** Pending sessions whose check is due, the longest-waiting first, at most `limit` of each kind. */
-export async function dueProcessorChecks(q: Q, topupTtlMs: number, limit: number): Promise<DueCheck[]> {
-  return q<DueCheck[]>`
-    (select 'checkout' as kind, id::text as id, payment_id as processor_session_id, expires_at
-       from payments.checkout_sessions
-      where status = 'pending' and processor_check_at <= now() and payment_id is not null
-      order by processor_check_at limit ${limit})
-    union all
-    (select 'topup', id, processor_session_id, created_at + make_interval(secs => ${topupTtlMs / 1000})
-       from payments.wallet_topups
-      where status = 'pending' and processor_check_at <= now() and processor_session_id is not null
-      order by processor_check_at limit ${limit})`;
-}
-
-export async function scheduleProcessorCheck(q: Q, check: Pick<DueCheck, "kind" | "id">, at: Date): Promise<void> {
-  if (check.kind === "checkout") await q`update payments.checkout_sessions set processor_check_at = ${at} where id = ${check.id} and status = 'pending'`;
-  else await q`update payments.wallet_topups set processor_check_at = ${at} where id = ${check.id} and status = 'pending'`;
+/**
+ * Claims the pending sessions whose check is due, the longest-waiting first, at most `limit` of each kind: each
+ * one's next check is moved, in the same statement, to `afterMs` past its expiry (or past now, once that has
+ * passed), so replicas never ask about the same session at once and a processor that does not answer is asked
+ * again at that next time, not at every pass. A top-up expires `topupTtlMs` after its creation.
+ */
+export async function claimDueChecks(q: Q, opts: { afterMs: number; topupTtlMs: number; limit: number }): Promise<DueCheck[]> {
+  const after = opts.afterMs / 1000;
+  const checkouts = await q<DueCheck[]>`
+    with due as (
+      select id from payments.checkout_sessions
+       where status = 'pending' and processor_check_at <= now() and payment_id is not null
+       order by processor_check_at limit ${opts.limit} for update skip locked)
+    update payments.checkout_sessions c set processor_check_at = greatest(now(), c.expires_at) + make_interval(secs => ${after})
+      from due where c.id = due.id
+    returning 'checkout' as kind, c.id::text as id, c.payment_id as processor_session_id`;
+  const topups = await q<DueCheck[]>`
+    with due as (
+      select id from payments.wallet_topups
+       where status = 'pending' and processor_check_at <= now() and processor_session_id is not null
+       order by processor_check_at limit ${opts.limit} for update skip locked)
+    update payments.wallet_topups t
+       set processor_check_at = greatest(now(), t.created_at + make_interval(secs => ${opts.topupTtlMs / 1000})) + make_interval(secs => ${after})
+      from due where t.id = due.id
+    returning 'topup' as kind, t.id, t.processor_session_id`;
+  return [...checkouts, ...topups];
 }

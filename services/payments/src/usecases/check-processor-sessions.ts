@@ -8,21 +8,14 @@
  * charged and the sale never recorded. Each session costs the processor two reads in its life.
  */
 import { driveEach } from "@treasury/service-kit";
-import { dueProcessorChecks, scheduleProcessorCheck, type DueCheck } from "../store/processor-checks.ts";
+import { claimDueChecks, type DueCheck } from "../store/processor-checks.ts";
 import { CHECKOUT_TTL_MS, type PaymentsDeps } from "./deps.ts";
 import { CheckoutSessionObject, sessionEnded, sessionPaid } from "./processor-events.ts";
-
-/** The next check: `afterMs` after the session's expiry, or after now once that has passed. */
-export function nextCheckAt(now: Date, expiresAt: Date, afterMs: number): Date {
-  return new Date(Math.max(now.getTime(), expiresAt.getTime()) + afterMs);
-}
 
 /** What a check found at the processor. `paid` means a payment no event had reported: the webhook is not arriving. */
 export type CheckFinding = "paid" | "expired" | "open" | "unreadable" | "failed";
 
 async function checkOne(deps: PaymentsDeps, due: DueCheck, found: (f: CheckFinding) => void): Promise<{ status: string }> {
-  // Scheduled before asking: a processor that does not answer is asked again at the next time, not at every pass.
-  await scheduleProcessorCheck(deps.sql, due, nextCheckAt(deps.now(), due.expires_at, deps.processorCheckAfterMs));
   if (deps.processor === undefined) return { status: "no processor credentials" };
   const parsed = CheckoutSessionObject.safeParse(await deps.processor.retrieveCheckoutSession(due.processor_session_id));
   if (!parsed.success) {
@@ -48,7 +41,8 @@ async function checkOne(deps: PaymentsDeps, due: DueCheck, found: (f: CheckFindi
 export async function checkProcessorSessions(deps: PaymentsDeps, batchMax: number): Promise<Record<CheckFinding, number>> {
   const tally: Record<CheckFinding, number> = { paid: 0, expired: 0, open: 0, unreadable: 0, failed: 0 };
   if (deps.processor === undefined) return tally;
-  const due = await dueProcessorChecks(deps.sql, CHECKOUT_TTL_MS, batchMax);
+  // Claimed with their next check already moved on (store/processor-checks.ts).
+  const due = await claimDueChecks(deps.sql, { afterMs: deps.processorCheckAfterMs, topupTtlMs: CHECKOUT_TTL_MS, limit: batchMax });
   const done = await driveEach(deps.log, { noun: "processor session", idField: "processor_check_of" }, due, (d) => checkOne(deps, d, (f) => (tally[f] += 1)));
   tally.failed = due.length - done;
   return tally;
