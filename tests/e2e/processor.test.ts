@@ -282,6 +282,34 @@ describe("sessions no processor event settled", () => {
     expect(await creatorWallet(pid)).toMatchObject({ balance: 3_200 });
   });
 
+  it("credits a live wallet top-up whose event never came, once", { timeout: 60_000 }, async () => {
+    // Proves the top-up side of the backstop: the processor's record of the paid session credits the wallet.
+    const owner = rid("buyer");
+    const wallet = await api("POST", "/v1/wallets", s.liveKey, { owner_id: owner, wallet_type: "consumer_credit" });
+    const walletId = String((wallet.body["wallet"] as Record<string, unknown>)["id"]);
+    const session = await api("POST", "/v1/wallet-sessions", s.liveKey, { wallet_id: walletId, permissions: ["view_balance", "top_up"] });
+    const wals = String((session.body["wallet_session"] as Record<string, unknown>)["id"]);
+    const form = new URLSearchParams({ amount: "12.00", nonce: randomUUID() });
+    const posted = await fetch(`${s.altUrl}/v1/wallet/${wals}/topup`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form,
+    });
+    expect(posted.status).toBe(303);
+    const processorSession = String(posted.headers.get("location")).split("/").at(-1)!;
+    const [row] = await env.adminSql<{ id: string }[]>`select id from payments.wallet_topups where processor_session_id = ${processorSession}`;
+    proc.fee = 40;
+    proc.setSession(processorSession, { status: "complete", payment_status: "paid", payment_intent: rid("pi") });
+    await env.adminSql`update payments.wallet_topups set processor_check_at = now() where id = ${row!.id}`;
+    await waitFor(
+      async () => (await env.adminSql<{ status: string }[]>`select status from payments.wallet_topups where id = ${row!.id}`)[0]?.status === "completed",
+      { timeoutMs: 15_000 },
+    );
+    expect((await api("GET", `/v1/wallets/${walletId}`, s.liveKey)).body["wallet"]).toMatchObject({ balance: 1_200 });
+    expect(await txCount(`wallet_topup:stripe:${processorSession}`)).toBe(1);
+  });
+
   it("leaves an open session for its next check after its expiry, and fails it once the processor says it expired", { timeout: 60_000 }, async () => {
     // Proves an unpaid session is neither failed early nor asked about at every pass.
     const pid = await participant();
