@@ -35,5 +35,5 @@ export { RetentionSweeper } from "./retention.ts";
 export type { PurgeTask } from "./retention.ts";
 export type { ConsumeOptions, CreateServiceOptions, NoExtraEnv, Service, ServiceConfig, ServiceDeps } from "./service.ts";
 export { requestHash } from "./request-hash.ts";
-export { driveEach, PeriodicTask } from "./periodic.ts";
+export { driveEach, PeriodicTask, Reconciler } from "./periodic.ts";
 export { Coalescer } from "./coalesce.ts";

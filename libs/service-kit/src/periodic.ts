@@ -38,6 +38,32 @@ export class PeriodicTask {
 }
 
 /**
+ * A service's reconciler: one pass that re-drives what a crash or a timeout left between the steps of its intents,
+ * run every `intervalMs` while the service runs and on demand (runOnce: tests). Every service with intents has one,
+ * built from its own pass.
+ */
+export class Reconciler {
+  private readonly loop: PeriodicTask;
+
+  constructor(private readonly opts: { intervalMs: number; log: Logger; pass: () => Promise<number> }) {
+    this.loop = new PeriodicTask({ name: "reconciler", intervalMs: opts.intervalMs, log: opts.log, run: opts.pass });
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** One pass; answers how many intents it moved on. */
+  runOnce(): Promise<number> {
+    return this.opts.pass();
+  }
+}
+
+/**
  * One reconciler step: drives each row a pass found stuck. A row that fails is logged (under `idField`, the name
  * an on-call engineer searches the logs by, with the error's message) and left for the next pass, so one stuck row never stops the others.
  * Answers how many were driven.

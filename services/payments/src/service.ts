@@ -4,7 +4,7 @@
  * reversal, and live card money through the processor (its signed webhooks and their worker, live completion,
  * live wallet funding, card refunds, disputes). It moves money only through `svc.ledger.post`.
  */
-import { Counter, createService, Histogram, PeriodicTask, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { Counter, createService, Histogram, PeriodicTask, type Reconciler, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
 import { isLiveProcessorKey, soledgicProvider, stripeProvider } from "./adapters/providers.ts";
 import { natsRefunds } from "./adapters/refunds.ts";
@@ -16,7 +16,7 @@ import type { PaymentsDeps } from "./usecases/deps.ts";
 import { ProcessorWorker } from "./usecases/processor-worker.ts";
 import { pruneProcessorEvents } from "./usecases/prune-processor-events.ts";
 import { checkProcessorSessions } from "./usecases/check-processor-sessions.ts";
-import { Reconciler } from "./usecases/reconcile.ts";
+import { paymentsReconciler } from "./usecases/reconcile.ts";
 
 export type PaymentsService = Service<ServiceConfig<typeof PaymentsEnv>> & { reconciler: Reconciler; processorWorker: ProcessorWorker; deps: PaymentsDeps };
 
@@ -79,7 +79,7 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
   workerRef.current = worker;
   registerHandlers(svc, useCaseDeps, { secret: cfg.STRIPE_WEBHOOK_SECRET, toleranceSec: cfg.STRIPE_WEBHOOK_TOLERANCE_S });
   registerInternalReads(svc, useCaseDeps);
-  const reconciler = new Reconciler(
+  const reconciler = paymentsReconciler(
     useCaseDeps,
     { intervalMs: cfg.PAYMENTS_RECONCILE_INTERVAL_MS, graceMs: cfg.PAYMENTS_RECONCILE_GRACE_MS, batchMax: cfg.PAYMENTS_RECONCILE_BATCH_MAX },
     svc.log,

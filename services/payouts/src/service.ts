@@ -6,10 +6,11 @@
 import {
   ConfigError,
   createService,
-  parseKeyRing,
-  Sealer,
-  SealedValueError,
   type KeyRing,
+  parseKeyRing,
+  type Reconciler,
+  SealedValueError,
+  Sealer,
   type Service,
   type ServiceConfig,
   type ServiceDeps,
@@ -20,7 +21,7 @@ import { natsLedger } from "./adapters/ledger.ts";
 import { PayoutsEnv } from "./config.ts";
 import { registerAdminHandlers, registerHandlers } from "./handlers/index.ts";
 import { coalescedWrites, type PayoutsDeps } from "./usecases/deps.ts";
-import { Reconciler } from "./usecases/reconcile.ts";
+import { payoutsReconciler } from "./usecases/reconcile.ts";
 
 type PayoutsConfig = ServiceConfig<typeof PayoutsEnv>;
 export type PayoutsService = Service<PayoutsConfig> & { reconciler: Reconciler; deps: PayoutsDeps };
@@ -103,7 +104,7 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
   };
   registerHandlers(svc, useCaseDeps);
   registerAdminHandlers(svc, useCaseDeps);
-  const reconciler = new Reconciler(
+  const reconciler = payoutsReconciler(
     useCaseDeps,
     {
       intervalMs: cfg.PAYOUTS_RECONCILE_INTERVAL_MS,

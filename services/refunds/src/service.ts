@@ -3,13 +3,13 @@
  * reconciler for refunds stuck between intent and settle. It moves money only through `svc.ledger.post`, whose
  * refund request does the arithmetic (docs/architecture.md, "Money across services").
  */
-import { createService, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { createService, type Reconciler, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
 import { natsPayments } from "./adapters/payments.ts";
 import { RefundsEnv } from "./config.ts";
 import { registerHandlers, registerInternal } from "./handlers/index.ts";
 import { coalescedWrites, type RefundsDeps } from "./usecases/deps.ts";
-import { Reconciler } from "./usecases/reconcile.ts";
+import { refundsReconciler } from "./usecases/reconcile.ts";
 
 export type RefundsService = Service<ServiceConfig<typeof RefundsEnv>> & { reconciler: Reconciler; deps: RefundsDeps };
 
@@ -35,7 +35,7 @@ export async function buildRefunds(env: Record<string, string | undefined>, deps
   };
   registerHandlers(svc, useCaseDeps);
   registerInternal(svc, useCaseDeps);
-  const reconciler = new Reconciler(
+  const reconciler = refundsReconciler(
     useCaseDeps,
     { intervalMs: cfg.REFUNDS_RECONCILE_INTERVAL_MS, graceMs: cfg.REFUNDS_RECONCILE_GRACE_MS, batchMax: cfg.REFUNDS_RECONCILE_BATCH_MAX },
     svc.log,

@@ -4,7 +4,7 @@
  * replicas and alongside live requests: the ledger post is idempotent on the intent's reference and the settle
  * step is conditional on the intent's state.
  */
-import { driveEach, PeriodicTask } from "@treasury/service-kit";
+import { driveEach, Reconciler } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import { stuckCompleting } from "../store/checkouts.ts";
 import { disputesInFlight } from "../store/disputes.ts";
@@ -21,39 +21,19 @@ export interface ReconcilerOptions {
   batchMax: number;
 }
 
-export class Reconciler {
-  private readonly loop: PeriodicTask;
+export function paymentsReconciler(deps: PaymentsDeps, opts: ReconcilerOptions, log: Logger): Reconciler {
+  return new Reconciler({ intervalMs: opts.intervalMs, log, pass: () => pass(deps, opts, log) });
+}
 
-  constructor(
-    private readonly deps: PaymentsDeps,
-    private readonly opts: ReconcilerOptions,
-    private readonly log: Logger,
-  ) {
-    this.loop = new PeriodicTask({ name: "reconciler", intervalMs: this.opts.intervalMs, log: this.log, run: () => this.runOnce() });
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  /** One pass; answers how many intents it settled or failed. Tests call it directly. */
-  async runOnce(): Promise<number> {
-    const { sql } = this.deps;
-    const { graceMs, batchMax } = this.opts;
-    let n = await driveEach(this.log, { noun: "checkout", idField: "checkout_session_id" }, await stuckCompleting(sql, graceMs, batchMax), (row) =>
-      driveCompletion(this.deps, row),
-    );
-    n += await driveStuckReversals(this.deps, graceMs, batchMax, this.log);
-    n += await driveEach(this.log, { noun: "wallet top-up", idField: "topup_id" }, await stuckTopups(sql, graceMs, batchMax), (row) =>
-      driveTopup(this.deps, row),
-    );
-    n += await driveEach(this.log, { noun: "dispute", idField: "dispute_id" }, await disputesInFlight(sql, graceMs, batchMax), (row) =>
-      driveDispute(this.deps, row),
-    );
-    return n;
-  }
+/** One pass; answers how many intents it settled or failed. */
+async function pass(deps: PaymentsDeps, opts: ReconcilerOptions, log: Logger): Promise<number> {
+  const { sql } = deps;
+  const { graceMs, batchMax } = opts;
+  let n = await driveEach(log, { noun: "checkout", idField: "checkout_session_id" }, await stuckCompleting(sql, graceMs, batchMax), (row) =>
+    driveCompletion(deps, row),
+  );
+  n += await driveStuckReversals(deps, graceMs, batchMax, log);
+  n += await driveEach(log, { noun: "wallet top-up", idField: "topup_id" }, await stuckTopups(sql, graceMs, batchMax), (row) => driveTopup(deps, row));
+  n += await driveEach(log, { noun: "dispute", idField: "dispute_id" }, await disputesInFlight(sql, graceMs, batchMax), (row) => driveDispute(deps, row));
+  return n;
 }

@@ -6,7 +6,7 @@
  * is idempotent on its reference, every settle step is conditional on the row's state, and cuts are
  * serialised by an advisory lock.
  */
-import { driveEach, PeriodicTask } from "@treasury/service-kit";
+import { driveEach, Reconciler } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import { stuckActions, stuckPosting } from "../store/payouts.ts";
 import { cutFile, deliverPending } from "./cut-file.ts";
@@ -22,41 +22,22 @@ export interface ReconcilerOptions {
   cutIntervalMs: number;
 }
 
-export class Reconciler {
-  private readonly loop: PeriodicTask;
-  private lastCutAt = Date.now();
-
-  constructor(
-    private readonly deps: PayoutsDeps,
-    private readonly opts: ReconcilerOptions,
-    private readonly log: Logger,
-  ) {
-    this.loop = new PeriodicTask({ name: "reconciler", intervalMs: this.opts.intervalMs, log: this.log, run: () => this.runOnce() });
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  /** One pass; answers how many payouts it moved on. Tests call it directly. */
-  async runOnce(): Promise<number> {
-    const { sql } = this.deps;
-    const { graceMs, batchMax } = this.opts;
-    let n = await driveEach(this.log, { noun: "payout intent", idField: "payout_id" }, await stuckPosting(sql, graceMs, batchMax), (row) =>
-      drivePayout(this.deps, row),
+export function payoutsReconciler(deps: PayoutsDeps, opts: ReconcilerOptions, log: Logger): Reconciler {
+  let lastCutAt = Date.now();
+  // Answers how many payouts it moved on.
+  const pass = async (): Promise<number> => {
+    const { sql } = deps;
+    const { graceMs, batchMax } = opts;
+    let n = await driveEach(log, { noun: "payout intent", idField: "payout_id" }, await stuckPosting(sql, graceMs, batchMax), (row) => drivePayout(deps, row));
+    n += await driveEach(log, { noun: "payout's settlement or return", idField: "payout_id" }, await stuckActions(sql, graceMs, batchMax), (row) =>
+      driveAction(deps, row),
     );
-    n += await driveEach(this.log, { noun: "payout's settlement or return", idField: "payout_id" }, await stuckActions(sql, graceMs, batchMax), (row) =>
-      driveAction(this.deps, row),
-    );
-    n += await deliverPending(this.deps);
-    if (this.deps.rail !== undefined && this.opts.cutIntervalMs > 0 && Date.now() - this.lastCutAt >= this.opts.cutIntervalMs) {
-      this.lastCutAt = Date.now();
-      n += (await cutFile(this.deps)).payout_ids.length;
+    n += await deliverPending(deps);
+    if (deps.rail !== undefined && opts.cutIntervalMs > 0 && Date.now() - lastCutAt >= opts.cutIntervalMs) {
+      lastCutAt = Date.now();
+      n += (await cutFile(deps)).payout_ids.length;
     }
     return n;
-  }
+  };
+  return new Reconciler({ intervalMs: opts.intervalMs, log, pass });
 }

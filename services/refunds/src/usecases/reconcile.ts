@@ -5,7 +5,7 @@
  * conditional on the refund being pending.
  */
 import { DomainError } from "@treasury/contracts";
-import { driveEach, PeriodicTask } from "@treasury/service-kit";
+import { driveEach, Reconciler } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import { stuckPending, type RefundRow } from "../store/refunds.ts";
 import type { RefundsDeps } from "./deps.ts";
@@ -17,31 +17,16 @@ export interface ReconcilerOptions {
   batchMax: number;
 }
 
-export class Reconciler {
-  private readonly loop: PeriodicTask;
-
-  constructor(
-    private readonly deps: RefundsDeps,
-    private readonly opts: ReconcilerOptions,
-    private readonly log: Logger,
-  ) {
-    this.loop = new PeriodicTask({ name: "reconciler", intervalMs: this.opts.intervalMs, log: this.log, run: () => this.runOnce() });
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  /** One pass; answers how many refunds it settled (completed or failed). Tests call it directly. */
-  async runOnce(): Promise<number> {
-    return driveEach(this.log, { noun: "refund", idField: "refund_id" }, await stuckPending(this.deps.sql, this.opts.graceMs, this.opts.batchMax), (row) =>
-      settleOrRecordRefusal(this.deps, row),
-    );
-  }
+export function refundsReconciler(deps: RefundsDeps, opts: ReconcilerOptions, log: Logger): Reconciler {
+  return new Reconciler({
+    intervalMs: opts.intervalMs,
+    log,
+    // Answers how many refunds it settled (completed or failed).
+    pass: async () =>
+      driveEach(log, { noun: "refund", idField: "refund_id" }, await stuckPending(deps.sql, opts.graceMs, opts.batchMax), (row) =>
+        settleOrRecordRefusal(deps, row),
+      ),
+  });
 }
 
 /**
