@@ -42,4 +42,13 @@ describe("claimDueChecks", () => {
     expect(moved?.ok).toBe(true);
     expect(await claimDueChecks(env.adminSql, opts)).toEqual([]);
   });
+
+  it("asks one last time about a session a week past its expiry, then no more", async () => {
+    await topup("wtop_old", "pending", "-1 second");
+    await env.adminSql`update payments.wallet_topups set created_at = now() - interval '9 days' where id = 'wtop_old'`;
+    const opts = { afterMs: AFTER_MS, topupTtlMs: TTL_MS, limit: 50 };
+    expect((await claimDueChecks(env.adminSql, opts)).map((c) => c.id)).toEqual(["wtop_old"]);
+    const [row] = await env.adminSql<{ processor_check_at: Date | null }[]>`select processor_check_at from payments.wallet_topups where id = 'wtop_old'`;
+    expect(row?.processor_check_at).toBeNull();
+  });
 });
