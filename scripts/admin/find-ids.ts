@@ -25,7 +25,8 @@ export type Kind =
   | "wallet_session"
   | "wallet_topup"
   | "sale"
-  | "participant";
+  | "participant"
+  | "processor";
 
 /** An org and, when known, its environment: what client-chosen ids are unique within. */
 export interface Scope {
@@ -76,12 +77,20 @@ const PARTICIPANT_KEYS = new Set(["participant_id", "creator_id", "release_trans
 /** Keys whose value is a sale reference (`checkout:<session id>`, or a client's reference for record-sale). */
 const SALE_KEYS = new Set(["sale_reference", "original_sale_reference"]);
 
+/**
+ * The card processor's ids an operator copies from its dashboard or a buyer's statement: checkout sessions, payment
+ * intents, charges, refunds, disputes and events (ours of the same prefixes are 24 lower-case characters and are
+ * recognised first).
+ */
+const PROCESSOR_ID_EXACT = /^(cs_(test|live)|pi|ch|py|re|dp|du|evt)_[A-Za-z0-9]{8,}$/;
+
 /** What kind of id `id` is, as typed by the operator; anything unrecognised may be a participant or a sale. */
 export function classify(id: string): Kind[] {
   if (REQUEST_ID_RE.test(id)) return ["request"];
   const generated = GENERATED_ID_EXACT.exec(id);
   if (generated?.[1] !== undefined) return [PREFIX_KINDS[generated[1]] as Kind];
   if (UUID_EXACT.test(id.toLowerCase())) return ["uuid"];
+  if (PROCESSOR_ID_EXACT.test(id)) return ["processor"];
   return ["participant", "sale"];
 }
 

@@ -272,6 +272,22 @@ function byId(table: string, column = "id"): (r: Reader, nodes: readonly Node[])
 
 type Loader = (r: Reader, nodes: readonly Node[], seed: boolean) => Promise<Hit[]>;
 
+/** The rows that hold a card processor's id: the checkout or top-up it paid, its refund, dispute or event. */
+async function processorIds(r: Reader, nodes: readonly Node[]): Promise<Hit[]> {
+  const list = ids(nodes);
+  return [
+    ...(await r.select(
+      "payments.checkout_sessions",
+      r.q`payment_id = any(${list}::text[]) or processor_payment_intent = any(${list}::text[]) or processor_charge = any(${list}::text[])`,
+      true,
+    )),
+    ...(await r.select("payments.wallet_topups", r.q`processor_session_id = any(${list}::text[]) or processor_payment_intent = any(${list}::text[])`, true)),
+    ...(await r.select("payments.processor_refunds", r.q`processor_refund_id = any(${list}::text[])`, true)),
+    ...(await r.select("payments.disputes", r.q`processor_dispute_id = any(${list}::text[])`, true)),
+    ...(await r.select("payments.processor_events", r.q`event_id = any(${list}::text[])`, true)),
+  ];
+}
+
 /** Events are not here: they live in every service's outbox and are found by the walk itself (find.ts). */
 export const LOADERS: Record<Exclude<Kind, "event">, Loader> = {
   uuid: uuids,
@@ -296,4 +312,5 @@ export const LOADERS: Record<Exclude<Kind, "event">, Loader> = {
   wallet_topup: byId("payments.wallet_topups"),
   sale: sales,
   participant: participants,
+  processor: processorIds,
 };

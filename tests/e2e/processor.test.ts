@@ -10,6 +10,7 @@ import { setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
 import type { Service } from "@treasury/service-kit";
 import { buildPayments, type PaymentsService } from "../../services/payments/src/service.ts";
 import { buildWebhooks } from "../../services/webhooks/src/service.ts";
+import { find } from "../../scripts/admin/find.ts";
 import { checkoutSessionObject, processorEvent, rid, sendWebhook, signed, startProcessorStandIn, type ProcessorStandIn } from "./processor-stand-in.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
@@ -264,6 +265,18 @@ describe("sessions no processor event settled", () => {
     expect(await creatorWallet(pid)).toMatchObject({ balance: 3_200 });
     const read = proc.seen.find((r) => r.method === "GET" && r.path === `/v1/checkout/sessions/${processorSession}`);
     expect(read?.form.get("expand[0]")).toBe("payment_intent.latest_charge.balance_transaction");
+    // On-call finds the checkout from either processor id the dashboard shows.
+    for (const processorId of [processorSession, pi]) {
+      const path = await find(env.adminSql, processorId);
+      expect(
+        path.rows["payments.checkout_sessions"]?.map((r) => r["id"]),
+        processorId,
+      ).toContain(id);
+      expect(
+        path.rows["ledger.transactions"]?.map((r) => r["reference_id"]),
+        processorId,
+      ).toContain(`checkout:${id}`);
+    }
     // Counted for the alert that says the processor's webhooks are not arriving.
     const counted = await payments.metrics.getSingleMetricAsString("processor_session_checks_total");
     expect(Number(/^processor_session_checks_total\{[^}]*found="paid"[^}]*\} (\d+)$/m.exec(counted)?.[1]), counted).toBeGreaterThanOrEqual(1);
