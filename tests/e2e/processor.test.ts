@@ -241,12 +241,16 @@ describe("live checkout completion", () => {
 });
 
 describe("sessions no processor event settled", () => {
-  /** The checkout's processor session, after its next check is made due (the wait after creation is over). */
-  async function dueNow(id: string): Promise<string> {
+  /**
+   * The checkout's processor session, set up at the processor by `atProcessor` before its next check is made due
+   * (the wait after creation is over), so the first check already sees it.
+   */
+  async function dueNow(id: string, atProcessor: (processorSession: string) => void = () => {}): Promise<string> {
     const [row] = await env.adminSql<{ session: string; check_at: Date | null }[]>`
       select payment_id as session, processor_check_at as check_at from payments.checkout_sessions where id = ${id}`;
     // Asked about only well after creation: the processor's events normally settle a session long before.
     expect(row?.check_at?.getTime()).toBeGreaterThan(Date.now() + 60_000);
+    atProcessor(String(row?.session));
     await env.adminSql`update payments.checkout_sessions set processor_check_at = now() where id = ${id}`;
     return String(row?.session);
   }
@@ -256,9 +260,8 @@ describe("sessions no processor event settled", () => {
     proc.fee = 77;
     const pid = await participant();
     const id = await liveCheckout(pid, 4_000);
-    const processorSession = await dueNow(id);
     const pi = rid("pi");
-    proc.setSession(processorSession, { status: "complete", payment_status: "paid", payment_intent: pi });
+    const processorSession = await dueNow(id, (cs) => proc.setSession(cs, { status: "complete", payment_status: "paid", payment_intent: pi }));
     await waitFor(async () => (await sessionStatus(id)) === "completed", { timeoutMs: 15_000 });
     expect(await txCount(`checkout:${id}`)).toBe(1);
     expect((await entriesOf(`checkout:${id}`)).filter(([type]) => type === "processing_fees")).toEqual([["processing_fees", "debit", 77]]);
