@@ -1,6 +1,8 @@
 // `npm start`: the whole system on one machine.
 //   1. PostgreSQL and NATS JetStream: DATABASE_URL (admin URL) / NATS_URL when set, else private servers from the
-//      machine's binaries with their data under .data/ (DEV_DATA_DIR; kept between starts), on their own ports.
+//      machine's binaries with their data under .data/ (DEV_DATA_DIR, 0700; kept between starts), on their own ports.
+//      The private PostgreSQL trusts no one: every connection authenticates with scram-sha-256 (superuser password
+//      generated into .data/db-superuser-password.json).
 //   2. Migrations for every service.
 //   3. A sandbox org and test key on first start (.data/dev-credentials.json), reused afterwards. Each service's
 //      NATS password and database role password are generated on first start into the data folder (readable by
@@ -38,6 +40,8 @@ const pidsFile = join(dataRoot, "dev-services.json");
 /** Generated secrets, one JSON object per kind: each NATS identity's password, each service role's password. */
 const natsPasswordsFile = join(dataRoot, "nats-passwords.json");
 const rolePasswordsFile = join(dataRoot, "db-role-passwords.json");
+/** The private PostgreSQL's superuser password: every connection to it authenticates with scram-sha-256. */
+const superuserPasswordFile = join(dataRoot, "db-superuser-password.json");
 /**
  * Key rings that seal secrets at rest, generated on first start into the data folder (readable by its owner
  * only) and reused afterwards; a value set in the environment wins. Each service gets the rings it uses.
@@ -92,7 +96,9 @@ let shuttingDown = false;
 // -------------------------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  mkdirSync(dataRoot, { recursive: true });
+  // The data folder holds the stack's secrets and databases: its owner's alone, also when it existed before.
+  mkdirSync(dataRoot, { recursive: true, mode: 0o700 });
+  chmodSync(dataRoot, 0o700);
   checkBinaries();
   await stopLeftoverServices();
   await checkPortsFree();
@@ -161,7 +167,9 @@ async function checkPortsFree(): Promise<void> {
 
 /**
  * The private PostgreSQL keeps its data in .data/pg. As root it runs as the `postgres` user, which must be able
- * to traverse every parent folder; when it cannot (a checkout under /root, say), the data goes under /var/tmp.
+ * to traverse every parent folder; when it cannot (a checkout under /root, say, or the 0700 data folder itself),
+ * the data goes under /var/tmp. Every connection authenticates with scram-sha-256: the superuser with a password
+ * generated into the data folder, the services' roles with theirs (migrations set them).
  */
 async function startPrivatePostgres(): Promise<string> {
   let dataDir = join(dataRoot, "pg");
@@ -186,7 +194,9 @@ async function startPrivatePostgres(): Promise<string> {
   }
   const firstTime = !existsSync(join(dataDir, "PG_VERSION"));
   say(`${firstTime ? "initialising" : "starting"} PostgreSQL in ${dataDir} on 127.0.0.1:${pgPort}`);
-  const pg = await startPostgres({ dataDir, socketDir, port: pgPort, maxConnections, fsync: true });
+  const superuserPassword = ensureSecrets(superuserPasswordFile, ["postgres"], "the PostgreSQL superuser password")["postgres"];
+  if (superuserPassword === undefined) throw new Error(`no superuser password in ${superuserPasswordFile}`);
+  const pg = await startPostgres({ dataDir, socketDir, port: pgPort, maxConnections, fsync: true, superuserPassword });
   infra.unshift({ name: "PostgreSQL", server: pg });
   say(`PostgreSQL ready (max_connections ${maxConnections}, log ${pg.logFile})`);
   return pg.url;

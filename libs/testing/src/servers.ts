@@ -2,7 +2,7 @@
 // test harness (private servers per test run) and by the dev stack (`npm start`). Nothing here is a stand-in:
 // these are the same servers production talks to, only private, on their own ports and data folders.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
@@ -289,13 +289,36 @@ export interface StartPostgresOptions {
   fsync: boolean;
   /** Server log (default `<dataDir>/server.log`: inside the data folder, so the postgres user can write it). */
   logFile?: string;
+  /**
+   * The superuser's password. Given, every connection (socket and TCP) authenticates with scram-sha-256, and the
+   * returned URL carries the password. Without it, every connection is trusted: only for throwaway test clusters,
+   * whose services connect as roles without passwords.
+   */
+  superuserPassword?: string;
+}
+
+/** The pg_hba.conf of a cluster with passwords: no connection is trusted, whoever the local user is. */
+function scramHba(): string {
+  return [
+    "# Written on every start: every connection authenticates with a password (scram-sha-256).",
+    "local all all scram-sha-256",
+    "host all all 127.0.0.1/32 scram-sha-256",
+    "host all all ::1/128 scram-sha-256",
+    "",
+  ].join("\n");
+}
+
+/** A password as an SQL string literal. */
+function sqlLiteral(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
 }
 
 /**
- * Starts a private PostgreSQL (initdb on first use) listening on 127.0.0.1:<port> with trust auth for
- * local and loopback connections, and waits until it accepts connections. As root, initdb and postgres
- * run as the `postgres` user (PostgreSQL refuses to run as root), so the data and socket folders are
- * handed to that user and every parent folder must be traversable by it.
+ * Starts a private PostgreSQL (initdb on first use) listening on 127.0.0.1:<port>, and waits until it accepts
+ * connections. With `superuserPassword` every connection authenticates with scram-sha-256; without it, local and
+ * loopback connections are trusted. As root, initdb and postgres run as the `postgres` user (PostgreSQL refuses to
+ * run as root), so the data and socket folders are handed to that user and every parent folder must be traversable
+ * by it. Both folders are 0700: the socket folder is the server's own, not a door for every local user.
  */
 export async function startPostgres(opts: StartPostgresOptions): Promise<PostgresServer> {
   const bins = findPostgresBinaries();
@@ -326,21 +349,16 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
       mkdirSync(dir, { recursive: true });
       chownSync(dir, pgUser.uid, pgUser.gid);
     }
-    chmodSync(dataDir, 0o700);
-    chmodSync(socketDir, 0o755);
   } else {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    mkdirSync(socketDir, { recursive: true });
+    mkdirSync(socketDir, { recursive: true, mode: 0o700 });
   }
+  chmodSync(dataDir, 0o700);
+  chmodSync(socketDir, 0o700);
+  const owner = asUser === undefined ? undefined : lookupUser(asUser);
 
-  if (!existsSync(join(dataDir, "PG_VERSION"))) {
-    // -U postgres: the superuser has the same name whoever runs initdb, so URLs do not depend on it.
-    await run(bins.initdb, ["-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--no-locale", "--no-instructions"], {
-      asUser,
-      timeoutMs: 120_000,
-      env: { ...process.env, LC_ALL: "C", LANG: "C" },
-    });
-  }
+  const created = !existsSync(join(dataDir, "PG_VERSION"));
+  if (created) await initCluster(bins, dataDir, socketDir, owner, opts.superuserPassword);
 
   // A server left running on this data folder (a previous run killed with -9) is stopped, so the settings
   // below (port, max_connections) are the ones in force.
@@ -353,6 +371,13 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
     },
   );
   if (status.status === 0) await run(bins.pgCtl, ["stop", "-D", dataDir, "-m", "fast", "-w", "-t", "30"], { asUser, timeoutMs: 40_000 });
+  if (opts.superuserPassword !== undefined) {
+    // An existing cluster gets the password again on each start, while it is stopped (single-user mode): one made
+    // before it had a password, or whose password file was made anew, takes the current one, and is never up
+    // while it still trusts anyone.
+    if (!created) setSuperuserPassword(bins, dataDir, asUser, opts.superuserPassword);
+    writeOwned(join(dataDir, "pg_hba.conf"), scramHba(), owner);
+  }
 
   const settings: Record<string, string> = {
     port: String(opts.port),
@@ -365,6 +390,8 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
     full_page_writes: opts.fsync ? "on" : "off",
     // Drops held by a dead test file (or a crashed service) should not wait forever on a lock.
     idle_in_transaction_session_timeout: "300000",
+    // The scram-sha-256 lines of pg_hba.conf accept only passwords stored as scram verifiers.
+    password_encryption: "scram-sha-256",
   };
   // pg_ctl hands -o to a shell; every value is single-quoted.
   const serverOptions = Object.entries(settings)
@@ -380,7 +407,7 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
     throw new Error(`PostgreSQL did not start.${inUse}\n${(err as Error).message}\n--- ${logFile} ---\n${tail(logFile)}`, { cause: err });
   }
 
-  const url = `postgres://postgres@127.0.0.1:${opts.port}/postgres`;
+  const url = postgresUrl(opts.port, opts.superuserPassword);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -399,6 +426,60 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
     throw err;
   }
   return { url, port: opts.port, dataDir, logFile, stop };
+}
+
+function postgresUrl(port: number, password: string | undefined): string {
+  const url = new URL(`postgres://postgres@127.0.0.1:${port}/postgres`);
+  if (password !== undefined) url.password = encodeURIComponent(password);
+  return url.toString();
+}
+
+/** Writes a file readable by its owner only, owned by `owner` when given (the postgres user, as root). */
+function writeOwned(file: string, content: string, owner: UnixUser | undefined): void {
+  writeFileSync(file, content, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  if (owner !== undefined) chownSync(file, owner.uid, owner.gid);
+}
+
+/**
+ * initdb with the superuser `postgres`, the same name whoever runs it, so URLs do not depend on it. With a password
+ * the cluster authenticates every connection with scram-sha-256 from its first start; initdb reads the password
+ * from a file (never the command line), written for the moment into the server's own 0700 socket folder.
+ */
+async function initCluster(
+  bins: PostgresBinaries,
+  dataDir: string,
+  socketDir: string,
+  owner: UnixUser | undefined,
+  password: string | undefined,
+): Promise<void> {
+  const args = ["-D", dataDir, "-U", "postgres", "--encoding=UTF8", "--no-locale", "--no-instructions"];
+  const pwFile = join(socketDir, "initdb-password");
+  if (password === undefined) args.push("--auth=trust");
+  else {
+    writeOwned(pwFile, `${password}\n`, owner);
+    args.push("--auth=scram-sha-256", `--pwfile=${pwFile}`);
+  }
+  try {
+    await run(bins.initdb, args, { asUser: owner?.name, timeoutMs: 120_000, env: { ...process.env, LC_ALL: "C", LANG: "C" } });
+  } finally {
+    rmSync(pwFile, { force: true });
+  }
+}
+
+/** Sets the superuser's password through a single-user backend (the server stopped); the password goes on stdin. */
+function setSuperuserPassword(bins: PostgresBinaries, dataDir: string, asUser: string | undefined, password: string): void {
+  const statement = `alter role postgres password ${sqlLiteral(password)}\n`;
+  const [file, argv] = asUser !== undefined ? ["runuser", ["-u", asUser, "--", bins.postgres]] : [bins.postgres, []];
+  const out = spawnSync(file, [...argv, "--single", "-D", dataDir, "-c", "password_encryption=scram-sha-256", "postgres"], {
+    cwd: "/",
+    input: statement,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  if (out.status !== 0 || /ERROR|FATAL/.test(out.stdout + out.stderr)) {
+    throw new Error(`could not set the PostgreSQL superuser's password (exit ${out.status ?? out.signal}):\n${(out.stdout + out.stderr).trim()}`);
+  }
 }
 
 /**
