@@ -101,8 +101,9 @@ export function trackPool(sql: Sql): PoolUsage {
  * A client of one connection with `pool`'s connection options (server, database, role, password, TLS, session
  * parameters, debug), for work that needs a session of its own, such as holding an advisory lock. Unlike a
  * connection reserved from the pool it may be written to at any time: after its connection closes, the next
- * statement opens a new one, while a reserved connection whose socket closed throws an uncatchable error on its
- * next statement (porsager/postgres#1208). No idle timeout and no maximum lifetime, as a reserved connection
+ * statement opens a new one, while a reserved connection whose socket closed is lost to its handle: unpatched, its
+ * next statement throws an uncatchable error (porsager/postgres#1208); patched (ADR 0010), every later statement
+ * fails, since the pool may have reconnected the connection for another caller. No idle timeout and no maximum lifetime, as a reserved connection
  * has none: the session lasts until it fails or the client ends. The caller ends the client.
  */
 export function sessionClient(pool: Sql, opts: { application_name?: string; onclose?: () => void } = {}): Sql {
