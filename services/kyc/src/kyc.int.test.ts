@@ -312,18 +312,20 @@ describe("concurrency and review", () => {
 });
 
 describe("business intake", () => {
-  it("never auto-approves, is one per org whichever environment asks, and approval certifies it", async () => {
-    // Proves KYB in sandbox goes to review, the live key reads the same org verification, and approval.
+  it("never auto-approves, is kept per environment, and approval certifies it", async () => {
+    // Proves KYB in sandbox goes to review, the live key does not see it, and approval certifies the sandbox record only.
     const auth = authFor(newOrg());
     const r = ok(await h.call(h.svc, "submitBusinessVerification", auth, { body: businessBody() }));
     expect(r.status).toBe(201);
     const kyb = businessOf(r);
     expect(kyb).toMatchObject({ status: "under_review", tax_certified: false, missing_fields: [] });
     const live = { ...auth, livemode: true };
-    expect(businessOf(ok(await h.call(h.svc, "getBusinessVerification", live)))).toEqual(kyb);
+    expect(businessOf(ok(await h.call(h.svc, "getBusinessVerification", live)))).toMatchObject({ status: "pending", latest_submission: null });
     await reviewSubmission(h.env.adminSql, { submissionId: kyb.latest_submission!.id, action: "approve", actor: "ops:d" });
     expect(businessOf(ok(await h.call(h.svc, "getBusinessVerification", auth)))).toMatchObject({ status: "approved", tax_certified: true });
-    expect((await h.env.adminSql`select status from kyc.business_verifications where org_id = ${auth.org_id}`)[0]?.status).toBe("approved");
+    const rows = await h.env.adminSql`select livemode, status from kyc.business_verifications where org_id = ${auth.org_id} order by livemode`;
+    expect(rows).toEqual([{ livemode: false, status: "approved" }]);
+    expect(businessOf(ok(await h.call(h.svc, "getBusinessVerification", live)))).toMatchObject({ status: "pending", latest_submission: null });
   });
 
   it("lists what review needs for each business type, on an empty profile and on drafts", async () => {

@@ -9,8 +9,13 @@ import type { KycStatus, Subject, SubmissionStatus } from "../domain/states.ts";
 /** A pool or a transaction. */
 export type Q = Sql | Tx;
 
-/** Which verification: the organisation's business, or one creator in one environment. */
-export type VerificationKey = { subject: "business"; orgId: string } | { subject: "creator"; orgId: string; livemode: boolean; participantId: string };
+/**
+ * Which verification: the organisation's business or one creator, each in one environment (a sandbox submission
+ * never changes a live verification).
+ */
+export type VerificationKey =
+  | { subject: "business"; orgId: string; livemode: boolean }
+  | { subject: "creator"; orgId: string; livemode: boolean; participantId: string };
 
 export interface SubmissionRow {
   id: string;
@@ -47,7 +52,8 @@ export type NewSubmission = Omit<SubmissionRow, "rejection_reason" | "created_at
 
 /**
  * Serialises every write to one verification (first submissions included, when there is no row to lock yet)
- * until the transaction ends.
+ * until the transaction ends. An organisation's two business verifications share one lock: a submission can be
+ * the latest of both, and whether it is still the latest of one decides whether it is superseded.
  */
 export async function lockVerification(tx: Tx, key: VerificationKey): Promise<void> {
   const name = key.subject === "business" ? `kyc:business:${key.orgId}` : `kyc:creator:${key.orgId}:${String(key.livemode)}:${key.participantId}`;
@@ -59,7 +65,7 @@ export async function findVerification(q: Q, key: VerificationKey): Promise<Veri
     key.subject === "business"
       ? await q<VerificationRow[]>`
           select org_id, livemode, null::text as participant_id, status, tax_certified, latest_submission_id, updated_at
-          from kyc.business_verifications where org_id = ${key.orgId}`
+          from kyc.business_verifications where org_id = ${key.orgId} and livemode = ${key.livemode}`
       : await q<VerificationRow[]>`
           select org_id, livemode, participant_id, status, tax_certified, latest_submission_id, updated_at
           from kyc.creator_verifications
@@ -67,17 +73,35 @@ export async function findVerification(q: Q, key: VerificationKey): Promise<Veri
   return rows[0];
 }
 
+/**
+ * The verifications whose latest submission is `s`, the one of its own environment first. A creator's is in its
+ * own environment only; a business record a test key sent before verifications were kept per environment can be
+ * the latest of both the sandbox and the live verification (the 0002 migration copied it to live).
+ */
+export async function verificationsOf(q: Q, s: SubmissionRow): Promise<VerificationRow[]> {
+  if (s.subject === "business") {
+    return q<VerificationRow[]>`
+      select org_id, livemode, null::text as participant_id, status, tax_certified, latest_submission_id, updated_at
+      from kyc.business_verifications where org_id = ${s.org_id} and latest_submission_id = ${s.id}
+      order by livemode <> ${s.livemode}`;
+  }
+  return q<VerificationRow[]>`
+    select org_id, livemode, participant_id, status, tax_certified, latest_submission_id, updated_at
+    from kyc.creator_verifications
+    where org_id = ${s.org_id} and livemode = ${s.livemode} and participant_id = ${s.participant_id} and latest_submission_id = ${s.id}`;
+}
+
 /** Points the verification at its latest submission, with that submission's status. */
 export async function saveVerification(
   tx: Tx,
   key: VerificationKey,
-  v: { livemode: boolean; status: KycStatus; taxCertified: boolean; latestSubmissionId: string },
+  v: { status: KycStatus; taxCertified: boolean; latestSubmissionId: string },
 ): Promise<void> {
   if (key.subject === "business") {
     await tx`
       insert into kyc.business_verifications (org_id, livemode, status, tax_certified, latest_submission_id)
-      values (${key.orgId}, ${v.livemode}, ${v.status}, ${v.taxCertified}, ${v.latestSubmissionId})
-      on conflict (org_id) do update set livemode = excluded.livemode, status = excluded.status, tax_certified = excluded.tax_certified,
+      values (${key.orgId}, ${key.livemode}, ${v.status}, ${v.taxCertified}, ${v.latestSubmissionId})
+      on conflict (org_id, livemode) do update set status = excluded.status, tax_certified = excluded.tax_certified,
         latest_submission_id = excluded.latest_submission_id, updated_at = now()`;
     return;
   }
@@ -107,9 +131,16 @@ export async function getSubmission(q: Q, id: string, opts: { forUpdate?: boolea
   return rows[0];
 }
 
-/** A submission replaced before its decision. */
+/**
+ * A submission replaced before its decision, once no verification rests on it any more (call it after moving the
+ * verification's pointer): one still the latest of the other environment's verification must stay decidable.
+ */
 export async function supersede(tx: Tx, id: string): Promise<void> {
-  await tx`update kyc.submissions set status = 'superseded', updated_at = now() where id = ${id} and status in ('pending', 'under_review')`;
+  await tx`
+    update kyc.submissions set status = 'superseded', updated_at = now()
+    where id = ${id} and status in ('pending', 'under_review')
+      and not exists (select 1 from kyc.business_verifications where latest_submission_id = ${id})
+      and not exists (select 1 from kyc.creator_verifications where latest_submission_id = ${id})`;
 }
 
 export async function setSubmissionDecision(
@@ -165,23 +196,29 @@ export interface ReviewQueueRow {
   updated_at: Date;
 }
 
-/** Verifications in a status (oldest first, as a review queue), their latest submission's clear facts only. */
+/**
+ * Verifications in a status (oldest first, as a review queue), their latest submission's clear facts only.
+ * `livemode` is the verification's environment: a submission can be the latest of both of an organisation's
+ * business verifications (the 0002 migration), and is then listed once for each.
+ */
 export async function listByStatus(
   q: Q,
-  opts: { status: KycStatus; orgId?: string | undefined; subject?: Subject | undefined; limit: number },
+  opts: { status: KycStatus; orgId?: string | undefined; subject?: Subject | undefined; livemode?: boolean | undefined; limit: number },
 ): Promise<ReviewQueueRow[]> {
   const org = opts.orgId ?? null;
   const subject = opts.subject ?? null;
+  const livemode = opts.livemode ?? null;
   return q<ReviewQueueRow[]>`
-    select s.id as submission_id, s.subject, v.org_id, s.livemode, v.participant_id, v.status, s.business_type, s.tax_id_type, s.tax_id_last4,
+    select s.id as submission_id, s.subject, v.org_id, v.livemode, v.participant_id, v.status, s.business_type, s.tax_id_type, s.tax_id_last4,
       s.certify_tax_info, s.document_types, s.submitted_at, v.updated_at
     from (
-      select org_id, null::text as participant_id, status, latest_submission_id, updated_at from kyc.business_verifications
+      select org_id, livemode, null::text as participant_id, status, latest_submission_id, updated_at from kyc.business_verifications
       union all
-      select org_id, participant_id, status, latest_submission_id, updated_at from kyc.creator_verifications
+      select org_id, livemode, participant_id, status, latest_submission_id, updated_at from kyc.creator_verifications
     ) v join kyc.submissions s on s.id = v.latest_submission_id
     where v.status = ${opts.status} and (${org}::text is null or v.org_id = ${org}) and (${subject}::text is null or s.subject = ${subject})
-    order by coalesce(s.submitted_at, s.created_at), s.id
+      and (${livemode}::boolean is null or v.livemode = ${livemode})
+    order by coalesce(s.submitted_at, s.created_at), s.id, v.livemode
     limit ${opts.limit}`;
 }
 
@@ -210,7 +247,7 @@ export async function submissionHistory(q: Q, key: VerificationKey): Promise<His
   return key.subject === "business"
     ? q<HistoryRow[]>`
         select id, status, livemode, submitted_at, reviewed_at, rejection_reason, created_at from kyc.submissions
-        where org_id = ${key.orgId} and subject = 'business' order by created_at, id`
+        where org_id = ${key.orgId} and subject = 'business' and livemode = ${key.livemode} order by created_at, id`
     : q<HistoryRow[]>`
         select id, status, livemode, submitted_at, reviewed_at, rejection_reason, created_at from kyc.submissions
         where org_id = ${key.orgId} and subject = 'creator' and livemode = ${key.livemode} and participant_id = ${key.participantId}

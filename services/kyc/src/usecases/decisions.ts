@@ -49,16 +49,20 @@ export interface Decision {
   at: Date;
 }
 
-/** The audit row and the event of a decision already applied to `s` (its new status). */
-export async function recordDecision(tx: Tx, s: SubmissionRow, d: Decision): Promise<{ actionId: string; eventId: string }> {
+/**
+ * The audit row and the event of a decision already applied to `s` (its new status) and to the verification of
+ * environment `livemode`. Both carry that environment: a decision on a business submission that both the sandbox
+ * and the live verification rest on (the 0002 migration) changes both, and is recorded once for each.
+ */
+export async function recordDecision(tx: Tx, s: SubmissionRow, livemode: boolean, d: Decision): Promise<{ actionId: string; eventId: string }> {
   const eventId = newId("evt");
   const data = eventData(s, { previousStatus: d.from, taxCertified: d.taxCertified, actor: d.actor, reason: d.reason, at: d.at });
   const type = s.status === "superseded" ? undefined : EVENT_OF[s.status];
   if (type === undefined) throw new Error(`a decision cannot lead to ${s.status}`);
-  await writeOutbox(tx, "kyc", { id: eventId, type, org_id: s.org_id, livemode: s.livemode, data });
+  await writeOutbox(tx, "kyc", { id: eventId, type, org_id: s.org_id, livemode, data });
   const actionId = await insertReviewAction(tx, {
     org_id: s.org_id,
-    livemode: s.livemode,
+    livemode,
     submission_id: s.id,
     subject: s.subject,
     participant_id: s.participant_id,

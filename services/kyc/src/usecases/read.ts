@@ -1,6 +1,7 @@
 /**
- * getBusinessVerification / getCreatorVerification, and the internal creator status payouts reads. An
- * organisation or creator that never submitted has the empty profile: pending, everything missing.
+ * getBusinessVerification / getCreatorVerification (each in the caller's environment), and the internal creator
+ * status payouts reads. An organisation or creator that never submitted has the empty profile: pending,
+ * everything missing.
  *
  * Errors: participant_not_found (a creator the ledger does not know), service_unavailable (the ledger did not answer).
  */
@@ -16,9 +17,13 @@ async function profile(q: Q, key: VerificationKey, emptyMissing: readonly string
   return presentVerification(v, latest, emptyMissing);
 }
 
-/** The organisation's KYB, whichever environment's key asks: a business is verified once (see the migration). */
+/**
+ * The organisation's KYB in the caller's environment. Payout eligibility asks this too (internal subject, the
+ * payout's org and environment in its auth), so a live payout reads the live verification only.
+ */
 export async function getBusiness(deps: KycDeps, auth: AuthContext): Promise<{ business_kyb: schemas.KycProfileView }> {
-  return { business_kyb: await profile(deps.sql, { subject: "business", orgId: auth.org_id }, businessMissingFields({})) };
+  const key: VerificationKey = { subject: "business", orgId: auth.org_id, livemode: auth.livemode };
+  return { business_kyb: await profile(deps.sql, key, businessMissingFields({})) };
 }
 
 export async function getCreator(

@@ -9,7 +9,7 @@
  * validation_error (missing reason, bad actor).
  */
 import { DomainError } from "@treasury/contracts";
-import { withTx, type Sealer, type Sql } from "@treasury/service-kit";
+import { withTx, type Sealer, type Sql, type Tx } from "@treasury/service-kit";
 import { decide, taxCertified, type KycStatus, type ReviewAction, type Subject } from "../domain/states.ts";
 import {
   findVerification,
@@ -21,6 +21,7 @@ import {
   submissionHistory,
   saveVerification,
   setSubmissionDecision,
+  verificationsOf,
   type ReviewQueueRow,
   type SubmissionRow,
   type VerificationKey,
@@ -54,8 +55,11 @@ export interface ReviewResult {
   reason: string | null;
   actor: string;
   reviewed_at: string;
+  /** The audit row and event of the first verification changed (the submission's own environment's, when it is one). */
   review_action_id: string;
   event_id: string;
+  /** Each verification the decision changed, by environment, with its audit row and event. */
+  verifications: { livemode: boolean; review_action_id: string; event_id: string }[];
 }
 
 function invalid(path: string, message: string): DomainError {
@@ -75,12 +79,35 @@ function checkActorAndReason(
   return { actor, reason: reason === "" ? null : reason };
 }
 
-function keyOf(s: SubmissionRow): VerificationKey {
-  if (s.subject === "business") return { subject: "business", orgId: s.org_id };
+/** The verification of `s` in environment `livemode` (its own by default). */
+function keyOf(s: SubmissionRow, livemode = s.livemode): VerificationKey {
+  if (s.subject === "business") return { subject: "business", orgId: s.org_id, livemode };
   if (s.participant_id === null) throw new Error(`creator submission ${s.id} has no participant`);
-  return { subject: "creator", orgId: s.org_id, livemode: s.livemode, participantId: s.participant_id };
+  return { subject: "creator", orgId: s.org_id, livemode, participantId: s.participant_id };
 }
 
+/**
+ * The verifications a decision on `s` changes: those still resting on it, never any other. That is the
+ * verification of the submission's own environment, and for a business record a test key sent before
+ * verifications were kept per environment, its live copy too (the 0002 migration).
+ */
+async function targetsOf(tx: Tx, s: SubmissionRow): Promise<VerificationKey[]> {
+  const resting = await verificationsOf(tx, s);
+  if (resting.length === 0) {
+    const own = await findVerification(tx, keyOf(s));
+    if (own === undefined) throw new Error(`kyc submission ${s.id} has no verification`);
+    throw new DomainError("invalid_state_transition", `KYC submission ${s.id} was replaced by ${own.latest_submission_id}; decide on that one`, {
+      extra: { state: s.status, latest_submission_id: own.latest_submission_id },
+    });
+  }
+  return resting.map((v) => keyOf(s, v.livemode));
+}
+
+/**
+ * Applies the decision to the submission and to each verification resting on it; each verification gets its own
+ * audit row and event, in its environment. The submission's own environment comes first. A decision on a sandbox
+ * submission never reaches a live verification that rests on another submission.
+ */
 export async function reviewSubmission(sql: Sql, input: ReviewInput): Promise<ReviewResult> {
   // A refusal is explained to the platform (latest_submission.rejection_reason) and kept in the audit trail.
   const { actor, reason } = checkActorAndReason(input, input.action === "approve" ? undefined : input.action);
@@ -88,32 +115,22 @@ export async function reviewSubmission(sql: Sql, input: ReviewInput): Promise<Re
   return withTx(sql, async (tx) => {
     const found = await getSubmission(tx, input.submissionId);
     if (found === undefined) throw new DomainError("kyc_not_found", `KYC submission ${input.submissionId} not found`);
-    const key = keyOf(found);
-    await lockVerification(tx, key);
-    const verification = await findVerification(tx, key);
+    await lockVerification(tx, keyOf(found));
     const submission = await getSubmission(tx, input.submissionId, { forUpdate: true });
-    if (verification === undefined || submission === undefined) throw new Error(`kyc submission ${input.submissionId} has no verification`);
-    if (verification.latest_submission_id !== submission.id) {
-      throw new DomainError(
-        "invalid_state_transition",
-        `KYC submission ${submission.id} was replaced by ${verification.latest_submission_id}; decide on that one`,
-        {
-          extra: { state: submission.status, latest_submission_id: verification.latest_submission_id },
-        },
-      );
-    }
+    if (submission === undefined) throw new Error(`kyc submission ${input.submissionId} vanished under its lock`);
+    const targets = await targetsOf(tx, submission);
     const to = decide(input.action, submission.status);
     const certified = taxCertified(submission.subject, to, submission.certify_tax_info);
     const decided = await setSubmissionDecision(tx, submission.id, { status: to, reviewedAt: at, rejectionReason: to === "approved" ? null : reason });
-    await saveVerification(tx, key, { livemode: verification.livemode, status: to, taxCertified: certified, latestSubmissionId: submission.id });
-    const { actionId, eventId } = await recordDecision(tx, decided, {
-      action: input.action,
-      from: submission.status,
-      actor,
-      reason,
-      taxCertified: certified,
-      at,
-    });
+    const verifications: ReviewResult["verifications"] = [];
+    for (const key of targets) {
+      await saveVerification(tx, key, { status: to, taxCertified: certified, latestSubmissionId: submission.id });
+      const decision = { action: input.action, from: submission.status, actor, reason, taxCertified: certified, at };
+      const { actionId, eventId } = await recordDecision(tx, decided, key.livemode, decision);
+      verifications.push({ livemode: key.livemode, review_action_id: actionId, event_id: eventId });
+    }
+    const [first] = verifications;
+    if (first === undefined) throw new Error(`a decision on kyc submission ${submission.id} changed no verification`);
     return {
       submission_id: decided.id,
       subject: decided.subject,
@@ -127,8 +144,9 @@ export async function reviewSubmission(sql: Sql, input: ReviewInput): Promise<Re
       reason,
       actor,
       reviewed_at: at.toISOString(),
-      review_action_id: actionId,
-      event_id: eventId,
+      review_action_id: first.review_action_id,
+      event_id: first.event_id,
+      verifications,
     };
   });
 }
@@ -138,14 +156,14 @@ export interface ReviewQueueItem extends Omit<ReviewQueueRow, "submitted_at" | "
   updated_at: string;
 }
 
-/** Verifications in `status` (latest submissions, oldest first), without personal data. */
+/** Verifications in `status` (latest submissions, oldest first), without personal data; `livemode` picks one environment. */
 export async function listVerifications(
   sql: Sql,
-  opts: { status: KycStatus; orgId?: string | undefined; subject?: Subject | undefined; limit?: number | undefined },
+  opts: { status: KycStatus; orgId?: string | undefined; subject?: Subject | undefined; livemode?: boolean | undefined; limit?: number | undefined },
 ): Promise<ReviewQueueItem[]> {
   const limit = opts.limit ?? LIST_LIMIT_DEFAULT;
   if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) throw invalid("limit", `must be an integer from 1 to ${LIST_LIMIT_MAX}`);
-  const rows = await listByStatus(sql, { status: opts.status, orgId: opts.orgId, subject: opts.subject, limit });
+  const rows = await listByStatus(sql, { status: opts.status, orgId: opts.orgId, subject: opts.subject, livemode: opts.livemode, limit });
   return rows.map((r) => ({ ...r, submitted_at: r.submitted_at?.toISOString() ?? null, updated_at: r.updated_at.toISOString() }));
 }
 

@@ -1,6 +1,7 @@
 /**
  * submitBusinessVerification / submitCreatorVerification: each POST is a new submission kept as history; the
- * verification points at it and takes its status. `submit_for_review` (default true) sends it to review: a
+ * verification of the caller's environment points at it and takes its status (a sandbox business submission has
+ * its own verification and never changes the live one). `submit_for_review` (default true) sends it to review: a
  * sandbox creator submission is approved at once, everything else waits for an operator (`under_review`);
  * `false` keeps a draft (`pending`) whose answer lists `missing_fields`. Personal data is sealed before it
  * reaches the database; the clear columns hold types, statuses and a tax id's last four digits only.
@@ -43,7 +44,8 @@ export async function submitBusiness(
 ): Promise<{ status: number; body: { business_kyb: schemas.KycProfileView } }> {
   checkDocuments(body.document_evidence, auth.livemode);
   const intake: Intake = {
-    key: { subject: "business", orgId: auth.org_id },
+    // The caller's environment: a sandbox submission never changes the live verification.
+    key: { subject: "business", orgId: auth.org_id, livemode: auth.livemode },
     subject: "business",
     participantId: null,
     forReview: body.submit_for_review ?? true,
@@ -131,10 +133,17 @@ async function record(deps: KycDeps, auth: AuthContext, intake: Intake): Promise
       submitted_at: intake.forReview ? now : null,
       reviewed_at: status === "approved" ? now : null,
     });
+    await saveVerification(tx, intake.key, { status, taxCertified: certified, latestSubmissionId: id });
     if (current !== undefined) await supersede(tx, current.latest_submission_id);
-    await saveVerification(tx, intake.key, { livemode: auth.livemode, status, taxCertified: certified, latestSubmissionId: id });
     if (status === "approved") {
-      await recordDecision(tx, row, { action: "auto_approve", from: "pending", actor: SANDBOX_AUTO_APPROVER, reason: null, taxCertified: certified, at: now });
+      await recordDecision(tx, row, auth.livemode, {
+        action: "auto_approve",
+        from: "pending",
+        actor: SANDBOX_AUTO_APPROVER,
+        reason: null,
+        taxCertified: certified,
+        at: now,
+      });
     } else {
       await announce(tx, row, eventData(row, { previousStatus: current?.status ?? null, taxCertified: certified, at: now }));
     }
