@@ -207,7 +207,11 @@ describe("business KYB", () => {
     expect(live.code).toBe(0);
     const liveKey = String(live.out["api_key"]);
     expect(liveKey).toMatch(/^slk_live_/);
-    expect((await api("GET", "/v1/kyc/business", liveKey)).body["business_kyb"]).toMatchObject({
+    // The sandbox KYB unlocked the key; the live KYB, which live payouts read, starts with the live key's submission.
+    expect((await api("GET", "/v1/kyc/business", liveKey)).body["business_kyb"]).toMatchObject({ status: "pending", latest_submission: null });
+    const liveKyb = await api("POST", "/v1/kyc/business", liveKey, businessBody());
+    expect(liveKyb.body["business_kyb"]).toMatchObject({ status: "under_review" });
+    expect((await api("GET", "/v1/kyc/business", testKey)).body["business_kyb"]).toMatchObject({
       status: "approved",
       tax_certified: true,
       latest_submission: { id },
