@@ -141,4 +141,16 @@ describe("sealed signing secrets", () => {
     expect(new Webhook(e.secret).verify(got.body, got.headers)).toMatchObject({ type: "payout.failed" });
     expect(await columnsHoldingSecrets()).toEqual([]);
   });
+
+  it("an endpoint whose key left the ring too early recovers with rotate_secret", async () => {
+    // Proves the recovery path for a lost key: the rotation answers a new secret (no previous one) that signs.
+    await start({ WEBHOOK_SECRET_KEYS: k1 });
+    const auth = authFor(newOrg());
+    const e = await manage<Created>(auth, { action: "create", url: receiver.url });
+    await start({ WEBHOOK_SECRET_KEYS: k2 });
+    const rotated = await manage<Created>(auth, { action: "rotate_secret", endpoint_id: e.id });
+    const got = await deliver(auth.org_id);
+    expect(String(got.headers["webhook-signature"]).split(" ")).toHaveLength(1);
+    expect(new Webhook(rotated.secret).verify(got.body, got.headers)).toMatchObject({ type: "payout.failed" });
+  });
 });

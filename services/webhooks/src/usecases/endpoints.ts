@@ -1,7 +1,7 @@
 /** Endpoint management: list, create, update, delete, rotate_secret, test. */
 import { randomBytes } from "node:crypto";
 import { DomainError, newId } from "@treasury/contracts";
-import { withTx } from "@treasury/service-kit";
+import { SealedValueError, withTx, type Sealer } from "@treasury/service-kit";
 import { eventFilterProblems } from "../domain/events.ts";
 import { presentEndpoint, type EndpointView } from "../domain/present.ts";
 import { SECRET_BYTES, secretFromBytes } from "../domain/signing.ts";
@@ -123,11 +123,26 @@ export async function rotateSecret(deps: Deps, s: Scope, id: string): Promise<En
     // Locked: the secret it replaces is read, opened and sealed again as the previous one.
     const current = await store.findEndpoint(tx, s, id, { forUpdate: true });
     if (!current) throw notFound(id);
-    const previous = openSecrets(sealer, current).current;
+    const previous = previousOnRotation(deps, sealer, current);
     return store.rotateSecret(tx, s, id, sealSecrets(sealer, id, secret, previous), deps.config.rotationOverlapMs);
   });
   if (!row) throw notFound(id);
   return { ...presentEndpoint(row), secret, previous_secret_expires_at: row.previous_secret_expires_at?.toISOString() ?? null };
+}
+
+/**
+ * The secret a rotation keeps signing beside the new one. When it cannot be opened (its key left the ring before
+ * the row was resealed) nothing can sign with it anyway: the rotation goes ahead without a previous secret, which
+ * is how such an endpoint recovers.
+ */
+function previousOnRotation(deps: Deps, sealer: Sealer, e: store.EndpointRow): string | null {
+  try {
+    return openSecrets(sealer, e).current;
+  } catch (err) {
+    if (!(err instanceof SealedValueError)) throw err;
+    deps.log.warn({ endpoint_id: e.id, error: err.message }, "rotating a webhook secret whose key is not in the ring; no previous secret will sign");
+    return null;
+  }
 }
 
 /**
