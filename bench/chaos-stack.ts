@@ -117,6 +117,7 @@ async function planInstances(opts: StackOptions, servers: Servers, gatewayPorts:
     kyc: { PII_KEYS: generateKeyRingEntry("chaos1") },
     payouts: { PII_KEYS: generateKeyRingEntry("chaos1") },
     receipts: { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("chaos1") },
+    webhooks: { WEBHOOK_SECRET_KEYS: generateKeyRingEntry("chaos1") },
     ledger: nodeOptions(LEDGER_NODE_OPTIONS),
     gateway: { HOST: "127.0.0.1", PORT: String(gatewayPorts.main), ALT_PORT: String(gatewayPorts.alt), ...nodeOptions(GATEWAY_NODE_OPTIONS) },
   };

@@ -14,7 +14,17 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { newId } from "@treasury/contracts";
-import { BaseEnv, connectNats, createLogger, ensureEventsStream, OutboxRelay, serviceDatabaseUrl, withTx, writeOutbox } from "@treasury/service-kit";
+import {
+  BaseEnv,
+  connectNats,
+  createLogger,
+  ensureEventsStream,
+  generateKeyRingEntry,
+  OutboxRelay,
+  serviceDatabaseUrl,
+  withTx,
+  writeOutbox,
+} from "@treasury/service-kit";
 import { freePort } from "@treasury/testing";
 import postgres from "postgres";
 import { startChild, startInfra, type Child } from "./lib.ts";
@@ -129,6 +139,8 @@ try {
         WEBHOOK_POLL_INTERVAL_MS: "250",
         // The receiver listens on 127.0.0.1.
         WEBHOOK_ALLOW_PRIVATE_URLS: "true",
+        // The endpoint's clear secret inserted above is sealed by the service's start pass.
+        WEBHOOK_SECRET_KEYS: generateKeyRingEntry("bench1"),
       },
       `http://127.0.0.1:${health}/readyz`,
     ),

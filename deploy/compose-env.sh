@@ -25,5 +25,6 @@ key_ring() { printf '%s:%s' "$1" "$(head -c 32 /dev/urandom | base64 | tr -d '\n
   printf 'PII_KEYS=%s\n' "$(key_ring pii1)"
   printf 'PAYOUTS_PII_KEYS=%s\n' "$(key_ring bank1)"
   printf 'RECEIPTS_SEALING_KEYS=%s\n' "$(key_ring seal1)"
+  printf 'WEBHOOK_SECRET_KEYS=%s\n' "$(key_ring whk1)"
 } >"$file"
 echo "created $file"

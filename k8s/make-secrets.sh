@@ -61,6 +61,7 @@ nats_tls
 write kyc-pii.env "keys=$(key_ring "pii$(date +%Y%m)")"
 write payouts-pii.env "keys=$(key_ring "bank$(date +%Y%m)")"
 write receipts-sealing.env "keys=$(key_ring "seal$(date +%Y%m)")"
+write webhooks-secrets.env "keys=$(key_ring "whk$(date +%Y%m)")"
 # Empty unless a Stripe account is connected: the payments service then answers provider_not_configured for it.
 write stripe.env "secret-key=${STRIPE_SECRET_KEY:-}" "webhook-secret=${STRIPE_WEBHOOK_SECRET:-}"
 if grep -q 'treasury-pg-backup' "$overlay/kustomization.yaml"; then

@@ -50,6 +50,7 @@ const KEY_RINGS: { service: ServiceName; variable: string; file: string; what: s
   { service: "kyc", variable: "PII_KEYS", file: "pii-keys", what: "personal data" },
   { service: "payouts", variable: "PII_KEYS", file: "payouts-pii-keys", what: "bank account numbers" },
   { service: "receipts", variable: "RECEIPTS_SEALING_KEYS", file: "receipts-sealing-keys", what: "receipt signing keys" },
+  { service: "webhooks", variable: "WEBHOOK_SECRET_KEYS", file: "webhook-secret-keys", what: "webhook signing secrets" },
 ];
 
 const pgPort = Number(env["DEV_PG_PORT"] ?? 54329);

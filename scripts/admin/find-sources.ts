@@ -35,7 +35,7 @@ const OMIT: Record<string, readonly string[]> = {
   "refunds.refund_requests": ["request_hash"],
   "kyc.submissions": ["pii"],
   "gateway.api_keys": ["key_hash"],
-  "webhooks.endpoints": ["secret", "previous_secret"],
+  "webhooks.endpoints": ["secret", "previous_secret", "secret_sealed", "previous_secret_sealed"],
   "webhooks.deliveries": ["body"],
   "receipts.proofs": ["canonical_payload", "signature_jws"],
 };

@@ -277,7 +277,7 @@ describe("concurrency", () => {
 });
 
 describe("scopes and the sandbox webhook test", () => {
-  it("payouts need the payouts scope and bank accounts the creators scope", async () => {
+  it("payouts and bank accounts need the payouts scope", async () => {
     // Proves fail-closed scopes on the new operations (403 before the service runs).
     const readOnly = (await p.s.key({ scopes: ["read"] })).api_key;
     expect((await api("POST", "/v1/payouts", readOnly, { participant_id: "x", amount: 1, reference_id: "r" })).body["error_code"]).toBe("insufficient_scope");

@@ -19,6 +19,8 @@ export const PUBLIC_EVENT_TYPES = [
   "refund_request.failed",
   "dispute.created",
   "dispute.closed",
+  /** A participant's payout bank account was set or changed (data: the account as the API shows it, last4 only). */
+  "bank_account.updated",
   "sandbox.test",
 ] as const;
 export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];

@@ -220,7 +220,7 @@ export const ROUTES: readonly RouteDef[] = [
   put("/v1/participants/:participant_id/bank-account", {
     operation: "putBankAccount",
     service: "payouts",
-    scope: "creators",
+    scope: "payouts",
     summary: "Set the participant's payout bank account (replaces it)",
     body: S.BankAccountBody,
     creates: true,

@@ -5,7 +5,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import postgres from "postgres";
 import { inject } from "vitest";
 import { natsInboxPrefix, type NatsIdentity, type ServiceName } from "@treasury/contracts";
-import { connectNats, parseNatsUrl, serviceDatabaseUrl, type NatsConnection } from "@treasury/service-kit";
+import { connectNats, generateKeyRingEntry, parseNatsUrl, serviceDatabaseUrl, type NatsConnection } from "@treasury/service-kit";
 import { INFRA_KEY, withDatabase, type TestInfra } from "./provided.ts";
 
 export { repoRoot } from "./paths.ts";
@@ -122,6 +122,8 @@ export async function setupTestEnv(): Promise<TestEnv> {
     return creds === undefined ? {} : { NATS_USER: creds.user, NATS_PASSWORD: creds.password };
   };
 
+  // The webhooks service keeps endpoint secrets sealed and delivers nothing without a key ring: every test gets one.
+  const webhookSecretKeys = generateKeyRingEntry("test1");
   let caller: Promise<NatsConnection> | undefined;
   let cleaned: Promise<void> | undefined;
   return {
@@ -143,6 +145,7 @@ export async function setupTestEnv(): Promise<TestEnv> {
       HEALTH_PORT: "0",
       LOG_LEVEL: process.env["TEST_LOG_LEVEL"] ?? "silent",
       ...(service === "gateway" ? { REDIS_URL: infra.redisUrl, HOST: "127.0.0.1", PORT: "0", ALT_PORT: "0" } : {}),
+      ...(service === "webhooks" ? { WEBHOOK_SECRET_KEYS: webhookSecretKeys } : {}),
       ...extra,
     }),
     cleanup: () => {

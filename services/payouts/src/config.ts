@@ -11,6 +11,13 @@ export const PayoutsEnv = {
    */
   PII_KEYS: z.string().min(1).optional(),
   PII_ACTIVE_KEY_ID: z.string().min(1).optional(),
+  /**
+   * How often values sealed with a retired key (in PII_KEYS but not active) are sealed again with the active one:
+   * bank accounts, live payouts' destinations and ACH files. 0 turns it off; it never runs with one key.
+   */
+  PAYOUTS_RESEAL_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(600_000),
+  /** Values of each kind re-sealed per transaction. */
+  PAYOUTS_RESEAL_BATCH_MAX: z.coerce.number().int().min(1).max(10_000).default(200),
   /** Deadline of one ledger request; past it the outcome is unknown and the reconciler retries. */
   PAYOUTS_LEDGER_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8_000),
   /** Deadline of one kyc request (eligibility). */

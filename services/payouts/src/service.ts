@@ -8,6 +8,7 @@ import {
   createService,
   type KeyRing,
   parseKeyRing,
+  PeriodicTask,
   type Reconciler,
   SealedValueError,
   Sealer,
@@ -22,9 +23,15 @@ import { PayoutsEnv } from "./config.ts";
 import { registerAdminHandlers, registerHandlers } from "./handlers/index.ts";
 import { coalescedWrites, type PayoutsDeps } from "./usecases/deps.ts";
 import { payoutsReconciler } from "./usecases/reconcile.ts";
+import { resealAll } from "./usecases/reseal.ts";
 
 type PayoutsConfig = ServiceConfig<typeof PayoutsEnv>;
-export type PayoutsService = Service<PayoutsConfig> & { reconciler: Reconciler; deps: PayoutsDeps };
+export type PayoutsService = Service<PayoutsConfig> & {
+  reconciler: Reconciler;
+  deps: PayoutsDeps;
+  /** One reseal pass now (it also runs every PAYOUTS_RESEAL_INTERVAL_MS with retired keys in the ring); answers how many values moved. */
+  reseal(): Promise<number>;
+};
 
 /** What a test (or host process) may supply instead of configuration, and the crash points of the recovery tests. */
 export interface PayoutsBuildDeps extends ServiceDeps {
@@ -114,14 +121,30 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
     },
     svc.log,
   );
+  const keyIds = ring === undefined ? [] : [...ring.keys.keys()];
+  const sealer = useCaseDeps.sealer;
+  const reseal = async (): Promise<number> => (sealer === undefined ? 0 : resealAll({ sql: svc.sql, sealer }, keyIds, cfg.PAYOUTS_RESEAL_BATCH_MAX));
+  const resealTask = new PeriodicTask({
+    name: "bank details reseal",
+    intervalMs: cfg.PAYOUTS_RESEAL_INTERVAL_MS,
+    log: svc.log,
+    run: async () => {
+      const moved = await reseal();
+      if (moved > 0) svc.log.info({ resealed: moved }, "bank details re-sealed with the active key");
+    },
+  });
   const start = svc.start.bind(svc);
   svc.onShutdown(() => reconciler.stop());
+  svc.onShutdown(() => resealTask.stop());
   return Object.assign(svc, {
     reconciler,
     deps: useCaseDeps,
+    reseal,
     start: async () => {
       const res = await start();
       reconciler.start();
+      // With one key nothing is retired: the pass would only ever find nothing.
+      if (keyIds.length > 1 && cfg.PAYOUTS_RESEAL_INTERVAL_MS > 0) resealTask.start();
       return res;
     },
   });

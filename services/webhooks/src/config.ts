@@ -40,6 +40,21 @@ export const WebhooksEnv = {
    * cannot reach the host's own network. Live endpoints never may.
    */
   WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(["true", "false"]).default("false"),
+  /**
+   * Keys that seal endpoint signing secrets at rest: `kid1:base64key,kid2:base64key` (32-byte keys, the kit's key
+   * ring, as kyc's PII_KEYS). Without them the service starts but reports not ready: endpoints cannot be created
+   * or rotated (503 service_unavailable) and deliveries wait in the database until keys are configured.
+   */
+  WEBHOOK_SECRET_KEYS: z.string().min(1).optional(),
+  /** The key new secrets are sealed with; optional when WEBHOOK_SECRET_KEYS holds one key. The others only open older rows. */
+  WEBHOOK_SECRET_ACTIVE_KEY_ID: z.string().min(1).optional(),
+  /**
+   * How often the reseal pass runs (it also runs on start): clear secrets are sealed and secrets sealed with a
+   * retired key are sealed again with the active one. 0 runs it on start only.
+   */
+  WEBHOOK_RESEAL_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(600_000),
+  /** Endpoints re-sealed per transaction. */
+  WEBHOOK_RESEAL_BATCH_MAX: z.coerce.number().int().min(1).max(10_000).default(200),
   /** How long the previous secret keeps signing after rotate_secret. */
   WEBHOOK_ROTATION_OVERLAP_MS: z.coerce
     .number()

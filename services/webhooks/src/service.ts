@@ -5,13 +5,28 @@
  */
 import postgres from "postgres";
 import { eventsSubjectFilter } from "@treasury/contracts";
-import { createService, Gauge, Histogram, withTimeout, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import {
+  ConfigError,
+  createService,
+  Gauge,
+  Histogram,
+  parseKeyRing,
+  PeriodicTask,
+  SealedValueError,
+  Sealer,
+  withTimeout,
+  type KeyRing,
+  type Service,
+  type ServiceConfig,
+  type ServiceDeps,
+} from "@treasury/service-kit";
 import { WebhooksEnv, type WebhooksConfig } from "./config.ts";
 import { destroyAgents } from "./delivery/http.ts";
 import { Dispatcher } from "./delivery/dispatcher.ts";
 import { manageWebhooks, sandboxSendTestWebhook } from "./handlers/index.ts";
 import { deliveryBacklog, purgeFinished } from "./store/deliveries.ts";
 import { fanOut } from "./usecases/fanout.ts";
+import { resealAll } from "./usecases/reseal.ts";
 
 /** The durable consumer's name on the EVENTS stream (its inbox rows carry it too). */
 export const FANOUT_DURABLE = "webhooks-fanout";
@@ -68,6 +83,25 @@ function registerMetrics(svc: Service<ServiceConfig<typeof WebhooksEnv>>): (outc
 export interface WebhooksService extends Service<ServiceConfig<typeof WebhooksEnv>> {
   dispatcher: Dispatcher;
   webhooks: WebhooksConfig;
+  /** One reseal pass now (it also runs on start and every WEBHOOK_RESEAL_INTERVAL_MS); answers how many endpoints moved. */
+  reseal(): Promise<number>;
+}
+
+/** What a test (or host process) may supply instead of configuration. */
+export interface WebhooksServiceDeps extends ServiceDeps {
+  /** The key ring that seals signing secrets; otherwise WEBHOOK_SECRET_KEYS / WEBHOOK_SECRET_ACTIVE_KEY_ID. */
+  keyRing?: KeyRing;
+}
+
+function keyRingOf(c: ServiceConfig<typeof WebhooksEnv>): KeyRing | undefined {
+  if (c.WEBHOOK_SECRET_KEYS === undefined) return undefined;
+  try {
+    return parseKeyRing(c.WEBHOOK_SECRET_KEYS, c.WEBHOOK_SECRET_ACTIVE_KEY_ID);
+  } catch (e) {
+    // The ring's messages name entries and key ids, never key material.
+    if (e instanceof SealedValueError) throw new ConfigError([`WEBHOOK_SECRET_KEYS: ${e.message}`]);
+    throw e;
+  }
 }
 
 function webhooksConfig(c: ServiceConfig<typeof WebhooksEnv>): WebhooksConfig {
@@ -84,10 +118,18 @@ function webhooksConfig(c: ServiceConfig<typeof WebhooksEnv>): WebhooksConfig {
   };
 }
 
-export async function buildWebhooks(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<WebhooksService> {
+export async function buildWebhooks(env: Record<string, string | undefined>, deps: WebhooksServiceDeps = {}): Promise<WebhooksService> {
   const svc = await createService({ name: "webhooks", env, extraEnv: WebhooksEnv, deps });
   const config = webhooksConfig(svc.config);
-  const useCaseDeps = { sql: svc.sql, config, log: svc.log };
+  let ring: KeyRing | undefined;
+  try {
+    ring = deps.keyRing ?? keyRingOf(svc.config);
+  } catch (e) {
+    await svc.stop();
+    throw e;
+  }
+  const sealer = ring === undefined ? undefined : new Sealer(ring);
+  const useCaseDeps = { sql: svc.sql, sealer, config, log: svc.log };
   svc.handle("manageWebhooks", manageWebhooks(useCaseDeps));
   svc.handle("sandboxSendTestWebhook", sandboxSendTestWebhook(useCaseDeps));
 
@@ -99,7 +141,7 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
     connection: { application_name: "webhooks-dispatcher", synchronous_commit: "off" },
     onnotice: () => {},
   });
-  const dispatcher = new Dispatcher({ sql: dispatcherSql, log: svc.log, config, onAttempt: registerMetrics(svc) });
+  const dispatcher = new Dispatcher({ sql: dispatcherSql, log: svc.log, config, sealer, onAttempt: registerMetrics(svc) });
   // Finished deliveries go with the kit's sweep of its outbox and inbox.
   svc.retention.add({ name: "webhooks.deliveries", days: config.retentionDays, purge: (before, limit) => purgeFinished(svc.sql, before, limit) });
   const maxAttempts = config.retryScheduleMs.length;
@@ -110,11 +152,29 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
       handler: async (evt, tx) => void (await fanOut(tx, evt, maxAttempts, () => dispatcher.hint())),
     });
   }
+  if (sealer === undefined) {
+    // Without keys no secret can be stored or opened: the service says so and is not ready; fan-out still records
+    // deliveries, which wait in the database for a configured replica's workers.
+    svc.log.warn("WEBHOOK_SECRET_KEYS is not set: endpoints cannot be created or rotated and nothing is delivered until keys are configured");
+    svc.readyChecks.push(async () => {
+      throw new Error("WEBHOOK_SECRET_KEYS is not configured");
+    });
+  }
   svc.readyChecks.push(async () => {
     if (!dispatcher.isRunning()) throw new Error("delivery workers not running");
   });
+  const keyIds = ring === undefined ? [] : [...ring.keys.keys()];
+  const reseal = async (): Promise<number> =>
+    sealer === undefined ? 0 : resealAll({ sql: svc.sql, sealer, log: svc.log, now: () => new Date() }, keyIds, svc.config.WEBHOOK_RESEAL_BATCH_MAX);
+  const resealTask = new PeriodicTask({
+    name: "webhook secrets reseal",
+    intervalMs: svc.config.WEBHOOK_RESEAL_INTERVAL_MS,
+    log: svc.log,
+    run: () => resealPass(svc, reseal),
+  });
   // Shutdown hooks run after the consumers stop; attempts in flight get a moment to record their outcome.
   svc.onShutdown(async () => {
+    await resealTask.stop();
     await dispatcher.stop();
     destroyAgents();
     await dispatcherSql.end({ timeout: 5 });
@@ -123,8 +183,18 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
   const kitStart = svc.start.bind(svc);
   svc.start = async () => {
     const started = await kitStart();
+    if (sealer === undefined) return started;
+    // Clear secrets left by the release before sealing are sealed before the first delivery; a failed pass is
+    // logged and tried again by the periodic one (deliveries can still sign from rows not yet sealed).
+    await resealPass(svc, reseal).catch((err: unknown) => svc.log.error({ err }, "webhook secrets reseal pass failed"));
     await dispatcher.start();
+    if (svc.config.WEBHOOK_RESEAL_INTERVAL_MS > 0) resealTask.start();
     return started;
   };
-  return Object.assign(svc, { dispatcher, webhooks: config });
+  return Object.assign(svc, { dispatcher, webhooks: config, reseal });
+}
+
+async function resealPass(svc: Service, reseal: () => Promise<number>): Promise<void> {
+  const moved = await reseal();
+  if (moved > 0) svc.log.info({ resealed: moved }, "webhook signing secrets sealed with the active key");
 }

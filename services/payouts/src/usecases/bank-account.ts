@@ -1,11 +1,14 @@
 /**
  * A participant's payout bank account: set (replacing any earlier one) and read masked. The account number is
- * sealed at rest with the holder's name, bound to the participant; answers show only its last four digits.
+ * sealed at rest with the holder's name, bound to the participant; answers show only its last four digits. Every
+ * set or change emits `bank_account.updated` (data: the account as answers show it) in the same transaction, so
+ * a merchant learns at once when where a creator's money goes has changed.
  *
  * Errors: participant_not_found, bank_account_not_found, invalid_routing_number / validation_error (the body),
  * service_unavailable (no encryption keys configured, or the ledger did not answer).
  */
 import { DomainError, newUuid, type schemas } from "@treasury/contracts";
+import { withTx, writeOutbox } from "@treasury/service-kit";
 import type { z } from "zod";
 import type { Scope } from "../adapters/ledger.ts";
 import { findBankAccount, upsertBankAccount, type BankAccountRow } from "../store/bank-accounts.ts";
@@ -37,14 +40,19 @@ export async function putBankAccount(
   const sealer = requireSealer(deps);
   await deps.ledger.getParticipant(scope, participantId);
   const details: SealedBankDetails = { account_holder_name: body.account_holder_name, account_number: body.account_number };
-  const { row, created } = await upsertBankAccount(deps.sql, scope, participantId, `ba_${newUuid().replace(/-/g, "")}`, {
+  const values = {
     routing_number: body.routing_number,
     account_type: body.account_type,
     last4: body.account_number.slice(-4),
     sealed: sealer.sealJson(details, bankAccountAad(scope, participantId)),
     sealed_key_id: sealer.activeKeyId,
+  };
+  return withTx(deps.sql, async (tx) => {
+    const { row, created } = await upsertBankAccount(tx, scope, participantId, `ba_${newUuid().replace(/-/g, "")}`, values);
+    const account = present(row, body.account_holder_name);
+    await writeOutbox(tx, "payouts", { type: "bank_account.updated", org_id: scope.orgId, livemode: scope.livemode, data: account });
+    return { status: created ? 201 : 200, body: { bank_account: account } };
   });
-  return { status: created ? 201 : 200, body: { bank_account: present(row, body.account_holder_name) } };
 }
 
 export async function getBankAccount(deps: PayoutsDeps, scope: Scope, participantId: string): Promise<Record<string, unknown>> {

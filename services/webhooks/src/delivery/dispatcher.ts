@@ -9,7 +9,7 @@
  */
 import type postgres from "postgres";
 import type { Logger } from "pino";
-import { traceOutgoingHttp, type Sql } from "@treasury/service-kit";
+import { traceOutgoingHttp, type Sealer, type Sql } from "@treasury/service-kit";
 import type { WebhooksConfig } from "../config.ts";
 import { nextDelayMs } from "../domain/schedule.ts";
 import { isGuarded } from "../domain/url.ts";
@@ -24,7 +24,7 @@ import {
   type ClaimedDelivery,
   type SettleItem,
 } from "../store/deliveries.ts";
-import { signingSecrets } from "../store/endpoints.ts";
+import { requireSealer, signingSecrets } from "../usecases/secrets.ts";
 import { postOnce, type AttemptResult } from "./http.ts";
 
 /** Extra lease beyond the attempt timeouts, for settling the outcome in the database. */
@@ -55,6 +55,8 @@ export interface DispatcherOptions {
   sql: Sql;
   log: Logger;
   config: WebhooksConfig;
+  /** Opens the endpoints' sealed signing secrets; without it the service does not start the workers. */
+  sealer: Sealer | undefined;
   random?: () => number;
   /** Told of every attempt: its outcome and how long the HTTP attempt took (the service's metrics). */
   onAttempt?: (outcome: AttemptOutcome["status"], seconds: number) => void;
@@ -286,7 +288,19 @@ export class Dispatcher {
   private async attempt(d: ClaimedDelivery, releaseSlot: () => void): Promise<void> {
     const cfg = this.opts.config;
     const now = new Date();
-    const headers = attemptHeaders(d, signingSecrets(d.endpoint, now), Math.floor(now.getTime() / 1000));
+    let secrets: string[];
+    try {
+      secrets = signingSecrets(requireSealer(this.opts.sealer), d.endpoint, now);
+    } catch (err) {
+      // A secret the ring cannot open (its key left the ring too early) is an attempt that failed here, retried on
+      // the schedule like any other, rather than an error that would bring the row back at every lease's end.
+      this.opts.log.error({ delivery_id: d.id, endpoint_id: d.endpoint_id, error: (err as Error).message }, "webhook secret could not be opened");
+      releaseSlot();
+      const unsigned: AttemptResult = { status: null, body: null, timeMs: 0, error: "signing secret unavailable", blocked: false };
+      await this.settle(d, outcomeOf(unsigned, d, cfg.retryScheduleMs, this.random()));
+      return;
+    }
+    const headers = attemptHeaders(d, secrets, Math.floor(now.getTime() / 1000));
     // The request joins the trace of the event it delivers, and tells the receiver so (traceparent).
     const result = await traceOutgoingHttp({ name: "webhook POST", method: "POST", url: d.endpoint.url, cause: d.trace_headers }, (trace) =>
       postOnce({ url: d.endpoint.url, guarded: isGuarded(d.livemode, cfg.allowPrivateUrls) }, { ...headers, ...trace }, d.body, cfg.timeoutMs),

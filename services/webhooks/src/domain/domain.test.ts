@@ -85,6 +85,81 @@ describe("addresses", () => {
   });
 });
 
+describe("global unicast only", () => {
+  // Each special-purpose range a live webhook must never reach, one address inside it (IANA IPv4 and IPv6
+  // special-purpose registries): an allow-list of global unicast refuses them all, including IPv6 forms that
+  // carry an IPv4 address (6to4, Teredo, NAT64 local use, IPv4-compatible).
+  const refusedV4: Array<[string, string]> = [
+    ["0.0.0.0/8 this network", "0.1.2.3"],
+    ["10.0.0.0/8 private", "10.255.0.1"],
+    ["100.64.0.0/10 CGNAT", "100.127.255.254"],
+    ["127.0.0.0/8 loopback", "127.8.8.8"],
+    ["169.254.0.0/16 link-local", "169.254.0.1"],
+    ["172.16.0.0/12 private", "172.20.1.1"],
+    ["192.0.0.0/24 IETF protocol assignments", "192.0.0.8"],
+    ["192.0.2.0/24 TEST-NET-1", "192.0.2.10"],
+    ["192.88.99.0/24 6to4 relay anycast", "192.88.99.1"],
+    ["192.168.0.0/16 private", "192.168.77.1"],
+    ["198.18.0.0/15 benchmarking", "198.19.255.1"],
+    ["198.51.100.0/24 TEST-NET-2", "198.51.100.7"],
+    ["203.0.113.0/24 TEST-NET-3", "203.0.113.9"],
+    ["224.0.0.0/4 multicast", "239.1.2.3"],
+    ["240.0.0.0/4 reserved", "250.0.0.1"],
+    ["255.255.255.255 broadcast", "255.255.255.255"],
+  ];
+  const refusedV6: Array<[string, string]> = [
+    ["::/128 unspecified", "::"],
+    ["::1/128 loopback", "::1"],
+    ["::/96 IPv4-compatible (public v4 inside)", "::8.8.8.8"],
+    ["::/96 IPv4-compatible, hex form", "::808:808"],
+    ["::ffff:0:0/96 mapped private", "::ffff:10.0.0.1"],
+    ["64:ff9b::/96 NAT64 to a private v4", "64:ff9b::a00:1"],
+    ["64:ff9b:1::/48 NAT64 local use", "64:ff9b:1::808:808"],
+    ["64:ff9b:1::/48 NAT64 local use, dotted", "64:ff9b:1::8.8.8.8"],
+    ["100::/64 discard", "100::1"],
+    ["2001::/32 Teredo", "2001:0:4136:e378:8000:63bf:3fff:fdd2"],
+    ["2001:2::/48 benchmarking", "2001:2::1"],
+    ["2001:db8::/32 documentation", "2001:db8::1"],
+    ["2002::/16 6to4 of a public v4", "2002:808:808::1"],
+    ["2002::/16 6to4 of a private v4", "2002:a00:1::1"],
+    ["3fff::/20 documentation", "3fff::1"],
+    ["fc00::/7 unique local", "fd00::1"],
+    ["fe80::/10 link-local", "fe80::1"],
+    ["fec0::/10 site-local", "fec0::1"],
+    ["ff00::/8 multicast", "ff02::1"],
+    ["4000::/2 outside 2000::/3", "4000::1"],
+    ["zone index", "fe80::1%eth0"],
+  ];
+
+  it.each(refusedV4)("refuses IPv4 %s", (_range, address) => {
+    expect(isBlockedAddress(address)).toBe(true);
+  });
+
+  it.each(refusedV6)("refuses IPv6 %s", (_range, address) => {
+    expect(isBlockedAddress(address)).toBe(true);
+  });
+
+  it("allows global unicast, and IPv4 inside mapped or well-known NAT64 IPv6 by that IPv4 address", () => {
+    // Proves the allow-list is not so tight that ordinary public receivers are refused.
+    for (const a of [
+      "1.1.1.1",
+      "8.8.8.8",
+      "100.128.0.1",
+      "172.32.0.1",
+      "198.20.0.1",
+      "2606:4700:4700::1111",
+      "2a00:1450:4001:80b::200e",
+      "[2001:4860:4860::8888]",
+      "::ffff:1.1.1.1",
+      "::ffff:101:101",
+      "64:ff9b::8.8.8.8",
+      "64:ff9b::808:808",
+    ]) {
+      expect(isBlockedAddress(a), a).toBe(false);
+    }
+  });
+});
+
 describe("URL rules", () => {
   it("live needs https and a public host; sandbox also allows http to localhost only", () => {
     // Proves the per-environment URL policy that runs before any DNS lookup.

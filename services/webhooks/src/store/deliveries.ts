@@ -1,6 +1,6 @@
 /** SQL for deliveries: fan-out inserts, the worker's claim and settle, and the management queries. */
 import type { Sql, Tx } from "@treasury/service-kit";
-import type { EndpointRow, Scope } from "./endpoints.ts";
+import type { EndpointSecrets, Scope } from "./endpoints.ts";
 
 export const DELIVERY_STATUSES = ["pending", "retrying", "delivered", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -138,13 +138,15 @@ export interface ClaimedDelivery {
   max_attempts: number;
   /** The event's request id and trace context (fan-out), which each attempt's request continues. */
   trace_headers: Record<string, string>;
-  endpoint: Pick<EndpointRow, "url" | "secret" | "previous_secret" | "previous_secret_expires_at">;
+  endpoint: EndpointSecrets & { url: string };
 }
 
 interface ClaimedRow extends Omit<ClaimedDelivery, "endpoint"> {
   url: string;
-  secret: string;
+  secret: string | null;
   previous_secret: string | null;
+  secret_sealed: string | null;
+  previous_secret_sealed: string | null;
   previous_secret_expires_at: Date | null;
   endpoint_usable: boolean;
 }
@@ -189,7 +191,7 @@ export async function claimDue(
     from chosen, webhooks.endpoints e
     where d.id = chosen.id and e.id = d.endpoint_id
     returning d.id, d.endpoint_id, d.event_id, d.event_type, d.livemode, d.body, d.attempts, d.max_attempts, d.trace_headers,
-      e.url, e.secret, e.previous_secret, e.previous_secret_expires_at, (e.is_active and e.deleted_at is null) as endpoint_usable`;
+      e.url, e.secret, e.previous_secret, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, (e.is_active and e.deleted_at is null) as endpoint_usable`;
   const unusable = rows.filter((r) => !r.endpoint_usable).map((r) => r.id);
   if (unusable.length > 0) {
     // No request is made for these: the counter bump is undone.
@@ -210,7 +212,15 @@ export async function claimDue(
       attempts: r.attempts,
       max_attempts: r.max_attempts,
       trace_headers: r.trace_headers,
-      endpoint: { url: r.url, secret: r.secret, previous_secret: r.previous_secret, previous_secret_expires_at: r.previous_secret_expires_at },
+      endpoint: {
+        id: r.endpoint_id,
+        url: r.url,
+        secret: r.secret,
+        previous_secret: r.previous_secret,
+        secret_sealed: r.secret_sealed,
+        previous_secret_sealed: r.previous_secret_sealed,
+        previous_secret_expires_at: r.previous_secret_expires_at,
+      },
     }));
 }
 

@@ -14,25 +14,44 @@ export interface EndpointRow {
   description: string | null;
   events: string[];
   is_active: boolean;
-  secret: string;
+  /** Clear secrets: only on rows written before secrets were sealed, until the reseal pass seals them. */
+  secret: string | null;
   previous_secret: string | null;
+  /** The secrets sealed with the key `secret_key_id` names (usecases/secrets.ts). */
+  secret_sealed: string | null;
+  previous_secret_sealed: string | null;
+  secret_key_id: string | null;
   previous_secret_expires_at: Date | null;
   secret_rotated_at: Date | null;
   created_at: Date;
 }
 
+/** What signing needs of an endpoint: its secrets, sealed or (on rows not resealed yet) clear. */
+export type EndpointSecrets = Pick<
+  EndpointRow,
+  "id" | "secret" | "previous_secret" | "secret_sealed" | "previous_secret_sealed" | "previous_secret_expires_at"
+>;
+
+/** Both secrets sealed with one key. */
+export interface SealedSecrets {
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  secret_key_id: string;
+}
+
 type Db = Sql | Tx;
 
-const COLUMNS = "id, org_id, livemode, url, description, events, is_active, secret, previous_secret, previous_secret_expires_at, secret_rotated_at, created_at";
+const COLUMNS =
+  "id, org_id, livemode, url, description, events, is_active, secret, previous_secret, secret_sealed, previous_secret_sealed, secret_key_id, previous_secret_expires_at, secret_rotated_at, created_at";
 
 export async function insertEndpoint(
   db: Db,
   s: Scope,
-  e: { id: string; url: string; description: string | null; events: string[]; secret: string },
+  e: { id: string; url: string; description: string | null; events: string[]; sealed: SealedSecrets },
 ): Promise<EndpointRow> {
   const [row] = await db<EndpointRow[]>`
-    insert into webhooks.endpoints (id, org_id, livemode, url, description, events, secret)
-    values (${e.id}, ${s.orgId}, ${s.livemode}, ${e.url}, ${e.description}, ${e.events}, ${e.secret})
+    insert into webhooks.endpoints (id, org_id, livemode, url, description, events, secret_sealed, secret_key_id)
+    values (${e.id}, ${s.orgId}, ${s.livemode}, ${e.url}, ${e.description}, ${e.events}, ${e.sealed.secret_sealed}, ${e.sealed.secret_key_id})
     returning ${db.unsafe(COLUMNS)}`;
   if (!row) throw new Error("insertEndpoint returned no row");
   return row;
@@ -81,17 +100,41 @@ export async function softDeleteEndpoint(db: Db, s: Scope, id: string): Promise<
   return rows.length === 1;
 }
 
-export async function rotateSecret(db: Db, s: Scope, id: string, secret: string, overlapMs: number): Promise<EndpointRow | undefined> {
+/** Stores a rotation: the new secret and the one it replaces, which signs beside it for `overlapMs`. */
+export async function rotateSecret(db: Db, s: Scope, id: string, sealed: SealedSecrets, overlapMs: number): Promise<EndpointRow | undefined> {
   const [row] = await db<EndpointRow[]>`
     update webhooks.endpoints set
-      previous_secret = secret,
+      secret = null,
+      previous_secret = null,
+      secret_sealed = ${sealed.secret_sealed},
+      previous_secret_sealed = ${sealed.previous_secret_sealed},
+      secret_key_id = ${sealed.secret_key_id},
       previous_secret_expires_at = now() + make_interval(secs => ${overlapMs / 1000}),
-      secret = ${secret},
       secret_rotated_at = now(),
       updated_at = now()
     where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} and deleted_at is null
     returning ${db.unsafe(COLUMNS)}`;
   return row;
+}
+
+/**
+ * Endpoints (deleted ones too) whose secrets are still clear or sealed with one of `retiredKeyIds`, locked for
+ * the reseal pass; rows another replica is resealing are skipped.
+ */
+export async function lockUnsealed(tx: Tx, retiredKeyIds: readonly string[], limit: number): Promise<EndpointSecrets[]> {
+  return tx<EndpointSecrets[]>`
+    select id, secret, previous_secret, secret_sealed, previous_secret_sealed, previous_secret_expires_at from webhooks.endpoints
+    where secret is not null or previous_secret is not null or secret_key_id = any(${retiredKeyIds as string[]}::text[])
+    order by id limit ${limit}
+    for update skip locked`;
+}
+
+/** Stores an endpoint's secrets sealed and clears the clear columns. */
+export async function storeSealed(tx: Tx, id: string, sealed: SealedSecrets): Promise<void> {
+  await tx`
+    update webhooks.endpoints set secret = null, previous_secret = null, secret_sealed = ${sealed.secret_sealed},
+      previous_secret_sealed = ${sealed.previous_secret_sealed}, secret_key_id = ${sealed.secret_key_id}
+    where id = ${id}`;
 }
 
 /** Active endpoints of an org and environment whose filter takes `type` (`*` or the exact type). */
@@ -102,11 +145,4 @@ export async function matchingEndpointIds(db: Db, s: Scope, type: string): Promi
       and (events @> array['*']::text[] or events @> array[${type}]::text[])
     order by id`;
   return rows.map((r) => r.id);
-}
-
-/** The secrets that sign now: the current one, and the previous one while its overlap lasts. */
-export function signingSecrets(e: Pick<EndpointRow, "secret" | "previous_secret" | "previous_secret_expires_at">, now: Date): string[] {
-  const out = [e.secret];
-  if (e.previous_secret !== null && e.previous_secret_expires_at !== null && e.previous_secret_expires_at > now) out.push(e.previous_secret);
-  return out;
 }

@@ -1,7 +1,7 @@
 /** Endpoint management: list, create, update, delete, rotate_secret, test. */
 import { randomBytes } from "node:crypto";
 import { DomainError, newId } from "@treasury/contracts";
-import { withTx } from "@treasury/service-kit";
+import { SealedValueError, withTx, type Sealer } from "@treasury/service-kit";
 import { eventFilterProblems } from "../domain/events.ts";
 import { presentEndpoint, type EndpointView } from "../domain/present.ts";
 import { SECRET_BYTES, secretFromBytes } from "../domain/signing.ts";
@@ -10,6 +10,7 @@ import { BlockedAddressError, checkResolvedHost, postOnce } from "../delivery/ht
 import { attemptHeaders } from "../delivery/dispatcher.ts";
 import * as store from "../store/endpoints.ts";
 import type { Deps, Scope } from "./deps.ts";
+import { openSecrets, requireSealer, sealSecrets, signingSecrets } from "./secrets.ts";
 
 /** Endpoints per org and environment. */
 export const ENDPOINTS_MAX = 100;
@@ -59,17 +60,20 @@ export async function listEndpoints(deps: Deps, s: Scope): Promise<EndpointView[
 }
 
 /**
- * Creates an endpoint and returns it with its secret, shown this once.
- * Codes: invalid_webhook_url, validation_error (events, too many endpoints).
+ * Creates an endpoint and returns it with its secret, shown this once and stored only sealed.
+ * Codes: invalid_webhook_url, validation_error (events, too many endpoints), service_unavailable (no keys).
  */
 export async function createEndpoint(
   deps: Deps,
   s: Scope,
   body: { url: string; description?: string | undefined; events?: string[] | undefined },
 ): Promise<EndpointView & { secret: string }> {
+  const sealer = requireSealer(deps.sealer);
   const events = checkEvents(body.events ?? ["*"]);
   const url = await checkUrl(body.url, s.livemode, deps.config.allowPrivateUrls);
   const secret = secretFromBytes(randomBytes(SECRET_BYTES));
+  // The id is chosen here because the sealed secret is bound to it.
+  const id = newId("we");
   const row = await withTx(deps.sql, async (tx) => {
     // Serialises creates of one org and environment, so the count check cannot be raced past.
     await tx`select pg_advisory_xact_lock(hashtext(${`webhooks.endpoints:${s.orgId}:${s.livemode}`}))`;
@@ -80,7 +84,7 @@ export async function createEndpoint(
         hint: "POST /v1/webhooks {action: 'delete', endpoint_id} removes one",
       });
     }
-    return store.insertEndpoint(tx, s, { id: newId("we"), url, description: body.description ?? null, events, secret });
+    return store.insertEndpoint(tx, s, { id, url, description: body.description ?? null, events, sealed: sealSecrets(sealer, id, secret, null) });
   });
   return { ...presentEndpoint(row), secret };
 }
@@ -109,19 +113,42 @@ export async function deleteEndpoint(deps: Deps, s: Scope, id: string): Promise<
 
 /**
  * A new secret; the previous one keeps signing beside it for the overlap (24 h), so receivers can switch
- * without losing a message. Codes: webhook_endpoint_not_found.
+ * without losing a message. Both are stored sealed with the active key.
+ * Codes: webhook_endpoint_not_found, service_unavailable (no keys).
  */
 export async function rotateSecret(deps: Deps, s: Scope, id: string): Promise<EndpointView & { secret: string; previous_secret_expires_at: string | null }> {
+  const sealer = requireSealer(deps.sealer);
   const secret = secretFromBytes(randomBytes(SECRET_BYTES));
-  const row = await store.rotateSecret(deps.sql, s, id, secret, deps.config.rotationOverlapMs);
+  const row = await withTx(deps.sql, async (tx) => {
+    // Locked: the secret it replaces is read, opened and sealed again as the previous one.
+    const current = await store.findEndpoint(tx, s, id, { forUpdate: true });
+    if (!current) throw notFound(id);
+    const previous = previousOnRotation(deps, sealer, current);
+    return store.rotateSecret(tx, s, id, sealSecrets(sealer, id, secret, previous), deps.config.rotationOverlapMs);
+  });
   if (!row) throw notFound(id);
   return { ...presentEndpoint(row), secret, previous_secret_expires_at: row.previous_secret_expires_at?.toISOString() ?? null };
 }
 
 /**
+ * The secret a rotation keeps signing beside the new one. When it cannot be opened (its key left the ring before
+ * the row was resealed) nothing can sign with it anyway: the rotation goes ahead without a previous secret, which
+ * is how such an endpoint recovers.
+ */
+function previousOnRotation(deps: Deps, sealer: Sealer, e: store.EndpointRow): string | null {
+  try {
+    return openSecrets(sealer, e).current;
+  } catch (err) {
+    if (!(err instanceof SealedValueError)) throw err;
+    deps.log.warn({ endpoint_id: e.id, error: err.message }, "rotating a webhook secret whose key is not in the ring; no previous secret will sign");
+    return null;
+  }
+}
+
+/**
  * Sends one real signed `sandbox.test` POST now and reports what the endpoint answered; nothing is stored or
  * retried. An address the rules refuse (an endpoint stored before they changed, or a name that now resolves
- * privately) is reported as REFUSED_ADDRESS_ERROR only. Codes: webhook_endpoint_not_found.
+ * privately) is reported as REFUSED_ADDRESS_ERROR only. Codes: webhook_endpoint_not_found, service_unavailable (no keys).
  */
 export async function testEndpoint(
   deps: Deps,
@@ -129,6 +156,7 @@ export async function testEndpoint(
   id: string,
   deadline: number,
 ): Promise<{ delivered: boolean; status: number | null; response_time_ms: number; error?: string }> {
+  const sealer = requireSealer(deps.sealer);
   const e = await store.findEndpoint(deps.sql, s, id);
   if (!e) throw notFound(id);
   const now = new Date();
@@ -143,7 +171,7 @@ export async function testEndpoint(
     data: { endpoint_id: e.id, message: "Test webhook" },
   });
   const ts = Math.floor(now.getTime() / 1000);
-  const headers = attemptHeaders({ id: msgId, event_type: "sandbox.test", attempts: 1, body }, store.signingSecrets(e, now), ts);
+  const headers = attemptHeaders({ id: msgId, event_type: "sandbox.test", attempts: 1, body }, signingSecrets(sealer, e, now), ts);
   const timeoutMs = Math.max(100, Math.min(deps.config.timeoutMs, deadline - Date.now() - TEST_REPLY_MARGIN_MS));
   const r = await postOnce({ url: e.url, guarded: isGuarded(s.livemode, deps.config.allowPrivateUrls) }, headers, body, timeoutMs);
   if (r.blocked) return { delivered: false, status: null, response_time_ms: 0, error: REFUSED_ADDRESS_ERROR };
