@@ -194,7 +194,7 @@ describe("the production image", () => {
       gateway: { HOST: "127.0.0.1", PORT: String(gatewayPort), ALT_PORT: String(await freePort()), REDIS_URL: env.redisUrl },
       kyc: { PII_KEYS: generateKeyRingEntry("k1") },
       receipts: { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("r1") },
-      payments: { STRIPE_SECRET_KEY: "sk_test_image_stand_in", STRIPE_API_BASE: processor.url, STRIPE_WEBHOOK_SECRET: webhookSecret },
+      payments: { STRIPE_SECRET_KEY: "sk_live_image_stand_in", STRIPE_API_BASE: processor.url, STRIPE_WEBHOOK_SECRET: webhookSecret },
     };
     const started = await Promise.all(SERVICES.map((name) => startFromImage(name, extra[name] ?? {})));
     for (const r of started) {

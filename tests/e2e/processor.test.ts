@@ -28,7 +28,7 @@ beforeAll(async () => {
   s = await startStack({ env, services: ["ledger", "refunds"] });
   payments = await buildPayments(
     env.env("payments", {
-      STRIPE_SECRET_KEY: "sk_test_stand_in_secret_value",
+      STRIPE_SECRET_KEY: "sk_live_stand_in_secret_value",
       STRIPE_API_BASE: proc.url,
       STRIPE_WEBHOOK_SECRET: SECRET,
       STRIPE_TIMEOUT_MS: "2000",
@@ -125,7 +125,7 @@ describe("live checkout completion", () => {
       expect(row).toEqual({ processor_payment_intent: pi, processor_charge: `ch_${pi}`, processing_fee: "320" });
       // The fee was read from the processor with the deployment's key, and no request sent the key anywhere else.
       const feeRead = proc.seen.find((r) => r.path === `/v1/payment_intents/${pi}`);
-      expect(feeRead?.headers.authorization).toBe("Bearer sk_test_stand_in_secret_value");
+      expect(feeRead?.headers.authorization).toBe("Bearer sk_live_stand_in_secret_value");
       expect(feeRead?.form.get("expand[0]")).toBe("latest_charge.balance_transaction");
 
       const [ev] = await env.adminSql<{ payload: { data: Record<string, unknown> } }[]>`

@@ -130,7 +130,7 @@ export async function createCheckoutSession(
   const mode = modeOf(body);
   const providerName = providerOf(body, scope, mode);
   const provider = deps.providers[providerName];
-  if (mode !== "direct_funded_wallet") provider.assertConfigured();
+  if (mode !== "direct_funded_wallet") provider.assertConfigured(scope.livemode);
   if (mode === "direct" && providerName !== "soledgic") {
     throw new DomainError("provider_not_configured", `Direct payments with payment_method_id are simulated by the soledgic provider only`, {
       hint: 'POST /v1/checkout-sessions with sandbox_checkout_provider: "soledgic", or without payment_method_id for a hosted stripe checkout_url',
