@@ -1,7 +1,8 @@
 // Live card money through the gateway, with the card processor's API played by a loopback stand-in and its
 // events signed by the official library: a paid live checkout (one sale, the fee booked, the creator credited,
 // checkout.completed fanned out to a live endpoint), the same webhook 20 times at once (one movement), refused
-// signatures (nothing done), an expired session, a live wallet top-up, live card refunds (pending → completed; a
+// signatures (nothing done), an expired session, reports of the other environment or of another session (dropped,
+// counted, nothing credited), a live wallet top-up, live card refunds (pending → completed; a
 // processor failure reversed in the ledger and visible on the refund and its request; sandbox never calls the
 // processor), and disputes (hold on open, released when won, taken back with the fee when lost).
 import { randomUUID } from "node:crypto";
@@ -90,6 +91,26 @@ async function pay(id: string, amount: number, pi = rid("pi")): Promise<{ pi: st
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   await waitFor(async () => (await sessionStatus(id)) === "completed", { timeoutMs: 15_000 });
   return { pi, event };
+}
+
+/** How many processor reports were dropped for `reason` (processor_events_dropped_total). */
+async function dropped(reason: string): Promise<number> {
+  if (payments.metrics.getSingleMetric("processor_events_dropped_total") === undefined) return 0;
+  const text = await payments.metrics.getSingleMetricAsString("processor_events_dropped_total");
+  return Number(new RegExp(`^processor_events_dropped_total\\{[^}]*reason="${reason}"[^}]*\\} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+}
+
+/** Sends a signed event and waits until the worker has finished it; answers its recorded outcome. */
+async function outcomeOf(event: Record<string, unknown>): Promise<string> {
+  expect((await sendWebhook(s.baseUrl, signed(event, SECRET))).status).toBe(200);
+  return waitFor(
+    async () => {
+      const [row] = await env.adminSql<{ status: string; outcome: string | null }[]>`
+        select status, outcome from payments.processor_events where event_id = ${String(event["id"])}`;
+      return row?.status === "processed" ? String(row.outcome) : false;
+    },
+    { timeoutMs: 15_000 },
+  );
 }
 
 describe("live checkout completion", () => {
@@ -240,6 +261,37 @@ describe("live checkout completion", () => {
   });
 });
 
+describe("processor reports that do not match their session", () => {
+  it("credits nothing for a test-mode event of a live checkout, counts it, and still completes from the live event", { timeout: 60_000 }, async () => {
+    // Proves an event whose livemode differs from the session's environment is dropped: no sale, no credit, not failed.
+    const pid = await participant();
+    const id = await liveCheckout(pid, 3_000);
+    const before = await dropped("livemode_mismatch");
+    const outcomes = [
+      await outcomeOf(processorEvent("checkout.session.completed", checkoutSessionObject({ reference: id, amount: 3_000, livemode: false }), false)),
+      // A live envelope around a test-mode session says two things at once: dropped as well.
+      await outcomeOf(processorEvent("checkout.session.completed", checkoutSessionObject({ reference: id, amount: 3_000, livemode: false }), true)),
+      // An expiry from the other environment does not fail a session its buyer may be paying.
+      await outcomeOf(
+        processorEvent("checkout.session.expired", checkoutSessionObject({ reference: id, amount: 3_000, status: "expired", livemode: false }), false),
+      ),
+    ];
+    expect(await sessionStatus(id)).toBe("pending");
+    expect(await txCount(`checkout:${id}`)).toBe(0);
+    expect((await creatorWallet(pid)).balance).toBe(0);
+    expect(
+      outcomes.every((o) => o.startsWith("dropped (livemode_mismatch)")),
+      outcomes.join("; "),
+    ).toBe(true);
+    expect(await dropped("livemode_mismatch")).toBe(before + 3);
+
+    // The live event of the same session completes it: the drops were the environment's.
+    await pay(id, 3_000);
+    expect(await txCount(`checkout:${id}`)).toBe(1);
+    expect((await creatorWallet(pid)).balance).toBe(2_400);
+  });
+});
+
 describe("sessions no processor event settled", () => {
   /**
    * The checkout's processor session, set up at the processor by `atProcessor` before its next check is made due
@@ -326,6 +378,23 @@ describe("sessions no processor event settled", () => {
     expect(await txCount(`wallet_topup:stripe:${processorSession}`)).toBe(1);
   });
 
+  it("credits nothing when the processor's record of a live checkout is a test-mode session", { timeout: 60_000 }, async () => {
+    // Proves the backstop compares the session's livemode too: a paid test-mode session read back completes nothing.
+    const pid = await participant();
+    const id = await liveCheckout(pid, 2_500);
+    const before = await dropped("livemode_mismatch");
+    const processorSession = await dueNow(id, (cs) =>
+      proc.setSession(cs, { status: "complete", payment_status: "paid", payment_intent: rid("pi"), livemode: false }),
+    );
+    // Read back once: the check's next time moves past the session's expiry as it is claimed.
+    await waitFor(async () => proc.seen.some((r) => r.method === "GET" && r.path === `/v1/checkout/sessions/${processorSession}`), { timeoutMs: 15_000 });
+    await waitFor(async () => (await dropped("livemode_mismatch")) > before || (await sessionStatus(id)) !== "pending", { timeoutMs: 15_000 });
+    expect(await sessionStatus(id)).toBe("pending");
+    expect(await txCount(`checkout:${id}`)).toBe(0);
+    expect((await creatorWallet(pid)).balance).toBe(0);
+    expect(await dropped("livemode_mismatch")).toBe(before + 1);
+  });
+
   it("leaves an open session for its next check after its expiry, and fails it once the processor says it expired", { timeout: 60_000 }, async () => {
     // Proves an unpaid session is neither failed early nor asked about at every pass.
     const pid = await participant();
@@ -397,6 +466,59 @@ describe("live wallet funding", () => {
       ["processing_fees", "debit", 103],
       ["platform_cash", "credit", 103],
     ]);
+  });
+});
+
+describe("live wallet funding: reports of another session", () => {
+  it("credits nothing for a top-up event naming another processor session, another currency or test mode", { timeout: 60_000 }, async () => {
+    // Proves a top-up completes only from its own processor session, in its currency and environment; then the right event credits it once.
+    const owner = rid("buyer");
+    const wallet = await api("POST", "/v1/wallets", s.liveKey, { owner_id: owner, wallet_type: "consumer_credit" });
+    const walletId = String((wallet.body["wallet"] as Record<string, unknown>)["id"]);
+    const session = await api("POST", "/v1/wallet-sessions", s.liveKey, { wallet_id: walletId, permissions: ["view_balance", "top_up"] });
+    const wals = String((session.body["wallet_session"] as Record<string, unknown>)["id"]);
+    const posted = await fetch(`${s.altUrl}/v1/wallet/${wals}/topup`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ amount: "30.00", nonce: randomUUID() }),
+    });
+    expect(posted.status).toBe(303);
+    const processorSession = String(posted.headers.get("location")).split("/").at(-1)!;
+    const [row] = await env.adminSql<{ id: string }[]>`select id from payments.wallet_topups where processor_session_id = ${processorSession}`;
+    const topupId = row!.id;
+    const report = (f: { processorSessionId: string; currency?: string; livemode?: boolean }) =>
+      processorEvent(
+        "checkout.session.completed",
+        checkoutSessionObject({ ...f, reference: topupId, amount: 3_000, metadata: { wallet_topup_id: topupId } }),
+        f.livemode ?? true,
+      );
+    const before = { session: await dropped("session_mismatch"), currency: await dropped("currency_mismatch"), livemode: await dropped("livemode_mismatch") };
+    const otherSession = rid("cs_live");
+    const outcomes = [
+      await outcomeOf(report({ processorSessionId: otherSession })),
+      await outcomeOf(report({ processorSessionId: processorSession, currency: "eur" })),
+      await outcomeOf(report({ processorSessionId: processorSession, livemode: false })),
+    ];
+    const topup = async () =>
+      (
+        await env.adminSql<
+          { status: string; processor_session_id: string }[]
+        >`select status, processor_session_id from payments.wallet_topups where id = ${topupId}`
+      )[0];
+    expect(await topup()).toEqual({ status: "pending", processor_session_id: processorSession });
+    expect((await api("GET", `/v1/wallets/${walletId}`, s.liveKey)).body["wallet"]).toMatchObject({ balance: 0 });
+    expect((await txCount(`wallet_topup:stripe:${otherSession}`)) + (await txCount(`wallet_topup:stripe:${processorSession}`))).toBe(0);
+    expect(outcomes.map((o) => /^dropped \((\w+)\)/.exec(o)?.[1] ?? o)).toEqual(["session_mismatch", "currency_mismatch", "livemode_mismatch"]);
+    expect({
+      session: await dropped("session_mismatch"),
+      currency: await dropped("currency_mismatch"),
+      livemode: await dropped("livemode_mismatch"),
+    }).toEqual({ session: before.session + 1, currency: before.currency + 1, livemode: before.livemode + 1 });
+
+    expect(await outcomeOf(report({ processorSessionId: processorSession }))).toMatch(/completed$/);
+    expect((await api("GET", `/v1/wallets/${walletId}`, s.liveKey)).body["wallet"]).toMatchObject({ balance: 3_000 });
+    expect(await txCount(`wallet_topup:stripe:${processorSession}`)).toBe(1);
   });
 });
 
