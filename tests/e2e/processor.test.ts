@@ -2,7 +2,7 @@
 // events signed by the official library: a paid live checkout (one sale, the fee booked, the creator credited,
 // checkout.completed fanned out to a live endpoint), the same webhook 20 times at once (one movement), refused
 // signatures (nothing done), an expired session, reports of the other environment or of another session (dropped,
-// counted, nothing credited), a live wallet top-up, live card refunds (pending → completed; a
+// counted, nothing credited), a live wallet top-up, return URLs (https only; http on localhost in sandbox), live card refunds (pending → completed; a
 // processor failure reversed in the ledger and visible on the refund and its request; sandbox never calls the
 // processor), and disputes (hold on open, released when won, taken back with the fee when lost).
 import { randomUUID } from "node:crypto";
@@ -519,6 +519,47 @@ describe("live wallet funding: reports of another session", () => {
     expect(await outcomeOf(report({ processorSessionId: processorSession }))).toMatch(/completed$/);
     expect((await api("GET", `/v1/wallets/${walletId}`, s.liveKey)).body["wallet"]).toMatchObject({ balance: 3_000 });
     expect(await txCount(`wallet_topup:stripe:${processorSession}`)).toBe(1);
+  });
+});
+
+describe("return URLs", () => {
+  it("refuses a script, http to another host, and in live http to localhost, with 400 validation_error; accepts https, and localhost in sandbox", async () => {
+    // Proves success_url / cancel_url through the gateway, for checkouts and wallet sessions, with nothing stored for a refusal.
+    const livePid = await participant();
+    const testPid = await participant(s.testKey);
+    const owner = rid("buyer");
+    const refused: [string, string, string, string, string][] = [
+      [s.liveKey, "/v1/checkout-sessions", "success_url", "javascript:alert(document.cookie)", "must be an https URL (http://localhost"],
+      [s.liveKey, "/v1/checkout-sessions", "cancel_url", "http://shop.example/cancel", "must be an https URL (http://localhost"],
+      [s.liveKey, "/v1/checkout-sessions", "success_url", "http://localhost:3000/ok", "must be an https URL in live mode"],
+      [s.testKey, "/v1/checkout-sessions", "success_url", "data:text/html,<script>alert(1)</script>", "must be an https URL (http://localhost"],
+      [s.testKey, "/v1/checkout-sessions", "cancel_url", "http://shop.example/cancel", "must be an https URL (http://localhost"],
+      [s.liveKey, "/v1/wallet-sessions", "success_url", "javascript:alert(1)", "must be an https URL (http://localhost"],
+      [s.liveKey, "/v1/wallet-sessions", "cancel_url", "http://127.0.0.1:8080/back", "must be an https URL in live mode"],
+      [s.testKey, "/v1/wallet-sessions", "cancel_url", "http://shop.example/back", "must be an https URL (http://localhost"],
+    ];
+    const body = (key: string, path: string, extra: Record<string, string>) =>
+      path === "/v1/wallet-sessions" ? { owner_id: owner, ...extra } : { participant_id: key === s.liveKey ? livePid : testPid, amount: 1_000, ...extra };
+    for (const [key, path, field, url, message] of refused) {
+      const r = await api("POST", path, key, body(key, path, { [field]: url }));
+      expect([r.status, r.body["error_code"]], `${path} ${url}`).toEqual([400, "validation_error"]);
+      expect(String(r.body["error"]), `${path} ${url}`).toContain(`${field}: ${message}`);
+    }
+    const stored = await n(env.adminSql<{ n: string }[]>`
+      select ((select count(*) from payments.checkout_sessions where participant_id in (${livePid}, ${testPid}))
+            + (select count(*) from payments.wallet_sessions where owner_id = ${owner}))::text as n`);
+    expect(stored).toBe(0);
+
+    const accepted: [string, string, Record<string, string>][] = [
+      [s.liveKey, "/v1/checkout-sessions", { success_url: "https://shop.example/ok", cancel_url: "https://shop.example:8443/cancel" }],
+      [s.testKey, "/v1/checkout-sessions", { success_url: "http://localhost:3000/ok", cancel_url: "http://127.0.0.1:8080/cancel" }],
+      [s.liveKey, "/v1/wallet-sessions", { success_url: "https://shop.example/done" }],
+      [s.testKey, "/v1/wallet-sessions", { success_url: "http://localhost/done", cancel_url: "http://127.0.0.1:5173/back" }],
+    ];
+    for (const [key, path, urls] of accepted) {
+      const r = await api("POST", path, key, body(key, path, urls));
+      expect(r.status, `${path} ${JSON.stringify(r.body)}`).toBe(201);
+    }
   });
 });
 
