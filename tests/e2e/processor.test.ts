@@ -2,9 +2,10 @@
 // events signed by the official library: a paid live checkout (one sale, the fee booked, the creator credited,
 // checkout.completed fanned out to a live endpoint), the same webhook 20 times at once (one movement), refused
 // signatures (nothing done), an expired session, reports of the other environment or of another session (dropped,
-// counted, nothing credited), a live wallet top-up, return URLs (https only; http on localhost in sandbox), live card refunds (pending → completed; a
-// processor failure reversed in the ledger and visible on the refund and its request; sandbox never calls the
-// processor), and disputes (hold on open, released when won, taken back with the fee when lost).
+// counted, nothing credited), a live wallet top-up, return URLs (https only; http on localhost in sandbox), live
+// card refunds (pending → completed; a processor failure reversed in the ledger and visible on the refund and its
+// request; sandbox never calls the processor), and disputes (hold on open, released when won, taken back with the
+// fee when lost); refund and dispute events of the other environment move nothing.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
@@ -731,6 +732,30 @@ describe("disputes", () => {
     // The sale is fully taken back: nothing is left to refund.
     const refund = await api("POST", "/v1/refunds", s.liveKey, { original_sale_reference: `checkout:${id}`, reason: "after dispute" });
     expect(refund.body["error_code"]).toBe("sale_already_fully_refunded");
+  });
+
+  it("moves nothing for a test-mode refund or dispute event of a live sale, and counts them", { timeout: 60_000 }, async () => {
+    // Proves refund and dispute events are held to the environment of what they name, like the session events.
+    proc.fee = 0;
+    proc.refundStatus = "pending";
+    const pid = await participant();
+    const id = await liveCheckout(pid, 10_000);
+    const { pi } = await pay(id, 10_000);
+    const r = await api("POST", "/v1/refunds", s.liveKey, { original_sale_reference: `checkout:${id}`, amount: 2_000, reason: "returned" });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const refund = r.body["refund"] as { id: string; processor_refund_id: string };
+    const before = await dropped("livemode_mismatch");
+    const testRefund = processorEvent("refund.updated", { ...proc.refund(refund.processor_refund_id), status: "succeeded", livemode: false }, false);
+    const opened = { ...disputeObject({ pi, amount: 10_000, status: "needs_response" }), livemode: false };
+    const outcomes = [await outcomeOf(testRefund), await outcomeOf(processorEvent("charge.dispute.created", opened, false))];
+    expect((await api("GET", `/v1/refunds/${refund.id}`, s.liveKey)).body["refund"]).toMatchObject({ status: "pending", processor_status: "pending" });
+    expect(await disputeStatus(opened.id)).toBeUndefined();
+    expect(await creatorWallet(pid)).toMatchObject({ balance: 8_000 - 1_600, held_amount: 0 });
+    expect(
+      outcomes.every((o) => o.startsWith("dropped (livemode_mismatch)")),
+      outcomes.join("; "),
+    ).toBe(true);
+    expect(await dropped("livemode_mismatch")).toBe(before + 2);
   });
 
   it("releases the hold when the dispute is won, and moves nothing else", { timeout: 60_000 }, async () => {

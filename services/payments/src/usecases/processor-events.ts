@@ -10,8 +10,9 @@
  * - `refund.*`, `charge.refund.updated`, `charge.refunded`: settle card refunds (usecases/processor-refunds.ts);
  * - `charge.dispute.created` / `…closed`: disputes (usecases/disputes.ts).
  * A session's report acts only on the session it is about (domain/processor-match.ts): its livemode, processor
- * session id and, when paid, currency and amount must be the stored ones; else it is dropped, counted
- * (`processor_events_dropped_total{reason}`) and logged, and nothing is credited.
+ * session id and, when paid, currency and amount must be the stored ones; a refund's or dispute's event must carry
+ * the livemode of the refund or sale it names. Else it is dropped (usecases/drop-report.ts): counted
+ * (`processor_events_dropped_total{reason}`) and logged, and no money moves.
  * Answers a short description of what was done (stored with the event). Throws when the work must be retried.
  */
 import { DomainError } from "@treasury/contracts";
@@ -25,6 +26,7 @@ import { findTopup, type TopupRow } from "../store/wallet-topups.ts";
 import { completeCheckout } from "./complete-checkout.ts";
 import type { PaymentsDeps } from "./deps.ts";
 import { closeDispute, openDispute, type ProcessorDispute } from "./disputes.ts";
+import { dropReport } from "./drop-report.ts";
 import { failCheckout } from "./fail-checkout.ts";
 import { applyChargeRefunded, applyProcessorRefund } from "./processor-refunds.ts";
 import { completeTopup, failPendingTopup } from "./wallet-topup.ts";
@@ -134,10 +136,7 @@ function storedTopup(row: TopupRow): StoredSession {
   return { livemode: row.livemode, processorSessionId: row.processor_session_id, currency: row.currency, amount: row.amount };
 }
 
-/**
- * Undefined when the report is about the stored session; else the drop's outcome, counted and logged with ids and
- * the mismatching fields only (the report carries the buyer's details; none are logged).
- */
+/** Undefined when the report is about the stored session; else the drop's outcome (usecases/drop-report.ts). */
 function dropped(
   deps: PaymentsDeps,
   what: { checkout_session_id: string } | { wallet_topup_id: string },
@@ -147,12 +146,12 @@ function dropped(
 ): string | undefined {
   const reason = mismatchOf(stored, { livemode: r.livemode, id: r.session.id, currency: r.session.currency, amount: r.session.amount_total }, paid);
   if (reason === undefined) return undefined;
-  deps.processorEventDropped?.(reason);
-  deps.log.error(
-    { ...what, reason, processor_session_id: r.session.id, report_livemode: r.livemode, stored_livemode: stored.livemode },
-    "a processor report that does not match its session was dropped; nothing was credited",
+  return dropReport(
+    deps,
+    reason,
+    { ...what, processor_session_id: r.session.id, report_livemode: r.livemode, stored_livemode: stored.livemode },
+    `processor session ${r.session.id} does not match ${"checkout_session_id" in what ? `checkout ${what.checkout_session_id}` : `top-up ${what.wallet_topup_id}`}`,
   );
-  return `dropped (${reason}): processor session ${r.session.id} does not match ${"checkout_session_id" in what ? `checkout ${what.checkout_session_id}` : `top-up ${what.wallet_topup_id}`}`;
 }
 
 /** A paid processor session: completes its checkout or wallet top-up (also used by usecases/check-processor-sessions.ts). */
@@ -264,15 +263,15 @@ export async function handleProcessorEvent(deps: PaymentsDeps, ev: ProcessorEven
     case "refund.updated":
     case "refund.failed":
     case "charge.refund.updated":
-      return applyProcessorRefund(deps, refundOf(objectOf(RefundObject, ev)));
+      return applyProcessorRefund(deps, refundOf(objectOf(RefundObject, ev)), ev.livemode);
     case "charge.refunded": {
       const charge = objectOf(ChargeObject, ev);
-      return applyChargeRefunded(deps, idOf(charge.payment_intent), (charge.refunds?.data ?? []).map(refundOf));
+      return applyChargeRefunded(deps, idOf(charge.payment_intent), (charge.refunds?.data ?? []).map(refundOf), ev.livemode);
     }
     case "charge.dispute.created":
-      return openDispute(deps, disputeOf(objectOf(DisputeObject, ev)));
+      return openDispute(deps, disputeOf(objectOf(DisputeObject, ev)), ev.livemode);
     case "charge.dispute.closed":
-      return closeDispute(deps, disputeOf(objectOf(DisputeObject, ev)));
+      return closeDispute(deps, disputeOf(objectOf(DisputeObject, ev)), ev.livemode);
     default:
       return `type ${ev.type} is not handled`;
   }
