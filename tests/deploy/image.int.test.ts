@@ -195,7 +195,7 @@ describe("the production image", () => {
       kyc: { PII_KEYS: generateKeyRingEntry("k1") },
       receipts: { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("r1") },
       webhooks: { WEBHOOK_SECRET_KEYS: generateKeyRingEntry("w1") },
-      payments: { STRIPE_SECRET_KEY: "sk_test_image_stand_in", STRIPE_API_BASE: processor.url, STRIPE_WEBHOOK_SECRET: webhookSecret },
+      payments: { STRIPE_SECRET_KEY: "sk_live_image_stand_in", STRIPE_API_BASE: processor.url, STRIPE_WEBHOOK_SECRET: webhookSecret },
     };
     const started = await Promise.all(SERVICES.map((name) => startFromImage(name, extra[name] ?? {})));
     for (const r of started) {

@@ -15,11 +15,12 @@ let proc: ProcessorStandIn;
 let api: (method: string, path: string, body?: unknown, key?: string) => Promise<{ status: number; body: Record<string, unknown> }>;
 
 beforeAll(async () => {
-  // Live hosted checkouts are the card processor's sessions: a loopback stand-in plays it.
+  // Live hosted checkouts are the card processor's sessions: a loopback stand-in plays it, with a live-mode key
+  // (a test-mode key refuses live checkouts).
   proc = await startProcessorStandIn();
   s = await startStack({
     services: ["ledger", "payments"],
-    serviceEnv: { payments: { STRIPE_SECRET_KEY: "sk_test_checkout_stand_in", STRIPE_API_BASE: proc.url, STRIPE_MAX_NETWORK_RETRIES: "0" } },
+    serviceEnv: { payments: { STRIPE_SECRET_KEY: "sk_live_checkout_stand_in", STRIPE_API_BASE: proc.url, STRIPE_MAX_NETWORK_RETRIES: "0" } },
   });
   // Generous write limits for this org: the file makes many treasury writes in a few seconds.
   await s.env
@@ -396,11 +397,10 @@ describe("creation modes", () => {
   // Proves provider/rail rules: stripe in sandbox is the processor's test mode; usdc is sandbox-only.
   it("providers and rails", async () => {
     const pid = await participant();
-    // The processor's test mode in sandbox (this deployment's key is a test-mode one; without any key, or with a
-    // live-mode one, sandbox stripe is provider_not_configured: services/payments/src/adapters/providers.test.ts).
+    // Sandbox stripe is the processor's test mode: this deployment's key is a live-mode one, so it is refused before
+    // anything is stored (with a test-mode key it is a test-mode checkout: tests/e2e/payments-crash.test.ts).
     const stripe = await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 100, sandbox_checkout_provider: "stripe" });
-    expect(stripe.status).toBe(201);
-    expect(session(stripe)).toMatchObject({ provider: "stripe", sandbox: true });
+    expect([stripe.status, stripe.body["error_code"]]).toEqual([422, "provider_not_configured"]);
     const usdc = await api("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 100, payment_rail: "usdc" });
     expect(usdc.status).toBe(201);
     expect(session(usdc)["payment_rail"]).toBe("usdc");

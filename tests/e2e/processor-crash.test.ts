@@ -9,7 +9,7 @@ import { checkoutSessionObject, processorEvent, rid, sendWebhook, signed, startP
 import { call, startStack, type Stack } from "./stack.ts";
 
 const SECRET = `whsec_${randomUUID().replace(/-/g, "")}`;
-const API_KEY = `sk_test_${randomUUID().replace(/-/g, "")}`;
+const API_KEY = `sk_live_${randomUUID().replace(/-/g, "")}`;
 
 let env: TestEnv;
 let s: Stack;

@@ -110,6 +110,8 @@ export async function startProcessorStandIn(): Promise<ProcessorStandIn> {
           mode: "payment",
           metadata: metadataOf(form),
           payment_intent: null,
+          // The processor's mode is its key's: a live-mode key's sessions are live, a test-mode key's are not.
+          livemode: /^Bearer (sk|rk)_live_/.test(String(req.headers.authorization ?? "")),
         };
         sessions.set(id, session);
         const reference = form.get("client_reference_id");
@@ -214,20 +216,22 @@ export function checkoutSessionObject(f: {
   paymentIntent?: unknown;
   status?: "paid" | "expired";
   metadata?: Record<string, string>;
+  currency?: string;
+  livemode?: boolean;
 }): Record<string, unknown> {
   const paid = f.status !== "expired";
   return {
     id: f.processorSessionId ?? sessionOfReference.get(f.reference) ?? rid("cs_test"),
     object: "checkout.session",
     amount_total: f.amount,
-    currency: "usd",
+    currency: f.currency ?? "usd",
     client_reference_id: f.reference,
     metadata: f.metadata ?? { checkout_session_id: f.reference },
     mode: "payment",
     payment_intent: paid ? (f.paymentIntent ?? rid("pi")) : null,
     payment_status: paid ? "paid" : "unpaid",
     status: paid ? "complete" : "expired",
-    livemode: true,
+    livemode: f.livemode ?? true,
   };
 }
 

@@ -1,9 +1,11 @@
 // Live card money through the gateway, with the card processor's API played by a loopback stand-in and its
 // events signed by the official library: a paid live checkout (one sale, the fee booked, the creator credited,
 // checkout.completed fanned out to a live endpoint), the same webhook 20 times at once (one movement), refused
-// signatures (nothing done), an expired session, a live wallet top-up, live card refunds (pending → completed; a
-// processor failure reversed in the ledger and visible on the refund and its request; sandbox never calls the
-// processor), and disputes (hold on open, released when won, taken back with the fee when lost).
+// signatures (nothing done), an expired session, reports of the other environment or of another session (dropped,
+// counted, nothing credited), a live wallet top-up, return URLs (https only; http on localhost in sandbox), live
+// card refunds (pending → completed; a processor failure reversed in the ledger and visible on the refund and its
+// request; sandbox never calls the processor), and disputes (hold on open, released when won, taken back with the
+// fee when lost); refund and dispute events of the other environment move nothing.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
@@ -28,7 +30,7 @@ beforeAll(async () => {
   s = await startStack({ env, services: ["ledger", "refunds"] });
   payments = await buildPayments(
     env.env("payments", {
-      STRIPE_SECRET_KEY: "sk_test_stand_in_secret_value",
+      STRIPE_SECRET_KEY: "sk_live_stand_in_secret_value",
       STRIPE_API_BASE: proc.url,
       STRIPE_WEBHOOK_SECRET: SECRET,
       STRIPE_TIMEOUT_MS: "2000",
@@ -92,6 +94,26 @@ async function pay(id: string, amount: number, pi = rid("pi")): Promise<{ pi: st
   return { pi, event };
 }
 
+/** How many processor reports were dropped for `reason` (processor_events_dropped_total). */
+async function dropped(reason: string): Promise<number> {
+  if (payments.metrics.getSingleMetric("processor_events_dropped_total") === undefined) return 0;
+  const text = await payments.metrics.getSingleMetricAsString("processor_events_dropped_total");
+  return Number(new RegExp(`^processor_events_dropped_total\\{[^}]*reason="${reason}"[^}]*\\} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+}
+
+/** Sends a signed event and waits until the worker has finished it; answers its recorded outcome. */
+async function outcomeOf(event: Record<string, unknown>): Promise<string> {
+  expect((await sendWebhook(s.baseUrl, signed(event, SECRET))).status).toBe(200);
+  return waitFor(
+    async () => {
+      const [row] = await env.adminSql<{ status: string; outcome: string | null }[]>`
+        select status, outcome from payments.processor_events where event_id = ${String(event["id"])}`;
+      return row?.status === "processed" ? String(row.outcome) : false;
+    },
+    { timeoutMs: 15_000 },
+  );
+}
+
 describe("live checkout completion", () => {
   it(
     "completes a paid live checkout once: one sale with the processor's fee, the creator credited, checkout.completed fanned out",
@@ -125,7 +147,7 @@ describe("live checkout completion", () => {
       expect(row).toEqual({ processor_payment_intent: pi, processor_charge: `ch_${pi}`, processing_fee: "320" });
       // The fee was read from the processor with the deployment's key, and no request sent the key anywhere else.
       const feeRead = proc.seen.find((r) => r.path === `/v1/payment_intents/${pi}`);
-      expect(feeRead?.headers.authorization).toBe("Bearer sk_test_stand_in_secret_value");
+      expect(feeRead?.headers.authorization).toBe("Bearer sk_live_stand_in_secret_value");
       expect(feeRead?.form.get("expand[0]")).toBe("latest_charge.balance_transaction");
 
       const [ev] = await env.adminSql<{ payload: { data: Record<string, unknown> } }[]>`
@@ -240,6 +262,37 @@ describe("live checkout completion", () => {
   });
 });
 
+describe("processor reports that do not match their session", () => {
+  it("credits nothing for a test-mode event of a live checkout, counts it, and still completes from the live event", { timeout: 60_000 }, async () => {
+    // Proves an event whose livemode differs from the session's environment is dropped: no sale, no credit, not failed.
+    const pid = await participant();
+    const id = await liveCheckout(pid, 3_000);
+    const before = await dropped("livemode_mismatch");
+    const outcomes = [
+      await outcomeOf(processorEvent("checkout.session.completed", checkoutSessionObject({ reference: id, amount: 3_000, livemode: false }), false)),
+      // A live envelope around a test-mode session says two things at once: dropped as well.
+      await outcomeOf(processorEvent("checkout.session.completed", checkoutSessionObject({ reference: id, amount: 3_000, livemode: false }), true)),
+      // An expiry from the other environment does not fail a session its buyer may be paying.
+      await outcomeOf(
+        processorEvent("checkout.session.expired", checkoutSessionObject({ reference: id, amount: 3_000, status: "expired", livemode: false }), false),
+      ),
+    ];
+    expect(await sessionStatus(id)).toBe("pending");
+    expect(await txCount(`checkout:${id}`)).toBe(0);
+    expect((await creatorWallet(pid)).balance).toBe(0);
+    expect(
+      outcomes.every((o) => o.startsWith("dropped (livemode_mismatch)")),
+      outcomes.join("; "),
+    ).toBe(true);
+    expect(await dropped("livemode_mismatch")).toBe(before + 3);
+
+    // The live event of the same session completes it: the drops were the environment's.
+    await pay(id, 3_000);
+    expect(await txCount(`checkout:${id}`)).toBe(1);
+    expect((await creatorWallet(pid)).balance).toBe(2_400);
+  });
+});
+
 describe("sessions no processor event settled", () => {
   /**
    * The checkout's processor session, set up at the processor by `atProcessor` before its next check is made due
@@ -326,6 +379,23 @@ describe("sessions no processor event settled", () => {
     expect(await txCount(`wallet_topup:stripe:${processorSession}`)).toBe(1);
   });
 
+  it("credits nothing when the processor's record of a live checkout is a test-mode session", { timeout: 60_000 }, async () => {
+    // Proves the backstop compares the session's livemode too: a paid test-mode session read back completes nothing.
+    const pid = await participant();
+    const id = await liveCheckout(pid, 2_500);
+    const before = await dropped("livemode_mismatch");
+    const processorSession = await dueNow(id, (cs) =>
+      proc.setSession(cs, { status: "complete", payment_status: "paid", payment_intent: rid("pi"), livemode: false }),
+    );
+    // Read back once: the check's next time moves past the session's expiry as it is claimed.
+    await waitFor(async () => proc.seen.some((r) => r.method === "GET" && r.path === `/v1/checkout/sessions/${processorSession}`), { timeoutMs: 15_000 });
+    await waitFor(async () => (await dropped("livemode_mismatch")) > before || (await sessionStatus(id)) !== "pending", { timeoutMs: 15_000 });
+    expect(await sessionStatus(id)).toBe("pending");
+    expect(await txCount(`checkout:${id}`)).toBe(0);
+    expect((await creatorWallet(pid)).balance).toBe(0);
+    expect(await dropped("livemode_mismatch")).toBe(before + 1);
+  });
+
   it("leaves an open session for its next check after its expiry, and fails it once the processor says it expired", { timeout: 60_000 }, async () => {
     // Proves an unpaid session is neither failed early nor asked about at every pass.
     const pid = await participant();
@@ -397,6 +467,100 @@ describe("live wallet funding", () => {
       ["processing_fees", "debit", 103],
       ["platform_cash", "credit", 103],
     ]);
+  });
+});
+
+describe("live wallet funding: reports of another session", () => {
+  it("credits nothing for a top-up event naming another processor session, another currency or test mode", { timeout: 60_000 }, async () => {
+    // Proves a top-up completes only from its own processor session, in its currency and environment; then the right event credits it once.
+    const owner = rid("buyer");
+    const wallet = await api("POST", "/v1/wallets", s.liveKey, { owner_id: owner, wallet_type: "consumer_credit" });
+    const walletId = String((wallet.body["wallet"] as Record<string, unknown>)["id"]);
+    const session = await api("POST", "/v1/wallet-sessions", s.liveKey, { wallet_id: walletId, permissions: ["view_balance", "top_up"] });
+    const wals = String((session.body["wallet_session"] as Record<string, unknown>)["id"]);
+    const posted = await fetch(`${s.altUrl}/v1/wallet/${wals}/topup`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ amount: "30.00", nonce: randomUUID() }),
+    });
+    expect(posted.status).toBe(303);
+    const processorSession = String(posted.headers.get("location")).split("/").at(-1)!;
+    const [row] = await env.adminSql<{ id: string }[]>`select id from payments.wallet_topups where processor_session_id = ${processorSession}`;
+    const topupId = row!.id;
+    const report = (f: { processorSessionId: string; currency?: string; livemode?: boolean }) =>
+      processorEvent(
+        "checkout.session.completed",
+        checkoutSessionObject({ ...f, reference: topupId, amount: 3_000, metadata: { wallet_topup_id: topupId } }),
+        f.livemode ?? true,
+      );
+    const before = { session: await dropped("session_mismatch"), currency: await dropped("currency_mismatch"), livemode: await dropped("livemode_mismatch") };
+    const otherSession = rid("cs_live");
+    const outcomes = [
+      await outcomeOf(report({ processorSessionId: otherSession })),
+      await outcomeOf(report({ processorSessionId: processorSession, currency: "eur" })),
+      await outcomeOf(report({ processorSessionId: processorSession, livemode: false })),
+    ];
+    const topup = async () =>
+      (
+        await env.adminSql<
+          { status: string; processor_session_id: string }[]
+        >`select status, processor_session_id from payments.wallet_topups where id = ${topupId}`
+      )[0];
+    expect(await topup()).toEqual({ status: "pending", processor_session_id: processorSession });
+    expect((await api("GET", `/v1/wallets/${walletId}`, s.liveKey)).body["wallet"]).toMatchObject({ balance: 0 });
+    expect((await txCount(`wallet_topup:stripe:${otherSession}`)) + (await txCount(`wallet_topup:stripe:${processorSession}`))).toBe(0);
+    expect(outcomes.map((o) => /^dropped \((\w+)\)/.exec(o)?.[1] ?? o)).toEqual(["session_mismatch", "currency_mismatch", "livemode_mismatch"]);
+    expect({
+      session: await dropped("session_mismatch"),
+      currency: await dropped("currency_mismatch"),
+      livemode: await dropped("livemode_mismatch"),
+    }).toEqual({ session: before.session + 1, currency: before.currency + 1, livemode: before.livemode + 1 });
+
+    expect(await outcomeOf(report({ processorSessionId: processorSession }))).toMatch(/completed$/);
+    expect((await api("GET", `/v1/wallets/${walletId}`, s.liveKey)).body["wallet"]).toMatchObject({ balance: 3_000 });
+    expect(await txCount(`wallet_topup:stripe:${processorSession}`)).toBe(1);
+  });
+});
+
+describe("return URLs", () => {
+  it("refuses a script, http to another host, and in live http to localhost, with 400 validation_error; accepts https, and localhost in sandbox", async () => {
+    // Proves success_url / cancel_url through the gateway, for checkouts and wallet sessions, with nothing stored for a refusal.
+    const livePid = await participant();
+    const testPid = await participant(s.testKey);
+    const owner = rid("buyer");
+    const refused: [string, string, string, string, string][] = [
+      [s.liveKey, "/v1/checkout-sessions", "success_url", "javascript:alert(document.cookie)", "must be an https URL (http://localhost"],
+      [s.liveKey, "/v1/checkout-sessions", "cancel_url", "http://shop.example/cancel", "must be an https URL (http://localhost"],
+      [s.liveKey, "/v1/checkout-sessions", "success_url", "http://localhost:3000/ok", "must be an https URL in live mode"],
+      [s.testKey, "/v1/checkout-sessions", "success_url", "data:text/html,<script>alert(1)</script>", "must be an https URL (http://localhost"],
+      [s.testKey, "/v1/checkout-sessions", "cancel_url", "http://shop.example/cancel", "must be an https URL (http://localhost"],
+      [s.liveKey, "/v1/wallet-sessions", "success_url", "javascript:alert(1)", "must be an https URL (http://localhost"],
+      [s.liveKey, "/v1/wallet-sessions", "cancel_url", "http://127.0.0.1:8080/back", "must be an https URL in live mode"],
+      [s.testKey, "/v1/wallet-sessions", "cancel_url", "http://shop.example/back", "must be an https URL (http://localhost"],
+    ];
+    const body = (key: string, path: string, extra: Record<string, string>) =>
+      path === "/v1/wallet-sessions" ? { owner_id: owner, ...extra } : { participant_id: key === s.liveKey ? livePid : testPid, amount: 1_000, ...extra };
+    for (const [key, path, field, url, message] of refused) {
+      const r = await api("POST", path, key, body(key, path, { [field]: url }));
+      expect([r.status, r.body["error_code"]], `${path} ${url}`).toEqual([400, "validation_error"]);
+      expect(String(r.body["error"]), `${path} ${url}`).toContain(`${field}: ${message}`);
+    }
+    const stored = await n(env.adminSql<{ n: string }[]>`
+      select ((select count(*) from payments.checkout_sessions where participant_id in (${livePid}, ${testPid}))
+            + (select count(*) from payments.wallet_sessions where owner_id = ${owner}))::text as n`);
+    expect(stored).toBe(0);
+
+    const accepted: [string, string, Record<string, string>][] = [
+      [s.liveKey, "/v1/checkout-sessions", { success_url: "https://shop.example/ok", cancel_url: "https://shop.example:8443/cancel" }],
+      [s.testKey, "/v1/checkout-sessions", { success_url: "http://localhost:3000/ok", cancel_url: "http://127.0.0.1:8080/cancel" }],
+      [s.liveKey, "/v1/wallet-sessions", { success_url: "https://shop.example/done" }],
+      [s.testKey, "/v1/wallet-sessions", { success_url: "http://localhost/done", cancel_url: "http://127.0.0.1:5173/back" }],
+    ];
+    for (const [key, path, urls] of accepted) {
+      const r = await api("POST", path, key, body(key, path, urls));
+      expect(r.status, `${path} ${JSON.stringify(r.body)}`).toBe(201);
+    }
   });
 });
 
@@ -568,6 +732,30 @@ describe("disputes", () => {
     // The sale is fully taken back: nothing is left to refund.
     const refund = await api("POST", "/v1/refunds", s.liveKey, { original_sale_reference: `checkout:${id}`, reason: "after dispute" });
     expect(refund.body["error_code"]).toBe("sale_already_fully_refunded");
+  });
+
+  it("moves nothing for a test-mode refund or dispute event of a live sale, and counts them", { timeout: 60_000 }, async () => {
+    // Proves refund and dispute events are held to the environment of what they name, like the session events.
+    proc.fee = 0;
+    proc.refundStatus = "pending";
+    const pid = await participant();
+    const id = await liveCheckout(pid, 10_000);
+    const { pi } = await pay(id, 10_000);
+    const r = await api("POST", "/v1/refunds", s.liveKey, { original_sale_reference: `checkout:${id}`, amount: 2_000, reason: "returned" });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const refund = r.body["refund"] as { id: string; processor_refund_id: string };
+    const before = await dropped("livemode_mismatch");
+    const testRefund = processorEvent("refund.updated", { ...proc.refund(refund.processor_refund_id), status: "succeeded", livemode: false }, false);
+    const opened = { ...disputeObject({ pi, amount: 10_000, status: "needs_response" }), livemode: false };
+    const outcomes = [await outcomeOf(testRefund), await outcomeOf(processorEvent("charge.dispute.created", opened, false))];
+    expect((await api("GET", `/v1/refunds/${refund.id}`, s.liveKey)).body["refund"]).toMatchObject({ status: "pending", processor_status: "pending" });
+    expect(await disputeStatus(opened.id)).toBeUndefined();
+    expect(await creatorWallet(pid)).toMatchObject({ balance: 8_000 - 1_600, held_amount: 0 });
+    expect(
+      outcomes.every((o) => o.startsWith("dropped (livemode_mismatch)")),
+      outcomes.join("; "),
+    ).toBe(true);
+    expect(await dropped("livemode_mismatch")).toBe(before + 2);
   });
 
   it("releases the hold when the dispute is won, and moves nothing else", { timeout: 60_000 }, async () => {

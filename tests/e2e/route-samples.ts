@@ -38,7 +38,7 @@ export async function startSampleStack(): Promise<SampleStack> {
   const s = await startStack({
     serviceEnv: {
       kyc: { PII_KEYS: piiKeys },
-      payments: { STRIPE_WEBHOOK_SECRET, STRIPE_SECRET_KEY: "sk_test_samples_stand_in", STRIPE_API_BASE: processor.url, STRIPE_MAX_NETWORK_RETRIES: "0" },
+      payments: { STRIPE_WEBHOOK_SECRET, STRIPE_SECRET_KEY: "sk_live_samples_stand_in", STRIPE_API_BASE: processor.url, STRIPE_MAX_NETWORK_RETRIES: "0" },
       // The live bank rail configured, so live payouts reach the participant and wallet checks.
       payouts: { PII_KEYS: piiKeys, PAYOUTS_ACH_DIR: makeScratchDir("samples-ach-"), PAYOUTS_ACH_CUT_INTERVAL_MS: "0", ...ACH_ORIGIN_ENV },
       receipts: { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("samples2") },

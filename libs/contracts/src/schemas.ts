@@ -241,6 +241,22 @@ export const WalletMovementBody = z.object({
   description: str(1000).optional(),
   metadata: Metadata.optional(),
 });
+/** https anywhere; http only on the developer's own machine (any port), which payments refuses in live. */
+function isReturnUrl(u: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(u);
+  } catch {
+    return false;
+  }
+  if (parsed.protocol === "https:") return true;
+  return parsed.protocol === "http:" && (parsed.hostname === "localhost" || parsed.hostname === "127.0.0.1");
+}
+/**
+ * Where a hosted page sends the buyer back (a link and a redirect in the buyer's browser): never `javascript:`,
+ * `data:` or another scheme, and never plain http across the network.
+ */
+const returnUrl = url.refine(isReturnUrl, { message: "must be an https URL (http://localhost or http://127.0.0.1 in sandbox only)" });
 export const CreateWalletSessionBody = z.object({
   wallet_id: Uuid.optional(),
   owner_id: str(255).optional(),
@@ -251,8 +267,8 @@ export const CreateWalletSessionBody = z.object({
     .array(z.enum(["view_balance", "list_activity", "top_up", "request_refund"]))
     .max(4)
     .optional(),
-  success_url: url.optional(),
-  cancel_url: url.optional(),
+  success_url: returnUrl.optional(),
+  cancel_url: returnUrl.optional(),
   expires_in_minutes: z.number().int().min(1).max(1440).optional(),
   idempotency_key: ReferenceId.optional(),
   metadata: Metadata.optional(),
@@ -322,8 +338,8 @@ export const CreateCheckoutBody = z.object({
   hold_funds: bool.optional(),
   sandbox_checkout_provider: z.enum(["soledgic", "stripe"]).optional(),
   payment_method_id: str(255).optional(),
-  success_url: url.optional(),
-  cancel_url: url.optional(),
+  success_url: returnUrl.optional(),
+  cancel_url: returnUrl.optional(),
   idempotency_key: ReferenceId.optional(),
   metadata: StringMetadata.optional(),
   sales_tax: NonNegativeCents.optional(),

@@ -2,7 +2,8 @@
 // the processor's documented shapes (its error shape, a 5xx, a request that never answers): timeouts, retries with
 // the same idempotency key, refusals told apart from unknown outcomes, and no secret in any log line; then, with
 // payments on real PostgreSQL and NATS and the ledger as a real process, the signed-webhook intake (refusals store
-// nothing) and the card-refund request (a lost answer leaves it to be asked again under the same key).
+// nothing), the card-refund request (a lost answer leaves it to be asked again under the same key), and live
+// checkouts and top-ups refused with a test-mode key before anything is stored or asked.
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,11 +14,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpcSubject, schemas, type RpcReply } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
 import { freePort, setupTestEnv, spawnService, waitFor, type SpawnedService, type TestEnv } from "@treasury/testing";
+import { isLiveProcessorKey, stripeProvider } from "./adapters/providers.ts";
 import { ProcessorRefused, ProcessorUnavailable, stripeClient } from "./adapters/stripe.ts";
 import { buildPayments, type PaymentsService } from "./service.ts";
+import { createCheckoutSession } from "./usecases/create-checkout.ts";
+import { startLiveTopup } from "./usecases/wallet-topup.ts";
 import { pruneProcessorEvents } from "./usecases/prune-processor-events.ts";
 
-const API_KEY = `sk_test_${randomBytes(12).toString("hex")}`;
+// A live-mode key: this deployment takes live card payments (a test-mode one refuses them, below).
+const API_KEY = `sk_live_${randomBytes(12).toString("hex")}`;
 const SECRET = `whsec_${randomBytes(18).toString("base64")}`;
 
 type Reply = { status: number; body: unknown } | "hang";
@@ -324,6 +329,36 @@ describe("payments with the processor", () => {
     const body = JSON.stringify({ id: "evt_prune_old_ignored", object: "event", type: "charge.succeeded", livemode: true, created: 1, data: { object: {} } });
     const resent = await webhook(body, Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET }));
     expect(resent.ok && resent.body["duplicate"]).toBe(false);
+  });
+
+  it("refuses a live checkout and a live top-up with a test-mode processor key, storing and asking nothing", async () => {
+    // Proves a deployment whose key is a test-mode one (whose test cards anyone can pay with) never takes live money.
+    for (const testKey of [`sk_test_${randomBytes(8).toString("hex")}`, `rk_test_${randomBytes(8).toString("hex")}`]) {
+      const client = stripeClient({ secretKey: testKey, apiBase: server.url, timeoutMs: 300, maxNetworkRetries: 0 });
+      const deps = {
+        ...payments.deps,
+        providers: { ...payments.deps.providers, stripe: stripeProvider(client, { liveAccount: isLiveProcessorKey(testKey) }) },
+      };
+      const asked = server.seen.length;
+      const participant = `creator_${randomBytes(4).toString("hex")}`;
+      const refused = await createCheckoutSession(
+        deps,
+        { orgId: org, livemode: true },
+        { participant_id: participant, amount: 1_500 },
+        "http://alt.test",
+      ).catch((e: unknown) => e);
+      expect((refused as { code?: string }).code, testKey).toBe("provider_not_configured");
+      expect(String((refused as Error).message)).toContain("live-mode card processor key");
+      const wals = `wals_${randomBytes(8).toString("hex")}`;
+      const session = { id: wals, org_id: org, livemode: true, wallet_id: randomUUID() } as Parameters<typeof startLiveTopup>[1];
+      const topup = await startLiveTopup(deps, session, 1_500, randomUUID(), "http://alt.test/v1/wallet/x").catch((e: unknown) => e);
+      expect((topup as { code?: string }).code, testKey).toBe("provider_not_configured");
+      const [stored] = await env.adminSql<{ n: string }[]>`
+        select ((select count(*) from payments.checkout_sessions where participant_id = ${participant})
+              + (select count(*) from payments.wallet_topups where wallet_session_id = ${wals}))::text as n`;
+      expect(stored?.n).toBe("0");
+      expect(server.seen.length).toBe(asked);
+    }
   });
 
   it("writes no secret to its logs", () => {

@@ -43,6 +43,14 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     ledger_post: steps.labels({ step: "ledger_post" }),
     settle: steps.labels({ step: "settle" }),
   };
+  // A processor report dropped for not matching its session: a test-mode payment aimed at a live session, or a
+  // report of another session; any of them in production is a misconfigured key or endpoint, or someone trying.
+  const droppedReports = new Counter({
+    name: "processor_events_dropped_total",
+    help: "Processor reports of a session (events, or sessions read back) dropped because they do not match the stored session, by reason",
+    labelNames: ["reason"] as const,
+    registers: [svc.metrics],
+  });
   const processor: ProcessorClient | undefined =
     cfg.STRIPE_SECRET_KEY === undefined
       ? undefined
@@ -70,6 +78,7 @@ export async function buildPayments(env: Record<string, string | undefined>, dep
     beforeProcessorWork: deps.beforeProcessorWork ?? (async () => {}),
     wakeProcessorWorker: () => workerRef.current?.wake(),
     observeStep: (step, seconds) => stepChildren[step].observe(seconds),
+    processorEventDropped: (reason) => droppedReports.labels({ reason }).inc(),
   };
   const worker = new ProcessorWorker(
     useCaseDeps,

@@ -1,6 +1,6 @@
 // Proves the checkout providers' guards with the real processor client against a loopback HTTP server: without
-// credentials the stripe provider refuses before anything is asked, and with a live-mode key a sandbox checkout
-// never reaches the processor while a live one does.
+// credentials the stripe provider refuses before anything is asked, with a live-mode key a sandbox checkout never
+// reaches the processor while a live one does, and with a test-mode key a live checkout never reaches it.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -60,7 +60,7 @@ describe("stripe provider", () => {
 
   it("without credentials refuses with provider_not_configured and asks nothing", async () => {
     const provider = stripeProvider(undefined, { liveAccount: false });
-    expect(() => provider.assertConfigured()).toThrow(DomainError);
+    expect(() => provider.assertConfigured(true)).toThrow(DomainError);
     expect(await codeOf(provider.createHostedSession(input(true)))).toBe("provider_not_configured");
     expect(requests).toEqual([]);
   });
@@ -71,6 +71,32 @@ describe("stripe provider", () => {
     expect(await codeOf(provider.createHostedSession(input(false)))).toBe("provider_not_configured");
     expect(requests).toEqual([]);
     expect(await provider.createHostedSession(input(true))).toEqual({ checkoutUrl: "https://checkout.test/c/pay/cs_live_1", paymentId: "cs_live_1" });
+    expect(requests).toEqual(["POST /v1/checkout/sessions"]);
+  });
+
+  it("with a test-mode key, a live checkout is refused before anything is asked, and a sandbox one reaches the processor", async () => {
+    // Proves a test-mode key (whose test cards anyone can pay with) never takes a live payment.
+    requests.length = 0;
+    for (const key of ["sk_test_deployment_key", "rk_test_deployment_key"]) {
+      const client = stripeClient({ secretKey: key, apiBase: base, timeoutMs: 2_000, maxNetworkRetries: 0 });
+      const provider = stripeProvider(client, { liveAccount: isLiveProcessorKey(key) });
+      const refused = (() => {
+        try {
+          provider.assertConfigured(true);
+          return "accepted";
+        } catch (e) {
+          return e instanceof DomainError ? e.code : e;
+        }
+      })();
+      expect(refused, key).toBe("provider_not_configured");
+      expect(await codeOf(provider.createHostedSession(input(true))), key).toBe("provider_not_configured");
+      expect(requests, key).toEqual([]);
+      expect(() => provider.assertConfigured(false)).not.toThrow();
+    }
+    const sandbox = stripeProvider(stripeClient({ secretKey: "sk_test_deployment_key", apiBase: base, timeoutMs: 2_000, maxNetworkRetries: 0 }), {
+      liveAccount: false,
+    });
+    expect((await sandbox.createHostedSession(input(false))).paymentId).toBe("cs_live_1");
     expect(requests).toEqual(["POST /v1/checkout/sessions"]);
   });
 });

@@ -25,8 +25,11 @@ export interface HostedSessionInput {
 
 export interface CheckoutProvider {
   name: ProviderName;
-  /** Throws provider_not_configured when the provider cannot be used in this deployment. */
-  assertConfigured(): void;
+  /**
+   * Throws provider_not_configured when the provider cannot take payments of this environment (`livemode`) in
+   * this deployment: checked before anything is stored or asked.
+   */
+  assertConfigured(livemode: boolean): void;
   /** Where the buyer pays, and the provider's payment id (null when the id comes at completion). */
   createHostedSession(input: HostedSessionInput): Promise<{ checkoutUrl: string; paymentId: string | null }>;
 }
@@ -49,22 +52,34 @@ export function isLiveProcessorKey(secretKey: string): boolean {
 }
 
 /**
- * `liveAccount`: the deployment's processor key is a live-mode one. A sandbox checkout never uses it: a sandbox
- * buyer sent to a real checkout page could pay real money into a test sale.
+ * The processor key's mode must be the payment's environment, both ways. A sandbox checkout never uses a live-mode
+ * key: a sandbox buyer sent to a real checkout page could pay real money into a test sale. A live checkout never
+ * uses a test-mode key: the processor's test cards would pay it, and a test payment would credit live money.
  */
+function assertKeyMode(livemode: boolean, liveAccount: boolean): void {
+  if (!livemode && liveAccount) {
+    throw new DomainError("provider_not_configured", "Sandbox checkouts never use the live card processor account", {
+      hint: 'POST /v1/checkout-sessions with sandbox_checkout_provider: "soledgic" (the built-in simulator); stripe in sandbox needs a test-mode STRIPE_SECRET_KEY',
+    });
+  }
+  if (livemode && !liveAccount) {
+    throw new DomainError("provider_not_configured", "Live card payments need a live-mode card processor key; this deployment's key is a test-mode one", {
+      hint: "Configure a live-mode STRIPE_SECRET_KEY (sk_live_… or rk_live_…) on the payments service, or use a sandbox key (slk_test_…)",
+    });
+  }
+}
+
+/** `liveAccount`: the deployment's processor key is a live-mode one (isLiveProcessorKey). */
 export function stripeProvider(client: ProcessorClient | undefined, opts: { liveAccount: boolean }): CheckoutProvider {
   return {
     name: "stripe",
-    assertConfigured: () => {
+    assertConfigured: (livemode) => {
       if (client === undefined) throw notConfigured();
+      assertKeyMode(livemode, opts.liveAccount);
     },
     createHostedSession: async (input) => {
       if (client === undefined) throw notConfigured();
-      if (!input.livemode && opts.liveAccount) {
-        throw new DomainError("provider_not_configured", "Sandbox checkouts never use the live card processor account", {
-          hint: 'POST /v1/checkout-sessions with sandbox_checkout_provider: "soledgic" (the built-in simulator); stripe in sandbox needs a test-mode STRIPE_SECRET_KEY',
-        });
-      }
+      assertKeyMode(input.livemode, opts.liveAccount);
       try {
         const s = await client.createCheckoutSession({
           reference: input.sessionId,

@@ -23,13 +23,15 @@ async function checkOne(deps: PaymentsDeps, due: DueCheck, found: (f: CheckFindi
     return { status: `processor session ${due.processor_session_id} unreadable` };
   }
   const s = parsed.data;
+  // Read with the deployment's key, the session says which environment it belongs to; one that does not say matches none.
+  const report = { session: s, livemode: s.livemode ?? null };
   if (s.payment_status === "paid") {
-    const status = await sessionPaid(deps, s);
+    const status = await sessionPaid(deps, report);
     found("paid");
     return { status };
   }
   if (s.status === "expired") {
-    const status = await sessionEnded(deps, s, "expired");
+    const status = await sessionEnded(deps, report, "expired");
     found("expired");
     return { status };
   }

@@ -12,6 +12,7 @@ import type { z } from "zod";
 import type { Scope } from "../adapters/ledger.ts";
 import type { ProviderName } from "../adapters/providers.ts";
 import { requestHash } from "@treasury/service-kit";
+import { liveReturnUrlProblem } from "../domain/return-urls.ts";
 import { computeSplit, creatorBpsFor } from "../domain/split.ts";
 import { findCheckoutByKey, insertCheckout, storeCreateResponse, type CheckoutMode, type CheckoutRow, type NewCheckout } from "../store/checkouts.ts";
 import { driveCompletion, paymentIdOf } from "./complete-checkout.ts";
@@ -58,6 +59,8 @@ function providerOf(body: CreateCheckoutBody, scope: Scope, mode: CheckoutMode):
 /** Cross-field rules the body schema cannot express, checked before anything is read or written. */
 function checkBody(body: CreateCheckoutBody, scope: Scope): void {
   if ((body.sales_tax ?? 0) > body.amount) throw invalid("sales_tax", "must not exceed amount");
+  const badUrl = liveReturnUrlProblem(body, scope.livemode);
+  if (badUrl !== undefined) throw invalid(badUrl.path, badUrl.message);
   if (body.purchase_mode === "direct_funded_wallet") {
     if (body.payment_method_id !== undefined)
       throw invalid("payment_method_id", "not allowed with purchase_mode direct_funded_wallet (the buyer's wallet pays)");
@@ -130,7 +133,7 @@ export async function createCheckoutSession(
   const mode = modeOf(body);
   const providerName = providerOf(body, scope, mode);
   const provider = deps.providers[providerName];
-  if (mode !== "direct_funded_wallet") provider.assertConfigured();
+  if (mode !== "direct_funded_wallet") provider.assertConfigured(scope.livemode);
   if (mode === "direct" && providerName !== "soledgic") {
     throw new DomainError("provider_not_configured", `Direct payments with payment_method_id are simulated by the soledgic provider only`, {
       hint: 'POST /v1/checkout-sessions with sandbox_checkout_provider: "soledgic", or without payment_method_id for a hosted stripe checkout_url',

@@ -2,6 +2,7 @@
 import type { Logger } from "pino";
 import type { LedgerClient, Scope } from "../adapters/ledger.ts";
 import type { Providers } from "../adapters/providers.ts";
+import type { DropReason } from "../domain/processor-match.ts";
 import type { RefundsClient } from "../adapters/refunds.ts";
 import type { ProcessorClient } from "../adapters/stripe.ts";
 import type { Sql } from "../store/db.ts";
@@ -27,6 +28,8 @@ export interface PaymentsDeps {
    * when its events have not settled it (usecases/check-processor-sessions.ts).
    */
   processorCheckAfterMs: number;
+  /** Counts a processor report dropped for not matching its session (`processor_events_dropped_total`); optional. */
+  processorEventDropped?: (reason: DropReason) => void;
   /** Time spent in each step of a completion (the `checkout_completion_step_seconds` histogram); optional. */
   observeStep?: (step: CompletionStep, seconds: number) => void;
 }

@@ -28,6 +28,7 @@ import {
   type DisputeStatus,
 } from "../store/disputes.ts";
 import type { PaymentsDeps } from "./deps.ts";
+import { dropReport } from "./drop-report.ts";
 
 /** What the worker reads of the processor's dispute object. */
 export interface ProcessorDispute {
@@ -213,12 +214,25 @@ export async function driveDispute(deps: PaymentsDeps, d: DisputeRow): Promise<D
   return settle(deps, row, "closing", row.outcome === "lost" ? "lost" : "won");
 }
 
-/** Records a new dispute of one of our live sales (or finds it); undefined when the payment is not ours. */
-async function recordDispute(deps: PaymentsDeps, pd: ProcessorDispute): Promise<DisputeRow | undefined> {
+function otherEnvironment(deps: PaymentsDeps, pd: ProcessorDispute, checkoutId: string, stored: boolean, livemode: boolean): string {
+  return dropReport(
+    deps,
+    "livemode_mismatch",
+    { processor_dispute_id: pd.id, checkout_session_id: checkoutId, report_livemode: livemode, stored_livemode: stored },
+    `dispute ${pd.id} is not of checkout ${checkoutId}'s environment`,
+  );
+}
+
+/**
+ * Records a new dispute of one of our live sales (or finds it). Answers why not when the payment is not ours, or
+ * when the report (of environment `livemode`) is not of the sale's environment: nothing is held or taken back.
+ */
+async function recordDispute(deps: PaymentsDeps, pd: ProcessorDispute, livemode: boolean): Promise<DisputeRow | string> {
   const known = await findDisputeByProcessorId(deps.sql, pd.id);
-  if (known !== undefined) return known;
+  if (known !== undefined) return known.livemode === livemode ? known : otherEnvironment(deps, pd, known.checkout_session_id, known.livemode, livemode);
   const sale = await findCheckoutByPayment(deps.sql, pd.paymentIntent, pd.charge);
-  if (sale === undefined || sale.status !== "completed" || sale.ledger_reference === null) return undefined;
+  if (sale === undefined || sale.status !== "completed" || sale.ledger_reference === null) return `dispute ${pd.id} is not of one of our sales`;
+  if (sale.livemode !== livemode) return otherEnvironment(deps, pd, sale.id, sale.livemode, livemode);
   const disputed = Math.min(pd.amount, sale.amount);
   const creatorShare = Math.floor((withProcessingFee(sale, sale.processing_fee, sale.processing_fee_paid_by).creator * disputed) / sale.amount);
   const available = creatorShare > 0 ? await creatorAvailable(deps, { orgId: sale.org_id, livemode: sale.livemode }, sale.participant_id) : 0;
@@ -236,16 +250,17 @@ async function recordDispute(deps: PaymentsDeps, pd: ProcessorDispute): Promise<
   });
 }
 
-export async function openDispute(deps: PaymentsDeps, pd: ProcessorDispute): Promise<string> {
-  const row = await recordDispute(deps, pd);
-  if (row === undefined) return `dispute ${pd.id} is not of one of our sales`;
+export async function openDispute(deps: PaymentsDeps, pd: ProcessorDispute, livemode: boolean): Promise<string> {
+  const row = await recordDispute(deps, pd, livemode);
+  if (typeof row === "string") return row;
   const done = await driveDispute(deps, row);
   return `dispute ${done.id} ${done.status}`;
 }
 
-export async function closeDispute(deps: PaymentsDeps, pd: ProcessorDispute): Promise<string> {
-  let row = await recordDispute(deps, pd);
-  if (row === undefined) return `dispute ${pd.id} is not of one of our sales`;
+export async function closeDispute(deps: PaymentsDeps, pd: ProcessorDispute, livemode: boolean): Promise<string> {
+  const recorded = await recordDispute(deps, pd, livemode);
+  if (typeof recorded === "string") return recorded;
+  let row = recorded;
   if (row.status === "opening") row = await driveDispute(deps, row);
   if (row.status === "open") {
     const outcome = KEPT.has(pd.status) ? "won" : pd.status === "lost" ? "lost" : undefined;

@@ -9,18 +9,24 @@
  *   `checkout.failed`; a completed one stays completed;
  * - `refund.*`, `charge.refund.updated`, `charge.refunded`: settle card refunds (usecases/processor-refunds.ts);
  * - `charge.dispute.created` / `…closed`: disputes (usecases/disputes.ts).
+ * A session's report acts only on the session it is about (domain/processor-match.ts): its livemode, processor
+ * session id and, when paid, currency and amount must be the stored ones; a refund's or dispute's event must carry
+ * the livemode of the refund or sale it names. Else it is dropped (usecases/drop-report.ts): counted
+ * (`processor_events_dropped_total{reason}`) and logged, and no money moves.
  * Answers a short description of what was done (stored with the event). Throws when the work must be retried.
  */
 import { DomainError } from "@treasury/contracts";
 import { z } from "zod";
 import { ProcessorUnavailable, refundStatusOf, type ProcessorRefund } from "../adapters/stripe.ts";
+import { mismatchOf, type StoredSession } from "../domain/processor-match.ts";
 import { findCheckoutForPage, type CheckoutRow, type ProcessorPayment } from "../store/checkouts.ts";
 import { isUuid } from "../store/db.ts";
 import type { ProcessorEventRow } from "../store/processor-events.ts";
-import { findTopup } from "../store/wallet-topups.ts";
+import { findTopup, type TopupRow } from "../store/wallet-topups.ts";
 import { completeCheckout } from "./complete-checkout.ts";
 import type { PaymentsDeps } from "./deps.ts";
 import { closeDispute, openDispute, type ProcessorDispute } from "./disputes.ts";
+import { dropReport } from "./drop-report.ts";
 import { failCheckout } from "./fail-checkout.ts";
 import { applyChargeRefunded, applyProcessorRefund } from "./processor-refunds.ts";
 import { completeTopup, failPendingTopup } from "./wallet-topup.ts";
@@ -39,8 +45,18 @@ export const CheckoutSessionObject = z.object({
   client_reference_id: z.string().nullish(),
   metadata: Metadata,
   payment_intent: z.unknown().optional(),
+  livemode: z.boolean().nullish(),
 });
 export type CheckoutSessionObject = z.infer<typeof CheckoutSessionObject>;
+
+/**
+ * A processor session as reported, with the environment the report speaks for: the signed event's `livemode` (or
+ * the session's own, when it was read back from the processor); null when the two disagree or neither says.
+ */
+export interface SessionReport {
+  session: CheckoutSessionObject;
+  livemode: boolean | null;
+}
 
 const RefundObject = z.object({
   id: Id,
@@ -108,22 +124,46 @@ async function checkoutOf(deps: PaymentsDeps, s: CheckoutSessionObject): Promise
   const ref = s.metadata?.["checkout_session_id"] ?? s.client_reference_id ?? "";
   if (!isUuid(ref)) return undefined;
   const row = await findCheckoutForPage(deps.sql, ref.toLowerCase());
-  // A stripe session we created is known by its id: an event naming another processor session is not this one's.
-  if (row === undefined || row.mode !== "session" || (row.provider === "stripe" && row.payment_id !== null && row.payment_id !== s.id)) return undefined;
-  return row;
+  return row === undefined || row.mode !== "session" ? undefined : row;
 }
 
-function samePayment(row: { amount: number; currency: string }, s: CheckoutSessionObject): boolean {
-  return s.amount_total === row.amount && (s.currency ?? "").toUpperCase() === row.currency;
+/** The stored session a report must match: only a checkout at the processor has a processor session to match. */
+function storedCheckout(row: CheckoutRow): StoredSession {
+  return { livemode: row.livemode, processorSessionId: row.provider === "stripe" ? row.payment_id : null, currency: row.currency, amount: row.amount };
+}
+
+function storedTopup(row: TopupRow): StoredSession {
+  return { livemode: row.livemode, processorSessionId: row.processor_session_id, currency: row.currency, amount: row.amount };
+}
+
+/** Undefined when the report is about the stored session; else the drop's outcome (usecases/drop-report.ts). */
+function dropped(
+  deps: PaymentsDeps,
+  what: { checkout_session_id: string } | { wallet_topup_id: string },
+  stored: StoredSession,
+  r: SessionReport,
+  paid: boolean,
+): string | undefined {
+  const reason = mismatchOf(stored, { livemode: r.livemode, id: r.session.id, currency: r.session.currency, amount: r.session.amount_total }, paid);
+  if (reason === undefined) return undefined;
+  return dropReport(
+    deps,
+    reason,
+    { ...what, processor_session_id: r.session.id, report_livemode: r.livemode, stored_livemode: stored.livemode },
+    `processor session ${r.session.id} does not match ${"checkout_session_id" in what ? `checkout ${what.checkout_session_id}` : `top-up ${what.wallet_topup_id}`}`,
+  );
 }
 
 /** A paid processor session: completes its checkout or wallet top-up (also used by usecases/check-processor-sessions.ts). */
-export async function sessionPaid(deps: PaymentsDeps, s: CheckoutSessionObject): Promise<string> {
+export async function sessionPaid(deps: PaymentsDeps, r: SessionReport): Promise<string> {
+  const s = r.session;
   if (s.payment_status !== "paid") return `session ${s.id} not paid yet (${s.payment_status ?? "no status"})`;
   const topupId = s.metadata?.["wallet_topup_id"];
   if (topupId !== undefined) {
     const topup = await findTopup(deps.sql, topupId);
     if (topup === undefined) return `no wallet top-up ${topupId}`;
+    const drop = dropped(deps, { wallet_topup_id: topup.id }, storedTopup(topup), r, true);
+    if (drop !== undefined) return drop;
     return completeTopup(
       deps,
       topup,
@@ -133,14 +173,9 @@ export async function sessionPaid(deps: PaymentsDeps, s: CheckoutSessionObject):
   }
   const row = await checkoutOf(deps, s);
   if (row === undefined) return `no checkout session for processor session ${s.id}`;
+  const drop = dropped(deps, { checkout_session_id: row.id }, storedCheckout(row), r, true);
+  if (drop !== undefined) return drop;
   if (row.status === "completed") return `checkout ${row.id} already completed`;
-  if (!samePayment(row, s)) {
-    deps.log.error(
-      { checkout_session_id: row.id, amount_paid: s.amount_total, currency: s.currency },
-      "the processor's paid amount differs from the checkout session",
-    );
-    return `checkout ${row.id} not completed: paid ${String(s.amount_total)} ${String(s.currency)}, expected ${row.amount} ${row.currency}`;
-  }
   const processor = row.status === "pending" ? await paymentOf(deps, s) : undefined;
   try {
     const done = await completeCheckout(deps, { orgId: row.org_id, livemode: row.livemode }, row.id, { source: "processor", processor });
@@ -156,14 +191,19 @@ export async function sessionPaid(deps: PaymentsDeps, s: CheckoutSessionObject):
 }
 
 /** A processor session that ended unpaid: its still-pending checkout or top-up fails. */
-export async function sessionEnded(deps: PaymentsDeps, s: CheckoutSessionObject, why: "expired" | "payment_failed"): Promise<string> {
+export async function sessionEnded(deps: PaymentsDeps, r: SessionReport, why: "expired" | "payment_failed"): Promise<string> {
+  const s = r.session;
   const topupId = s.metadata?.["wallet_topup_id"];
   if (topupId !== undefined) {
     const topup = await findTopup(deps.sql, topupId);
-    return topup === undefined ? `no wallet top-up ${topupId}` : failPendingTopup(deps, topup, why);
+    if (topup === undefined) return `no wallet top-up ${topupId}`;
+    return dropped(deps, { wallet_topup_id: topup.id }, storedTopup(topup), r, false) ?? failPendingTopup(deps, topup, why);
   }
   const row = await checkoutOf(deps, s);
   if (row === undefined) return `no checkout session for processor session ${s.id}`;
+  // A report of another session, or of the other environment, must not fail a session its buyer may be paying.
+  const drop = dropped(deps, { checkout_session_id: row.id }, storedCheckout(row), r, false);
+  if (drop !== undefined) return drop;
   try {
     const failed = await failCheckout(
       deps,
@@ -203,28 +243,35 @@ function disputeOf(d: z.output<typeof DisputeObject>): ProcessorDispute {
   };
 }
 
+/** The event's session with the environment it speaks for: the signed envelope's livemode, unless its object says otherwise. */
+function sessionReportOf(ev: ProcessorEventRow): SessionReport {
+  const session = objectOf(CheckoutSessionObject, ev);
+  const own = session.livemode ?? ev.livemode;
+  return { session, livemode: own === ev.livemode ? ev.livemode : null };
+}
+
 export async function handleProcessorEvent(deps: PaymentsDeps, ev: ProcessorEventRow): Promise<string> {
   switch (ev.type) {
     case "checkout.session.completed":
     case "checkout.session.async_payment_succeeded":
-      return sessionPaid(deps, objectOf(CheckoutSessionObject, ev));
+      return sessionPaid(deps, sessionReportOf(ev));
     case "checkout.session.expired":
-      return sessionEnded(deps, objectOf(CheckoutSessionObject, ev), "expired");
+      return sessionEnded(deps, sessionReportOf(ev), "expired");
     case "checkout.session.async_payment_failed":
-      return sessionEnded(deps, objectOf(CheckoutSessionObject, ev), "payment_failed");
+      return sessionEnded(deps, sessionReportOf(ev), "payment_failed");
     case "refund.created":
     case "refund.updated":
     case "refund.failed":
     case "charge.refund.updated":
-      return applyProcessorRefund(deps, refundOf(objectOf(RefundObject, ev)));
+      return applyProcessorRefund(deps, refundOf(objectOf(RefundObject, ev)), ev.livemode);
     case "charge.refunded": {
       const charge = objectOf(ChargeObject, ev);
-      return applyChargeRefunded(deps, idOf(charge.payment_intent), (charge.refunds?.data ?? []).map(refundOf));
+      return applyChargeRefunded(deps, idOf(charge.payment_intent), (charge.refunds?.data ?? []).map(refundOf), ev.livemode);
     }
     case "charge.dispute.created":
-      return openDispute(deps, disputeOf(objectOf(DisputeObject, ev)));
+      return openDispute(deps, disputeOf(objectOf(DisputeObject, ev)), ev.livemode);
     case "charge.dispute.closed":
-      return closeDispute(deps, disputeOf(objectOf(DisputeObject, ev)));
+      return closeDispute(deps, disputeOf(objectOf(DisputeObject, ev)), ev.livemode);
     default:
       return `type ${ev.type} is not handled`;
   }

@@ -25,6 +25,7 @@ import {
   type ProcessorRefundRow,
 } from "../store/processor-refunds.ts";
 import type { PaymentsDeps } from "./deps.ts";
+import { dropReport } from "./drop-report.ts";
 
 type StartRequest = z.output<typeof schemas.ProcessorRefundRequest>;
 
@@ -101,10 +102,11 @@ export async function startProcessorRefund(deps: PaymentsDeps, req: StartRequest
 }
 
 /**
- * Applies what the processor reports of one refund and tells the refunds service once it is settled. Answers what
+ * Applies what the processor reports of one refund and tells the refunds service once it is settled. `livemode`:
+ * the environment of the report (its event's); a report of the other environment is dropped. Answers what
  * happened; throws (and the event is retried) while the refunds service cannot be told.
  */
-export async function applyProcessorRefund(deps: PaymentsDeps, refund: ProcessorRefund): Promise<string> {
+export async function applyProcessorRefund(deps: PaymentsDeps, refund: ProcessorRefund, livemode: boolean): Promise<string> {
   let row = await findByProcessorRefundId(deps.sql, refund.id);
   const metaId = refund.metadata["refund_id"];
   const metaOrg = refund.metadata["org_id"];
@@ -112,6 +114,14 @@ export async function applyProcessorRefund(deps: PaymentsDeps, refund: Processor
     row = await findProcessorRefund(deps.sql, { orgId: metaOrg, livemode: refund.metadata["livemode"] === "true" }, metaId);
   }
   if (row === undefined) return `refund ${refund.id} is not one of ours`;
+  if (row.livemode !== livemode) {
+    return dropReport(
+      deps,
+      "livemode_mismatch",
+      { refund_id: row.refund_id, processor_refund_id: refund.id, report_livemode: livemode, stored_livemode: row.livemode },
+      `processor refund ${refund.id} is not of refund ${row.refund_id}'s environment`,
+    );
+  }
   const updated = await recordProcessorRefundState(deps.sql, row, {
     processor_refund_id: refund.id,
     status: refund.status,
@@ -135,15 +145,15 @@ export async function applyProcessorRefund(deps: PaymentsDeps, refund: Processor
  * `charge.refunded` names the payment, not always its refunds: each refund of ours still pending on that payment
  * is read back from the processor and applied.
  */
-export async function applyChargeRefunded(deps: PaymentsDeps, paymentIntent: string | null, listed: ProcessorRefund[]): Promise<string> {
+export async function applyChargeRefunded(deps: PaymentsDeps, paymentIntent: string | null, listed: ProcessorRefund[], livemode: boolean): Promise<string> {
   const outcomes: string[] = [];
-  for (const r of listed) outcomes.push(await applyProcessorRefund(deps, r));
+  for (const r of listed) outcomes.push(await applyProcessorRefund(deps, r, livemode));
   if (paymentIntent !== null) {
     const seen = new Set(listed.map((r) => r.id));
     for (const row of await unsettledOfPayment(deps.sql, paymentIntent)) {
       if (row.processor_refund_id === null || seen.has(row.processor_refund_id)) continue;
       if (deps.processor === undefined) throw new ProcessorUnavailable("no processor credentials to read a refund back");
-      outcomes.push(await applyProcessorRefund(deps, await deps.processor.retrieveRefund(row.processor_refund_id)));
+      outcomes.push(await applyProcessorRefund(deps, await deps.processor.retrieveRefund(row.processor_refund_id), livemode));
     }
   }
   return outcomes.length === 0 ? "no refund of ours" : outcomes.join("; ");

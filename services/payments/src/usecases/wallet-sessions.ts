@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { DomainError, newId, schemas } from "@treasury/contracts";
 import type { z } from "zod";
 import type { LedgerWallet, Scope } from "../adapters/ledger.ts";
+import { liveReturnUrlProblem } from "../domain/return-urls.ts";
 import { requestHash } from "@treasury/service-kit";
 import {
   findWalletSessionByKey,
@@ -109,6 +110,9 @@ export async function createWalletSession(
     const existing = await findWalletSessionByKey(deps.sql, scope, body.idempotency_key);
     if (existing !== undefined) return replay(existing);
   }
+  // Before the wallet is resolved: resolving may create the buyer's wallet, and a refused body stores nothing.
+  const badUrl = liveReturnUrlProblem(body, scope.livemode);
+  if (badUrl !== undefined) throw invalid(badUrl.path, badUrl.message);
   const wallet = await resolveWallet(deps, scope, body);
   const creator = wallet.wallet_type === "creator_earnings";
   const permissions = body.permissions ?? (creator ? CREATOR_PERMISSIONS : BUYER_PERMISSIONS);

@@ -9,8 +9,9 @@
  *   3. the top-up is marked completed.
  * The reconciler re-drives top-ups stuck in `completing`.
  *
- * Errors (startLiveTopup): provider_not_configured (no processor credentials), service_unavailable (the processor
- * did not answer: the form can be sent again, and finds the same top-up).
+ * Errors (startLiveTopup): provider_not_configured (no processor credentials, or a key whose mode is not the
+ * session's), service_unavailable (the processor did not answer: the form can be sent again, and finds the same
+ * top-up).
  */
 import { DomainError, newId, type PostRequestInput } from "@treasury/contracts";
 import { LedgerOutcomeUnknown } from "../adapters/ledger.ts";
@@ -26,7 +27,7 @@ const DEFINITIVE = new Set(["wallet_not_found", "wallet_not_active", "wallet_not
 
 /** Records the top-up of one form render and answers where the buyer pays (the same place on a double submit). */
 export async function startLiveTopup(deps: PaymentsDeps, session: WalletSessionRow, amount: number, nonce: string, pageUrl: string): Promise<string> {
-  deps.providers.stripe.assertConfigured();
+  deps.providers.stripe.assertConfigured(session.livemode);
   const topup = await insertOrFindTopup(deps.sql, {
     id: newId("wtop"),
     org_id: session.org_id,
