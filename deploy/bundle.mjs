@@ -31,6 +31,13 @@ const externalPackages = {
 const services = readdirSync(join(root, "services")).filter((s) => existsSync(join(root, "services", s, "src", "main.ts")));
 const allEntries = [
   ...services.map((s) => ({ name: s, in: join(root, "services", s, "src", "main.ts"), out: join(outDir, "services", s, "dist", "main") })),
+  // The ledger reads bank statements in worker threads (services/ledger/src/statement-parser/pool.ts): the worker's
+  // module is an entry of its own, built with the ledger, beside its main.js.
+  {
+    name: "ledger",
+    in: join(root, "services", "ledger", "src", "statement-parser", "worker.ts"),
+    out: join(outDir, "services", "ledger", "dist", "statement-parser-worker"),
+  },
   // scripts/migrate.ts finds services/<name>/migrations one folder up from itself: dist/ keeps that true.
   { name: "migrate", in: join(root, "scripts", "migrate.ts"), out: join(outDir, "dist", "migrate") },
   { name: "admin", in: join(root, "scripts", "admin.ts"), out: join(outDir, "dist", "admin") },
@@ -57,4 +64,4 @@ for (const entry of entries) {
     plugins: [externalPackages],
   });
 }
-console.log(`bundle: ${entries.map((e) => e.name).join(", ")} in ${outDir}`);
+console.log(`bundle: ${[...new Set(entries.map((e) => e.name))].join(", ")} in ${outDir}`);

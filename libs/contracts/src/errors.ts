@@ -113,6 +113,7 @@ export const ERROR_CODES = {
   invalid_base64: { status: 400, message: "data is not valid base64" },
   unsupported_encoding: { status: 400, message: "Unsupported character encoding" },
   statement_too_large: { status: 400, message: "The statement is too large" },
+  statement_too_complex: { status: 422, message: "The statement took longer to read than its time budget allows" },
   mapping_required: { status: 400, message: "CSV statements need a mapping or a template_id" },
   invalid_mapping: { status: 400, message: "The CSV mapping is invalid" },
   mapping_column_not_found: { status: 400, message: "The CSV mapping names a column the file does not have" },

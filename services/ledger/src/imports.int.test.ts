@@ -1,10 +1,17 @@
 // Proves import-transactions through real RPC on PostgreSQL: every test-data statement imported with its
 // published figures and de-duplicated on a second import (also when imported concurrently), templates per org
-// and environment, and bad input answered with a precise code while nothing is written.
-import type { AuthContext, RpcReply } from "@treasury/contracts";
+// and environment, bad input answered with a precise code while nothing is written, and statements read off
+// the event loop: pathological ones answered within the parse budget while postings keep being answered.
+import { IMPORT_BODY_LIMIT_BYTES, RPC_ENVELOPE_BYTES_MAX, type AuthContext, type RpcReply } from "@treasury/contracts";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pathologicalStatements } from "../../../libs/bank-statements/src/testing/pathological.ts";
 import { fixture, fixtureBody, FIXTURES } from "./import-fixtures.ts";
+import { StatementParserPool } from "./statement-parser/pool.ts";
+import { StatementParserEnv } from "./statement-parser/register.ts";
+import { ENDLESS_STATEMENT, ENDLESS_WORKER_URL } from "./statement-parser/testing/endless.ts";
 import { authFor, err, newOrg, ok, startLedger, type LedgerHarness } from "./test-support.ts";
+import { createWallet } from "./usecases/wallets.ts";
 
 let h: LedgerHarness;
 
@@ -162,4 +169,104 @@ describe("import-transactions behaviour", () => {
     expect(ofx.details?.[0]?.message).toMatch(/^line \d+: /);
     expect(await rowsOf(auth)).toEqual({ lines: 0, net: 0, imports: 0 });
   });
+});
+
+describe("statement parsing off the event loop", () => {
+  /** The largest statement an import request carries: the body limit less the RPC envelope and the other fields. */
+  const INPUT_BYTES = IMPORT_BODY_LIMIT_BYTES - RPC_ENVELOPE_BYTES_MAX - 1024;
+  /** The ledger's default parse budget (STATEMENT_PARSE_BUDGET_MS), which the shared harness runs with. */
+  const BUDGET_MS = StatementParserEnv.STATEMENT_PARSE_BUDGET_MS.parse(undefined);
+  /** Above the budget: the RPC, a worker replaced, and a loaded machine. */
+  const ANSWER_MARGIN_MS = 10_000;
+  /**
+   * Longest a posting may take while a statement is read. A posting is answered in milliseconds; an event loop
+   * held by a parse would hold it for the whole parse, which is longer than this in every case below.
+   */
+  const POSTING_LATENCY_MS_MAX = 3_000;
+
+  interface Timed<T> {
+    value: T;
+    ms: number;
+    postings: number[];
+  }
+
+  /** Posts top-ups one after another until `work` settles; answers its value, how long it took, each posting's latency. */
+  async function postingWhile<T>(harness: LedgerHarness, work: Promise<T>): Promise<Timed<T>> {
+    const org = newOrg();
+    const created = await createWallet(harness.sql, { orgId: org, livemode: false }, { owner_id: "statement-load", redeemable: true, transferable: true });
+    const wallet = String(created.wallet["id"]);
+    const started = performance.now();
+    let settled = false;
+    const done = work.finally(() => (settled = true));
+    const postings: number[] = [];
+    while (!settled) {
+      const t0 = performance.now();
+      const reply = await harness.postRpc({
+        org_id: org,
+        livemode: false,
+        kind: "wallet_topup",
+        reference_id: `load-${postings.length}`,
+        postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: wallet }, amount: 1 }],
+      });
+      ok(reply);
+      postings.push(performance.now() - t0);
+    }
+    const value = await done;
+    return { value, ms: performance.now() - started, postings };
+  }
+
+  function outcome(reply: RpcReply): string {
+    return reply.ok ? "parsed" : reply.error.code;
+  }
+
+  it("every format's 1 MiB pathological statement is answered within the parse budget while postings keep being answered", async () => {
+    // Proves no statement holds the ledger: each is read or refused within its budget, and postings stay fast throughout.
+    const auth = authFor(newOrg());
+    const inputs = pathologicalStatements(INPUT_BYTES);
+    expect(new Set(inputs.map((p) => p.opts.format))).toEqual(new Set(["csv", "mt940", "ofx", "camt053", "bai2"]));
+    for (const p of inputs) {
+      const data = { action: "parse_preview", format: p.opts.format, data: p.text, ...(p.opts.mapping ? { mapping: p.opts.mapping } : {}) };
+      expect(JSON.stringify(data).length).toBeLessThan(IMPORT_BODY_LIMIT_BYTES - RPC_ENVELOPE_BYTES_MAX);
+      const run = await postingWhile(h, imp(auth, data));
+      expect(outcome(run.value), p.name).toMatch(/^(parsed|unparseable_statement|statement_too_complex)$/);
+      expect(run.ms, p.name).toBeLessThan(BUDGET_MS + ANSWER_MARGIN_MS);
+      expect(Math.max(...run.postings), p.name).toBeLessThan(POSTING_LATENCY_MS_MAX);
+    }
+  }, 120_000);
+
+  it("a statement that never finishes reading answers 422 statement_too_complex at its budget; postings are answered meanwhile", async () => {
+    // Proves the budget with a reader stuck for good: its worker is ended, the request answers, the ledger never stalls.
+    const budgetMs = 8_000;
+    const pool = new StatementParserPool({ workers: 1, budgetMs, workerUrl: ENDLESS_WORKER_URL, log: pino({ level: "silent" }) });
+    const stuck = await startLedger({ deps: { statementParser: pool } });
+    try {
+      await pool.ready();
+      const auth = authFor(newOrg());
+      const run = await postingWhile(
+        stuck,
+        stuck.call("importTransactions", auth, { body: { action: "parse_preview", format: "csv", data: ENDLESS_STATEMENT } }),
+      );
+      expect(err(run.value)).toMatchObject({ code: "statement_too_complex" });
+      expect(run.ms).toBeGreaterThanOrEqual(budgetMs - 5);
+      expect(run.ms).toBeLessThan(budgetMs + ANSWER_MARGIN_MS);
+      // Sequential postings all through the budget: a stalled loop would have answered none until the end.
+      expect(run.postings.length).toBeGreaterThan(5);
+      expect(Math.max(...run.postings)).toBeLessThan(POSTING_LATENCY_MS_MAX);
+      // A fresh worker reads the next statement.
+      const next = ok(
+        await stuck.call("importTransactions", auth, {
+          body: {
+            action: "parse_preview",
+            format: "csv",
+            data: "Date,Amount\n2024-01-01,2.00\n",
+            mapping: { date: "Date", amount: "Amount", currency: "EUR" },
+          },
+        }),
+      );
+      expect(next.body["preview"]).toMatchObject({ format: "csv", line_count: 1 });
+    } finally {
+      await stuck.close();
+      await pool.close();
+    }
+  }, 90_000);
 });

@@ -9,15 +9,22 @@ import { registerHandlers } from "./handlers/index.ts";
 import { registerImportHandlers } from "./handlers/imports.ts";
 import { registerInternalReads } from "./handlers/internal-reads.ts";
 import { postBatchSizes } from "./metrics.ts";
+import { registerStatementParser, StatementParserEnv } from "./statement-parser/register.ts";
+import type { StatementParser } from "./usecases/import-transactions.ts";
 import { Poster } from "./usecases/poster.ts";
 import { registerVerifyJob, VerifyEnv } from "./verify-job.ts";
 
-/** The ledger's own settings: how many group-commit batches may be in flight at once (ADR 0004), the periodic invariant check. */
-const LedgerEnv = { POST_BATCH_SLOTS: z.coerce.number().int().min(1).max(4).default(4), ...VerifyEnv };
+/**
+ * The ledger's own settings: how many group-commit batches may be in flight at once (ADR 0004), the periodic
+ * invariant check, and the worker threads that read bank statements.
+ */
+const LedgerEnv = { POST_BATCH_SLOTS: z.coerce.number().int().min(1).max(4).default(4), ...VerifyEnv, ...StatementParserEnv };
 
 export interface LedgerDeps extends ServiceDeps {
   /** Pins the balance shard each system-account delta lands on (tests that count shards). */
   pickShard?: () => number;
+  /** Reads bank statements; by default a pool of worker threads with a time budget (STATEMENT_PARSE_*). */
+  statementParser?: StatementParser;
 }
 
 export interface LedgerService extends Service<ServiceConfig<typeof LedgerEnv>> {
@@ -34,7 +41,7 @@ export async function buildLedger(env: Record<string, string | undefined>, deps:
     ...(deps.pickShard === undefined ? {} : { pickShard: deps.pickShard }),
   });
   registerHandlers(svc, poster);
-  registerImportHandlers(svc);
+  registerImportHandlers(svc, deps.statementParser ?? registerStatementParser(svc));
   registerInternalReads(svc);
   registerVerifyJob(svc);
   return Object.assign(svc, { poster });

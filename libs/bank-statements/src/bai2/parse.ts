@@ -2,6 +2,7 @@ import { isCurrencyCode, minorUnits } from "../core/currency.ts";
 import { fromYymmdd } from "../core/dates.ts";
 import type { Decimal } from "../core/decimal.ts";
 import { invalidStatement } from "../core/errors.ts";
+import { excerpt } from "../core/limits.ts";
 import { exactAmount } from "../core/money.ts";
 import { reconcile } from "../core/reconcile.ts";
 import { inputText } from "../core/text.ts";
@@ -34,11 +35,21 @@ interface AccountDraft {
 
 const field = (r: Bai2Record, i: number): string => (r.fields[i] ?? "").trim();
 
+/** Digits of an amount or control total; a longer number is no amount, and making a bigint of it is quadratic. */
+const AMOUNT_DIGITS_MAX = 30;
+
+/** An optionally signed integer of at most AMOUNT_DIGITS_MAX digits, or null. */
+function integerOf(text: string): bigint | null {
+  const t = text.trim();
+  if (t.length > AMOUNT_DIGITS_MAX + 1 || !/^[+-]?\d+$/.test(t)) return null;
+  return BigInt(t);
+}
+
 /** A BAI2 amount: an integer in the currency's minor units (the decimals are implied), optionally signed. */
 function amountOf(text: string, r: Bai2Record, name: string): bigint {
-  const t = text.trim();
-  if (!/^[+-]?\d+$/.test(t)) throw invalidStatement(`record ${r.code} has an invalid ${name}`, { line: r.line, field: name, value: text });
-  return BigInt(t);
+  const n = integerOf(text);
+  if (n === null) throw invalidStatement(`record ${r.code} has an invalid ${name}`, { line: r.line, field: name, value: excerpt(text) });
+  return n;
 }
 
 function decimalOf(minor: bigint, exponent: number): Decimal {
@@ -64,7 +75,8 @@ function summaryItems(r: Bai2Record): { code: string; amount: bigint | null }[] 
 
 function checkTotal(warnings: Warnings, what: string, r: Bai2Record, expectedTotal: bigint, expectedRecords: number, totalAt: number, recordsAt: number): void {
   const total = field(r, totalAt);
-  if (total !== "" && /^[+-]?\d+$/.test(total) && BigInt(total) !== expectedTotal) {
+  const written = integerOf(total);
+  if (written !== null && written !== expectedTotal) {
     warnings.add("control_total_mismatch", `${what} control total ${total} differs from the records' sum ${expectedTotal}`, r.line);
   }
   const count = field(r, recordsAt);

@@ -1,3 +1,4 @@
+import { checkFieldLength } from "../core/limits.ts";
 import { hasControlChars, readLines, stripControlChars } from "../core/text.ts";
 import type { Warnings } from "../core/warnings.ts";
 
@@ -130,8 +131,8 @@ function splitDetail(content: string): string[] {
  * free text has begun, that text (joined with a space).
  */
 export function* bai2Records(text: string, warnings: Warnings): Generator<Bai2Record> {
-  let pending: { code: string; content: string; line: number; physical: number; textBegun: boolean } | undefined;
-  const emit = (p: NonNullable<typeof pending>): Bai2Record => ({
+  let pending: Pending | undefined;
+  const emit = (p: Pending): Bai2Record => ({
     code: p.code,
     fields: p.code === "16" ? splitDetail(p.content) : p.content.split(","),
     line: p.line,
@@ -144,16 +145,38 @@ export function* bai2Records(text: string, warnings: Warnings): Generator<Bai2Re
         warnings.add("orphan_continuation", "88 record with nothing to continue; ignored", rec.line);
         continue;
       }
-      if (pending.code === "16" && !pending.textBegun) {
-        const fields = splitDetail(pending.content);
-        pending.textBegun = fields.length > (detailTextIndex(fields) ?? Infinity);
-      }
-      pending.content += pending.textBegun ? ` ${content}` : `,${content}`;
-      pending.physical++;
+      continueRecord(pending, content);
       continue;
     }
     if (pending) yield emit(pending);
-    pending = { code: rec.code, content, line: rec.line, physical: 1, textBegun: false };
+    pending = { code: rec.code, content, line: rec.line, physical: 1, textBegun: false, fields: rec.code === "16" ? content.split(",") : [] };
+    checkFieldLength(content.length, `record ${rec.code}`, { line: rec.line, field: rec.code });
   }
   if (pending) yield emit(pending);
+}
+
+/** A logical record being built from its physical records. */
+interface Pending {
+  code: string;
+  content: string;
+  line: number;
+  physical: number;
+  textBegun: boolean;
+  /** A 16 record's fields split on every comma, kept until its text begins (none for other records). */
+  fields: string[];
+}
+
+/**
+ * Adds an 88 record to the record it continues. Whether a 16 record's text has begun is read from the fields kept
+ * so far, extended by each continuation, never from the whole record split again: that was quadratic in the
+ * number of continuations of a record whose text never begins.
+ */
+function continueRecord(pending: Pending, content: string): void {
+  if (pending.code === "16" && !pending.textBegun) {
+    pending.textBegun = pending.fields.length > (detailTextIndex(pending.fields) ?? Infinity);
+  }
+  pending.content += pending.textBegun ? ` ${content}` : `,${content}`;
+  if (pending.code === "16" && !pending.textBegun) for (const f of content.split(",")) pending.fields.push(f);
+  pending.physical++;
+  checkFieldLength(pending.content.length, `record ${pending.code} with its continuations`, { line: pending.line, field: pending.code });
 }

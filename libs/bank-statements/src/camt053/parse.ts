@@ -5,6 +5,7 @@ import { fromIsoDateTime } from "../core/dates.ts";
 import { negateDecimal, parseDecimal } from "../core/decimal.ts";
 import { invalidStatement, StatementError } from "../core/errors.ts";
 import { findIban } from "../core/iban.ts";
+import { checkFieldLength, NAME_CHARS_MAX, NESTING_DEPTH_MAX } from "../core/limits.ts";
 import { exactAmount } from "../core/money.ts";
 import { reconcile } from "../core/reconcile.ts";
 import { decodeGuess } from "../core/text.ts";
@@ -39,6 +40,8 @@ interface EntryDraft extends AmountDraft {
   endToEnd?: string;
   creditorRef?: string;
   unstructured: string[];
+  /** Characters of `unstructured` joined with spaces. */
+  unstructuredChars: number;
   txAdditional?: string;
   debtor: Counterparty;
   creditor: Counterparty;
@@ -88,6 +91,10 @@ class CamtReader {
 
   open(tag: SaxesTagPlain, line: number): void {
     const name = local(tag.name);
+    // Each closing tag joins the path below its entry: the path's depth and names are bounded so that stays short.
+    checkFieldLength(name.length, "an element name", { line, field: name.slice(0, 40) }, NAME_CHARS_MAX);
+    if (this.path.length >= NESTING_DEPTH_MAX)
+      throw invalidStatement(`elements nest deeper than ${NESTING_DEPTH_MAX} levels`, { line, field: name.slice(0, 40) });
     this.path.push(name);
     this.text = "";
     const depth = this.path.length;
@@ -98,7 +105,7 @@ class CamtReader {
       this.bal = { line };
       this.balDepth = depth;
     } else if (this.stmt && name === "Ntry" && depth === this.stmtDepth + 1) {
-      this.entry = { line, code: [], txDetails: 0, unstructured: [], debtor: {}, creditor: {} };
+      this.entry = { line, code: [], txDetails: 0, unstructured: [], unstructuredChars: 0, debtor: {}, creditor: {} };
       this.entryDepth = depth;
     } else if (this.entry && name === "TxDtls") {
       this.entry.txDetails++;
@@ -110,8 +117,9 @@ class CamtReader {
     }
   }
 
-  addText(text: string): void {
+  addText(text: string, line: number): void {
     this.text += text;
+    checkFieldLength(this.text.length, `the text of ${this.path[this.path.length - 1] ?? "the document"}`, { line });
   }
 
   close(): void {
@@ -191,7 +199,11 @@ class CamtReader {
   /** Only the first transaction detail names the reference and parties; remittance text comes from all. */
   private detailField(e: EntryDraft, rel: string, text: string): void {
     if (rel === "RmtInf/Ustrd") {
-      if (e.unstructured.join(" ").length < DESCRIPTION_CHARS_MAX) e.unstructured.push(text);
+      // Counted as kept, not joined again for every element: an entry may carry thousands of them.
+      if (e.unstructuredChars < DESCRIPTION_CHARS_MAX) {
+        e.unstructuredChars += (e.unstructured.length > 0 ? 1 : 0) + text.length;
+        e.unstructured.push(text);
+      }
       return;
     }
     if (e.txDetails > 1) return;
@@ -294,8 +306,8 @@ export function parseCamt053(input: Buffer | string, warnings: Warnings): Statem
   const reader = new CamtReader(warnings);
   const parser = new SaxesParser({ xmlns: false, position: true });
   parser.on("opentag", (tag) => reader.open(tag, parser.line));
-  parser.on("text", (t) => reader.addText(t));
-  parser.on("cdata", (t) => reader.addText(t));
+  parser.on("text", (t) => reader.addText(t, parser.line));
+  parser.on("cdata", (t) => reader.addText(t, parser.line));
   parser.on("closetag", () => reader.close());
   try {
     parser.write(text).close();

@@ -3,6 +3,7 @@ import { isCurrencyCode } from "../core/currency.ts";
 import { fullYear, isoDate } from "../core/dates.ts";
 import { addDecimal, isNegative, isZero, negateDecimal, parseDecimal, subDecimal, type Decimal } from "../core/decimal.ts";
 import { invalidStatement, StatementError } from "../core/errors.ts";
+import { AMOUNT_CHARS_MAX, checkFieldLength, FIELD_CHARS_MAX } from "../core/limits.ts";
 import { exactAmount } from "../core/money.ts";
 import { reconcile } from "../core/reconcile.ts";
 import { inputText } from "../core/text.ts";
@@ -12,6 +13,8 @@ import type { ColumnRef, CsvMapping } from "./mapping.ts";
 
 /** A CSV row wider than this is not a bank statement. */
 const COLUMNS_MAX = 500;
+/** Characters of one row, all its cells together: csv-parse refuses a longer row while it reads it. */
+const RECORD_CHARS_MAX = 4 * FIELD_CHARS_MAX;
 
 interface Row {
   txn: StatementTransaction;
@@ -82,7 +85,7 @@ export function parseCsvDate(text: string, format: CsvMapping["date_format"]): s
  */
 export function parseCsvAmount(text: string, mapping: Pick<CsvMapping, "decimal_separator" | "thousands_separator">): Decimal | null {
   let t = text.trim();
-  if (t === "") return null;
+  if (t === "" || t.length > AMOUNT_CHARS_MAX) return null;
   let negative = false;
   if (t.startsWith("(") && t.endsWith(")")) {
     negative = true;
@@ -94,9 +97,26 @@ export function parseCsvAmount(text: string, mapping: Pick<CsvMapping, "decimal_
     t = t.slice(0, -1).trim();
   }
   const syntax = { decimalSeparator: mapping.decimal_separator, ...(mapping.thousands_separator ? { thousandsSeparator: mapping.thousands_separator } : {}) };
-  const d = parseDecimal(t.replace(/\s+(?=\d)/g, mapping.thousands_separator === " " ? " " : ""), syntax);
+  const d = parseDecimal(spacesBeforeDigits(t, mapping.thousands_separator === " " ? " " : ""), syntax);
   if (d === null) return null;
   return negative ? negateDecimal(d) : d;
+}
+
+/**
+ * Each run of white space followed by a digit replaced by `by` (digit groups written `1 234` or `EUR 12`); other
+ * runs stay. A run is matched once and its end looked at, where `/\s+(?=\d)/` retried the rest of a run from
+ * each of its characters: quadratic in the length of a run not followed by a digit.
+ */
+function spacesBeforeDigits(text: string, by: string): string {
+  return text.replace(/\s+/g, (run: string, at: number) => {
+    const next = text.charCodeAt(at + run.length);
+    return next >= 48 && next <= 57 ? by : run;
+  });
+}
+
+/** Refuses a row with a cell longer than any bank writes, before a pattern reads any of its cells. */
+function checkCells(record: readonly string[], line: number): void {
+  for (const [i, cell] of record.entries()) checkFieldLength(cell.length, `column ${i}`, { line, field: String(i) }, FIELD_CHARS_MAX);
 }
 
 class CsvRowReader {
@@ -209,9 +229,10 @@ export function parseCsv(input: Buffer | string, mapping: CsvMapping, warnings: 
       skip_empty_lines: true,
       relax_column_count: true,
       relax_quotes: true,
-      max_record_size: 1 << 20,
+      max_record_size: RECORD_CHARS_MAX,
       on_record: (record: string[], info) => {
         if (record.length > COLUMNS_MAX) throw invalidStatement(`row has more than ${COLUMNS_MAX} columns`, { line: info.lines });
+        checkCells(record, info.lines - newlinesIn(record));
         if (!reader) {
           header = record;
           reader = new CsvRowReader(mapping, header, warnings);

@@ -36,6 +36,16 @@ function zka(text: string): Details {
   return { description: purpose || (parts.get("00") ?? "").trim(), counterparty };
 }
 
+/**
+ * The value without the slashes that close it. Counted back from the end: `/\/+$/` retried from every slash of
+ * the value, quadratic in a value of slashes that do not end it.
+ */
+function withoutTrailingSlashes(value: string): string {
+  let end = value.length;
+  while (end > 0 && value.charCodeAt(end - 1) === 47) end--;
+  return value.slice(0, end);
+}
+
 function slashCoded(text: string): Details | null {
   const marks = [...text.matchAll(SLASH_CODES)];
   if (marks.length === 0 || marks[0]?.index !== 0) return null;
@@ -43,7 +53,7 @@ function slashCoded(text: string): Details | null {
   marks.forEach((m, i) => {
     const start = (m.index ?? 0) + m[0].length;
     const end = marks[i + 1]?.index ?? text.length;
-    values.set(m[1] as string, text.slice(start, end).replace(/\/+$/, "").trim());
+    values.set(m[1] as string, withoutTrailingSlashes(text.slice(start, end)).trim());
   });
   const counterparty: Counterparty = {};
   const name = values.get("NAME");

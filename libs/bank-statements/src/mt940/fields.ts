@@ -1,3 +1,4 @@
+import { checkFieldLength } from "../core/limits.ts";
 import { hasControlChars, readLines, stripControlChars } from "../core/text.ts";
 import type { Warnings } from "../core/warnings.ts";
 
@@ -19,6 +20,7 @@ const TAG_RE = /^:([0-9A-Z]{2,3}):/;
  */
 export function* mtItems(text: string, warnings: Warnings): Generator<MtItem> {
   let current: TagField | undefined;
+  let chars = 0;
   let warnedControl = false;
   for (const raw of readLines(text)) {
     let line = raw.text;
@@ -41,9 +43,13 @@ export function* mtItems(text: string, warnings: Warnings): Generator<MtItem> {
     if (m) {
       if (current) yield current;
       current = { tag: m[1] as string, lines: [line.slice(m[0].length)], line: raw.no };
+      chars = line.length - m[0].length;
     } else if (current) {
       current.lines.push(line);
+      chars += line.length;
     }
+    // A field (its continuation lines together) is capped before any pattern reads it.
+    if (current) checkFieldLength(chars, `field :${current.tag}:`, { line: current.line, field: current.tag });
     // Lines before the first tag are bank routing headers (e.g. "ABNANL2A", "940"): not statement data.
   }
   if (current) yield current;

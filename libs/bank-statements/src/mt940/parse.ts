@@ -16,9 +16,11 @@ const BALANCE_RE = /^([CD])(\d{6})([A-Z]{3})(\d[\d]*,\d*)\s*$/;
 /**
  * Statement line (field 61): value date, optional entry date (MMDD, or four spaces as some banks send),
  * mark (C, D, RC, RD, EC, ED), optional funds code letter, amount with a decimal comma, transaction type
- * (N/F/S + three characters), customer reference, optional `//` bank reference.
+ * (N/F/S + three characters), customer reference, optional `//` bank reference. The rest is `[^]*`, which
+ * matches any character: `.*$` stopped at a line separator (U+2028) and made the engine retry every split of
+ * the amount's decimals against the rest of the line, quadratic in the line's length.
  */
-const LINE_RE = /^(\d{6})(\d{4}| {4})?(RC|RD|EC|ED|C|D)([A-Z])?(\d+,\d*)([NFS][A-Z0-9 ]{3})?(.*)$/;
+const LINE_RE = /^(\d{6})(\d{4}| {4})?(RC|RD|EC|ED|C|D)([A-Z])?(\d+,\d*)([NFS][A-Z0-9 ]{3})?([^]*)$/;
 
 interface Draft {
   line: number;

@@ -4,6 +4,9 @@
  * same events: an aggregate opens, a leaf has a value, an aggregate closes. It reads the text once, left to
  * right, and keeps only the stack of open aggregates.
  */
+import { invalidStatement } from "../core/errors.ts";
+import { checkFieldLength, NESTING_DEPTH_MAX } from "../core/limits.ts";
+
 export interface OfxEvents {
   open(name: string, line: number): void;
   leaf(name: string, value: string, line: number): void;
@@ -99,8 +102,11 @@ export class OfxScanner {
     const line = this.lineAt(this.pos);
     const { name, end } = this.tagName(this.pos + 1);
     this.pos = end;
-    const value = this.readValue();
+    const value = this.readValue(line);
     if (value === null) {
+      // OFX nests a dozen levels; deeper is not a statement, and every closing tag searches this stack.
+      if (this.stack.length >= NESTING_DEPTH_MAX)
+        throw invalidStatement(`elements nest deeper than ${NESTING_DEPTH_MAX} levels`, { line, field: name.slice(0, 40) });
       this.stack.push(name);
       this.events.open(name, line);
       return;
@@ -113,18 +119,24 @@ export class OfxScanner {
     }
   }
 
-  /** The text after a start tag up to the next tag, with CDATA sections taken verbatim; null when empty. */
-  private readValue(): string | null {
+  /**
+   * The text after a start tag up to the next tag, with CDATA sections taken verbatim; null when empty. Refused
+   * past FIELD_CHARS_MAX characters (white space included) before entities are decoded.
+   */
+  private readValue(line: number): string | null {
     const text = this.text;
+    const start = this.pos;
     let out = "";
     while (true) {
       const lt = text.indexOf("<", this.pos);
       const stop = lt < 0 ? text.length : lt;
+      checkFieldLength(stop - start, "an element's value", { line });
       out += decodeEntities(text.slice(this.pos, stop));
       this.pos = stop;
       if (lt < 0 || !text.startsWith("<![CDATA[", lt)) break;
       const cdataEnd = text.indexOf("]]>", lt + 9);
       const contentEnd = cdataEnd < 0 ? text.length : cdataEnd;
+      checkFieldLength(contentEnd - start, "an element's value", { line });
       out += text.slice(lt + 9, contentEnd);
       this.pos = cdataEnd < 0 ? text.length : cdataEnd + 3;
     }

@@ -1,7 +1,7 @@
 /** RPC handlers of bank imports, reconciliation and the report reads: decode with the contracts → use case. */
 import { schemas } from "@treasury/contracts";
 import type { RpcHandler, Service } from "@treasury/service-kit";
-import { importTransactions } from "../usecases/import-transactions.ts";
+import { importTransactions, type StatementParser } from "../usecases/import-transactions.ts";
 import { autoMatchReconciliation, createReconciliationMatch, deleteReconciliationMatch, listUnmatched } from "../usecases/reconciliation.ts";
 import { readReport, type ReadReportType } from "../usecases/reports-reads.ts";
 import { decode, param, scopeOf } from "./decode.ts";
@@ -10,10 +10,11 @@ function reportRead(sql: Service["sql"], type: ReadReportType): RpcHandler {
   return async (req, ctx) => ({ body: await readReport(sql, scopeOf(ctx.auth), type, decode(schemas.ReportQuery, req.query, "query")) });
 }
 
-export function registerImportHandlers(svc: Pick<Service, "sql" | "handle">): void {
+export function registerImportHandlers(svc: Pick<Service, "sql" | "handle">, parser: StatementParser): void {
   const sql = svc.sql;
   const ops: Record<string, RpcHandler> = {
-    importTransactions: async (req, ctx) => importTransactions(sql, scopeOf(ctx.auth), decode(schemas.ImportTransactionsBody, req.body, "body")),
+    importTransactions: async (req, ctx) =>
+      importTransactions({ sql, parser }, { scope: scopeOf(ctx.auth), deadline: ctx.deadline }, decode(schemas.ImportTransactionsBody, req.body, "body")),
     autoMatchReconciliation: async (req, ctx) => ({
       body: await autoMatchReconciliation(sql, scopeOf(ctx.auth), decode(schemas.AutoMatchBody, req.body, "body")),
     }),

@@ -6,9 +6,9 @@
 import { createHash } from "node:crypto";
 import {
   parseCsvMapping,
-  parseStatement,
   StatementError,
   type CsvMappingInput,
+  type ParseOptions,
   type ParseResult,
   type Statement,
   type StatementTransaction,
@@ -32,6 +32,27 @@ import type { Sql } from "../store/db.ts";
 
 type Body = z.output<typeof schemas.ImportTransactionsBody>;
 
+/**
+ * Reads a statement off the ledger's event loop (statement-parser/pool.ts: worker threads with a time budget).
+ * Rejects with the library's StatementError, or a DomainError: statement_too_complex past the budget,
+ * service_unavailable when every reader is busy or the caller's deadline passed while it waited.
+ */
+export interface StatementParser {
+  parse(input: Buffer | string, opts: ParseOptions, deadline: number): Promise<ParseResult>;
+}
+
+/** What the import operations use: the ledger's database and the statement parser. */
+export interface ImportDeps {
+  sql: Sql;
+  parser: StatementParser;
+}
+
+/** The request being answered: the caller gives up at `deadline` (ms since the epoch). */
+export interface ImportRequest {
+  scope: Scope;
+  deadline: number;
+}
+
 /** Lines parse_preview returns by default (and at most): the counts and totals always cover every line. */
 export const PREVIEW_LINES_MAX = 1000;
 /** Statements a preview or an import answer describes; a file with more is summarised in the totals. */
@@ -52,16 +73,16 @@ const UNNAMED_ACCOUNT = "unspecified";
 const TEMPLATE_HINT = "POST /v1/import-transactions with action get_templates lists the saved templates";
 
 /** Errors: validation_error, template_not_found, invalid_mapping (save_template), and those of readStatement (import, parse_preview). */
-export async function importTransactions(sql: Sql, scope: Scope, body: Body): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function importTransactions(deps: ImportDeps, req: ImportRequest, body: Body): Promise<{ status: number; body: Record<string, unknown> }> {
   switch (body.action) {
     case "get_templates":
-      return { status: 200, body: { templates: (await listTemplates(sql, scope)).map(presentTemplate) } };
+      return { status: 200, body: { templates: (await listTemplates(deps.sql, req.scope)).map(presentTemplate) } };
     case "save_template":
-      return saveTemplate(sql, scope, body);
+      return saveTemplate(deps.sql, req.scope, body);
     case "parse_preview":
-      return { status: 200, body: { preview: await preview(sql, scope, body) } };
+      return { status: 200, body: { preview: await preview(deps, req, body) } };
     case "import":
-      return { status: 201, body: { import: await runImport(sql, scope, body) } };
+      return { status: 201, body: { import: await runImport(deps, req, body) } };
   }
 }
 
@@ -174,16 +195,17 @@ export function statementDomainError(e: StatementError): DomainError {
 }
 
 /**
- * Parses the request's statement with its mapping (given, or the saved template's). Pure apart from reading
- * the template. Errors: template_not_found, empty_statement, invalid_base64, binary_statement,
- * unparseable_statement, unsupported_format, unsupported_encoding, mapping_required, invalid_mapping,
- * mapping_column_not_found, statement_too_large.
+ * Parses the request's statement with its mapping (given, or the saved template's), on the parser's workers.
+ * Pure apart from reading the template. Errors: template_not_found, empty_statement, invalid_base64,
+ * binary_statement, unparseable_statement, unsupported_format, unsupported_encoding, mapping_required,
+ * invalid_mapping, mapping_column_not_found, statement_too_large, statement_too_complex (over the parse budget),
+ * service_unavailable (every reader busy).
  */
-export async function readStatement(sql: Sql, scope: Scope, body: Body): Promise<{ result: ParseResult; templateId: string | null }> {
+export async function readStatement(deps: ImportDeps, req: ImportRequest, body: Body): Promise<{ result: ParseResult; templateId: string | null }> {
   let mapping: unknown = body.mapping;
   let templateId: string | null = null;
   if (body.template_id !== undefined) {
-    const t = await findTemplate(sql, scope, body.template_id);
+    const t = await findTemplate(deps.sql, req.scope, body.template_id);
     if (t === undefined) throw new DomainError("template_not_found", `Import template ${body.template_id} not found`, { hint: TEMPLATE_HINT });
     mapping ??= t.mapping;
     templateId = t.id;
@@ -191,12 +213,12 @@ export async function readStatement(sql: Sql, scope: Scope, body: Body): Promise
   const utf16 = typeof mapping === "object" && mapping !== null && (mapping as Record<string, unknown>)["encoding"] === "utf-16le";
   const input = statementInput(body, utf16);
   try {
-    const result = parseStatement(input, {
+    const opts: ParseOptions = {
       format: body.format ?? "auto",
       ...(mapping !== undefined ? { mapping: mapping as CsvMappingInput } : {}),
       bytesMax: IMPORT_BODY_LIMIT_BYTES,
-    });
-    return { result, templateId };
+    };
+    return { result: await deps.parser.parse(input, opts, req.deadline), templateId };
   } catch (e) {
     throw e instanceof StatementError ? statementDomainError(e) : e;
   }
@@ -253,8 +275,8 @@ function presentStatement(st: Statement, lines: StatementTransaction[]) {
  * The parsed statements without writing anything: at most preview_limit lines in all, in file order, and no
  * more than PREVIEW_JSON_CHARS_MAX of JSON; the counts and totals always cover the whole file.
  */
-async function preview(sql: Sql, scope: Scope, body: Body) {
-  const { result } = await readStatement(sql, scope, body);
+async function preview(deps: ImportDeps, req: ImportRequest, body: Body) {
+  const { result } = await readStatement(deps, req, body);
   let lineBudget = body.preview_limit ?? PREVIEW_LINES_MAX;
   let chars = 0;
   const statements: ReturnType<typeof presentStatement>[] = [];
@@ -421,7 +443,9 @@ function decimalOf(minor: number): string {
  * than the currency's minor unit, a client line that does not validate) are listed in `errors` by line number.
  * Errors: those of readStatement (empty_statement when neither data nor transactions is given).
  */
-async function runImport(sql: Sql, scope: Scope, body: Body) {
+async function runImport(deps: ImportDeps, req: ImportRequest, body: Body) {
+  const { sql } = deps;
+  const { scope } = req;
   let format: string;
   let summaries: StatementSummary[] = [];
   let templateId: string | null = null;
@@ -432,7 +456,7 @@ async function runImport(sql: Sql, scope: Scope, body: Body) {
     planned = planClientLines(body.transactions, body.account_name);
   } else {
     // The parse result is dropped once planned: its transaction objects can be freed while the lines are written.
-    const read = await readStatement(sql, scope, body);
+    const read = await readStatement(deps, req, body);
     format = read.result.format;
     summaries = read.result.statements.map(summaryOf);
     templateId = read.templateId;
