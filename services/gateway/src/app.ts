@@ -39,6 +39,7 @@ import { AuthFailureLimiter } from "./auth-failures.ts";
 import type { BucketRule, RateLimiter, TakeResult } from "./ratelimit.ts";
 import { renderDocsPage } from "./docs.ts";
 import { LazyChildLogger } from "./lazy-logger.ts";
+import type { TrustProxy } from "./trust-proxy.ts";
 
 export interface GatewayDeps {
   nc: NatsConnection;
@@ -49,7 +50,8 @@ export interface GatewayDeps {
   rpcTimeoutMs: number;
   healthTimeoutMs: number;
   authFailuresPerMin: number;
-  trustProxy: boolean;
+  /** Proxies allowed to name the client (trust-proxy.ts); the client IP keys anonymous and failed-auth limits. */
+  trustProxy: TrustProxy;
   dbPing: () => Promise<void>;
   isClosing?: () => boolean;
   /** Public base URL of the alt listener (browser links); resolved after it listens when not configured. */

@@ -6,6 +6,7 @@ import { Histogram } from "prom-client";
 import { createService, type ServiceDeps } from "@treasury/service-kit";
 import { Authenticator } from "./auth.ts";
 import { buildPublicApp } from "./app.ts";
+import { TrustProxyEnv } from "./trust-proxy.ts";
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from "./ratelimit.ts";
 
 export const GatewayEnv = {
@@ -17,7 +18,8 @@ export const GatewayEnv = {
   HEALTH_CHECK_TIMEOUT_MS: z.coerce.number().int().positive().default(1_000),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
   AUTH_FAILURES_PER_MIN: z.coerce.number().int().positive().default(60),
-  TRUST_PROXY: z.enum(["true", "false"]).default("false"),
+  /** Proxies allowed to name the client in X-Forwarded-For: a hop count or addresses/CIDRs (trust-proxy.ts). */
+  TRUST_PROXY: TrustProxyEnv,
   /** Public base URL of the alt listener; default http://HOST:<alt port>. */
   ALT_BASE_URL: z.string().url().optional(),
 };
@@ -60,7 +62,7 @@ export async function buildGateway(env: Record<string, string | undefined>, deps
     rpcTimeoutMs: cfg.RPC_TIMEOUT_MS,
     healthTimeoutMs: cfg.HEALTH_CHECK_TIMEOUT_MS,
     authFailuresPerMin: cfg.AUTH_FAILURES_PER_MIN,
-    trustProxy: cfg.TRUST_PROXY === "true",
+    trustProxy: cfg.TRUST_PROXY,
     dbPing: async () => void (await svc.sql`select 1`),
     httpDuration,
   };
