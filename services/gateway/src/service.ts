@@ -4,7 +4,8 @@ import { Redis } from "ioredis";
 import type { FastifyInstance } from "fastify";
 import { Histogram } from "prom-client";
 import { createService, type ServiceDeps } from "@treasury/service-kit";
-import { Authenticator } from "./auth.ts";
+import { Authenticator, type KeyStore } from "./auth.ts";
+import { pgKeyStore } from "./key-store.ts";
 import { buildPublicApp } from "./app.ts";
 import { TrustProxyEnv } from "./trust-proxy.ts";
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from "./ratelimit.ts";
@@ -32,10 +33,16 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-export async function buildGateway(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<Gateway> {
-  const svc = await createService({ name: "gateway", env, extraEnv: GatewayEnv, deps });
+/** What a host process or a test may supply; the key store defaults to the service's own database. */
+export interface GatewayBuildDeps extends ServiceDeps {
+  keyStore?: KeyStore;
+}
+
+export async function buildGateway(env: Record<string, string | undefined>, deps: GatewayBuildDeps = {}): Promise<Gateway> {
+  const { keyStore, ...serviceDeps } = deps;
+  const svc = await createService({ name: "gateway", env, extraEnv: GatewayEnv, deps: serviceDeps });
   const cfg = svc.config;
-  const authenticator = new Authenticator(svc.sql, cfg.AUTH_CACHE_TTL_MS);
+  const authenticator = new Authenticator(keyStore ?? pgKeyStore(svc.sql), cfg.AUTH_CACHE_TTL_MS);
   await authenticator.start();
   // Buckets in Redis are named under the deployment's NATS_PREFIX: replicas of one deployment share them, and
   // deployments sharing one Redis (or parallel test files) never spend each other's budgets, per-IP ones included.
