@@ -103,11 +103,12 @@ export class Authenticator {
     const hit = this.cache.get(hash);
     if (hit !== undefined) {
       if (hit.until > now) return verdict(hit.record, environment, now);
-      // Expired less than a TTL ago: answer from it while one read refreshes it. Otherwise every TTL the
-      // key's requests would wait for the database, and each one arriving meanwhile would read it again.
-      // Admin changes do not wait for this: they clear the cache at once. A failed refresh is retried by
-      // the next request; past the grace period requests wait for the read (and see its failure).
-      if (hit.until + this.cacheTtlMs > now) {
+      // A key that was valid, expired less than a TTL ago: answer from it while one read refreshes it. Otherwise
+      // every TTL the key's requests would wait for the database, and each one arriving meanwhile would read it
+      // again. Admin changes do not wait for this: they clear the cache at once. A failed refresh is retried by
+      // the next request; past the grace period requests wait for the read (and see its failure). A key that was
+      // not found gets no grace: reading it again goes through the caller's failed-auth budget (auth-failures.ts).
+      if (hit.record !== null && hit.until + this.cacheTtlMs > now) {
         this.read(hash, now).catch(() => {});
         return verdict(hit.record, environment, now);
       }
