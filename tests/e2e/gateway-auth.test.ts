@@ -113,11 +113,25 @@ describe("authentication", () => {
   });
 
   it("accepts the legacy sk_test_ / sk_live_ prefixes with the same meaning", async () => {
-    const legacy = `sk_test_${"L".repeat(32)}`;
-    await stack.env.adminSql`insert into gateway.api_keys (id, org_id, livemode, key_hash, display_prefix)
-      values ('key_legacy', ${stack.orgId}, false, ${createHash("sha256").update(legacy).digest("hex")}, 'sk_test_LLLL')`;
-    await stack.env.adminSql`select pg_notify('gateway_auth_changed', 'x')`;
-    await eventually(legacy, (r) => r.status !== 401 && r.status !== 403);
+    for (const [prefix, livemode] of [
+      ["sk_test_", false],
+      ["sk_live_", true],
+    ] as const) {
+      const legacy = `${prefix}${"L".repeat(32)}`;
+      const keyId = `key_legacy_${livemode ? "live" : "test"}`;
+      await stack.env.adminSql`insert into gateway.api_keys (id, org_id, livemode, key_hash, display_prefix)
+        values (${keyId}, ${stack.orgId}, ${livemode}, ${createHash("sha256").update(legacy).digest("hex")}, ${legacy.slice(0, 12)})`;
+      // Never presented before, so the gateway reads it from the database: no cache to wait for.
+      seen.length = 0;
+      const r = await call(stack.baseUrl, "GET", "/v1/participants", { key: legacy });
+      expect(r.status, prefix).toBe(200);
+      expect(r.body.success, prefix).toBe(true);
+      await drained();
+      const auths = forwarded()
+        .filter((m) => m.subject.endsWith("svc.ledger.listParticipants"))
+        .map((m) => m.data.auth);
+      expect(auths, prefix).toEqual([expect.objectContaining({ key_id: keyId, livemode, org_id: stack.orgId })]);
+    }
   });
 
   it("answers 403 ledger_suspended for a suspended, inactive or canceled org, and recovers on activation", async () => {
