@@ -83,7 +83,7 @@ describe("authentication", () => {
       expect(r.body.error).toBe("Invalid API key");
     }
     const { api_key, key_id } = await stack.key({});
-    expect((await call(stack.baseUrl, "GET", "/v1/participants", { key: api_key })).status).not.toBe(401);
+    expect((await call(stack.baseUrl, "GET", "/v1/participants", { key: api_key })).status).toBe(200);
     await revokeApiKey(stack.env.adminSql, key_id);
     // The revocation NOTIFY clears the cache: refused well within the 5 s cache TTL (as soon as it arrives).
     const revokedAt = Date.now();
@@ -142,9 +142,9 @@ describe("authentication", () => {
       const r = await eventually(api_key, (x) => x.status === 403);
       expect(r.body).toMatchObject({ error_code: "ledger_suspended", error: "Ledger suspended" });
       await setOrgStatus(stack.env.adminSql, org_id, "active");
-      await eventually(api_key, (x) => x.status !== 403);
+      await eventually(api_key, (x) => x.status === 200);
     }
-    expect((await call(stack.baseUrl, "GET", "/v1/participants", { key: api_key })).status).not.toBe(403);
+    expect((await call(stack.baseUrl, "GET", "/v1/participants", { key: api_key })).status).toBe(200);
   });
 });
 
@@ -174,6 +174,7 @@ describe("scopes", () => {
         const res = await call(stack.baseUrl, r.method, concretePath(r), { key, body: r.method === "POST" ? {} : undefined });
         expect(res.status, `${r.method} ${r.path}`).not.toBe(403);
         expect(res.status).not.toBe(401);
+        expect(res.status, `${r.method} ${r.path}`).toBeLessThan(500);
       }
     }
   });
