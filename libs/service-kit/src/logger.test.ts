@@ -77,5 +77,9 @@ describe("createLogger redaction", () => {
     expect(text).not.toContain("jane@example.com");
     expect(lines[0]).toMatchObject({ err: { type: "PostgresError", code: "23505", constraint_name: "payers_email_key" } });
     expect(lines[0]?.["err"]).not.toHaveProperty("detail");
+    // A plain object under `error` (an RPC error reply) keeps its shape.
+    log.error({ error: { code: "internal_error", message: "x" } }, "service answered internal_error");
+    expect(lines[4]).toMatchObject({ error: { code: "internal_error", message: "x" } });
+    expect(lines[4]?.["error"]).not.toHaveProperty("type");
   });
 });

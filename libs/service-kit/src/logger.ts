@@ -33,10 +33,12 @@ const REDACT_PATHS = [...SECRET_HEADERS.flatMap((h) => [`headers["${h}"]`, `*.he
  */
 const ROW_VALUE_FIELDS = ["detail", "parameters", "args"];
 
-/** pino's error serializer, without row values, for the error and every cause it carries. */
+/**
+ * pino's error serializer, without row values, for the error and every cause it carries. Anything else logged
+ * under these names (an RPC error reply is a plain object) is written as it is.
+ */
 function serializeError(err: unknown): unknown {
-  const out = pino.stdSerializers.err(err as Error) as unknown;
-  return withoutRowValues(out, 0);
+  return err instanceof Error ? withoutRowValues(pino.stdSerializers.err(err), 0) : err;
 }
 
 /** Causes nest; a bound keeps a cyclic or absurdly deep chain from costing more than it is worth. */
