@@ -227,17 +227,23 @@ describe("past the failed-auth budget", () => {
     expect(store.reads).toBe(4);
   });
 
-  it("does not refresh a stale failed lookup either: past its TTL a bad key needs a budget token to be read again", async () => {
-    const { app, store } = await built({ authFailuresPerMin: 2, cacheTtlMs: 50 });
+  it("does not refresh a stale failed lookup either: past its TTL a bad or revoked key needs a budget token to be read again", async () => {
+    const ttlMs = 400;
+    const { app, store } = await built({ authFailuresPerMin: 2, cacheTtlMs: ttlMs });
+    const revoked = `slk_test_${"R".repeat(32)}`;
+    scopelessKey(store, revoked);
+    store.keys.set(hashApiKey(revoked), { ...store.keys.get(hashApiKey(revoked))!, revoked: true });
     const ask = (key: string) =>
       app.inject({ method: "GET", url: "/v1/participants", remoteAddress: INGRESS_POD, headers: { "x-api-key": key, "x-forwarded-for": "203.0.113.11" } });
     expect((await ask(badKey(1))).statusCode).toBe(401);
+    expect((await ask(revoked)).statusCode).toBe(401);
     const cachedAt = Date.now();
-    expect((await ask(badKey(2))).statusCode).toBe(401);
     expect(store.reads).toBe(2);
-    // Past the TTL but within the grace period in which a valid key's entry still answers.
-    await waitFor(() => Date.now() > cachedAt + 60, { timeoutMs: 1_000, intervalMs: 10 });
+    // Both entries past their TTL, and still within the grace period (a further TTL) in which a valid key's
+    // entry answers while it is refreshed.
+    await waitFor(() => Date.now() > cachedAt + ttlMs, { timeoutMs: 2_000, intervalMs: 10 });
     expect((await ask(badKey(1))).statusCode).toBe(429);
+    expect((await ask(revoked)).statusCode).toBe(429);
     expect(store.reads).toBe(2);
   });
 });

@@ -103,14 +103,16 @@ export class Authenticator {
     const hit = this.cache.get(hash);
     if (hit !== undefined) {
       if (hit.until > now) return verdict(hit.record, environment, now);
-      // A key that was valid, expired less than a TTL ago: answer from it while one read refreshes it. Otherwise
-      // every TTL the key's requests would wait for the database, and each one arriving meanwhile would read it
-      // again. Admin changes do not wait for this: they clear the cache at once. A failed refresh is retried by
-      // the next request; past the grace period requests wait for the read (and see its failure). A key that was
-      // not found gets no grace: reading it again goes through the caller's failed-auth budget (auth-failures.ts).
-      if (hit.record !== null && hit.until + this.cacheTtlMs > now) {
+      // A valid key whose entry expired less than a TTL ago: answer from it while one read refreshes it.
+      // Otherwise every TTL the key's requests would wait for the database, and each one arriving meanwhile would
+      // read it again. Admin changes do not wait for this: they clear the cache at once. A failed refresh is
+      // retried by the next request; past the grace period requests wait for the read (and see its failure).
+      // A key that did not authenticate gets no grace: reading it again goes through the caller's failed-auth
+      // budget (auth-failures.ts), so a replayed bad key costs no refresh past that budget.
+      const stale = verdict(hit.record, environment, now);
+      if (stale.ok && hit.until + this.cacheTtlMs > now) {
         this.read(hash, now).catch(() => {});
-        return verdict(hit.record, environment, now);
+        return stale;
       }
     }
     if (!read) return Promise.resolve({ ok: false, code: "invalid_api_key" });
