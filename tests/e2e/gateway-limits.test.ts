@@ -76,10 +76,13 @@ describe("rate limits", () => {
     expect(results.filter((r) => r.status === 429).length).toBe(6);
   });
 
-  it("limits failed authentications per client IP, and never refuses a valid key from that IP", async () => {
+  it("limits failed authentications per client IP; past the budget a key already known still passes, no other is read", async () => {
     const g = await gateway({ AUTH_FAILURES_PER_MIN: "5" });
     const { org_id } = await createOrg(env.adminSql, { name: "ip" });
     const good = (await createApiKey(env.adminSql, { orgId: org_id, environment: "sandbox", scopes: null })).api_key;
+    const unseen = (await createApiKey(env.adminSql, { orgId: org_id, environment: "sandbox", scopes: null })).api_key;
+    // Read (and cached) before the budget runs out; a valid key gives back the token its read took.
+    expect((await call(url(g), "GET", "/v1/participants", { key: good })).status).toBe(200);
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++) statuses.push((await call(url(g), "GET", "/v1/participants", { key: `slk_test_${"Z".repeat(31)}${i}` })).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
@@ -87,9 +90,13 @@ describe("rate limits", () => {
     expect(blocked.status).toBe(429);
     expect(blocked.body.error_code).toBe("auth_rate_limited");
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    // Behind a proxy every client shares the IP: a valid key still passes, first read and cached alike.
+    // Behind a proxy every client shares the IP: a key the gateway already knows still passes (no read needed).
     expect((await call(url(g), "GET", "/v1/participants", { key: good })).status).toBe(200);
     expect((await call(url(g), "GET", "/v1/participants", { key: good })).status).toBe(200);
+    // A key it would have to read waits for the budget like any other: the database is not asked.
+    const refused = await call(url(g), "GET", "/v1/participants", { key: unseen });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error_code).toBe("auth_rate_limited");
 
     // A replica of the same deployment (same NATS_PREFIX, same Redis) refuses this IP too; a deployment with
     // another prefix on the same Redis has its own budget (test files running in parallel are such deployments).

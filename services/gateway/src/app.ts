@@ -39,6 +39,7 @@ import { AuthFailureLimiter } from "./auth-failures.ts";
 import type { BucketRule, RateLimiter, TakeResult } from "./ratelimit.ts";
 import { renderDocsPage } from "./docs.ts";
 import { LazyChildLogger } from "./lazy-logger.ts";
+import type { TrustProxy } from "./trust-proxy.ts";
 
 export interface GatewayDeps {
   nc: NatsConnection;
@@ -49,7 +50,8 @@ export interface GatewayDeps {
   rpcTimeoutMs: number;
   healthTimeoutMs: number;
   authFailuresPerMin: number;
-  trustProxy: boolean;
+  /** Proxies allowed to name the client (trust-proxy.ts); the client IP keys anonymous and failed-auth limits. */
+  trustProxy: TrustProxy;
   dbPing: () => Promise<void>;
   isClosing?: () => boolean;
   /** Public base URL of the alt listener (browser links); resolved after it listens when not configured. */
@@ -187,8 +189,10 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
   // One labelled histogram child per (method, route, status): prom-client would hash the labels every time.
   const durations = new Map<string, { observe(v: number): void }>();
   app.addHook("onResponse", (req, reply, done) => {
+    // The route pattern, never the URL: a hosted page's id is the capability that opens it, and query strings
+    // carry ids and customer data. One request is found by its request_id instead.
+    const route = req.routePath ?? req.routeOptions.url ?? "unmatched";
     if (deps.httpDuration) {
-      const route = req.routePath ?? req.routeOptions.url ?? "unmatched";
       const k = `${req.method} ${route} ${reply.statusCode}`;
       let child = durations.get(k);
       if (child === undefined) {
@@ -203,7 +207,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
       req.otel.span.end();
     }
     if ((req.log as Logger).isLevelEnabled("info"))
-      req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request completed");
+      req.log.info({ method: req.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request completed");
     done();
   });
 

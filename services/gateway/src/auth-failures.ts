@@ -1,13 +1,14 @@
 /**
- * Failed authentications, limited per client IP to slow key guessing, without ever refusing a valid key (behind a
- * proxy every client shares one IP: a trickle of bad keys must not lock the good ones out).
+ * Failed authentications, limited per client IP to slow key guessing (ADR 0002).
  *
- * - A key the cache answers costs nothing more when valid; an invalid one spends a token of the IP's budget,
- *   and past the budget the answer is 429 auth_rate_limited instead of 401.
+ * - A key the cache answers costs nothing more when valid, whatever the IP's budget: behind a shared proxy a
+ *   trickle of bad keys must not lock the good ones out. An invalid one spends a token of the IP's budget, and
+ *   past the budget the answer is 429 auth_rate_limited instead of 401.
  * - A key the cache does not know costs a database read. Its token is taken before the read, atomically, so
- *   concurrent guesses cannot all pass one look at the budget; a key that turns out valid gets its token back
- *   and passes whatever the budget. Past the budget, an IP's reads run one at a time, which bounds what a flood
- *   of made-up keys costs the database.
+ *   concurrent guesses cannot all pass one look at the budget; a key that turns out valid gets its token back.
+ *   Past the budget the answer is 429 at once and nothing is read: a flood of made-up keys costs the database
+ *   nothing, and the guesser learns nothing either. A valid key this gateway has not cached waits for a token
+ *   like any other until the budget refills.
  */
 import type { AuthResult, Authenticator } from "./auth.ts";
 import type { BucketRule, RateLimiter, TakeResult } from "./ratelimit.ts";
@@ -16,7 +17,7 @@ export interface AuthVerdict {
   result: AuthResult;
   /** The IP's failure budget after this request, when it spent or checked one. */
   budget?: TakeResult;
-  /** The key was invalid and the IP is past its budget: answer 429, not the authentication error. */
+  /** The IP is past its budget and the key was invalid or left unread: answer 429, not the authentication error. */
   limited: boolean;
 }
 
@@ -24,10 +25,10 @@ function after<T, R>(v: T | Promise<T>, f: (t: T) => R): R | Promise<Awaited<R>>
   return v instanceof Promise ? (v.then(f) as Promise<Awaited<R>>) : f(v);
 }
 
-export class AuthFailureLimiter {
-  /** The read in flight per IP past its budget (reads run one at a time then). */
-  private readonly serialized = new Map<string, Promise<unknown>>();
+/** What an unread key counts as past the budget: it was never looked at, so it is not known to be valid. */
+const UNREAD: AuthResult = { ok: false, code: "invalid_api_key" };
 
+export class AuthFailureLimiter {
   constructor(
     private readonly limiter: RateLimiter,
     private readonly rule: BucketRule,
@@ -41,25 +42,17 @@ export class AuthFailureLimiter {
       if (quick.ok) return { result: quick, limited: false };
       return after(this.limiter.take(bucket, this.rule), (budget) => ({ result: quick, budget, limited: !budget.allowed }));
     }
-    return after(this.limiter.take(bucket, this.rule), (budget) =>
-      this.read(ip, budget.allowed, presented).then((result) => {
-        if (!result.ok) return { result, budget, limited: !budget.allowed };
-        // A valid key gives its token back (a read spent it only because the cache was cold).
-        if (budget.allowed) void Promise.resolve(this.limiter.take(bucket, this.rule, -1)).catch(() => undefined);
-        return { result, limited: false };
-      }),
-    );
+    return after(this.limiter.take(bucket, this.rule), (budget) => {
+      if (!budget.allowed) return { result: UNREAD, budget, limited: true };
+      return this.read(bucket, budget, presented);
+    });
   }
 
-  private read(ip: string, withinBudget: boolean, presented: string | undefined): Promise<AuthResult> {
-    if (withinBudget) return Promise.resolve(this.authenticator.authenticate(presented));
-    const previous = this.serialized.get(ip) ?? Promise.resolve();
-    const mine = previous.then(() => this.authenticator.authenticate(presented));
-    const tail = mine.catch(() => undefined);
-    this.serialized.set(ip, tail);
-    void tail.then(() => {
-      if (this.serialized.get(ip) === tail) this.serialized.delete(ip);
-    });
-    return mine;
+  private async read(bucket: string, budget: TakeResult, presented: string | undefined): Promise<AuthVerdict> {
+    const result = await this.authenticator.authenticate(presented);
+    if (!result.ok) return { result, budget, limited: false };
+    // A valid key gives its token back (a read spent it only because the cache was cold).
+    void Promise.resolve(this.limiter.take(bucket, this.rule, -1)).catch(() => undefined);
+    return { result, limited: false };
   }
 }

@@ -6,6 +6,7 @@ import { setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUTH_CHANGED_CHANNEL, createApiKey, createOrg, revokeApiKey } from "./admin.ts";
 import { Authenticator, type AuthResult } from "./auth.ts";
+import { pgKeyStore } from "./key-store.ts";
 
 let env: TestEnv;
 let sql: postgres.Sql;
@@ -53,7 +54,7 @@ afterAll(async () => {
 });
 
 async function started(ttlMs: number): Promise<Authenticator> {
-  const a = new Authenticator(counted, ttlMs);
+  const a = new Authenticator(pgKeyStore(counted), ttlMs);
   await a.start();
   authenticators.push(a);
   return a;

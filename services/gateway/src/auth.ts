@@ -2,9 +2,8 @@
  * API-key authentication: hash the presented key, look it up (through a short-lived cache that a NOTIFY from
  * the admin actions clears at once), and turn it into an auth context or a precise failure.
  */
-import type postgres from "postgres";
 import { environmentOfKey, type Environment, type RateClass, type Scope } from "@treasury/contracts";
-import { AUTH_CHANGED_CHANNEL, getMaintenance, hashApiKey, type MaintenanceSetting } from "./admin.ts";
+import { hashApiKey, type MaintenanceSetting } from "./admin.ts";
 
 export interface KeyRecord {
   keyId: string;
@@ -15,6 +14,15 @@ export interface KeyRecord {
   expiresAt: number | null;
   revoked: boolean;
   rateOverrides: Partial<Record<RateClass, { capacity: number; refill_per_sec: number }>>;
+}
+
+/** What authentication needs from storage; key-store.ts implements it on PostgreSQL, tests count or fake it. */
+export interface KeyStore {
+  /** The key stored under this SHA-256 hash, with its org's status and limits; null when there is none. */
+  findKey(hash: string): Promise<KeyRecord | null>;
+  maintenance(): Promise<MaintenanceSetting>;
+  /** Calls `changed` on every admin change and on every (re)subscription; resolves to the unsubscribe. */
+  watch(changed: () => void): Promise<() => Promise<void>>;
 }
 
 export type AuthResult = { ok: true; key: KeyRecord } | { ok: false; code: "missing_api_key" | "invalid_api_key" | "ledger_suspended" };
@@ -45,7 +53,7 @@ export class Authenticator {
   private unlisten: (() => Promise<void>) | undefined;
 
   constructor(
-    private readonly sql: postgres.Sql,
+    private readonly store: KeyStore,
     private readonly cacheTtlMs: number,
   ) {}
 
@@ -58,8 +66,7 @@ export class Authenticator {
       void this.loadMaintenance();
     };
     // Also on every (re)subscription: changes made while the connection was down sent no notification.
-    const sub = await this.sql.listen(AUTH_CHANGED_CHANNEL, changed, changed);
-    this.unlisten = () => sub.unlisten();
+    this.unlisten = await this.store.watch(changed);
     await this.loadMaintenance();
   }
 
@@ -70,7 +77,7 @@ export class Authenticator {
 
   private async loadMaintenance(): Promise<void> {
     try {
-      this.maintenanceSetting = await getMaintenance(this.sql);
+      this.maintenanceSetting = await this.store.maintenance();
     } catch {
       // Keep the last known setting: a failed read must not flip the gateway in or out of maintenance.
     }
@@ -96,13 +103,16 @@ export class Authenticator {
     const hit = this.cache.get(hash);
     if (hit !== undefined) {
       if (hit.until > now) return verdict(hit.record, environment, now);
-      // Expired less than a TTL ago: answer from it while one read refreshes it. Otherwise every TTL the
-      // key's requests would wait for the database, and each one arriving meanwhile would read it again.
-      // Admin changes do not wait for this: they clear the cache at once. A failed refresh is retried by
-      // the next request; past the grace period requests wait for the read (and see its failure).
-      if (hit.until + this.cacheTtlMs > now) {
+      // A valid key whose entry expired less than a TTL ago: answer from it while one read refreshes it.
+      // Otherwise every TTL the key's requests would wait for the database, and each one arriving meanwhile would
+      // read it again. Admin changes do not wait for this: they clear the cache at once. A failed refresh is
+      // retried by the next request; past the grace period requests wait for the read (and see its failure).
+      // A key that did not authenticate gets no grace: reading it again goes through the caller's failed-auth
+      // budget (auth-failures.ts), so a replayed bad key costs no refresh past that budget.
+      const stale = verdict(hit.record, environment, now);
+      if (stale.ok && hit.until + this.cacheTtlMs > now) {
         this.read(hash, now).catch(() => {});
-        return verdict(hit.record, environment, now);
+        return stale;
       }
     }
     if (!read) return Promise.resolve({ ok: false, code: "invalid_api_key" });
@@ -125,7 +135,7 @@ export class Authenticator {
     const running = this.reads.get(hash);
     if (running !== undefined) return running;
     const generation = this.generation;
-    const read = this.lookup(hash).then(
+    const read = this.store.findKey(hash).then(
       (record) => {
         if (this.reads.get(hash) === read) this.reads.delete(hash);
         if (generation === this.generation) {
@@ -144,35 +154,5 @@ export class Authenticator {
     );
     this.reads.set(hash, read);
     return read;
-  }
-
-  private async lookup(hash: string): Promise<KeyRecord | null> {
-    const rows = await this.sql<
-      {
-        id: string;
-        org_id: string;
-        livemode: boolean;
-        scopes: string[] | null;
-        status: string;
-        expires_at: Date | null;
-        revoked_at: Date | null;
-        rate_limits: KeyRecord["rateOverrides"];
-      }[]
-    >`select k.id, k.org_id, k.livemode, k.scopes, o.status, k.expires_at, k.revoked_at, o.rate_limits
-        from gateway.api_keys k join gateway.orgs o on o.id = k.org_id
-       where k.key_hash = ${hash}`;
-    const row = rows[0];
-    return row
-      ? {
-          keyId: row.id,
-          orgId: row.org_id,
-          livemode: row.livemode,
-          scopes: row.scopes as Scope[] | null,
-          orgStatus: row.status,
-          expiresAt: row.expires_at ? row.expires_at.getTime() : null,
-          revoked: row.revoked_at !== null,
-          rateOverrides: row.rate_limits ?? {},
-        }
-      : null;
   }
 }

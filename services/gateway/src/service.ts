@@ -4,8 +4,10 @@ import { Redis } from "ioredis";
 import type { FastifyInstance } from "fastify";
 import { Histogram } from "prom-client";
 import { createService, type ServiceDeps } from "@treasury/service-kit";
-import { Authenticator } from "./auth.ts";
+import { Authenticator, type KeyStore } from "./auth.ts";
+import { pgKeyStore } from "./key-store.ts";
 import { buildPublicApp } from "./app.ts";
+import { TrustProxyEnv } from "./trust-proxy.ts";
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from "./ratelimit.ts";
 
 export const GatewayEnv = {
@@ -17,7 +19,8 @@ export const GatewayEnv = {
   HEALTH_CHECK_TIMEOUT_MS: z.coerce.number().int().positive().default(1_000),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
   AUTH_FAILURES_PER_MIN: z.coerce.number().int().positive().default(60),
-  TRUST_PROXY: z.enum(["true", "false"]).default("false"),
+  /** Proxies allowed to name the client in X-Forwarded-For: a hop count or addresses/CIDRs (trust-proxy.ts). */
+  TRUST_PROXY: TrustProxyEnv,
   /** Public base URL of the alt listener; default http://HOST:<alt port>. */
   ALT_BASE_URL: z.string().url().optional(),
 };
@@ -30,10 +33,16 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-export async function buildGateway(env: Record<string, string | undefined>, deps: ServiceDeps = {}): Promise<Gateway> {
-  const svc = await createService({ name: "gateway", env, extraEnv: GatewayEnv, deps });
+/** What a host process or a test may supply; the key store defaults to the service's own database. */
+export interface GatewayBuildDeps extends ServiceDeps {
+  keyStore?: KeyStore;
+}
+
+export async function buildGateway(env: Record<string, string | undefined>, deps: GatewayBuildDeps = {}): Promise<Gateway> {
+  const { keyStore, ...serviceDeps } = deps;
+  const svc = await createService({ name: "gateway", env, extraEnv: GatewayEnv, deps: serviceDeps });
   const cfg = svc.config;
-  const authenticator = new Authenticator(svc.sql, cfg.AUTH_CACHE_TTL_MS);
+  const authenticator = new Authenticator(keyStore ?? pgKeyStore(svc.sql), cfg.AUTH_CACHE_TTL_MS);
   await authenticator.start();
   // Buckets in Redis are named under the deployment's NATS_PREFIX: replicas of one deployment share them, and
   // deployments sharing one Redis (or parallel test files) never spend each other's budgets, per-IP ones included.
@@ -60,7 +69,7 @@ export async function buildGateway(env: Record<string, string | undefined>, deps
     rpcTimeoutMs: cfg.RPC_TIMEOUT_MS,
     healthTimeoutMs: cfg.HEALTH_CHECK_TIMEOUT_MS,
     authFailuresPerMin: cfg.AUTH_FAILURES_PER_MIN,
-    trustProxy: cfg.TRUST_PROXY === "true",
+    trustProxy: cfg.TRUST_PROXY,
     dbPing: async () => void (await svc.sql`select 1`),
     httpDuration,
   };
