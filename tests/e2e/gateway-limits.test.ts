@@ -108,12 +108,18 @@ describe("rate limits", () => {
 
   it("counts concurrent failures atomically: 70 bad keys at once against a budget of 60 give 60 × 401 and 10 × 429", async () => {
     const g = await gateway({ AUTH_FAILURES_PER_MIN: "60", NATS_PREFIX: `${env.prefix}burst.` });
+    const started = Date.now();
     const statuses = await Promise.all(
       Array.from({ length: 70 }, (_, i) =>
         call(url(g), "GET", "/v1/participants", { key: `slk_test_${"B".repeat(28)}${String(i).padStart(4, "0")}` }).then((r) => r.status),
       ),
     );
-    expect(statuses.filter((x) => x === 401)).toHaveLength(60);
-    expect(statuses.filter((x) => x === 429)).toHaveLength(10);
+    // The budget earns back one failure a second: a slow machine may spread the 70 over a few seconds, and each
+    // whole second may admit one more 401, never more.
+    const refilled = Math.floor((Date.now() - started) / 1000);
+    const unauthorized = statuses.filter((x) => x === 401).length;
+    expect(unauthorized).toBeGreaterThanOrEqual(60);
+    expect(unauthorized).toBeLessThanOrEqual(60 + refilled);
+    expect(statuses.filter((x) => x === 429)).toHaveLength(70 - unauthorized);
   });
 });

@@ -216,6 +216,11 @@ describe("business KYB", () => {
       tax_certified: true,
       latest_submission: { id },
     });
+    // While the live KYB is under review the approved sandbox one still unlocks keys; a rejected live KYB stops them.
+    expect((await admin("key", "create", "--org", org_id, "--env", "live")).code).toBe(0);
+    const liveId = String((liveKyb.body["business_kyb"] as { latest_submission: { id: string } }).latest_submission.id);
+    expect((await admin("kyc", "reject", "--id", liveId, "--reason", "owner not found")).out).toMatchObject({ status: "rejected" });
+    expect((await admin("key", "create", "--org", org_id, "--env", "live")).err).toMatchObject({ error_code: "kyb_not_approved" });
 
     // A suspended KYB no longer unlocks live keys (the keys already issued stay the operator's call).
     expect((await admin("kyc", "suspend", "--id", id, "--reason", "registry mismatch")).out).toMatchObject({ status: "suspended" });

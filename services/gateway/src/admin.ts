@@ -39,16 +39,17 @@ export async function setOrgStatus(sql: Sql, orgId: string, status: "active" | "
   await sql`select pg_notify(${AUTH_CHANGED_CHANNEL}, ${orgId})`;
 }
 
-/**
- * Whether the org's business verification (KYB) is approved; the KYC service owns that record. A business is
- * verified once per org, whichever environment's key submitted it (an org has only test keys until this
- * approval), so the record is the org's, not an environment's.
- */
+/** Whether the org's business verification (KYB) allows a live key; the KYC service owns that record. */
 async function kybApproved(sql: Sql, orgId: string): Promise<boolean> {
   const [t] = await sql<{ t: string | null }[]>`select to_regclass('kyc.business_verifications')::text as t`;
   if (!t?.t) return false;
-  const rows = await sql`select 1 from kyc.business_verifications where org_id = ${orgId} and status = 'approved'`;
-  return rows.length > 0;
+  // KYB is kept per environment. An organisation has only test keys until its first approval, so an approved
+  // sandbox verification unlocks live keys; a live verification an operator rejected or suspended stops them
+  // whatever the sandbox says.
+  const rows = await sql<{ livemode: boolean; status: string }[]>`
+    select livemode, status from kyc.business_verifications where org_id = ${orgId}`;
+  if (rows.some((r) => r.livemode && (r.status === "rejected" || r.status === "suspended"))) return false;
+  return rows.some((r) => r.status === "approved");
 }
 
 export function parseScopes(list: string | undefined): Scope[] | null {
