@@ -4,6 +4,10 @@ import tseslint from "typescript-eslint";
 
 const serviceNames = ["gateway", "ledger", "payments", "payouts", "refunds", "receipts", "kyc", "webhooks"];
 
+/** The test functions of vitest: a committed `.only` on any of them silently skips every other test of its file. */
+const testFunctions = ["describe", "suite", "it", "test", "bench"];
+const focusMessage = "A committed .only skips every other test of the file; remove it before committing.";
+
 export default tseslint.config(
   { ignores: ["**/node_modules/**", "**/dist/**", ".data/**"] },
   ...tseslint.configs.recommended,
@@ -12,6 +16,25 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/no-explicit-any": "error",
+    },
+  },
+  {
+    // Every linted file, in every package and in the root's scripts, tests and benchmarks: no focused tests.
+    rules: {
+      "no-restricted-properties": ["error", ...testFunctions.map((object) => ({ object, property: "only", message: focusMessage }))],
+      "no-restricted-syntax": [
+        "error",
+        // Chained forms the rule above does not see: describe.concurrent.only, it.skipIf(x).only, test.for(x).only.
+        {
+          selector: `MemberExpression[property.name="only"][object.type="MemberExpression"][object.object.name=/^(${testFunctions.join("|")})$/]`,
+          message: focusMessage,
+        },
+        {
+          selector: `MemberExpression[property.name="only"][object.type="CallExpression"][object.callee.object.name=/^(${testFunctions.join("|")})$/]`,
+          message: focusMessage,
+        },
+        { selector: "CallExpression[callee.name=/^(fdescribe|fit|ftest)$/]", message: focusMessage },
+      ],
     },
   },
   {

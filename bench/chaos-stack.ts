@@ -1,6 +1,6 @@
 /**
  * A private stack for fault injection and soak runs: its own PostgreSQL and nats-server (with the permission
- * matrix's authorization, ADR 0011) on loopback ports, every service as a child process under a supervisor that
+ * matrix's authorization, ADR 0011) and a Redis for the gateway's rate limits (as deployed) on loopback ports, every service as a child process under a supervisor that
  * starts it again when it dies (as `npm start` does, without the long backoff), and the faults themselves:
  * kill -9 of one service process, a crash and restart of nats-server, `pg_ctl restart -m immediate`.
  */
@@ -10,7 +10,17 @@ import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { natsConfigString, natsServerAuthorization, natsUsers, NATS_IDENTITIES, SERVICES, type ServiceName } from "@treasury/contracts";
 import { generateKeyRingEntry, migrateAll, serviceDatabaseUrl } from "@treasury/service-kit";
-import { freePort, makeScratchDir, repoRoot, startNats, startPostgres, type NatsServer, type PostgresServer } from "@treasury/testing";
+import {
+  freePort,
+  makeScratchDir,
+  repoRoot,
+  startNats,
+  startPostgres,
+  startRedis,
+  type NatsServer,
+  type PostgresServer,
+  type RedisServer,
+} from "@treasury/testing";
 import { findPostgresBinaries, isRoot } from "@treasury/testing/servers";
 import { GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions } from "./lib.ts";
 
@@ -74,12 +84,14 @@ export interface ChaosStack {
 interface Servers {
   pg: PostgresServer;
   natsUrl: string;
+  /** The gateway's rate-limit buckets live here, as deployed (k8s/base/gateway.yaml REDIS_URL). */
+  redisUrl: string;
   natsPasswords: Record<string, string>;
   restartNats(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** PostgreSQL (fsync on: a crash must not lose what it acknowledged) and nats-server with authorization, migrated. */
+/** PostgreSQL (fsync on: a crash must not lose what it acknowledged), nats-server with authorization, and Redis; migrated. */
 async function startServers(dir: string, maxConnections: number): Promise<Servers> {
   const pg = await startPostgres({ dataDir: join(dir, "pg"), port: await freePort(), maxConnections, fsync: true });
   const natsPasswords = Object.fromEntries(NATS_IDENTITIES.map((i) => [i, randomBytes(18).toString("hex")]));
@@ -87,16 +99,22 @@ async function startServers(dir: string, maxConnections: number): Promise<Server
   writeFileSync(configFile, natsServerAuthorization(natsUsers((i) => natsConfigString(natsPasswords[i] ?? ""), { prefix: "" })), { mode: 0o600 });
   const natsOpts = { configFile, storeDir: join(dir, "nats"), port: await freePort(), logFile: join(dir, "nats.log") };
   let nats: NatsServer;
+  let redis: RedisServer;
+  const started: { stop(): Promise<void> }[] = [pg];
   try {
     nats = await startNats(natsOpts);
+    started.push(nats);
+    redis = await startRedis({ port: await freePort() });
+    started.push(redis);
     await migrateAll({ adminUrl: pg.url, rootDir: repoRoot(), services: SERVICES });
   } catch (err) {
-    await pg.stop();
+    for (const server of started.reverse()) await server.stop().catch(() => {});
     throw err;
   }
   return {
     pg,
     natsUrl: nats.url,
+    redisUrl: redis.url,
     natsPasswords,
     async restartNats() {
       if (nats.pid !== undefined) process.kill(nats.pid, "SIGKILL");
@@ -106,6 +124,7 @@ async function startServers(dir: string, maxConnections: number): Promise<Server
     },
     async stop() {
       await nats.stop().catch(() => {});
+      await redis.stop().catch(() => {});
       await pg.stop().catch(() => {});
     },
   };
@@ -119,7 +138,13 @@ async function planInstances(opts: StackOptions, servers: Servers, gatewayPorts:
     receipts: { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("chaos1") },
     webhooks: { WEBHOOK_SECRET_KEYS: generateKeyRingEntry("chaos1") },
     ledger: nodeOptions(LEDGER_NODE_OPTIONS),
-    gateway: { HOST: "127.0.0.1", PORT: String(gatewayPorts.main), ALT_PORT: String(gatewayPorts.alt), ...nodeOptions(GATEWAY_NODE_OPTIONS) },
+    gateway: {
+      HOST: "127.0.0.1",
+      PORT: String(gatewayPorts.main),
+      ALT_PORT: String(gatewayPorts.alt),
+      REDIS_URL: servers.redisUrl,
+      ...nodeOptions(GATEWAY_NODE_OPTIONS),
+    },
   };
   const instances: Instance[] = [];
   for (const plan of opts.services) {

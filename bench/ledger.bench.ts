@@ -3,25 +3,30 @@
  * against pgbench TPC-B on the same PostgreSQL (fsync on) in the same run.
  *
  * Profiles: "uniform" transfers between random pairs of 10,000 pre-funded wallets; "hot" does the same and
- * also credits platform_revenue in every posting (the system account every sale touches). Then pgbench
- * (`-i -s 10`, `-c 8 -j 2 -T 15`) and the invariant checker. Last line: one JSON object of the figures.
+ * also credits platform_revenue in every posting (the system account every sale touches). Then the pgbench
+ * baseline (bench/lib.ts pgbenchBaseline) and the invariant checker. Last line: one JSON object of the figures,
+ * with `errors`: every request that failed (an error reply or no reply), warm-up included.
+ *
+ * pgbench's clients are database connections. The ledger's closed-loop clients reach PostgreSQL through its pool
+ * of BENCH_DB_POOL_MAX connections, so pgbench runs at 1, 4 and 16 clients and at that pool size (the levels of the
+ * gateway benchmarks, up to the most connections the ledger itself may use), at a scale of at least the most
+ * clients, and its best level is the baseline.
  * Where the machine runs them, it also prints the CPU time each committed posting cost the ledger process,
  * PostgreSQL (all its processes), this client, and everything else (busy time minus those three): on a
  * shared machine these are steadier than the throughput figures.
  *
  * Knobs (environment): BENCH_CLIENTS (256 closed-loop clients), BENCH_DURATION_SEC (12 per profile),
- * BENCH_WARMUP_SEC (2), BENCH_PGBENCH_SEC (15), BENCH_WALLETS (10,000), BENCH_DB_POOL_MAX (20),
+ * BENCH_WARMUP_SEC (2), BENCH_PGBENCH_SEC (15 per pgbench level), BENCH_WALLETS (10,000), BENCH_DB_POOL_MAX (20),
  * BENCH_BATCH_SLOTS (the ledger's POST_BATCH_SLOTS), BENCH_DATABASE_URL / BENCH_NATS_URL (see lib.ts).
  * Results and the engine decisions they led to: docs/adr/0004-hot-accounts.md.
  */
-import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { connect, createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, cpuMs, LEDGER_NODE_OPTIONS, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, cpuMs, LEDGER_NODE_OPTIONS, pgbenchBaseline, pgbenchLine, pgbenchRunner, startChild, startInfra, type Child } from "./lib.ts";
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 256);
@@ -31,7 +36,9 @@ const PGBENCH_SEC = Number(process.env.BENCH_PGBENCH_SEC ?? 15);
 const FUNDING_CENTS = 10_000_000;
 const FUNDING_PER_POST = 50;
 const RPC_TIMEOUT_MS = 30_000;
-const PGBENCH = process.env.PGBENCH ?? "/usr/bin/pgbench";
+const DB_POOL_MAX = Number(process.env.BENCH_DB_POOL_MAX ?? 20);
+/** pgbench's client levels: those of the gateway benchmarks below the ledger's pool, and the pool's size itself. */
+const PGBENCH_LEVELS = [...[1, 4, 16].filter((n) => n < DB_POOL_MAX), DB_POOL_MAX];
 
 interface Reply {
   ok: boolean;
@@ -263,16 +270,6 @@ async function runProfile(nc: NatsConnection, make: () => unknown, seconds: numb
   };
 }
 
-function runPgbench(url: string): number {
-  const init = spawnSync(PGBENCH, ["-i", "-s", "10", "-q", url], { encoding: "utf8", timeout: 120_000 });
-  if (init.status !== 0) throw new Error(`pgbench -i failed: ${init.stderr}`);
-  const run = spawnSync(PGBENCH, ["-c", "8", "-j", "2", "-T", String(PGBENCH_SEC), url], { encoding: "utf8", timeout: (PGBENCH_SEC + 60) * 1000 });
-  if (run.status !== 0) throw new Error(`pgbench failed: ${run.stderr}`);
-  const m = /tps = ([\d.]+) \(without initial connection time\)/.exec(run.stdout) ?? /tps = ([\d.]+)/.exec(run.stdout);
-  if (m === null) throw new Error(`pgbench output without tps: ${run.stdout}`);
-  return Number(m[1]);
-}
-
 const t0 = Date.now();
 const infra = await startInfra();
 const children: Child[] = [];
@@ -294,7 +291,7 @@ try {
     NATS_URL: infra.natsUrl,
     NATS_PREFIX: "",
     HEALTH_PORT: String(healthPort),
-    DB_POOL_MAX: process.env.BENCH_DB_POOL_MAX ?? "20",
+    DB_POOL_MAX: String(DB_POOL_MAX),
     RPC_CONCURRENCY_MAX: "4096",
     NODE_OPTIONS: LEDGER_NODE_OPTIONS,
     ...(process.env.BENCH_BATCH_SLOTS ? { POST_BATCH_SLOTS: process.env.BENCH_BATCH_SLOTS } : {}),
@@ -335,14 +332,13 @@ try {
   );
   console.log(`setup: ${walletIds.length} wallets funded in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${CLIENTS} clients, ${DURATION_SEC} s per profile`);
 
-  await runProfile(conn, () => transferRequest(orgId, walletIds, false), WARMUP_SEC);
+  const warmUp = await runProfile(conn, () => transferRequest(orgId, walletIds, false), WARMUP_SEC);
   const uniform = await runProfile(conn, () => transferRequest(orgId, walletIds, false), DURATION_SEC);
   const hot = await runProfile(conn, () => transferRequest(orgId, walletIds, true), DURATION_SEC);
 
-  await sql`create database pgbench`;
-  const pgUrl = new URL(infra.adminUrl);
-  pgUrl.pathname = "/pgbench";
-  const tps = runPgbench(pgUrl.toString());
+  const baseline = pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: PGBENCH_LEVELS, seconds: PGBENCH_SEC });
+  const tps = baseline.best.tps;
+  const errors = warmUp.errors + uniform.errors + hot.errors;
 
   const report = await checkInvariants(sql, { orgId });
   const ratio = uniform.postings_per_s / tps;
@@ -366,7 +362,7 @@ try {
         `${name} CPU per posting (µs): ledger ${c.ledger}, postgres ${c.postgres}, client ${c.client}, other ${c.other}; machine ${c.machine_busy_pct} % busy`,
       );
   }
-  console.log(`pgbench TPC-B -s 10 -c 8 -j 2 -T ${PGBENCH_SEC}: ${tps.toFixed(0)} tps`);
+  console.log(pgbenchLine(baseline));
   console.log(`ratio uniform/pgbench = ${ratio.toFixed(2)} (target ≥ 2.0); hot/uniform = ${hotOverUniform.toFixed(2)} (target ≥ 0.8)`);
   console.log(`invariants: ${report.ok ? "ok" : JSON.stringify(report.violations.slice(0, 5))}; total ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   console.log(
@@ -374,9 +370,11 @@ try {
       uniform_postings_per_s: Math.round(uniform.postings_per_s),
       hot_postings_per_s: Math.round(hot.postings_per_s),
       pgbench_tps: Math.round(tps),
+      pgbench: baseline.json(),
       ratio: Number(ratio.toFixed(2)),
       hot_over_uniform: Number(hotOverUniform.toFixed(2)),
       p99_ms: Math.max(uniform.p99_ms, hot.p99_ms),
+      errors,
       invariants: report.ok ? "ok" : "violated",
       cpu_us_per_posting: { uniform: uniform.cpu_us, hot: hot.cpu_us },
     }),

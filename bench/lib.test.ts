@@ -1,12 +1,13 @@
 /**
  * The benchmarks' open-loop client must pace evenly, count waits for a connection, and tell answers apart;
- * slices of it merge into one run with percentiles over all requests.
+ * slices of it merge into one run with percentiles over all requests; the pgbench baseline runs at a scale of at
+ * least its clients, at the benchmark's own client levels, and takes the best of them.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { existsSync } from "node:fs";
-import { mergePaced, pacedLoad, schedTimes, type PacedResult } from "./lib.ts";
+import { bestPgbenchLevel, mergePaced, pacedLoad, pgbenchBaseline, pgbenchPlan, pgbenchThreads, schedTimes, type PacedResult, type PgbenchRun } from "./lib.ts";
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -112,5 +113,65 @@ describe.runIf(existsSync(`/proc/${process.pid}/task/${process.pid}/schedstat`))
     expect(schedTimes(2 ** 22 + 1)).toBeUndefined();
     expect(schedTimes(2 ** 22 + 1, true)).toBeUndefined();
     expect(schedTimes(undefined)).toBeUndefined();
+  });
+});
+
+describe("pgbench baseline", () => {
+  /** A pgbench stand-in: records each run and answers tps from `tpsByClients`. */
+  const fake = (tpsByClients: Record<number, number>) => {
+    const runs: Parameters<PgbenchRun>[0][] = [];
+    const run: PgbenchRun = (opts) => {
+      runs.push(opts);
+      return tpsByClients[opts.clients] ?? 0;
+    };
+    return { run, runs };
+  };
+
+  it("runs at a scale of at least the most clients, never below pgbench's rule of scale ≥ clients", () => {
+    // Proves the scale follows the largest level (the old baseline ran scale 4 with up to 32 clients).
+    expect(pgbenchPlan([1, 4, 16, 32])).toEqual({ scale: 32, levels: [1, 4, 16, 32] });
+    expect(pgbenchPlan([64, 1, 16, 16, 4, 32])).toEqual({ scale: 64, levels: [1, 4, 16, 32, 64] });
+    expect(pgbenchPlan([1])).toEqual({ scale: 1, levels: [1] });
+    for (const bad of [[], [0], [-4], [2.5], [Number.NaN]]) expect(() => pgbenchPlan(bad), JSON.stringify(bad)).toThrow();
+  });
+
+  it("uses one thread per core, never more threads than clients", () => {
+    // Proves -j never exceeds -c, which pgbench refuses.
+    expect(pgbenchThreads(1, 2)).toBe(1);
+    expect(pgbenchThreads(32, 2)).toBe(2);
+    expect(pgbenchThreads(3, 8)).toBe(3);
+  });
+
+  it("runs every one of the benchmark's levels at that scale and keeps the best, whichever level it is", () => {
+    // Proves the baseline is pgbench's best over the same client levels, not one fixed level.
+    const { run, runs } = fake({ 1: 500, 4: 1800, 16: 2600, 32: 2400 });
+    const b = pgbenchBaseline(run, { levels: [32, 1, 16, 4], seconds: 10, cores: 2 });
+    expect(runs).toEqual([
+      { scale: 32, clients: 1, threads: 1, seconds: 10 },
+      { scale: 32, clients: 4, threads: 2, seconds: 10 },
+      { scale: 32, clients: 16, threads: 2, seconds: 10 },
+      { scale: 32, clients: 32, threads: 2, seconds: 10 },
+    ]);
+    expect(b.best).toEqual({ clients: 16, threads: 2, tps: 2600 });
+    expect(b.json()).toEqual({ scale: 32, seconds: 10, best_clients: 16, tps_by_clients: { "1": 500, "4": 1800, "16": 2600, "32": 2400 } });
+  });
+
+  it("measures a round again at the best level and the same scale", () => {
+    // Proves each round's baseline is the sweep's best level, measured afresh beside the round.
+    const { run, runs } = fake({ 4: 900, 64: 3000 });
+    const b = pgbenchBaseline(run, { levels: [4, 64], seconds: 5, cores: 2 });
+    runs.length = 0;
+    expect(b.again()).toEqual({ clients: 64, threads: 2, tps: 3000 });
+    expect(runs).toEqual([{ scale: 64, clients: 64, threads: 2, seconds: 5 }]);
+  });
+
+  it("prefers fewer clients between equal levels and refuses an empty sweep", () => {
+    expect(
+      bestPgbenchLevel([
+        { clients: 8, threads: 2, tps: 100 },
+        { clients: 16, threads: 2, tps: 100 },
+      ]).clients,
+    ).toBe(8);
+    expect(() => bestPgbenchLevel([])).toThrow(/no pgbench levels/);
   });
 });

@@ -1,12 +1,14 @@
 /**
  * Payouts benchmark: sandbox payouts through the gateway (gateway → payouts → ledger, each its own process, on a
- * durable PostgreSQL) from many funded creators, against pgbench TPC-B (-c 8 -j 2) on the same cluster in the
- * same run. Then the ledger invariant check, and a cross-check that every payout moved money exactly once and
+ * durable PostgreSQL; the gateway's rate limits in Redis, as deployed) from many funded creators, against pgbench
+ * TPC-B on the same cluster in the same run (bench/lib.ts pgbenchBaseline: the same client levels at a scale of at
+ * least the most clients, its best level). Then the ledger invariant check, and a cross-check that every payout moved money exactly once and
  * that the creators' wallets hold exactly what was funded minus what was paid out. Last line: one JSON object.
  *
  * Closed loop first (each of N clients sends payouts back to back) to find the maximum rate, then open loop:
  * payouts start at a fixed 50 % of that rate whatever the answers do, and p50/p99 are measured there. Rounds of
- * pgbench, the maximum rate at the best concurrency and the open loop give the ratio and the latency (medians).
+ * pgbench at its best level, the maximum rate at the best concurrency and the open loop give the ratio and the
+ * latency (medians). The JSON counts every failed request (outside 2xx, or thrown) of every run in `errors`.
  * Each round's open loop has the floor beside it at the same rate (after it, or before it every other round): a
  * 1-cent ledger transfer between creators through the same gateway, the least any payout must do (authenticate,
  * post once, answer; bench/lib.ts floorTransfer). CPU per payout by
@@ -29,10 +31,13 @@ import {
   floorTransfer,
   GATEWAY_NODE_OPTIONS,
   LEDGER_NODE_OPTIONS,
+  deployedGatewayEnv,
   medianBy,
   nodeOptions,
   openLoop,
-  pgbench,
+  pgbenchBaseline,
+  pgbenchLine,
+  pgbenchRunner,
   startChild,
   startInfra,
   type BenchOp,
@@ -51,8 +56,6 @@ const PARTICIPANTS = Number(process.env.BENCH_PARTICIPANTS ?? 64);
 /** Each creator's starting balance: far more than any run pays out, so no payout is refused for funds. */
 const FUNDING_CENTS = 10_000_000_000;
 const PACED_FRACTION = 0.5;
-const PGBENCH_SCALE = 4;
-const PGBENCH_CLIENTS = 8;
 
 /** Fields of /proc/<pid>/stat after the command name: [1] ppid, [11] utime, [12] stime, [13] cutime, [14] cstime. */
 function statFields(pid: number | string): string[] | undefined {
@@ -80,7 +83,7 @@ function clusterCpuMs(postmasterPid: number): number {
   return (total * 1000) / 100;
 }
 
-const infra = await startInfra();
+const infra = await startInfra({ redis: true });
 const children: Child[] = [];
 try {
   const sql = adminSql(infra.adminUrl);
@@ -115,7 +118,7 @@ try {
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
   await start("payouts");
   const [gwPort, altPort] = [await freePort(), await freePort()];
-  await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort), ...nodeOptions(GATEWAY_NODE_OPTIONS) });
+  await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort), ...deployedGatewayEnv(infra), ...nodeOptions(GATEWAY_NODE_OPTIONS) });
   const headers = { "x-api-key": api_key, "content-type": "application/json" };
   const pool = new Pool(`http://127.0.0.1:${gwPort}`, { connections: Math.max(...LEVELS, 64), pipelining: 1 });
   const post = async (path: string, body: unknown) => {
@@ -155,7 +158,7 @@ try {
   const runLevel = (concurrency: number, seconds: number) => closedLoop(payout, concurrency, seconds);
   const runPaced = (rate: number, seconds: number, send: BenchOp = payout) => openLoop(send, rate, seconds);
 
-  await runLevel(4, 2); // warm-up: JIT, pools, system accounts
+  const warmUp = await runLevel(4, 2); // warm-up: JIT, pools, system accounts
   /** CPU ms so far by process: the services, this load generator, the PostgreSQL cluster and nats-server. */
   const cpuNow = (): Record<string, number> => {
     const now: Record<string, number> = {};
@@ -180,12 +183,13 @@ try {
   );
   const best = results.reduce((a, b) => (b.perSec > a.perSec ? b : a));
 
-  const baseline = pgbench(infra.adminUrl, PGBENCH_SCALE);
+  const baseline = pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: LEVELS, seconds: DURATION_SEC * 2 });
+  console.log(pgbenchLine(baseline));
   type Paced = OpRun & { rate: number };
   type Round = { tps: number; max: OpRun; paced: Paced; pacedCpu: Record<string, number>; floor: Paced };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const tps = baseline.tps(PGBENCH_CLIENTS, DURATION_SEC * 2);
+    const tps = baseline.again().tps;
     const max = await runLevel(best.concurrency, DURATION_SEC);
     const rate = Math.max(1, max.perSec * PACED_FRACTION);
     // The floor goes first in every other round, so neither one always runs on the other's leftovers.
@@ -206,7 +210,7 @@ try {
     );
   }
   console.log(
-    `round   pgbench tps (-c ${PGBENCH_CLIENTS} -j 2)   max payouts/s  ratio   ${PACED_FRACTION * 100} % open loop: offered  payouts/s  p50 ms  p99 ms  errors   floor p50 ms  p99 ms`,
+    `round   pgbench tps (-c ${baseline.best.clients} -j ${baseline.best.threads})   max payouts/s  ratio   ${PACED_FRACTION * 100} % open loop: offered  payouts/s  p50 ms  p99 ms  errors   floor p50 ms  p99 ms`,
   );
   for (const [i, r] of rounds.entries()) {
     console.log(
@@ -241,7 +245,7 @@ try {
            (select count(*)::text from payouts.payouts where status not in ('paid')) as stuck`;
   const funded = BigInt(FUNDING_CENTS) * BigInt(PARTICIPANTS);
   const walletsOk = BigInt(totals?.wallets ?? "0") === funded - BigInt(totals?.paid ?? "0");
-  const errorsAll = rounds.reduce((n, r) => n + r.max.errors + r.paced.errors + r.floor.errors, 0) + results.reduce((n, r) => n + r.errors, 0);
+  const errorsAll = warmUp.errors + rounds.reduce((n, r) => n + r.max.errors + r.paced.errors + r.floor.errors, 0) + results.reduce((n, r) => n + r.errors, 0);
   const invariantsOk = errorsAll === 0 && report.ok && once?.bad === "0" && walletsOk && totals?.stuck === "0";
   if (invariantsOk) {
     console.log(`invariants ok: ledger checks pass, every paid payout moved money once, wallets = funded − paid out (${totals?.paid} cents paid)`);
@@ -256,6 +260,7 @@ try {
     JSON.stringify({
       payouts_per_s: Number(ratioRound.max.perSec.toFixed(1)),
       pgbench_tps: Number(ratioRound.tps.toFixed(1)),
+      pgbench: baseline.json(),
       ratio: Number(ratio.toFixed(3)),
       p50_ms: Number(latencyRound.paced.p50.toFixed(1)),
       p99_ms: Number(latencyRound.paced.p99.toFixed(1)),
@@ -264,6 +269,7 @@ try {
       floor_p99_ms: Number(latencyRound.floor.p99.toFixed(1)),
       cpu_ms_per_payout: Object.fromEntries(Object.entries(cpuPer).map(([k, v]) => [k, Number(v.toFixed(3))])),
       cpu_ms_per_payout_open_loop: Object.fromEntries(Object.entries(latencyRound.pacedCpu).map(([k, v]) => [k, Number(v.toFixed(3))])),
+      errors: errorsAll,
       invariants: invariantsOk ? "ok" : "failed",
     }),
   );

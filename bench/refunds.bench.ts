@@ -1,13 +1,17 @@
 /**
  * Refunds benchmark: partial refunds through the gateway (gateway → refunds → ledger, each its own process, on a
- * durable PostgreSQL) spread over many recorded sales, against pgbench TPC-B on the same cluster in the same run.
+ * durable PostgreSQL; the gateway's rate limits in Redis, as deployed) spread over many recorded sales, against
+ * pgbench TPC-B on the same cluster in the same run (bench/lib.ts pgbenchBaseline: the same client levels at a
+ * scale of at least the most clients, its best level).
  * Then the ledger invariant check and a cross-check that every completed refund moved money exactly once and
  * that each sale's remainder in the ledger equals the refunds the refunds service recorded for it. Last line: one
  * JSON object of the figures.
  *
  * Closed loop first (each of N clients sends refunds back to back) at each concurrency level to find the best
- * one; then rounds of pgbench, the maximum rate at that concurrency, and an open loop at half that rate (refunds
- * start on a fixed schedule whatever the answers do) where p50/p99 are measured. Medians of the rounds. Each
+ * one, and pgbench's sweep of the same levels its best; then rounds of pgbench at its best level, the maximum rate
+ * at the benchmark's, and an open loop at half that rate (refunds start on a fixed schedule whatever the answers
+ * do) where p50/p99 are measured. Medians of the rounds. The JSON counts every failed request (outside 2xx, or
+ * thrown) of every run in `errors`. Each
  * round's open loop has the floor beside it at the same rate (after it, or before it every other round): a
  * 1-cent ledger transfer between creators through the same gateway, the least any refund must do.
  *
@@ -26,10 +30,13 @@ import {
   floorTransfer,
   GATEWAY_NODE_OPTIONS,
   LEDGER_NODE_OPTIONS,
+  deployedGatewayEnv,
   medianBy,
   nodeOptions,
   openLoop,
-  pgbench,
+  pgbenchBaseline,
+  pgbenchLine,
+  pgbenchRunner,
   startChild,
   startInfra,
   type BenchOp,
@@ -48,13 +55,12 @@ const SALES = Number(process.env.BENCH_SALES ?? 2_000);
 const PARTICIPANTS = Number(process.env.BENCH_PARTICIPANTS ?? 64);
 /** Each sale is large enough for every partial refund the run can send it (refunds of 1–2 dollars). */
 const SALE_AMOUNT_CENTS = 1_000_000;
-const PGBENCH_SCALE = 4;
 const HALF_RATE = 0.5;
 /** The targets this benchmark checks (docs/performance.md). */
 const RATIO_TARGET = 0.3;
 const P99_TARGET_MS = 100;
 
-const infra = await startInfra();
+const infra = await startInfra({ redis: true });
 const children: Child[] = [];
 try {
   const sql = adminSql(infra.adminUrl);
@@ -80,7 +86,7 @@ try {
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
   await start("refunds");
   const gwPort = await freePort();
-  await start("gateway", { PORT: String(gwPort), ALT_PORT: String(await freePort()), ...nodeOptions(GATEWAY_NODE_OPTIONS) });
+  await start("gateway", { PORT: String(gwPort), ALT_PORT: String(await freePort()), ...deployedGatewayEnv(infra), ...nodeOptions(GATEWAY_NODE_OPTIONS) });
   const headers = { "x-api-key": api_key, "content-type": "application/json" };
   const pool = new Pool(`http://127.0.0.1:${gwPort}`, { connections: Math.max(...LEVELS, 64), pipelining: 1 });
   const post = async (path: string, body: unknown) => {
@@ -161,7 +167,7 @@ try {
       .map((d) => `${d.k} ${((d.sum / d.count) * 1000).toFixed(1)} ms`)
       .join(", ");
 
-  await runLevel(4, 2); // warm-up: JIT, pools, system accounts
+  const warmUp = await runLevel(4, 2); // warm-up: JIT, pools, system accounts
   const levels: OpRun[] = [];
   for (const c of LEVELS) {
     const before = await handlerTimes();
@@ -169,11 +175,12 @@ try {
     console.log(`  concurrency ${c}: mean time in each service's handler: ${handlerDelta(before, await handlerTimes())}`);
   }
   const best = levels.reduce((a, b) => (b.perSec > a.perSec ? b : a));
-  const baseline = pgbench(infra.adminUrl, PGBENCH_SCALE);
+  const baseline = pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: LEVELS, seconds: DURATION_SEC * 2 });
+  console.log(pgbenchLine(baseline));
   type Round = { tps: number; max: OpRun; half: OpRun & { rate: number }; floor: OpRun & { rate: number } };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const tps = baseline.tps(best.concurrency, DURATION_SEC * 2);
+    const tps = baseline.again().tps;
     const max = await runLevel(best.concurrency, DURATION_SEC);
     const rate = Math.max(1, max.perSec * HALF_RATE);
     // The floor goes first in every other round, so neither one always runs on the other's leftovers.
@@ -191,10 +198,12 @@ try {
       `${String(r.concurrency).padStart(11)} ${r.perSec.toFixed(1).padStart(10)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(9)} ${String(r.count).padStart(8)} ${String(r.errors).padStart(7)}`,
     );
   }
-  console.log("round  pgbench tps  max refunds/s  ratio   half rate: offered  refunds/s  p50 ms  p99 ms  errors   floor p50 ms  p99 ms");
+  console.log(
+    `round  pgbench tps (${baseline.best.clients} clients)  max refunds/s  ratio   half rate: offered  refunds/s  p50 ms  p99 ms  errors   floor p50 ms  p99 ms`,
+  );
   for (const [i, r] of rounds.entries()) {
     console.log(
-      `${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(12)} ${r.max.perSec.toFixed(1).padStart(14)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.half.rate.toFixed(1).padStart(19)} ${r.half.perSec.toFixed(1).padStart(10)} ${r.half.p50.toFixed(1).padStart(7)} ${r.half.p99.toFixed(1).padStart(7)} ${String(r.half.errors).padStart(7)} ${r.floor.p50.toFixed(1).padStart(14)} ${r.floor.p99.toFixed(1).padStart(7)}`,
+      `${String(i + 1).padStart(5)} ${r.tps.toFixed(1).padStart(24)} ${r.max.perSec.toFixed(1).padStart(14)} ${(r.max.perSec / r.tps).toFixed(3).padStart(6)} ${r.half.rate.toFixed(1).padStart(19)} ${r.half.perSec.toFixed(1).padStart(10)} ${r.half.p50.toFixed(1).padStart(7)} ${r.half.p99.toFixed(1).padStart(7)} ${String(r.half.errors).padStart(7)} ${r.floor.p50.toFixed(1).padStart(14)} ${r.floor.p99.toFixed(1).padStart(7)}`,
     );
   }
   console.log(
@@ -218,7 +227,7 @@ try {
   const [left] = await sql<{ pending: string; failed: string; completed: string }[]>`
     select count(*) filter (where status = 'pending')::text as pending, count(*) filter (where status = 'failed')::text as failed,
            count(*) filter (where status = 'completed')::text as completed from refunds.refunds`;
-  const errors = levels.reduce((n, r) => n + r.errors, 0) + rounds.reduce((n, r) => n + r.max.errors + r.half.errors + r.floor.errors, 0);
+  const errors = warmUp.errors + levels.reduce((n, r) => n + r.errors, 0) + rounds.reduce((n, r) => n + r.max.errors + r.half.errors + r.floor.errors, 0);
   const invariantsOk = report.ok && once?.bad === "0" && sides?.bad === "0" && left?.pending === "0" && left.failed === "0" && errors === 0;
   if (invariantsOk)
     console.log(`invariants ok: ledger checks pass, ${left?.completed} refunds each moved money once, every sale's remainder matches its refunds`);
@@ -232,6 +241,7 @@ try {
     JSON.stringify({
       refunds_per_s: Number(ratioRound.max.perSec.toFixed(1)),
       pgbench_tps: Number(ratioRound.tps.toFixed(1)),
+      pgbench: baseline.json(),
       ratio: Number(ratio.toFixed(3)),
       half_rate_p50_ms: Number(latencyRound.half.p50.toFixed(1)),
       half_rate_p99_ms: Number(latencyRound.half.p99.toFixed(1)),
@@ -240,6 +250,7 @@ try {
       floor_p99_ms: Number(latencyRound.floor.p99.toFixed(1)),
       ratio_target_met: ratio >= RATIO_TARGET,
       p99_target_met: latencyRound.half.p99 < P99_TARGET_MS,
+      errors,
       invariants: invariantsOk ? "ok" : "failed",
     }),
   );

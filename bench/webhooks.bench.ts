@@ -7,7 +7,9 @@
  *   2. throughput: 5,000 events committed in a burst: deliveries/s from first commit to last 2xx;
  *   3. outage: the receiver answers 503 for 30 s while events keep coming, then recovers: drain rate of the
  *      backlog from recovery to the last 2xx.
- * Last line: {"p50_ms", "p99_ms", "deliveries_per_s", "drain_per_s", "lost"}.
+ * Last line: {"p50_ms", "p99_ms", "deliveries_per_s", "drain_per_s", "lost", "errors"}; `errors` counts the delivery
+ * attempts that failed (an answer outside 2xx, a timeout, a refused connection) for the events committed outside the
+ * outage, where the receiver answers every good request with 204 and a failed attempt is a fault of the path.
  */
 import { randomBytes } from "node:crypto";
 import http from "node:http";
@@ -254,7 +256,12 @@ try {
   console.log(
     `drain after the outage: ${outage.length - lostOutage} deliveries in ${((drainEnd - recoveredAt) / 1000).toFixed(2)} s = ${drainPerS.toFixed(0)}/s (retry schedule ${BENCH_SCHEDULE_MS} ms)`,
   );
-  console.log(`bad signatures: ${badSignatures}; lost: ${lost}`);
+  // Every attempt beyond an event's first, outside the outage, followed a failed one.
+  const steady = [...paced, ...burst];
+  const [failedAttempts] = await sql<{ n: string }[]>`
+    select coalesce(sum(greatest(attempts - 1, 0)), 0)::text as n from webhooks.deliveries where event_id in ${sql(steady)}`;
+  const errors = Number(failedAttempts?.n ?? 0);
+  console.log(`bad signatures: ${badSignatures}; lost: ${lost}; failed attempts outside the outage: ${errors}`);
   console.log(
     JSON.stringify({
       p50_ms: Number(p50.toFixed(1)),
@@ -262,6 +269,7 @@ try {
       deliveries_per_s: Math.round(deliveriesPerS),
       drain_per_s: Math.round(drainPerS),
       lost,
+      errors,
     }),
   );
 } finally {

@@ -1,5 +1,5 @@
 // `npm test`: system deps → typecheck + lint + format check (fail fast) → vitest; exits with vitest's code and ends with a
-// plain "N passed, N failed" line. Extra arguments go to vitest (`npm test -- libs/testing`).
+// plain "N passed, N failed, N skipped" line. Extra arguments go to vitest (`npm test -- libs/testing`).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -44,8 +44,10 @@ if (existsSync(reportFile)) {
   // Suites that failed to load (syntax, import, hook errors) count as failures too: a broken file is not a pass.
   const failedSuites = (report.testResults ?? []).filter((f) => f.status === "failed" && (f.assertionResults ?? []).length === 0).length;
   const failed = (report.numFailedTests ?? 0) + failedSuites;
-  console.log(`${passed} passed, ${failed} failed`);
+  // Skipped, todo and (in the report's words) pending tests ran no assertion: they are neither passes nor hidden.
+  const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+  console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 } else {
-  console.log("0 passed, 0 failed (vitest wrote no report)");
+  console.log("0 passed, 0 failed, 0 skipped (vitest wrote no report)");
 }
 process.exit(code);
