@@ -25,7 +25,7 @@
 import { PAGE_ROUTES, ROUTES } from "./routes.ts";
 import { BACKEND_SERVICES, healthSubject, rpcSubject, SERVICES } from "./rpc.ts";
 import type { ServiceName } from "./rpc.ts";
-import { EVENT_OWNERS, eventsStreamName, INTERNAL_EVENT_TYPES, SANDBOX_TEST_EVENT_SOURCE } from "./events.ts";
+import { EVENT_OWNERS, eventsStreamName, INTERNAL_EVENT_TYPES, PUBLIC_EVENT_TYPES, SANDBOX_TEST_EVENT_SOURCE } from "./events.ts";
 import { ledgerPostSubject } from "./ledger-post.ts";
 
 /** The operator CLI's identity: it calls the services' `admin.*` operations. */
@@ -138,10 +138,14 @@ function callsOf(identity: ServiceName | typeof NATS_ADMIN_USER): string[] {
  * owns (EVENT_OWNERS), and for the sandbox test event's source every public domain (events.ts says why).
  */
 function eventSubjectsOf(identity: ServiceName): string[] {
-  const internalDomains = new Set(INTERNAL_EVENT_TYPES.map((t) => t.split(".", 1)[0]));
+  const domainOf = (type: string) => type.split(".", 1)[0] ?? "";
+  const publicDomains = new Set(PUBLIC_EVENT_TYPES.map(domainOf));
+  const internalDomains = new Set(INTERNAL_EVENT_TYPES.map(domainOf));
   const subjects: string[] = [];
   for (const [domain, owner] of Object.entries(EVENT_OWNERS)) {
-    if (owner === identity || identity === SANDBOX_TEST_EVENT_SOURCE) subjects.push(`evt.${domain}.>`);
+    // A domain with no type listed yet is taken as public: internal types are the exception, named in events.ts.
+    const isPublic = publicDomains.has(domain) || !internalDomains.has(domain);
+    if (isPublic && (owner === identity || identity === SANDBOX_TEST_EVENT_SOURCE)) subjects.push(`evt.${domain}.>`);
     if (owner === identity && internalDomains.has(domain)) subjects.push(`evt.internal.${domain}.>`);
   }
   return subjects;
