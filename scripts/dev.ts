@@ -15,7 +15,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { NATS_ADMIN_USER, NATS_IDENTITIES, natsConfigString, natsServerAuthorization, natsUsers, SERVICES, type ServiceName } from "@treasury/contracts";
-import { generateKeyRingEntry, migrateAll, serviceDatabaseUrl } from "@treasury/service-kit";
+import { NATS_MIGRATIONS_USER } from "@treasury/contracts";
+import { connectNats, ensureEventsStream, generateKeyRingEntry, migrateAll, serviceDatabaseUrl } from "@treasury/service-kit";
 import {
   MissingBinaryError,
   findBinary,
@@ -106,6 +107,7 @@ async function main(): Promise<void> {
   say("running migrations");
   const rolePasswords = ensureSecrets(rolePasswordsFile, SERVICES, "database role passwords");
   await migrateAll({ adminUrl, rootDir: root, services: [...SERVICES], rolePasswords, log: (m) => say(`migrate: ${m}`) });
+  await migrateEventsStream(natsUrl, natsPasswords?.[NATS_MIGRATIONS_USER]);
   const credentials = await ensureCredentials(adminUrl);
   // The admin CLI (`npm run -s admin -- …`) finds the dev database here when DATABASE_URL is not set, and NATS as
   // its own identity (the credentials in the URL), so this file is readable by its owner only.
@@ -213,6 +215,19 @@ async function startPrivateNats(passwords: Record<string, string>): Promise<stri
   });
   infra.unshift({ name: "NATS", server: nats });
   return nats.url;
+}
+
+/**
+ * The EVENTS stream, as the migrate step makes it (scripts/migrate.ts): as the `migrations` identity on the private
+ * NATS, the only one allowed to create it (ADR 0011); on a NATS the caller names, as the URL's user.
+ */
+async function migrateEventsStream(natsUrl: string, password: string | undefined): Promise<void> {
+  const nc = await connectNats({ url: natsUrl, name: "dev-migrate", ...(password !== undefined ? { user: NATS_MIGRATIONS_USER, password } : {}) });
+  try {
+    await ensureEventsStream(nc, env["NATS_PREFIX"] ?? "");
+  } finally {
+    await nc.close();
+  }
 }
 
 interface Credentials {
