@@ -6,7 +6,7 @@ import { basename, join } from "node:path";
 import autocannon from "autocannon";
 import postgres from "postgres";
 import { SERVICES } from "@treasury/contracts";
-import { migrateAll } from "@treasury/service-kit";
+import { migrateAll, migrateEventsStream } from "@treasury/service-kit";
 import { freePort, makeScratchDir, repoRoot, startNats, startPostgres } from "@treasury/testing";
 
 /** The allocator settings of the image (deploy/Dockerfile): every benchmarked process runs with them. */
@@ -53,6 +53,8 @@ export async function startInfra(): Promise<BenchInfra> {
     natsPid = nats.pid;
   }
   await migrateAll({ adminUrl, rootDir: repoRoot(), services: SERVICES });
+  // The migrate step creates the EVENTS stream; services only wait for it (ADR 0011).
+  await migrateEventsStream({ url: natsUrl, name: "bench-migrate" }, "");
   return {
     adminUrl,
     natsUrl,

@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { NATS_ADMIN_USER, NATS_IDENTITIES, natsConfigString, natsServerAuthorization, natsUsers, SERVICES, type ServiceName } from "@treasury/contracts";
 import { NATS_MIGRATIONS_USER } from "@treasury/contracts";
-import { connectNats, ensureEventsStream, generateKeyRingEntry, migrateAll, serviceDatabaseUrl } from "@treasury/service-kit";
+import { generateKeyRingEntry, migrateAll, migrateEventsStream, serviceDatabaseUrl } from "@treasury/service-kit";
 import {
   MissingBinaryError,
   findBinary,
@@ -107,7 +107,12 @@ async function main(): Promise<void> {
   say("running migrations");
   const rolePasswords = ensureSecrets(rolePasswordsFile, SERVICES, "database role passwords");
   await migrateAll({ adminUrl, rootDir: root, services: [...SERVICES], rolePasswords, log: (m) => say(`migrate: ${m}`) });
-  await migrateEventsStream(natsUrl, natsPasswords?.[NATS_MIGRATIONS_USER]);
+  // The EVENTS stream, as the migrate step makes it: as the `migrations` identity, the only one allowed to (ADR 0011).
+  const migrationsPassword = natsPasswords?.[NATS_MIGRATIONS_USER];
+  await migrateEventsStream(
+    { url: natsUrl, name: "dev-migrate", ...(migrationsPassword !== undefined ? { user: NATS_MIGRATIONS_USER, password: migrationsPassword } : {}) },
+    env["NATS_PREFIX"] ?? "",
+  );
   const credentials = await ensureCredentials(adminUrl);
   // The admin CLI (`npm run -s admin -- …`) finds the dev database here when DATABASE_URL is not set, and NATS as
   // its own identity (the credentials in the URL), so this file is readable by its owner only.
@@ -215,19 +220,6 @@ async function startPrivateNats(passwords: Record<string, string>): Promise<stri
   });
   infra.unshift({ name: "NATS", server: nats });
   return nats.url;
-}
-
-/**
- * The EVENTS stream, as the migrate step makes it (scripts/migrate.ts): as the `migrations` identity on the private
- * NATS, the only one allowed to create it (ADR 0011); on a NATS the caller names, as the URL's user.
- */
-async function migrateEventsStream(natsUrl: string, password: string | undefined): Promise<void> {
-  const nc = await connectNats({ url: natsUrl, name: "dev-migrate", ...(password !== undefined ? { user: NATS_MIGRATIONS_USER, password } : {}) });
-  try {
-    await ensureEventsStream(nc, env["NATS_PREFIX"] ?? "");
-  } finally {
-    await nc.close();
-  }
 }
 
 interface Credentials {

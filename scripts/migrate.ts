@@ -8,7 +8,7 @@
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVICES } from "@treasury/contracts";
-import { connectNats, ensureEventsStream, migrateAll } from "@treasury/service-kit";
+import { migrateAll, migrateEventsStream } from "@treasury/service-kit";
 
 const adminUrl = process.env["DATABASE_URL"];
 if (adminUrl === undefined || adminUrl === "") {
@@ -31,14 +31,14 @@ const started = Date.now();
 try {
   await migrateAll({ adminUrl, rootDir, services: [...SERVICES], rolePasswords, log: (m) => console.log(`migrate: ${m}`) });
   console.log(`migrate: ${SERVICES.length} services up to date (${Date.now() - started} ms)`);
-  await migrateEventsStream();
+  await migrateNats();
 } catch (err) {
   console.error(`migrate: failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   process.exit(1);
 }
 
 /** The EVENTS stream of the deployment's prefix, created or brought to the current limits and replica count. */
-async function migrateEventsStream(): Promise<void> {
+async function migrateNats(): Promise<void> {
   const url = process.env["NATS_URL"];
   if (url === undefined || url === "") {
     console.log("migrate: NATS_URL not set; the EVENTS stream is left as it is");
@@ -48,17 +48,7 @@ async function migrateEventsStream(): Promise<void> {
   const replicas = Number(process.env["EVENTS_REPLICAS"] ?? 1);
   if (!Number.isInteger(replicas) || replicas < 1 || replicas > 5) throw new Error(`EVENTS_REPLICAS must be 1–5, not ${process.env["EVENTS_REPLICAS"]}`);
   const caFile = process.env["NATS_TLS_CA"];
-  const nc = await connectNats({
-    url,
-    name: "migrate",
-    user: process.env["NATS_USER"],
-    password: process.env["NATS_PASSWORD"],
-    ...(caFile !== undefined && caFile !== "" ? { tls: { caFile } } : {}),
-  });
-  try {
-    await ensureEventsStream(nc, prefix, { replicas });
-    console.log(`migrate: EVENTS stream of prefix "${prefix}" up to date (${replicas} replicas)`);
-  } finally {
-    await nc.close();
-  }
+  const tls = caFile !== undefined && caFile !== "" ? { tls: { caFile } } : {};
+  await migrateEventsStream({ url, name: "migrate", user: process.env["NATS_USER"], password: process.env["NATS_PASSWORD"], ...tls }, prefix, replicas);
+  console.log(`migrate: EVENTS stream of prefix "${prefix}" up to date (${replicas} replicas)`);
 }

@@ -9,7 +9,7 @@ export { extractTraceContext, initTelemetry, injectTraceHeaders, tracer } from "
 export { createDb, isDatabaseUnavailable, isRetryableTxError, serviceDatabaseUrl, sessionClient, withTx } from "./db.ts";
 export type { Isolation, Sql, Tx } from "./db.ts";
 export { migrateAll } from "./migrate.ts";
-export { awaitEventsStream, connectNats, ensureEventsStream, natsConnectOptions, parseNatsUrl } from "./nats.ts";
+export { awaitEventsStream, connectNats, ensureEventsStream, migrateEventsStream, natsConnectOptions, parseNatsUrl } from "./nats.ts";
 export type { NatsConnection, NatsConnectOptions } from "./nats.ts";
 export { RpcServer } from "./rpc-server.ts";
 export type { HandlerCtx, RawRpcHandler, RpcHandler, RpcServerOptions } from "./rpc-server.ts";

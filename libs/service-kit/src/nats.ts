@@ -111,6 +111,19 @@ export async function awaitEventsStream(
 }
 
 /**
+ * The migrate step's work on NATS: connects as `opts` (the `migrations` identity wherever NATS has authorization),
+ * creates or updates the EVENTS stream of `prefix` (ensureEventsStream), and disconnects.
+ */
+export async function migrateEventsStream(opts: NatsConnectOptions, prefix: string, replicas = 1): Promise<void> {
+  const nc = await connectNats(opts);
+  try {
+    await ensureEventsStream(nc, prefix, { replicas });
+  } finally {
+    await nc.close();
+  }
+}
+
+/**
  * Creates the EVENTS stream of a prefix, or brings an existing one to the current limits and replica count: the
  * migrate step's work, as the `migrations` identity, the only one allowed to (ADR 0011).
  * `replicas` (EVENTS_REPLICAS) is 1 on a single server; on a JetStream cluster 3 keeps every event on three

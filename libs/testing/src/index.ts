@@ -5,7 +5,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import postgres from "postgres";
 import { inject } from "vitest";
 import { NATS_MIGRATIONS_USER, natsInboxPrefix, type NatsIdentity, type ServiceName } from "@treasury/contracts";
-import { connectNats, ensureEventsStream, parseNatsUrl, serviceDatabaseUrl, type NatsConnection } from "@treasury/service-kit";
+import { connectNats, migrateEventsStream, parseNatsUrl, serviceDatabaseUrl, type NatsConnection } from "@treasury/service-kit";
 import { INFRA_KEY, withDatabase, type TestInfra } from "./provided.ts";
 
 export { repoRoot } from "./paths.ts";
@@ -117,7 +117,13 @@ export async function setupTestEnv(): Promise<TestEnv> {
     const password = infra.natsPasswords?.[identity];
     return password === undefined ? undefined : { user: identity, password };
   };
-  await createEventsStream(infra.natsUrl, natsCredentials(NATS_MIGRATIONS_USER), prefix);
+  // The migrate step's work for this file's prefix, as the `migrations` identity, the only one allowed to (ADR 0011);
+  // without authorization (TEST_NATS_URL), as the URL's user.
+  const migrations = natsCredentials(NATS_MIGRATIONS_USER);
+  await migrateEventsStream(
+    migrations === undefined ? { url: infra.natsUrl, name: "test-migrate" } : { url: natsServer, name: "test-migrate", ...migrations },
+    prefix,
+  );
   const natsEnv = (service: ServiceName): Record<string, string> => {
     const creds = natsCredentials(service);
     return creds === undefined ? {} : { NATS_USER: creds.user, NATS_PASSWORD: creds.password };
@@ -183,20 +189,6 @@ async function dropDatabase(adminUrl: string, database: string): Promise<void> {
     await sql.unsafe(`drop database if exists "${database}" with (force)`);
   } finally {
     await sql.end({ timeout: 5 });
-  }
-}
-
-/**
- * The migrate step's work for this file's prefix: its EVENTS stream, created as the `migrations` identity, the only
- * one allowed to (ADR 0011); services only wait for it. Without authorization (TEST_NATS_URL), as the URL's user.
- */
-async function createEventsStream(natsUrl: string, creds: { user: string; password: string } | undefined, prefix: string): Promise<void> {
-  const url = creds === undefined ? natsUrl : parseNatsUrl(natsUrl).server;
-  const nc = await connectNats({ url, name: "test-migrations", user: creds?.user, password: creds?.password });
-  try {
-    await ensureEventsStream(nc, prefix);
-  } finally {
-    await nc.close();
   }
 }
 
