@@ -70,7 +70,7 @@ class TokenSource {
  * The service a subject calls: the token after the first `svc` (`<prefix>svc.<callee>.<operation>`), or `_` for a
  * subject outside the RPC naming, which only an identity allowed every inbox can answer (the test harness's).
  */
-export function calleeOf(subject: string): string {
+function calleeOf(subject: string): string {
   const tokens = subject.split(".");
   const i = tokens.indexOf("svc");
   return i >= 0 && i + 2 < tokens.length ? (tokens[i + 1] ?? "_") : "_";
