@@ -27,8 +27,8 @@ interface Pending {
 
 interface Queued {
   token: string;
-  /** The inbox branch of the subject's callee, with the connection's part: the reply subject less the token. */
-  branch: string;
+  /** Its reply subject, the same as its Pending entry's. */
+  reply: string;
   data: string;
   headers: RequestHeaders;
 }
@@ -156,7 +156,7 @@ class RpcClient {
 
   request(subject: string, data: string, h: RequestHeaders, timeoutMs: number): Promise<Outcome> {
     const token = `R${this.tokens.next()}`;
-    const branch = this.branchOf(subject);
+    const reply = this.branchOf(subject) + token;
     return new Promise<Outcome>((resolve, reject) => {
       const timer = setTimeout(() => {
         const p = this.pending.get(token);
@@ -164,8 +164,8 @@ class RpcClient {
         this.settle(token, p);
         resolve(TIMEOUT);
       }, timeoutMs);
-      this.pending.set(token, { reply: branch + token, resolve, reject, timer });
-      if (this.queued.push(subject, { token, branch, data, headers: h }) >= BATCH_SEND_AT) {
+      this.pending.set(token, { reply, resolve, reject, timer });
+      if (this.queued.push(subject, { token, reply, data, headers: h }) >= BATCH_SEND_AT) {
         // A full batch goes now (the client writes it after this microtask), so the service works on it
         // while this turn goes on.
         this.send(subject, this.queued.take(subject));
@@ -190,7 +190,7 @@ class RpcClient {
 
   private publishOne(subject: string, q: Queued): void {
     try {
-      this.nc.publish(subject, q.data, { reply: q.branch + q.token, headers: asPublishHeaders(q.headers) });
+      this.nc.publish(subject, q.data, { reply: q.reply, headers: asPublishHeaders(q.headers) });
     } catch (e) {
       this.failPublish([q.token], e);
     }
@@ -198,8 +198,7 @@ class RpcClient {
 
   private publishBatch(subject: string, items: Queued[]): void {
     const batchToken = `B${this.tokens.next()}`;
-    // Every item of a subject's batch has the same branch.
-    const reply = items[0]!.branch + batchToken;
+    const reply = this.branchOf(subject) + batchToken;
     const tokens = items.map((q) => q.token);
     let payload = "";
     for (const q of items) payload += frame(q.token) + frame(q.headers.wire()) + frame(q.data);
