@@ -8,8 +8,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import { natsConfigString, natsServerAuthorization, natsUsers, NATS_IDENTITIES, SERVICES, type ServiceName } from "@treasury/contracts";
-import { generateKeyRingEntry, migrateAll, serviceDatabaseUrl } from "@treasury/service-kit";
+import { natsConfigString, natsServerAuthorization, natsUsers, NATS_IDENTITIES, NATS_MIGRATIONS_USER, SERVICES, type ServiceName } from "@treasury/contracts";
+import { generateKeyRingEntry, migrateAll, migrateEventsStream, serviceDatabaseUrl } from "@treasury/service-kit";
 import {
   freePort,
   makeScratchDir,
@@ -107,6 +107,8 @@ async function startServers(dir: string, maxConnections: number): Promise<Server
     redis = await startRedis({ port: await freePort() });
     started.push(redis);
     await migrateAll({ adminUrl: pg.url, rootDir: repoRoot(), services: SERVICES });
+    // The migrate step creates the EVENTS stream, as the one identity allowed to; services only wait for it (ADR 0011).
+    await migrateEventsStream({ url: nats.url, name: "chaos-migrate", user: NATS_MIGRATIONS_USER, password: natsPasswords[NATS_MIGRATIONS_USER] ?? "" }, "");
   } catch (err) {
     for (const server of started.reverse()) await server.stop().catch(() => {});
     throw err;

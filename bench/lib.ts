@@ -10,7 +10,7 @@ import { basename, join } from "node:path";
 import autocannon from "autocannon";
 import postgres from "postgres";
 import { SERVICES } from "@treasury/contracts";
-import { migrateAll } from "@treasury/service-kit";
+import { migrateAll, migrateEventsStream } from "@treasury/service-kit";
 import { freePort, makeScratchDir, repoRoot, startNats, startPostgres, startRedis } from "@treasury/testing";
 
 /** The allocator settings of the image (deploy/Dockerfile): every benchmarked process runs with them. */
@@ -69,6 +69,8 @@ export async function startInfra(opts: { redis?: boolean } = {}): Promise<BenchI
     redisUrl = redis.url;
   }
   await migrateAll({ adminUrl, rootDir: repoRoot(), services: SERVICES });
+  // The migrate step creates the EVENTS stream; services only wait for it (ADR 0011).
+  await migrateEventsStream({ url: natsUrl, name: "bench-migrate" }, "");
   return {
     adminUrl,
     natsUrl,

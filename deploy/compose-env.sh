@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
 # Writes .env for the local compose stack (docker-compose.yml reads it): each service role's PostgreSQL password,
 # each NATS identity's password (ADR 0011) and the key rings that seal secrets at rest, all fresh and random. An
-# existing .env is kept: its passwords are already in the stack's volumes.
+# existing .env is kept (its passwords are already in the stack's volumes); a NATS identity added since gets its
+# password appended.
 #   deploy/compose-env.sh && docker compose up --build
 set -euo pipefail
 
 file="$(cd "$(dirname "$0")/.." && pwd)/.env"
+nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks admin migrations"
+umask 077
+password() { head -c 30 /dev/urandom | base64 | tr -dc 'A-Za-z0-9'; }
 if [ -e "$file" ]; then
+  for identity in $nats_identities; do
+    variable="NATS_PASSWORD_$(printf '%s' "$identity" | tr '[:lower:]' '[:upper:]')"
+    if ! grep -q "^$variable=" "$file"; then
+      printf '%s=%s\n' "$variable" "$(password)" >>"$file"
+      echo "added   $variable to $file"
+    fi
+  done
   echo "kept    $file"
   exit 0
 fi
-umask 077
-password() { head -c 30 /dev/urandom | base64 | tr -dc 'A-Za-z0-9'; }
 key_ring() { printf '%s:%s' "$1" "$(head -c 32 /dev/urandom | base64 | tr -d '\n')"; }
 {
   for service in gateway ledger payments payouts refunds receipts kyc webhooks; do
     upper="$(printf '%s' "$service" | tr '[:lower:]' '[:upper:]')"
     printf 'DB_PASSWORD_%s=%s\n' "$upper" "$(password)"
   done
-  for identity in gateway ledger payments payouts refunds receipts kyc webhooks admin; do
+  for identity in $nats_identities; do
     upper="$(printf '%s' "$identity" | tr '[:lower:]' '[:upper:]')"
     printf 'NATS_PASSWORD_%s=%s\n' "$upper" "$(password)"
   done

@@ -49,14 +49,23 @@ for service in gateway ledger payments payouts refunds receipts kyc webhooks; do
   write "pg-role-$service.env" "username=${service}_svc" "password=$(password)"
 done
 write redis.env "password=$(password)"
-# Each NATS identity's password (ADR 0011): the services read theirs, the NATS servers all of them (k8s/nats/values-auth.yaml).
+# Each NATS identity's password (ADR 0011): the services read theirs, the migrate step `migrations`', the NATS servers
+# all of them (k8s/nats/values-auth.yaml). An identity added since the file was written gets its password appended.
+nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks admin migrations"
 nats_passwords() {
-  for identity in gateway ledger payments payouts refunds receipts kyc webhooks admin; do
+  for identity in $nats_identities; do
     printf 'NATS_PASSWORD_%s=%s\n' "$(printf '%s' "$identity" | tr '[:lower:]' '[:upper:]')" "$(password)"
   done
 }
 # shellcheck disable=SC2046 # one argument per line: the lines have no spaces
 write nats-users.env $(nats_passwords)
+for identity in $nats_identities; do
+  variable="NATS_PASSWORD_$(printf '%s' "$identity" | tr '[:lower:]' '[:upper:]')"
+  if ! grep -q "^$variable=" "$dir/nats-users.env"; then
+    printf '%s=%s\n' "$variable" "$(password)" >>"$dir/nats-users.env"
+    echo "added   $variable to $dir/nats-users.env"
+  fi
+done
 nats_tls
 write kyc-pii.env "keys=$(key_ring "pii$(date +%Y%m)")"
 write payouts-pii.env "keys=$(key_ring "bank$(date +%Y%m)")"

@@ -17,7 +17,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { NATS_ADMIN_USER, NATS_IDENTITIES, natsConfigString, natsServerAuthorization, natsUsers, SERVICES, type ServiceName } from "@treasury/contracts";
-import { generateKeyRingEntry, migrateAll, serviceDatabaseUrl } from "@treasury/service-kit";
+import { NATS_MIGRATIONS_USER } from "@treasury/contracts";
+import { generateKeyRingEntry, migrateAll, migrateEventsStream, serviceDatabaseUrl } from "@treasury/service-kit";
 import {
   MissingBinaryError,
   findBinary,
@@ -113,6 +114,12 @@ async function main(): Promise<void> {
   say("running migrations");
   const rolePasswords = ensureSecrets(rolePasswordsFile, SERVICES, "database role passwords");
   await migrateAll({ adminUrl, rootDir: root, services: [...SERVICES], rolePasswords, log: (m) => say(`migrate: ${m}`) });
+  // The EVENTS stream, as the migrate step makes it: as the `migrations` identity, the only one allowed to (ADR 0011).
+  const migrationsPassword = natsPasswords?.[NATS_MIGRATIONS_USER];
+  await migrateEventsStream(
+    { url: natsUrl, name: "dev-migrate", ...(migrationsPassword !== undefined ? { user: NATS_MIGRATIONS_USER, password: migrationsPassword } : {}) },
+    env["NATS_PREFIX"] ?? "",
+  );
   const credentials = await ensureCredentials(adminUrl);
   // The admin CLI (`npm run -s admin -- …`) finds the dev database here when DATABASE_URL is not set, and NATS as
   // its own identity (the credentials in the URL), so this file is readable by its owner only.

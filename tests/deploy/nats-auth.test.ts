@@ -1,6 +1,7 @@
 // Proves the deployments that do not generate the NATS authorization at start carry the permission matrix's (ADR 0011):
 // the Helm values and the compose stack's configuration are what `npm run nats:config` renders now, nats-server accepts
-// the configuration, and every service in Kubernetes connects as itself over TLS with a password from a generated Secret.
+// the configuration, every service in Kubernetes connects as itself over TLS with a password from a generated Secret,
+// and the migrate step (the only one allowed to create the EVENTS stream) connects as `migrations`.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,12 +13,14 @@ import { COMPOSE_CONFIG_FILE, HELM_VALUES_FILE, NATS_USERS_SECRET, renderCompose
 import { preparedCopy, render, type K8sObject } from "./manifests.ts";
 
 type Env = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
+type Container = { name: string; env?: Env[]; volumeMounts?: { name: string; mountPath: string }[] };
 type Deployment = K8sObject & {
   spec: {
     template: {
       metadata: { labels: Record<string, string> };
       spec: {
-        containers: { name: string; env?: Env[]; volumeMounts?: { name: string; mountPath: string }[] }[];
+        containers: Container[];
+        initContainers?: Container[];
         volumes?: { name: string; secret?: { secretName: string } }[];
       };
     };
@@ -90,5 +93,33 @@ describe("NATS authorization of the deployments", () => {
         expect(new URL(env("DATABASE_URL")?.value ?? "").searchParams.get("sslmode"), `${overlay} ${name}`).toBe("require");
       }
     }
+  });
+
+  it("creates the EVENTS stream in the migrate step as the migrations identity: over TLS in Kubernetes, in compose too", () => {
+    for (const overlay of ["dev", "prod"]) {
+      const deployments = (rendered[overlay] ?? []).filter(
+        (o) => o.kind === "Deployment" && (o as Deployment).spec.template.metadata.labels["treasury.io/role"] === "service",
+      ) as Deployment[];
+      for (const d of deployments) {
+        const where = `${overlay} ${d.metadata.name}`;
+        const init = d.spec.template.spec.initContainers?.find((c) => c.name === "migrate");
+        const env = (c: Container | undefined, k: string) => c?.env?.find((e) => e.name === k);
+        expect(env(init, "NATS_USER")?.value, where).toBe("migrations");
+        expect(env(init, "NATS_PASSWORD")?.valueFrom?.secretKeyRef, where).toEqual({ name: NATS_USERS_SECRET, key: natsPasswordVariable("migrations") });
+        expect(env(init, "NATS_URL")?.value, where).toBe(env(d.spec.template.spec.containers[0], "NATS_URL")?.value);
+        expect(env(init, "EVENTS_REPLICAS")?.value, where).toBe(env(d.spec.template.spec.containers[0], "EVENTS_REPLICAS")?.value);
+        const ca = env(init, "NATS_TLS_CA")?.value ?? "";
+        const mount = init?.volumeMounts?.find((m) => ca.startsWith(`${m.mountPath}/`));
+        expect(d.spec.template.spec.volumes?.find((v) => v.name === mount?.name)?.secret?.secretName, where).toMatch(/^treasury-nats-ca(-|$)/);
+      }
+    }
+    const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8")) as {
+      services: Record<string, { environment?: Record<string, string>; depends_on?: Record<string, { condition: string }> }>;
+    };
+    const migrate = compose.services["migrate"];
+    expect(migrate?.environment?.["NATS_USER"]).toBe("migrations");
+    expect(migrate?.environment?.["NATS_PASSWORD"]).toMatch(/^\$\{NATS_PASSWORD_MIGRATIONS:\?/);
+    expect(migrate?.depends_on?.["nats"]).toEqual({ condition: "service_healthy" });
+    expect(compose.services["nats"]?.environment?.[natsPasswordVariable("migrations")]).toMatch(/^\$\{NATS_PASSWORD_MIGRATIONS:\?/);
   });
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ServiceName } from "./rpc.ts";
 
 /** Public event types (docs/api.md, Webhooks): these, and only these, reach webhook endpoints. */
 export const PUBLIC_EVENT_TYPES = [
@@ -70,6 +71,37 @@ export type EventType = PublicEventType | InternalEventType;
 
 export function isPublicEventType(t: string): t is PublicEventType {
   return (PUBLIC_EVENT_TYPES as readonly string[]).includes(t);
+}
+
+/**
+ * The one service whose outbox emits each event type, by the type's first segment (`payout.created` → payouts).
+ * NATS lets only the owner publish the type's subjects (nats-permissions.ts) and the webhooks fan-out drops an event
+ * whose source is not its owner (ADR 0011). A new domain of events is a line here, then `npm run nats:config`.
+ */
+export const EVENT_OWNERS: Readonly<Record<string, ServiceName>> = {
+  checkout: "payments",
+  dispute: "payments",
+  hold: "ledger",
+  ledger: "ledger",
+  payout: "payouts",
+  bank_account: "payouts",
+  refund: "refunds",
+  refund_request: "refunds",
+  sale: "refunds",
+  kyc: "kyc",
+  sandbox: "webhooks",
+};
+
+/**
+ * The sandbox test event (`POST /v1/sandbox/webhooks/test`) may carry any public type; webhooks emits it, in sandbox
+ * only. Webhooks signs and sends every delivery anyway, so this trusts it with nothing it does not already hold.
+ */
+export const SANDBOX_TEST_EVENT_SOURCE: ServiceName = "webhooks";
+
+/** The service that owns an event type (EVENT_OWNERS), or undefined for a type no service emits. */
+export function eventOwner(type: string): ServiceName | undefined {
+  const domain = type.split(".", 1)[0] ?? "";
+  return Object.hasOwn(EVENT_OWNERS, domain) ? EVENT_OWNERS[domain] : undefined;
 }
 
 export const EVENTS_STREAM = "EVENTS";

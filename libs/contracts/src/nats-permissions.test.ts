@@ -1,6 +1,9 @@
 // Proves the permission matrix says what ADR 0011 promises, for every identity at once: public operations only from the
-// gateway, svc.ledger.post only from the services that move money, each service subscribed to itself and its inbox only.
+// gateway, svc.ledger.post only from the services that move money, each service subscribed to itself and its inbox only,
+// replies only on the callee's own branch of a caller's inbox, each event type from its owner only, and the EVENTS
+// stream created and updated by the migrations identity only.
 import { describe, expect, it } from "vitest";
+import { EVENT_OWNERS, eventSubject, PUBLIC_EVENT_TYPES, INTERNAL_EVENT_TYPES, eventOwner } from "./events.ts";
 import { LEDGER_POSTERS, NATS_IDENTITIES, natsPermissions, natsServerAuthorization, natsUsers } from "./nats-permissions.ts";
 import { PAGE_ROUTES, ROUTES } from "./routes.ts";
 import { rpcSubject } from "./rpc.ts";
@@ -43,9 +46,40 @@ describe("NATS permission matrix", () => {
 
   it("subscribes every identity to its own subjects and inbox, nothing else", () => {
     for (const identity of NATS_IDENTITIES) {
-      const expected = identity === "admin" ? [`_INBOX_${identity}.>`] : [`svc.${identity}.>`, `_INBOX_${identity}.>`];
+      const expected = identity === "admin" || identity === "migrations" ? [`_INBOX_${identity}.>`] : [`svc.${identity}.>`, `_INBOX_${identity}.>`];
       expect(natsPermissions(identity).subscribe, identity).toEqual(expected);
     }
+  });
+
+  it("lets a callee answer only its own branch of its callers' inboxes", () => {
+    expect(NATS_IDENTITIES.filter((i) => mayPublish(i, "_INBOX_payouts.ledger.c1.t1"))).toEqual(["ledger"]);
+    expect(NATS_IDENTITIES.filter((i) => mayPublish(i, "_INBOX_payouts.kyc.c1.t1"))).toEqual(["kyc"]);
+    expect(NATS_IDENTITIES.filter((i) => mayPublish(i, "_INBOX_payouts.c1.t1"))).toEqual([]);
+    // payments does not call kyc: kyc may not answer it at all.
+    expect(NATS_IDENTITIES.filter((i) => mayPublish(i, "_INBOX_payments.kyc.c1.t1"))).toEqual([]);
+    expect(NATS_IDENTITIES.filter((i) => mayPublish(i, "_INBOX_test.kyc.c1.t1", { alsoAnswer: ["test"] }))).toContain("kyc");
+  });
+
+  it("lets only an event type's owner publish it (webhooks also the public ones, for sandbox test events)", () => {
+    for (const type of [...PUBLIC_EVENT_TYPES, ...INTERNAL_EVENT_TYPES]) {
+      const owner = eventOwner(type);
+      expect(owner, type).toBeDefined();
+      const publishers = NATS_IDENTITIES.filter((i) => mayPublish(i, eventSubject("", type)));
+      const expected = PUBLIC_EVENT_TYPES.includes(type as never) && owner !== "webhooks" ? [owner, "webhooks"] : [owner];
+      expect(publishers.sort(), type).toEqual(expected.sort());
+    }
+    expect(NATS_IDENTITIES.filter((i) => mayPublish(i, "evt.bank_account.updated")).sort()).toEqual(["payouts", "webhooks"]);
+    expect(Object.values(EVENT_OWNERS)).not.toContain("gateway");
+    expect(natsPermissions("gateway").publish.filter((p) => p.startsWith("evt."))).toEqual([]);
+  });
+
+  it("lets only the migrations identity create or update the EVENTS stream; every service reads its info", () => {
+    for (const action of ["CREATE", "UPDATE"]) {
+      expect(NATS_IDENTITIES.filter((i) => mayPublish(i, `$JS.API.STREAM.${action}.EVENTS`))).toEqual(["migrations"]);
+      expect(NATS_IDENTITIES.filter((i) => mayPublish(i, `$JS.API.STREAM.${action}.t1_EVENTS`, { anyPrefix: true }))).toEqual(["migrations"]);
+    }
+    expect(NATS_IDENTITIES.filter((i) => mayPublish(i, "$JS.API.STREAM.INFO.EVENTS"))).not.toContain("admin");
+    expect(natsPermissions("migrations").publish.some((p) => p.startsWith("evt.") || p.startsWith("svc."))).toBe(false);
   });
 
   it("renders users with quoted subjects and the password as given", () => {

@@ -8,9 +8,11 @@
  *   (`svc.<owner>.internal.<operation>`) that the gateway never routes;
  * - the services that move money: `svc.ledger.post`;
  * - the operator CLI (`admin`): the owning service's `admin.*` operations;
- * - every service's outbox relay: the EVENTS stream's subjects and the JetStream API calls it needs, and the
- *   consumers it owns;
- * - replies: a service may publish into the inboxes of the identities allowed to call it, and nowhere else.
+ * - every service's outbox relay: the subjects of the event types it owns (EVENT_OWNERS), the stream's info, and
+ *   the consumers it owns; only the deploy-time `migrations` identity creates or updates the EVENTS stream;
+ * - replies: a callee may publish only into its own branch of its callers' inboxes (`_INBOX_<caller>.<callee>.>`),
+ *   so no callee can answer a request sent to another; the kit's RPC client waits for each reply on the branch of
+ *   the service it called, under a random token (rpc-client.ts).
  *
  * Replies use inbox permissions rather than the server's `allow_responses`: the kit answers a batch of requests
  * with several messages to one reply subject, which needs `allow_responses` with more than one message, and then
@@ -23,17 +25,24 @@
 import { PAGE_ROUTES, ROUTES } from "./routes.ts";
 import { BACKEND_SERVICES, healthSubject, rpcSubject, SERVICES } from "./rpc.ts";
 import type { ServiceName } from "./rpc.ts";
-import { eventsStreamName, eventsSubjectFilter } from "./events.ts";
+import { EVENT_OWNERS, eventsStreamName, INTERNAL_EVENT_TYPES, PUBLIC_EVENT_TYPES, SANDBOX_TEST_EVENT_SOURCE } from "./events.ts";
 import { ledgerPostSubject } from "./ledger-post.ts";
 
 /** The operator CLI's identity: it calls the services' `admin.*` operations. */
 export const NATS_ADMIN_USER = "admin";
-export type NatsIdentity = ServiceName | typeof NATS_ADMIN_USER;
-export const NATS_IDENTITIES: readonly NatsIdentity[] = [...SERVICES, NATS_ADMIN_USER];
+/** The deploy-time identity of the migrate step: the only one that creates or updates the EVENTS stream. */
+export const NATS_MIGRATIONS_USER = "migrations";
+export type NatsIdentity = ServiceName | typeof NATS_ADMIN_USER | typeof NATS_MIGRATIONS_USER;
+export const NATS_IDENTITIES: readonly NatsIdentity[] = [...SERVICES, NATS_ADMIN_USER, NATS_MIGRATIONS_USER];
 
 /** The inbox prefix of an identity: only it may subscribe there, so no one else reads its replies. */
 export function natsInboxPrefix(identity: string): string {
   return `_INBOX_${identity}`;
+}
+
+/** The branch of an inbox that only `callee` may publish into: where its replies to that inbox's owner go. */
+export function natsInboxBranch(inboxPrefix: string, callee: string): string {
+  return `${inboxPrefix}.${callee}`;
 }
 
 /** An operation another service calls: the owner answers it on `svc.<owner>.internal.<operation>`. */
@@ -111,7 +120,7 @@ function callersOf(service: ServiceName): NatsIdentity[] {
 }
 
 /** What an identity may call: subjects without the deployment prefix. */
-function callsOf(identity: NatsIdentity): string[] {
+function callsOf(identity: ServiceName | typeof NATS_ADMIN_USER): string[] {
   if (identity === NATS_ADMIN_USER) return ADMIN_SERVICES.map((s) => rpcSubject("", s, "admin.>"));
   const calls: string[] = [];
   if (identity === "gateway") {
@@ -124,15 +133,32 @@ function callsOf(identity: NatsIdentity): string[] {
   return calls;
 }
 
-/** The outbox relay's and the consumers' JetStream subjects on the EVENTS stream named `stream`. */
-function jetStreamSubjects(identity: ServiceName, stream: string): string[] {
-  const subjects = [
-    // jetstreamManager() asks for the account's JetStream info first.
-    "$JS.API.INFO",
-    `$JS.API.STREAM.INFO.${stream}`,
-    `$JS.API.STREAM.CREATE.${stream}`,
-    `$JS.API.STREAM.UPDATE.${stream}`,
-  ];
+/**
+ * The event subjects a service's outbox relay may publish, without the deployment prefix: those of the domains it
+ * owns (EVENT_OWNERS), and for the sandbox test event's source every public domain (events.ts says why).
+ */
+function eventSubjectsOf(identity: ServiceName): string[] {
+  const domainOf = (type: string) => type.split(".", 1)[0] ?? "";
+  const publicDomains = new Set(PUBLIC_EVENT_TYPES.map(domainOf));
+  const internalDomains = new Set(INTERNAL_EVENT_TYPES.map(domainOf));
+  const subjects: string[] = [];
+  for (const [domain, owner] of Object.entries(EVENT_OWNERS)) {
+    // A domain with no type listed yet is taken as public: internal types are the exception, named in events.ts.
+    const isPublic = publicDomains.has(domain) || !internalDomains.has(domain);
+    if (isPublic && (owner === identity || identity === SANDBOX_TEST_EVENT_SOURCE)) subjects.push(`evt.${domain}.>`);
+    if (owner === identity && internalDomains.has(domain)) subjects.push(`evt.internal.${domain}.>`);
+  }
+  return subjects;
+}
+
+/**
+ * The JetStream API subjects of an identity on the EVENTS stream named `stream`: every service reads the stream's
+ * info (it waits for the stream at start) and uses the consumers it owns; only `migrations` creates and updates it.
+ */
+function jetStreamSubjects(identity: ServiceName | typeof NATS_MIGRATIONS_USER, stream: string): string[] {
+  // jetstreamManager() asks for the account's JetStream info first.
+  const subjects = ["$JS.API.INFO", `$JS.API.STREAM.INFO.${stream}`];
+  if (identity === NATS_MIGRATIONS_USER) return [...subjects, `$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.UPDATE.${stream}`];
   for (const durable of EVENT_CONSUMERS[identity] ?? []) {
     subjects.push(
       `$JS.API.CONSUMER.CREATE.${stream}.${durable}`,
@@ -158,9 +184,14 @@ export function natsPermissions(identity: NatsIdentity, opts: PermissionOptions 
   const inbox = `${natsInboxPrefix(identity)}.>`;
   if (identity === NATS_ADMIN_USER) return { publish: prefixed(callsOf(identity), opts), subscribe: [inbox] };
   const stream = opts.anyPrefix ? "*" : eventsStreamName(opts.prefix ?? "");
-  const replies = [...callersOf(identity), ...(opts.alsoAnswer ?? [])].map((c) => `${natsInboxPrefix(c)}.>`);
+  if (identity === NATS_MIGRATIONS_USER) return { publish: jetStreamSubjects(identity, stream), subscribe: [inbox] };
+  const replies = [
+    ...callersOf(identity).map((c) => `${natsInboxBranch(natsInboxPrefix(c), identity)}.>`),
+    // The test harness's superuser calls with the client library's own request() too, whose inbox has no branch.
+    ...(opts.alsoAnswer ?? []).map((c) => `${natsInboxPrefix(c)}.>`),
+  ];
   return {
-    publish: [...prefixed([...callsOf(identity), eventsSubjectFilter("")], opts), ...jetStreamSubjects(identity, stream), ...replies],
+    publish: [...prefixed([...callsOf(identity), ...eventSubjectsOf(identity)], opts), ...jetStreamSubjects(identity, stream), ...replies],
     subscribe: [...prefixed([`svc.${identity}.>`], opts), inbox],
   };
 }

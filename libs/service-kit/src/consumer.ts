@@ -12,7 +12,12 @@ import { claimInbox } from "./inbox.ts";
 import { runInRequestContext } from "./context.ts";
 import { extractTraceContext, tracer } from "./telemetry.ts";
 
-export type EventHandler = (evt: EventEnvelope, tx: Tx) => Promise<void>;
+/** Where an event came from: its subject, whose publishers the NATS permissions restrict (ADR 0011). */
+export interface EventDelivery {
+  subject: string;
+}
+
+export type EventHandler = (evt: EventEnvelope, tx: Tx, delivery: EventDelivery) => Promise<void>;
 
 export interface EventConsumerOptions {
   nc: NatsConnection;
@@ -172,7 +177,7 @@ export class EventConsumer {
     );
     try {
       await withTx(sql, async (tx) => {
-        if (await claimInbox(tx, schema, durable, evt.id)) await handler(evt, tx);
+        if (await claimInbox(tx, schema, durable, evt.id)) await handler(evt, tx, { subject: m.subject });
         else log.debug({ event_id: evt.id, durable }, "event already processed; skipping");
       });
       m.ack();

@@ -9,7 +9,7 @@ export { extractTraceContext, initTelemetry, injectTraceHeaders, tracer } from "
 export { createDb, isDatabaseUnavailable, isRetryableTxError, serviceDatabaseUrl, sessionClient, withTx } from "./db.ts";
 export type { Isolation, Sql, Tx } from "./db.ts";
 export { migrateAll } from "./migrate.ts";
-export { connectNats, ensureEventsStream, natsConnectOptions, parseNatsUrl } from "./nats.ts";
+export { awaitEventsStream, connectNats, ensureEventsStream, migrateEventsStream, natsConnectOptions, parseNatsUrl } from "./nats.ts";
 export type { NatsConnection, NatsConnectOptions } from "./nats.ts";
 export { RpcServer } from "./rpc-server.ts";
 export type { HandlerCtx, RawRpcHandler, RpcHandler, RpcServerOptions } from "./rpc-server.ts";
@@ -24,7 +24,7 @@ export type { OutboxRowValues } from "./outbox-row.ts";
 export type { NewEvent, OutboxRelayOptions } from "./outbox.ts";
 export { claimInbox } from "./inbox.ts";
 export { EventConsumer } from "./consumer.ts";
-export type { EventConsumerOptions, EventHandler } from "./consumer.ts";
+export type { EventConsumerOptions, EventDelivery, EventHandler } from "./consumer.ts";
 export { createMetrics, withTimeout } from "./metrics.ts";
 /** For a service's own metrics on its registry (`svc.metrics`), with the kit's prom-client. */
 export { Counter, Gauge, Histogram } from "prom-client";

@@ -10,7 +10,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serviceDatabaseUrl, withTx } from "./db.ts";
 import { migrateAll } from "./migrate.ts";
-import { connectNats } from "./nats.ts";
+import { connectNats, ensureEventsStream } from "./nats.ts";
 import { writeOutbox } from "./outbox.ts";
 import { createService } from "./service.ts";
 import type { Service, ServiceConfig } from "./service.ts";
@@ -71,6 +71,8 @@ beforeAll(async () => {
   rootDir = await mkdtemp(join(tmpdir(), "kit-metrics-"));
   await migrateAll({ adminUrl: db.url, rootDir, services: ["payments"] });
   client = await connectNats({ url: TEST_NATS_URL, name: "metrics-test-client" });
+  // The migrate step's work in a deployment: services only wait for the stream.
+  await ensureEventsStream(client, prefix);
   relay = new NatsRelay(new URL(TEST_NATS_URL));
   await relay.listen();
   // The kit opens the pool and the NATS connection itself, as in production: their metrics are the kit's.

@@ -10,6 +10,8 @@ export type { NatsConnection };
 
 /** JetStream answers this when a stream name exists with another configuration. */
 const STREAM_NAME_IN_USE = 10058;
+/** JetStream answers this when no stream has the name. */
+const STREAM_NOT_FOUND = 10059;
 /** JetStream "temporarily unavailable" (10008) and "error creating store for stream" (10077). */
 const TRANSIENT_STREAM_ERRORS = new Set([10008, 10077]);
 const STREAM_ADD_ATTEMPTS = 5;
@@ -74,8 +76,56 @@ export function natsConnectOptions(config: BaseConfig, name: string): NatsConnec
   return { url: config.NATS_URL, name, user: config.NATS_USER, password: config.NATS_PASSWORD, tls };
 }
 
+/** How long a service waits at start for the migrate step to create the EVENTS stream, and how often it asks. */
+const STREAM_WAIT_MAX_MS = 300_000;
+const STREAM_WAIT_POLL_MAX_MS = 5_000;
+
 /**
- * Creates the EVENTS stream of a prefix, or brings an existing one to the current limits and replica count.
+ * Waits until the EVENTS stream of a prefix exists: the migrate step creates it (ensureEventsStream, as the
+ * `migrations` identity; ADR 0011), and a service may only read its info. While it is missing the service says so
+ * and asks again; after STREAM_WAIT_MAX_MS it gives up starting. A stream with fewer replicas than EVENTS_REPLICAS
+ * is logged: the migrate step raises it.
+ */
+export async function awaitEventsStream(
+  nc: NatsConnection,
+  prefix: string,
+  opts: { replicas: number; log: { info(o: object, m: string): void; warn(o: object, m: string): void } },
+): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const stream = eventsStreamName(prefix);
+  const deadline = Date.now() + STREAM_WAIT_MAX_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const info = await jsm.streams.info(stream);
+      const replicas = info.config.num_replicas ?? 1;
+      if (replicas < opts.replicas)
+        opts.log.warn({ stream, replicas, wanted: opts.replicas }, "EVENTS stream has fewer replicas than EVENTS_REPLICAS; run the migrate step");
+      return;
+    } catch (e) {
+      if (!(e instanceof JetStreamApiError && e.code === STREAM_NOT_FOUND)) throw e;
+      if (Date.now() >= deadline) throw new Error(`EVENTS stream ${stream} does not exist: run the migrate step (npm run migrate), which creates it`);
+      opts.log.info({ stream, attempt }, "EVENTS stream does not exist yet; waiting for the migrate step to create it");
+      await new Promise((r) => setTimeout(r, Math.min(STREAM_WAIT_POLL_MAX_MS, 250 * 2 ** attempt)));
+    }
+  }
+}
+
+/**
+ * The migrate step's work on NATS: connects as `opts` (the `migrations` identity wherever NATS has authorization),
+ * creates or updates the EVENTS stream of `prefix` (ensureEventsStream), and disconnects.
+ */
+export async function migrateEventsStream(opts: NatsConnectOptions, prefix: string, replicas = 1): Promise<void> {
+  const nc = await connectNats(opts);
+  try {
+    await ensureEventsStream(nc, prefix, { replicas });
+  } finally {
+    await nc.close();
+  }
+}
+
+/**
+ * Creates the EVENTS stream of a prefix, or brings an existing one to the current limits and replica count: the
+ * migrate step's work, as the `migrations` identity, the only one allowed to (ADR 0011).
  * `replicas` (EVENTS_REPLICAS) is 1 on a single server; on a JetStream cluster 3 keeps every event on three
  * servers, and an existing stream with fewer replicas is raised to it (JetStream copies the messages over).
  */
@@ -99,7 +149,7 @@ export async function ensureEventsStream(nc: NatsConnection, prefix: string, opt
         return;
       }
       // A server that could not create the stream's store just now, or whose JetStream is briefly unavailable
-      // (a cluster electing its meta leader), is asked again a few times before the service gives up starting.
+      // (a cluster electing its meta leader), is asked again a few times before the migrate step gives up.
       const transient = e instanceof JetStreamApiError && TRANSIENT_STREAM_ERRORS.has(e.code);
       if (!transient || attempt >= STREAM_ADD_ATTEMPTS) throw e;
       await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));

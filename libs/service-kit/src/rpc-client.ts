@@ -1,8 +1,9 @@
-import { ClosedConnectionError, createInbox, DrainingConnectionError } from "@nats-io/transport-node";
+import { randomBytes } from "node:crypto";
+import { ClosedConnectionError, DrainingConnectionError } from "@nats-io/transport-node";
 import type { Msg, NatsConnection } from "@nats-io/transport-node";
 import { context, SpanKind, SpanStatusCode, trace, TraceFlags } from "@opentelemetry/api";
 import type { Context } from "@opentelemetry/api";
-import { NATS_HEADERS } from "@treasury/contracts";
+import { NATS_HEADERS, natsInboxBranch } from "@treasury/contracts";
 import type { RpcReply } from "@treasury/contracts";
 import { requestContext } from "./context.ts";
 import { asPublishHeaders, inboxPrefix } from "./nats-internals.ts";
@@ -15,6 +16,8 @@ import { TurnQueue } from "./turn-queue.ts";
 type Outcome = { kind: "reply"; text: string } | { kind: "timeout" } | { kind: "unavailable" } | { kind: "malformed" };
 
 interface Pending {
+  /** The subject its reply must come to: the callee's branch of the inbox and its token. */
+  reply: string;
   resolve(o: Outcome): void;
   reject(e: unknown): void;
   timer: ReturnType<typeof setTimeout>;
@@ -24,14 +27,53 @@ interface Pending {
 
 interface Queued {
   token: string;
+  /** Its reply subject, the same as its Pending entry's. */
+  reply: string;
   data: string;
   headers: RequestHeaders;
 }
 
 interface Batch {
+  reply: string;
   tokens: string[];
   /** Requests of the batch not yet settled; the entry goes when none is left. */
   open: number;
+}
+
+/**
+ * Reply tokens carry 128 random bits, so no one who sees other replies of this connection (a callee sees the
+ * subjects of the requests sent to it) can predict where the next reply is awaited (ADR 0011). They are drawn
+ * from a buffer refilled TOKEN_CHUNK_COUNT at a time: one randomBytes call per that many requests.
+ */
+const TOKEN_BYTES = 16;
+const TOKEN_CHUNK_COUNT = 256;
+/** Inbox branches kept per connection, one per subject called; past it the cache starts over. */
+const BRANCHES_MAX = 4096;
+
+class TokenSource {
+  private chunk = Buffer.alloc(0);
+  private at = 0;
+
+  /** 22 base64url characters: valid in a NATS subject token. */
+  next(): string {
+    if (this.at + TOKEN_BYTES > this.chunk.length) {
+      this.chunk = randomBytes(TOKEN_BYTES * TOKEN_CHUNK_COUNT);
+      this.at = 0;
+    }
+    const token = this.chunk.toString("base64url", this.at, this.at + TOKEN_BYTES);
+    this.at += TOKEN_BYTES;
+    return token;
+  }
+}
+
+/**
+ * The service a subject calls: the token after the first `svc` (`<prefix>svc.<callee>.<operation>`), or `_` for a
+ * subject outside the RPC naming, which only an identity allowed every inbox can answer (the test harness's).
+ */
+function calleeOf(subject: string): string {
+  const tokens = subject.split(".");
+  const i = tokens.indexOf("svc");
+  return i >= 0 && i + 2 < tokens.length ? (tokens[i + 1] ?? "_") : "_";
 }
 
 const TIMEOUT: Outcome = { kind: "timeout" };
@@ -56,25 +98,35 @@ export const BATCH_SEND_AT = 32;
  * Requests are sent at the end of the event-loop turn that made them, or as soon as BATCH_SEND_AT of them wait
  * for one subject: one alone goes as its own message, two or more to the same subject as one batch message
  * (rpc-batch.ts), whose replies come back batched too.
+ *
+ * Replies come to `<inbox>.<callee>.<connection>.<token>`: the callee's branch of the connection's inbox, which only
+ * that callee may publish into (ADR 0011), and a random token (TokenSource). A reply is taken only on the exact
+ * subject its request named, so a callee cannot answer a request sent to another even where the broker would let it.
  */
 class RpcClient {
+  /** The identity's inbox prefix (`_INBOX_<user>`, or the client's default). */
   private readonly inbox: string;
+  /** This connection's part of every reply subject, so that the connections of one identity do not mix replies. */
+  private readonly connection: string;
+  private readonly tokens = new TokenSource();
+  /** `<inbox>.<callee>.<connection>.` by subject called. */
+  private readonly branches = new Map<string, string>();
   private readonly pending = new Map<string, Pending>();
   private readonly batches = new Map<string, Batch>();
   /** Requests not sent yet, by subject, until the end of this turn. */
   private readonly queued = new TurnQueue<Queued>((subject, items) => this.send(subject, items));
-  private seq = 0;
 
   constructor(private readonly nc: NatsConnection) {
-    this.inbox = `${createInbox(inboxPrefix(nc))}.`;
-    nc.subscribe(`${this.inbox}*`, {
+    this.inbox = inboxPrefix(nc) || "_INBOX";
+    this.connection = this.tokens.next();
+    nc.subscribe(`${this.inbox}.*.${this.connection}.*`, {
       callback: (err, msg) => {
         if (err) {
           // The inbox subscription itself failed (e.g. a permission error): nothing can be answered.
           this.failAll();
           return;
         }
-        const token = msg.subject.slice(this.inbox.length);
+        const token = msg.subject.slice(msg.subject.lastIndexOf(".") + 1);
         // The server answers a request nobody subscribes to with an empty 503 status message.
         const noResponders = msg.data.length === 0 && msg.headers?.code === 503;
         if (token.startsWith("B")) {
@@ -82,7 +134,8 @@ class RpcClient {
           return;
         }
         const p = this.pending.get(token);
-        if (p === undefined) return; // late reply after a timeout
+        // A late reply after a timeout, or one on another callee's branch: never the answer to this request.
+        if (p === undefined || p.reply !== msg.subject) return;
         this.settle(token, p);
         p.resolve(noResponders ? UNAVAILABLE : replyOutcome(msg));
       },
@@ -90,8 +143,20 @@ class RpcClient {
     void nc.closed().then(() => this.failAll());
   }
 
+  /** The reply subject of a request to `subject`, less its token. */
+  private branchOf(subject: string): string {
+    let branch = this.branches.get(subject);
+    if (branch === undefined) {
+      if (this.branches.size >= BRANCHES_MAX) this.branches.clear();
+      branch = `${natsInboxBranch(this.inbox, calleeOf(subject))}.${this.connection}.`;
+      this.branches.set(subject, branch);
+    }
+    return branch;
+  }
+
   request(subject: string, data: string, h: RequestHeaders, timeoutMs: number): Promise<Outcome> {
-    const token = (this.seq++).toString(36);
+    const token = `R${this.tokens.next()}`;
+    const reply = this.branchOf(subject) + token;
     return new Promise<Outcome>((resolve, reject) => {
       const timer = setTimeout(() => {
         const p = this.pending.get(token);
@@ -99,8 +164,8 @@ class RpcClient {
         this.settle(token, p);
         resolve(TIMEOUT);
       }, timeoutMs);
-      this.pending.set(token, { resolve, reject, timer });
-      if (this.queued.push(subject, { token, data, headers: h }) >= BATCH_SEND_AT) {
+      this.pending.set(token, { reply, resolve, reject, timer });
+      if (this.queued.push(subject, { token, reply, data, headers: h }) >= BATCH_SEND_AT) {
         // A full batch goes now (the client writes it after this microtask), so the service works on it
         // while this turn goes on.
         this.send(subject, this.queued.take(subject));
@@ -125,21 +190,22 @@ class RpcClient {
 
   private publishOne(subject: string, q: Queued): void {
     try {
-      this.nc.publish(subject, q.data, { reply: this.inbox + q.token, headers: asPublishHeaders(q.headers) });
+      this.nc.publish(subject, q.data, { reply: q.reply, headers: asPublishHeaders(q.headers) });
     } catch (e) {
       this.failPublish([q.token], e);
     }
   }
 
   private publishBatch(subject: string, items: Queued[]): void {
-    const batchToken = `B${(this.seq++).toString(36)}`;
+    const batchToken = `B${this.tokens.next()}`;
+    const reply = this.branchOf(subject) + batchToken;
     const tokens = items.map((q) => q.token);
     let payload = "";
     for (const q of items) payload += frame(q.token) + frame(q.headers.wire()) + frame(q.data);
-    this.batches.set(batchToken, { tokens, open: tokens.length });
+    this.batches.set(batchToken, { reply, tokens, open: tokens.length });
     for (const t of tokens) this.pending.get(t)!.batch = batchToken;
     try {
-      this.nc.publish(subject, payload, { reply: this.inbox + batchToken, headers: asPublishHeaders(BATCH_HEADERS) });
+      this.nc.publish(subject, payload, { reply, headers: asPublishHeaders(BATCH_HEADERS) });
     } catch (e) {
       this.failPublish(tokens, e);
     }
@@ -163,7 +229,8 @@ class RpcClient {
 
   private onBatchReply(batchToken: string, msg: Msg, noResponders: boolean): void {
     const batch = this.batches.get(batchToken);
-    if (batch === undefined) return; // every request of it has timed out already
+    // Every request of it has timed out already, or the reply came on another callee's branch.
+    if (batch === undefined || batch.reply !== msg.subject) return;
     let records: string[][] | undefined;
     if (!noResponders) {
       try {

@@ -10,7 +10,7 @@ import type { AuthContext } from "@treasury/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serviceDatabaseUrl, withTx } from "./db.ts";
 import { migrateAll } from "./migrate.ts";
-import { connectNats } from "./nats.ts";
+import { connectNats, ensureEventsStream } from "./nats.ts";
 import { writeOutbox } from "./outbox.ts";
 import { rpcCall } from "./rpc-client.ts";
 import { createService } from "./service.ts";
@@ -37,6 +37,8 @@ beforeAll(async () => {
   rootDir = await mkdtemp(join(tmpdir(), "kit-service-"));
   await migrateAll({ adminUrl: db.url, rootDir, services: ["payments"] });
   client = await connectNats({ url: TEST_NATS_URL, name: "service-test-client" });
+  // The migrate step's work in a deployment: services only wait for the stream.
+  await ensureEventsStream(client, prefix);
   svc = await createService({
     name: "payments",
     env: { DATABASE_URL: serviceDatabaseUrl(db.url, "payments"), NATS_URL: TEST_NATS_URL, NATS_PREFIX: prefix, SHUTDOWN_TIMEOUT_MS: "5000" },

@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { eventsStreamName, internalOperation, internalOperationsOf, PAGE_ROUTES, routesOf } from "@treasury/contracts";
+import { EVENT_OWNERS, eventsStreamName, internalOperation, internalOperationsOf, PAGE_ROUTES, routesOf } from "@treasury/contracts";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { z } from "zod";
@@ -16,7 +16,7 @@ import { createLogger } from "./logger.ts";
 import { createMetrics } from "./metrics.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import { registerNatsMetrics } from "./nats-metrics.ts";
-import { connectNats, ensureEventsStream, natsConnectOptions } from "./nats.ts";
+import { awaitEventsStream, connectNats, natsConnectOptions } from "./nats.ts";
 import { OutboxRelay } from "./outbox.ts";
 import { RpcServer } from "./rpc-server.ts";
 import type { RpcHandler } from "./rpc-server.ts";
@@ -97,6 +97,10 @@ interface Resources {
   telemetry: { shutdown(): Promise<void> };
   ownsSql: boolean;
   ownsNc: boolean;
+}
+/** Whether a service's outbox emits any event type (EVENT_OWNERS): only then does it publish to the EVENTS stream. */
+function ownsEvents(service: string): boolean {
+  return Object.values(EVENT_OWNERS).some((owner) => owner === service);
 }
 
 class KitService<C extends BaseConfig> implements Service<C> {
@@ -195,7 +199,11 @@ class KitService<C extends BaseConfig> implements Service<C> {
 
   async start(): Promise<{ healthPort: number }> {
     if (this.started || this.stopping) throw new Error(`${this.name}: start() called twice or after stop()`);
-    await ensureEventsStream(this.nc, this.prefix, { replicas: this.config.EVENTS_REPLICAS });
+    // The migrate step creates and configures the stream; a service may only read it (ADR 0011). One that owns no
+    // event type and consumes none (the gateway) does not need it at all.
+    if (ownsEvents(this.name) || this.consumers.length > 0) {
+      await awaitEventsStream(this.nc, this.prefix, { replicas: this.config.EVENTS_REPLICAS, log: this.log });
+    }
     await this.relay?.start();
     for (const c of this.consumers) await c.start();
     this.rpc.answerUnimplemented([...routesOf(this.name), ...PAGE_ROUTES.filter((p) => p.service === this.name)].map((r) => r.operation));

@@ -4,8 +4,8 @@ import { randomBytes } from "node:crypto";
 import { jetstreamManager } from "@nats-io/jetstream";
 import postgres from "postgres";
 import { inject } from "vitest";
-import { natsInboxPrefix, type NatsIdentity, type ServiceName } from "@treasury/contracts";
-import { connectNats, generateKeyRingEntry, parseNatsUrl, serviceDatabaseUrl, type NatsConnection } from "@treasury/service-kit";
+import { NATS_MIGRATIONS_USER, natsInboxPrefix, type NatsIdentity, type ServiceName } from "@treasury/contracts";
+import { connectNats, generateKeyRingEntry, migrateEventsStream, parseNatsUrl, serviceDatabaseUrl, type NatsConnection } from "@treasury/service-kit";
 import { INFRA_KEY, withDatabase, type TestInfra } from "./provided.ts";
 
 export { repoRoot } from "./paths.ts";
@@ -117,6 +117,13 @@ export async function setupTestEnv(): Promise<TestEnv> {
     const password = infra.natsPasswords?.[identity];
     return password === undefined ? undefined : { user: identity, password };
   };
+  // The migrate step's work for this file's prefix, as the `migrations` identity, the only one allowed to (ADR 0011);
+  // without authorization (TEST_NATS_URL), as the URL's user.
+  const migrations = natsCredentials(NATS_MIGRATIONS_USER);
+  await migrateEventsStream(
+    migrations === undefined ? { url: infra.natsUrl, name: "test-migrate" } : { url: natsServer, name: "test-migrate", ...migrations },
+    prefix,
+  );
   const natsEnv = (service: ServiceName): Record<string, string> => {
     const creds = natsCredentials(service);
     return creds === undefined ? {} : { NATS_USER: creds.user, NATS_PASSWORD: creds.password };

@@ -2,8 +2,9 @@
 // no anonymous connections, and each identity publishes and subscribes only where the matrix says, each refusal
 // next to an allowed neighbour so that the check can fail.
 import { connect, type NatsConnection, type Status } from "@nats-io/transport-node";
-import { eventsStreamName, internalSubject, ledgerPostSubject, natsInboxPrefix, rpcSubject, type NatsIdentity } from "@treasury/contracts";
-import { connectNats, parseNatsUrl } from "@treasury/service-kit";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { eventsStreamName, internalSubject, ledgerPostSubject, natsInboxPrefix, rpcSubject, SERVICES, type NatsIdentity } from "@treasury/contracts";
+import { connectNats, ensureEventsStream, parseNatsUrl } from "@treasury/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setupTestEnv, type TestEnv } from "./index.ts";
 
@@ -120,9 +121,55 @@ describe("NATS authorization from the permission matrix", () => {
   it("lets a service answer only the identities allowed to call it", async () => {
     // Proves replies go only to callers' inboxes: kyc answers the gateway and payouts, never payments.
     const kyc = await as("kyc");
-    expect(await publishes(kyc, `${natsInboxPrefix("payments")}.x.1`)).toEqual({ delivered: false, denied: true });
-    expect(await publishes(kyc, `${natsInboxPrefix("payouts")}.x.1`)).toEqual({ delivered: true, denied: false });
-    expect(await publishes(kyc, `${natsInboxPrefix("gateway")}.x.1`)).toEqual({ delivered: true, denied: false });
+    expect(await publishes(kyc, `${natsInboxPrefix("payments")}.kyc.x.1`)).toEqual({ delivered: false, denied: true });
+    expect(await publishes(kyc, `${natsInboxPrefix("payouts")}.kyc.x.1`)).toEqual({ delivered: true, denied: false });
+    expect(await publishes(kyc, `${natsInboxPrefix("gateway")}.kyc.x.1`)).toEqual({ delivered: true, denied: false });
+  });
+
+  it("lets a callee answer only its own branch of a caller's inbox: kyc cannot answer payouts' ledger requests", async () => {
+    // Proves a compromised kyc cannot forge the ledger's reply to payouts (a refused posting answered as a success).
+    const kyc = await as("kyc");
+    const ledger = await as("ledger");
+    expect(await publishes(kyc, `${natsInboxPrefix("payouts")}.ledger.x.1`)).toEqual({ delivered: false, denied: true });
+    expect(await publishes(kyc, `${natsInboxPrefix("payouts")}.x.1`)).toEqual({ delivered: false, denied: true });
+    expect(await publishes(kyc, `${natsInboxPrefix("payouts")}.kyc.x.1`)).toEqual({ delivered: true, denied: false });
+    expect(await publishes(ledger, `${natsInboxPrefix("payouts")}.ledger.x.1`)).toEqual({ delivered: true, denied: false });
+    expect(await publishes(ledger, `${natsInboxPrefix("gateway")}.kyc.x.1`)).toEqual({ delivered: false, denied: true });
+  });
+
+  it("lets each service publish only the events it owns: kyc and the gateway cannot forge a checkout event", async () => {
+    // Proves event ownership on the broker: evt.checkout.* from payments only, kyc's decisions from kyc only.
+    const completed = `${env.prefix}evt.checkout.completed`;
+    for (const identity of ["gateway", "kyc", "ledger", "refunds", "admin", "migrations"] as const) {
+      expect(await publishes(await as(identity), completed), identity).toEqual({ delivered: false, denied: true });
+    }
+    const payments = await as("payments");
+    const kyc = await as("kyc");
+    expect(await publishes(payments, completed)).toEqual({ delivered: true, denied: false });
+    expect(await publishes(kyc, `${env.prefix}evt.internal.kyc.approved`)).toEqual({ delivered: true, denied: false });
+    expect(await publishes(payments, `${env.prefix}evt.internal.kyc.approved`)).toEqual({ delivered: false, denied: true });
+    expect(await publishes(await as("payouts"), `${env.prefix}evt.payout.executed`)).toEqual({ delivered: true, denied: false });
+    expect(await publishes(await as("gateway"), `${env.prefix}evt.payout.executed`)).toEqual({ delivered: false, denied: true });
+  });
+
+  it("lets only the migrations identity create or update the EVENTS stream; services read its info", async () => {
+    // Proves no service (the internet-facing gateway included) can reconfigure the stream, and the migrate step can.
+    const stream = eventsStreamName(env.prefix);
+    for (const identity of SERVICES) {
+      const probe = await as(identity);
+      expect((await publishes(probe, `$JS.API.STREAM.UPDATE.${stream}`)).denied, identity).toBe(true);
+      expect((await publishes(probe, `$JS.API.STREAM.CREATE.${stream}`)).denied, identity).toBe(true);
+    }
+    expect((await publishes(await as("payments"), `$JS.API.STREAM.INFO.${stream}`)).denied).toBe(false);
+
+    const creds = env.natsCredentials("migrations");
+    expect(creds).toBeDefined();
+    const migrations = await connectNats({ url: parseNatsUrl(env.natsUrl).server, name: "migrations-probe", user: creds?.user, password: creds?.password });
+    probes.push({ nc: migrations, denied: [] });
+    const fresh = `${env.prefix}m.`;
+    await ensureEventsStream(migrations, fresh);
+    const info = await (await jetstreamManager(spy)).streams.info(eventsStreamName(fresh));
+    expect(info.config.subjects).toEqual([`${fresh}evt.>`]);
   });
 
   it("lets only outbox relays publish events, and a service read the stream only through the consumers it owns", async () => {
@@ -133,7 +180,8 @@ describe("NATS authorization from the permission matrix", () => {
     const webhooks = await as("webhooks");
     const stream = eventsStreamName(env.prefix);
     expect(await publishes(admin, `${env.prefix}evt.sandbox.test`)).toEqual({ delivered: false, denied: true });
-    expect(await publishes(payments, `${env.prefix}evt.sandbox.test`)).toEqual({ delivered: true, denied: false });
+    expect(await publishes(payments, `${env.prefix}evt.sandbox.test`)).toEqual({ delivered: false, denied: true });
+    expect(await publishes(webhooks, `${env.prefix}evt.sandbox.test`)).toEqual({ delivered: true, denied: false });
     expect(await publishes(payments, `$JS.API.CONSUMER.CREATE.${stream}.webhooks-fanout`)).toEqual({ delivered: false, denied: true });
     expect(await publishes(payments, `$JS.API.STREAM.MSG.GET.${stream}`)).toEqual({ delivered: false, denied: true });
     expect(await publishes(payments, `$JS.API.STREAM.DELETE.${stream}`)).toEqual({ delivered: false, denied: true });

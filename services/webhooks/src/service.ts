@@ -7,6 +7,7 @@ import postgres from "postgres";
 import { eventsSubjectFilter } from "@treasury/contracts";
 import {
   ConfigError,
+  Counter,
   createService,
   Gauge,
   Histogram,
@@ -25,7 +26,7 @@ import { destroyAgents } from "./delivery/http.ts";
 import { Dispatcher } from "./delivery/dispatcher.ts";
 import { manageWebhooks, sandboxSendTestWebhook } from "./handlers/index.ts";
 import { deliveryBacklog, purgeFinished } from "./store/deliveries.ts";
-import { fanOut } from "./usecases/fanout.ts";
+import { fanOut, type DropReason } from "./usecases/fanout.ts";
 import { resealAll } from "./usecases/reseal.ts";
 
 /** The durable consumer's name on the EVENTS stream (its inbox rows carry it too). */
@@ -78,6 +79,17 @@ function registerMetrics(svc: Service<ServiceConfig<typeof WebhooksEnv>>): (outc
     }
     child.observe(seconds);
   };
+}
+
+/** Events the fan-out dropped because their owner did not emit them (usecases/fanout.ts), by reason. */
+function droppedEventsCounter(svc: Service<ServiceConfig<typeof WebhooksEnv>>): (reason: DropReason) => void {
+  const dropped = new Counter({
+    name: "webhook_events_dropped_total",
+    help: "Events not delivered because their subject, type and source do not match the event's owner (subject_mismatch, not_owner)",
+    labelNames: ["reason"] as const,
+    registers: [svc.metrics],
+  });
+  return (reason) => dropped.inc({ reason });
 }
 
 export interface WebhooksService extends Service<ServiceConfig<typeof WebhooksEnv>> {
@@ -145,11 +157,13 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
   // Finished deliveries go with the kit's sweep of its outbox and inbox.
   svc.retention.add({ name: "webhooks.deliveries", days: config.retentionDays, purge: (before, limit) => purgeFinished(svc.sql, before, limit) });
   const maxAttempts = config.retryScheduleMs.length;
+  const dropped = droppedEventsCounter(svc);
   for (let i = 0; i < config.fanoutConsumers; i++) {
     svc.consume({
       durable: FANOUT_DURABLE,
       filterSubject: eventsSubjectFilter(svc.prefix),
-      handler: async (evt, tx) => void (await fanOut(tx, evt, maxAttempts, () => dispatcher.hint())),
+      handler: async (evt, tx, { subject }) =>
+        void (await fanOut(tx, evt, { subject, prefix: svc.prefix, log: svc.log, dropped }, maxAttempts, () => dispatcher.hint())),
     });
   }
   if (sealer === undefined) {

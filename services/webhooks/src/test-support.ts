@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { eventSubject, newId, rpcSubject, type AuthContext, type EventEnvelope, type EventType, type RpcReply } from "@treasury/contracts";
+import { eventOwner, eventSubject, newId, rpcSubject, type AuthContext, type EventEnvelope, type EventType, type RpcReply } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
 import { setupTestEnv, type TestEnv } from "@treasury/testing";
 import { buildWebhooks, type WebhooksService } from "./service.ts";
@@ -46,7 +46,9 @@ let sequence = 0;
 
 export function makeEvent(evt: Partial<EventEnvelope> & { type: string; org_id: string }): EventEnvelope {
   sequence += 1;
-  return { id: newId("evt"), livemode: false, created_at: new Date().toISOString(), sequence, source: "test", data: { n: sequence }, ...evt };
+  // The fan-out delivers only what the type's owner emitted (ADR 0011): the source is the owner unless a test says otherwise.
+  const source = eventOwner(evt.type) ?? "test";
+  return { id: newId("evt"), livemode: false, created_at: new Date().toISOString(), sequence, source, data: { n: sequence }, ...evt };
 }
 
 export async function publishEvent(nc: NatsConnection, prefix: string, evt: EventEnvelope): Promise<void> {
@@ -71,7 +73,8 @@ export async function startWebhooks(extraEnv: Record<string, string> = {}): Prom
     },
     async publish(partial) {
       const evt = makeEvent(partial);
-      await publishEvent(svc.nc, env.prefix, evt);
+      // As the test superuser: the service's own identity may publish only the events it owns.
+      await publishEvent(await env.nats(), env.prefix, evt);
       return evt;
     },
     async close() {

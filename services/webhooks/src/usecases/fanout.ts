@@ -1,20 +1,52 @@
 /**
  * Fan-out: each public event becomes one delivery row per matching active endpoint of the same org and
  * environment, in the consumer's transaction (committed before the message is acked). Internal events are
- * never delivered.
+ * never delivered, and neither is an event its owner did not emit (ADR 0011).
  */
-import { isPublicEventType, type EventEnvelope } from "@treasury/contracts";
+import { eventOwner, eventSubject, isPublicEventType, SANDBOX_TEST_EVENT_SOURCE, type EventEnvelope, type EventType } from "@treasury/contracts";
 import { eventHeaders, type Tx } from "@treasury/service-kit";
+import type { Logger } from "pino";
 import { webhookBody } from "../domain/events.ts";
 import { fanOutDeliveries } from "../store/deliveries.ts";
+
+/** Why an event was not trusted: the metric's label. */
+export type DropReason = "subject_mismatch" | "not_owner";
+
+/** Where an event came from, and what to tell when it is dropped. */
+export interface EventOrigin {
+  /** The NATS subject it was published on, and the deployment's prefix of it. */
+  subject: string;
+  prefix: string;
+  log: Logger;
+  dropped(reason: DropReason): void;
+}
+
+/**
+ * Why an event may not be delivered, or undefined when it may. NATS lets only an event type's owner publish its
+ * subject (EVENT_OWNERS), so the subject vouches for the publisher; the type and source inside the envelope are the
+ * publisher's word, and must agree with the subject and the owner map. The sandbox test event is webhooks' own, of
+ * any public type, in sandbox only.
+ */
+export function untrusted(evt: EventEnvelope, origin: Pick<EventOrigin, "subject" | "prefix">): DropReason | undefined {
+  if (origin.subject !== eventSubject(origin.prefix, evt.type as EventType)) return "subject_mismatch";
+  if (evt.source === eventOwner(evt.type)) return undefined;
+  if (evt.source === SANDBOX_TEST_EVENT_SOURCE && !evt.livemode) return undefined;
+  return "not_owner";
+}
 
 /**
  * `created` is told when rows were inserted (the workers are then hinted; the rows are visible at commit). Each row
  * keeps the trace context of the consumer's work on the event (which continues the event's own), so the delivery's
  * HTTP request joins the trace of the request that caused the event.
  */
-export async function fanOut(tx: Tx, evt: EventEnvelope, maxAttempts: number, created: () => void = () => {}): Promise<number> {
+export async function fanOut(tx: Tx, evt: EventEnvelope, origin: EventOrigin, maxAttempts: number, created: () => void = () => {}): Promise<number> {
   if (!isPublicEventType(evt.type)) return 0;
+  const reason = untrusted(evt, origin);
+  if (reason !== undefined) {
+    origin.log.warn({ event_id: evt.id, type: evt.type, source: evt.source, subject: origin.subject, reason }, "dropped an event its owner did not emit");
+    origin.dropped(reason);
+    return 0;
+  }
   const n = await fanOutDeliveries(
     tx,
     { orgId: evt.org_id, livemode: evt.livemode },
