@@ -54,8 +54,11 @@ export async function connectNats(opts: NatsConnectOptions): Promise<NatsConnect
     name: opts.name,
     ...(user !== undefined ? { user, pass: pass ?? "", inboxPrefix: natsInboxPrefix(user) } : {}),
     ...tls,
-    // A service outlives broker restarts: keep reconnecting instead of dying after the default 10 attempts.
+    // A service outlives broker restarts: keep reconnecting instead of dying after the default 10 attempts, and a
+    // service starting while the broker restarts waits for it like one already running would (wrong credentials
+    // still fail at once: the client gives up on repeated authorization errors).
     maxReconnectAttempts: -1,
+    waitOnFirstConnect: true,
     reconnectTimeWait: 1000,
     // The client would otherwise build two Error objects (stack captures) for every request it sends, in
     // case the request times out: a measurable share of the gateway's CPU per request.
