@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SERVICES } from "@treasury/contracts";
 import { freePort, makeScratchDir, repoRoot, waitFor } from "@treasury/testing";
@@ -17,6 +17,15 @@ import { canHideServers, runWithoutServers } from "./without-servers.ts";
 
 const dataDir = makeScratchDir("treasury-devstack-");
 let running: ChildProcess | undefined;
+/** Where the stack said PostgreSQL's data lives: .data/pg, or under /var/tmp when the postgres user cannot reach .data. */
+let pgDataDir = join(dataDir, "pg");
+
+/** The PostgreSQL data folder the stack announced (`initialising` on a first start, `starting` after). */
+function announcedPgDir(out: string, verb: "initialising" | "starting"): string {
+  const m = new RegExp(`${verb} PostgreSQL in (\\S+) on 127\\.0\\.0\\.1:`).exec(out);
+  expect(m, `the stack names where PostgreSQL's data lives (${verb})`).not.toBeNull();
+  return m![1]!;
+}
 
 afterAll(async () => {
   // A failed assertion can leave the stack up: its own shutdown stops services, NATS and PostgreSQL.
@@ -30,9 +39,10 @@ afterAll(async () => {
   for (const { pid } of servicePids()) if (alive(pid)) process.kill(pid, "SIGKILL");
   const natsPid = pidIn(join(dataDir, "nats.pid"));
   if (natsPid !== undefined && alive(natsPid)) process.kill(natsPid, "SIGKILL");
-  const postmaster = pidIn(join(dataDir, "pg", "postmaster.pid"));
+  const postmaster = pidIn(join(pgDataDir, "postmaster.pid"));
   if (postmaster !== undefined && alive(postmaster)) process.kill(postmaster, "SIGQUIT");
   rmSync(dataDir, { recursive: true, force: true });
+  if (!pgDataDir.startsWith(dataDir)) rmSync(dirname(pgDataDir), { recursive: true, force: true });
 });
 
 /** The pid on the first line of a pid file, if there is one. */
@@ -152,7 +162,9 @@ describe("npm start", () => {
       test_api_key: testKey,
       stripe_webhook_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/),
     });
-    expect(out).toContain(`initialising PostgreSQL in ${join(dataDir, "pg")}`);
+    // .data is 0700: as root, the postgres user cannot reach it and the data goes under /var/tmp instead.
+    pgDataDir = announcedPgDir(out, "initialising");
+    expect(pgDataDir === join(dataDir, "pg") || /^\/var\/tmp\/treasury-dev-[0-9a-f]{8}\/pg$/.test(pgDataDir), pgDataDir).toBe(true);
 
     const health = await fetch(`${base}/v1/health-check`);
     const body = (await health.json()) as { data: { status: string; services: Record<string, string> } };
@@ -177,7 +189,7 @@ describe("npm start", () => {
     expect(orgId).not.toBe("");
     const stack = await start();
     const out = stack.output();
-    expect(out).toContain(`starting PostgreSQL in ${join(dataDir, "pg")}`);
+    expect(announcedPgDir(out, "starting")).toBe(pgDataDir);
     expect(out).toContain(`reusing org ${orgId}`);
     expect(printed(out, "Test API key")).toBe(testKey);
     const listed = await fetch(`http://127.0.0.1:${ports.main}/v1/participants`, { headers: { "x-api-key": testKey } });
