@@ -59,8 +59,13 @@ it("survives process kills, a NATS crash and a PostgreSQL restart under load wit
   expect(r.serverErrors, table).toBe(0);
   expect(r.crashes, table).toEqual([]);
   expect(r.steady.failedAttempts, table).toBe(0);
-  // Every fault was followed by requests that succeeded again before the next one: the system came back by itself.
-  for (const f of r.faults) expect(f.recoverySec, `${f.name}\n${table}`).toBeLessThan(6);
+  // Every fault was followed by requests that succeeded again soon after: the system came back by itself. A server
+  // restart (PostgreSQL recovering from its WAL, nats-server) can itself take longer than that on a loaded machine,
+  // and nothing can succeed before the server is back: there the time counts from its return.
+  for (const [i, f] of r.faults.entries()) {
+    const serverBack = FAULTS[i]?.kind === "kill" ? 0 : (f.restartSec ?? 0);
+    expect(f.recoverySec - serverBack, `${f.name}\n${table}`).toBeLessThan(6);
+  }
   // The servers' data and the services' logs are kept only when the run fails.
   rmSync(r.logDir, { recursive: true, force: true });
 });

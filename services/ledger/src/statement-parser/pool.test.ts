@@ -59,8 +59,9 @@ describe("statement parser pool", () => {
     expect(err).toBeInstanceOf(DomainError);
     expect((err as DomainError).code).toBe("statement_too_complex");
     expect(elapsed).toBeGreaterThanOrEqual(budgetMs - 5);
-    // A blocked event loop would not have ticked at all while the worker spun.
-    expect(ticks).toBeGreaterThan(10);
+    // A blocked event loop would not have ticked while the worker spun (at most once, after it); a loaded machine
+    // may tick far less often than every 10 ms, but several times within the budget.
+    expect(ticks).toBeGreaterThanOrEqual(3);
     const next = await p.parse(CSV, { format: "csv", mapping: MAPPING }, farDeadline());
     expect(next.statements[0]?.transactions).toHaveLength(2);
   });
