@@ -114,7 +114,8 @@ try {
     nc,
     schema: "webhooks",
     prefix: "",
-    source: "bench",
+    // The events are payouts' (payout.executed): the fan-out delivers only what an event's owner emitted.
+    source: "payouts",
     coalesceMs,
     log: createLogger({ service: "bench", level: "warn" }),
   });
