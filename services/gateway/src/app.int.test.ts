@@ -31,16 +31,18 @@ afterAll(async () => {
 const TRUSTED = ["10.244.0.0/16"];
 const INGRESS_POD = "10.244.3.17";
 
-/** An in-memory key store that counts its key reads; `fail` makes every read throw it. */
-function countingStore(): KeyStore & { reads: number; keys: Map<string, KeyRecord>; fail: Error | undefined } {
+/** An in-memory key store that counts its key reads; `fail` makes every read throw it, `readMs` makes reads take that long. */
+function countingStore(): KeyStore & { reads: number; keys: Map<string, KeyRecord>; fail: Error | undefined; readMs: number } {
   const store = {
     reads: 0,
     keys: new Map<string, KeyRecord>(),
     fail: undefined as Error | undefined,
-    findKey(hash: string): Promise<KeyRecord | null> {
+    readMs: 0,
+    async findKey(hash: string): Promise<KeyRecord | null> {
       store.reads += 1;
-      if (store.fail) return Promise.reject(store.fail);
-      return Promise.resolve(store.keys.get(hash) ?? null);
+      if (store.readMs > 0) await new Promise((resolve) => setTimeout(resolve, store.readMs));
+      if (store.fail) throw store.fail;
+      return store.keys.get(hash) ?? null;
     },
     maintenance: () => Promise.resolve({ enabled: false, retry_after_s: 0, message: "" }),
     watch: () => Promise.resolve(() => Promise.resolve()),
@@ -225,6 +227,21 @@ describe("past the failed-auth budget", () => {
     // Authentication of a cached key needs no read, so the budget does not stand in its way.
     expect((await ask(known)).json()).toMatchObject({ error_code: "insufficient_scope" });
     expect(store.reads).toBe(4);
+  });
+
+  it("lets a burst of one valid key the cache does not hold through whatever its size: the burst shares one read", async () => {
+    const { app, store } = await built({ authFailuresPerMin: 3 });
+    const known = `slk_test_${"B".repeat(32)}`;
+    scopelessKey(store, known);
+    // A read as slow as a busy database's: every request of the burst arrives while it runs.
+    store.readMs = 200;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        app.inject({ method: "GET", url: "/v1/participants", remoteAddress: INGRESS_POD, headers: { "x-api-key": known, "x-forwarded-for": "203.0.113.12" } }),
+      ),
+    );
+    expect(answers.map((a) => (a.json() as { error_code: string }).error_code)).toEqual(Array(20).fill("insufficient_scope"));
+    expect(store.reads).toBe(1);
   });
 
   it("does not refresh a stale failed lookup either: past its TTL a bad or revoked key needs a budget token to be read again", async () => {

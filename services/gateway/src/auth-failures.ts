@@ -32,7 +32,7 @@ export class AuthFailureLimiter {
   constructor(
     private readonly limiter: RateLimiter,
     private readonly rule: BucketRule,
-    private readonly authenticator: Pick<Authenticator, "authenticate" | "answerWithoutRead">,
+    private readonly authenticator: Pick<Authenticator, "authenticate" | "answerWithoutRead" | "readInFlight">,
   ) {}
 
   check(ip: string, presented: string | undefined): AuthVerdict | Promise<AuthVerdict> {
@@ -40,12 +40,21 @@ export class AuthFailureLimiter {
     const quick = this.authenticator.answerWithoutRead(presented);
     if (quick !== undefined) {
       if (quick.ok) return { result: quick, limited: false };
-      return after(this.limiter.take(bucket, this.rule), (budget) => ({ result: quick, budget, limited: !budget.allowed }));
+      return this.spend(bucket, quick);
     }
+    // One read answers every request that arrives with the key while it runs: only the first spends a token, so a
+    // burst of one valid key larger than the budget (a cold cache under load) is never refused.
+    const joined = this.authenticator.readInFlight(presented);
+    if (joined !== undefined) return joined.then((result) => (result.ok ? { result, limited: false } : this.spend(bucket, result)));
     return after(this.limiter.take(bucket, this.rule), (budget) => {
       if (!budget.allowed) return { result: UNREAD, budget, limited: true };
       return this.read(bucket, budget, presented);
     });
+  }
+
+  /** A key known to be invalid spends a token; past the budget its answer is 429. */
+  private spend(bucket: string, result: AuthResult): AuthVerdict | Promise<AuthVerdict> {
+    return after(this.limiter.take(bucket, this.rule), (budget) => ({ result, budget, limited: !budget.allowed }));
   }
 
   private async read(bucket: string, budget: TakeResult, presented: string | undefined): Promise<AuthVerdict> {

@@ -93,6 +93,18 @@ export class Authenticator {
     return r instanceof Promise ? undefined : r;
   }
 
+  /**
+   * The answer of a read of this key already in flight, else undefined: requests that arrive together with one key
+   * the cache does not hold (a burst after the gateway started, or after the key sat unused) share one read.
+   */
+  readInFlight(presented: string | undefined, now = Date.now()): Promise<AuthResult> | undefined {
+    if (presented === undefined || presented === "") return undefined;
+    const environment = environmentOfKey(presented);
+    if (environment === null) return undefined;
+    const running = this.reads.get(this.hashes.get(presented) ?? hashApiKey(presented));
+    return running?.then((record) => verdict(record, environment, now));
+  }
+
   /** Answers synchronously when the key is cached (the hot path), with a promise when it must be read. */
   authenticate(presented: string | undefined, now = Date.now(), read = true): AuthResult | Promise<AuthResult> {
     if (presented === undefined || presented === "") return { ok: false, code: "missing_api_key" };

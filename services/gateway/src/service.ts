@@ -46,8 +46,9 @@ export async function buildGateway(env: Record<string, string | undefined>, deps
   await authenticator.start();
   // Buckets in Redis are named under the deployment's NATS_PREFIX: replicas of one deployment share them, and
   // deployments sharing one Redis (or parallel test files) never spend each other's budgets, per-IP ones included.
+  // Auto-pipelining sends the buckets taken in one event-loop turn (dozens under load) to Redis as one write.
   const limiter: RateLimiter = cfg.REDIS_URL
-    ? new RedisRateLimiter(new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true }), `rl:${svc.prefix}`)
+    ? new RedisRateLimiter(new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true, enableAutoPipelining: true }), `rl:${svc.prefix}`)
     : new MemoryRateLimiter();
   const httpDuration = new Histogram({
     name: "http_request_duration_seconds",

@@ -28,6 +28,11 @@ export interface ParserPoolOptions {
 const QUEUE_PER_WORKER = 4;
 /** The parse of a 1 MiB statement grows the heap by under 40 MiB (libs/bank-statements/src/memory.test.ts). */
 const WORKER_HEAP_MB_MAX = 128;
+/**
+ * The young generation of a worker's heap: V8's default (up to 3 × 16 MiB semi-spaces) adds to the ledger's
+ * resident memory while a statement is read, and the parse's short-lived objects fit in far less.
+ */
+const WORKER_YOUNG_MB = 8;
 
 interface Job {
   payload: ParseJob;
@@ -127,7 +132,7 @@ export class StatementParserPool implements StatementParser {
 
   private spawn(): Slot | undefined {
     if (this.closed) return undefined;
-    const resourceLimits = { maxOldGenerationSizeMb: this.opts.heapMbMax ?? WORKER_HEAP_MB_MAX };
+    const resourceLimits = { maxOldGenerationSizeMb: this.opts.heapMbMax ?? WORKER_HEAP_MB_MAX, maxYoungGenerationSizeMb: WORKER_YOUNG_MB };
     const worker = "url" in this.source ? new Worker(this.source.url, { resourceLimits }) : new Worker(this.source.bootstrap, { eval: true, resourceLimits });
     const slot: Slot = { worker, loaded: false };
     this.slots.add(slot);
