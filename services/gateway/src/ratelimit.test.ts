@@ -17,6 +17,19 @@ describe("MemoryRateLimiter", () => {
     expect(l.take("k", rule, 1, t0 + 10_000)).toMatchObject({ allowed: true, remaining: 2, resetAt: Math.ceil((t0 + 11_000) / 1000) });
   });
 
+  it("gives a token back however empty the bucket is, never past its capacity", () => {
+    const l = new MemoryRateLimiter();
+    const rule = { capacity: 2, refillPerSec: 0.001 };
+    const now = 1_000_000;
+    expect(l.take("k", rule, 1, now).allowed).toBe(true);
+    expect(l.take("k", rule, 1, now).allowed).toBe(true);
+    expect(l.take("k", rule, 1, now).allowed).toBe(false);
+    l.take("k", rule, -1, now);
+    expect(l.take("k", rule, 1, now).allowed).toBe(true);
+    for (let i = 0; i < 5; i++) l.take("k", rule, -1, now);
+    expect([l.take("k", rule, 1, now).allowed, l.take("k", rule, 1, now).allowed, l.take("k", rule, 1, now).allowed]).toEqual([true, true, false]);
+  });
+
   it("peeks with cost 0 without taking a token or creating a bucket", () => {
     const l = new MemoryRateLimiter();
     const t0 = 5_000_000;

@@ -60,7 +60,8 @@ export class MemoryRateLimiter implements RateLimiter {
     }
     const tokens = Math.min(rule.capacity, b.tokens + ((nowMs - b.atMs) / 1000) * rule.refillPerSec);
     const allowed = tokens >= 1;
-    b.tokens = allowed ? tokens - cost : tokens;
+    // A negative cost gives tokens back (a read that found a valid key): it applies however empty the bucket is.
+    b.tokens = cost < 0 ? Math.min(rule.capacity, tokens - cost) : allowed ? tokens - cost : tokens;
     b.atMs = nowMs;
     // Updated in place; re-inserted (Map order is the eviction order) at most once a second per bucket.
     if (nowMs - b.touchedMs >= LRU_REFRESH_MS) {
@@ -87,7 +88,8 @@ local at = tonumber(b[2])
 if tokens == nil then tokens = cap; at = now end
 tokens = math.min(cap, tokens + ((now - at) / 1000) * rate)
 local allowed = 0
-if tokens >= 1 then tokens = tokens - cost; allowed = 1 end
+if cost < 0 then tokens = math.min(cap, tokens - cost); allowed = 1
+elseif tokens >= 1 then tokens = tokens - cost; allowed = 1 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil((cap / rate) * 1000) + 1000)
 return {allowed, tostring(tokens), tostring(now)}
