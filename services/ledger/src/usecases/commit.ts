@@ -27,11 +27,12 @@ import {
   type SystemAccountType,
   type WalletAfter,
 } from "@treasury/contracts";
+import { refundParts, type SaleState } from "@treasury/money-rules";
 import postgres, { type ReservedSql } from "postgres";
 import type { Side } from "../domain/accounts.ts";
 import { applyPosting, type Applied, type DerivedChanges, type HoldState, type LedgerView, type WalletState } from "../domain/engine.ts";
 import { sortableId } from "../domain/ids.ts";
-import { refundParts, refundPostings, type RefundPlan, type SaleState } from "../domain/refund.ts";
+import { refundPostings, type RefundPlan } from "../domain/refund.ts";
 import { InvariantViolation, transactionPostedData, transactionsPostedData } from "../domain/posting.ts";
 import { accountKinds, type Scope } from "../store/accounts.ts";
 import {

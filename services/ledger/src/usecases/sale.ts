@@ -1,7 +1,7 @@
 /** record-sale: a sale's split posted in one transaction, with its refundable remainder kept in the ledger. */
-import { DomainError, percentToBps, type PostOutcome, type PostRequestInput, type schemas } from "@treasury/contracts";
+import { DomainError, type PostOutcome, type PostRequestInput, type schemas } from "@treasury/contracts";
+import { creatorBpsFor, DEFAULT_FEE_PAYER, saleInputProblem, splitSale, type SaleSplit } from "@treasury/money-rules";
 import type { z } from "zod";
-import { DEFAULT_CREATOR_BPS, splitSale, type SaleSplit } from "../domain/sale.ts";
 import type { Scope } from "../store/accounts.ts";
 import type { Sql } from "../store/db.ts";
 import { findParticipant } from "../store/participants.ts";
@@ -15,7 +15,8 @@ export const SALE_HOLD_REASON = "sale_hold";
 
 /** The sale's postings: cash in, the creator's share, tax, platform revenue, and the processor's fee. */
 export function salePostings(creatorId: string, s: SaleSplit): PostRequestInput["postings"] {
-  const revenue = s.gross - s.salesTax - (s.creatorAmount + s.creatorFee) + s.creatorFee;
+  // Platform revenue takes everything but the creator's amount and the tax; the whole fee is booked against it.
+  const revenue = s.gross - s.salesTax - s.creatorAmount;
   const all = [
     { debit: { system: "platform_cash" as const }, credit: { participant_id: creatorId }, amount: s.creatorAmount },
     { debit: { system: "platform_cash" as const }, credit: { system: "sales_tax_payable" as const }, amount: s.salesTax },
@@ -40,8 +41,10 @@ function present(outcome: PostOutcome, walletId: string): Record<string, unknown
 }
 
 /**
- * Records a sale: creator = floor((gross − sales_tax) × bps / 10000), the platform the rest, the processing fee
- * charged as processing_fee_paid_by says; hold_funds holds the creator's share in the same transaction.
+ * Records a sale, split by the sale arithmetic (@treasury/money-rules): creator = floor((gross − sales_tax) × bps /
+ * 10000), the platform the rest, the processing fee charged as processing_fee_paid_by says (the creator's part at
+ * most the creator's share, the platform bearing the rest); hold_funds holds the creator's share in the same
+ * transaction.
  * A creator_id the ledger does not know yet becomes a participant with the org's default split, created in
  * the sale's own database transaction (integrations record sales before they register creators). Only such a
  * sale runs alone with an in-process extension; a sale for a known creator keeps group commit.
@@ -50,16 +53,16 @@ function present(outcome: PostOutcome, walletId: string): Record<string, unknown
  */
 export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, poster: PostPort) {
   const participant = await findParticipant(sql, scope, body.creator_id);
-  const bps = body.creator_percent !== undefined ? percentToBps(body.creator_percent) : (participant?.default_split_bps ?? DEFAULT_CREATOR_BPS);
+  const problem = saleInputProblem(body.amount, body.sales_tax ?? 0, body.processing_fee ?? 0);
+  if (problem !== undefined) throw new DomainError("validation_error", `Invalid body: ${problem.path}: ${problem.message}`, { details: [problem] });
   const split = splitSale({
     gross: body.amount,
     salesTax: body.sales_tax ?? 0,
     processingFee: body.processing_fee ?? 0,
-    feePaidBy: body.processing_fee_paid_by ?? "platform",
-    creatorBps: bps,
+    feePaidBy: body.processing_fee_paid_by ?? DEFAULT_FEE_PAYER,
+    creatorBps: creatorBpsFor(body.creator_percent, participant?.default_split_bps),
   });
-  if ("path" in split) throw new DomainError("validation_error", `Invalid body: ${split.path}: ${split.message}`, { details: [split] });
-  const request = saleRequest(scope, body, split, bps);
+  const request = saleRequest(scope, body, split);
   let walletId = participant?.wallet_id;
   const outcome =
     participant !== undefined
@@ -91,7 +94,7 @@ function createCreator(scope: Scope, creatorId: string, onWallet: (walletId: str
   };
 }
 
-function saleRequest(scope: Scope, body: RecordSaleBody, split: SaleSplit, bps: number): PostRequestInput {
+function saleRequest(scope: Scope, body: RecordSaleBody, split: SaleSplit): PostRequestInput {
   const hold = body.hold_funds === true && split.creatorAmount > 0;
   const breakdown = {
     gross_amount: split.gross,
@@ -100,7 +103,7 @@ function saleRequest(scope: Scope, body: RecordSaleBody, split: SaleSplit, bps: 
     net_amount: split.net,
     creator_amount: split.creatorAmount,
     platform_amount: split.platformAmount,
-    creator_percent: bps / 100,
+    creator_percent: split.creatorBps / 100,
   };
   return {
     org_id: scope.orgId,

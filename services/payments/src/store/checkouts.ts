@@ -1,9 +1,9 @@
 /** SQL of checkout sessions. int8 columns are parsed into numbers once, here, with safe-integer checks. */
 import { parseCents } from "@treasury/contracts";
+import type { FeePayer } from "@treasury/money-rules";
 import type { OutboxRowValues } from "@treasury/service-kit";
 import type postgres from "postgres";
 import type { Scope } from "../adapters/ledger.ts";
-import type { FeePayer } from "../domain/split.ts";
 import type { Q } from "./db.ts";
 
 export type CheckoutStatus = "pending" | "completing" | "completed" | "failed";

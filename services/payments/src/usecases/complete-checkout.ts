@@ -14,7 +14,7 @@
 import { DomainError, type PostRequestInput } from "@treasury/contracts";
 import { outboxRowValues, wakeOutboxRelay, withTx, writeOutbox } from "@treasury/service-kit";
 import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
-import { withProcessingFee } from "../domain/split.ts";
+import { checkoutSplit } from "../domain/checkout-sale.ts";
 import { findCheckout, lockCheckout, markCompleting, settleCompleted, updateCheckout, type CheckoutRow, type ProcessorPayment } from "../store/checkouts.ts";
 import { CURRENCY, type PaymentsDeps } from "./deps.ts";
 import { presentCheckout, publicStatus, saleReferenceOf } from "./present.ts";
@@ -73,9 +73,9 @@ async function recordIntent(deps: PaymentsDeps, scope: Scope, id: string, input:
 
 /**
  * The ledger request of a session's sale: built only from the stored row, so every driver sends the same one.
- * A card payment's processor fee (known when a live completion starts) is charged as record-sale charges it:
- * platform revenue receives everything but the creator's share and the tax, and the fee is booked from platform
- * cash to processing_fees.
+ * A card payment's processor fee (known when a live completion starts) is charged by the sale arithmetic, as for
+ * record-sale: platform revenue receives everything but the creator's amount and the tax, and the fee is booked
+ * from platform cash to processing_fees.
  */
 export function saleRequest(row: CheckoutRow): PostRequestInput {
   const reference = row.ledger_reference ?? saleReferenceOf(row);
@@ -84,14 +84,14 @@ export function saleRequest(row: CheckoutRow): PostRequestInput {
   if (row.mode === "direct_funded_wallet" && row.processing_fee > 0) throw new Error(`wallet checkout ${row.id} has a processor fee`);
   const buyerWallet = row.mode === "direct_funded_wallet" && row.buyer_wallet_id !== null ? { wallet_id: row.buyer_wallet_id } : undefined;
   const source = buyerWallet ?? { system: "platform_cash" as const };
-  const split = withProcessingFee(row, row.processing_fee, row.processing_fee_paid_by);
-  const revenue = row.amount - row.sales_tax - split.creator;
+  const split = checkoutSplit(row);
+  const revenue = split.gross - split.salesTax - split.creatorAmount;
   const postings: NonNullable<PostRequestInput["postings"]> = [];
-  if (split.creator > 0) postings.push({ debit: source, credit: creator, amount: split.creator });
+  if (split.creatorAmount > 0) postings.push({ debit: source, credit: creator, amount: split.creatorAmount });
   if (revenue > 0) postings.push({ debit: source, credit: { system: "platform_revenue" }, amount: revenue });
-  if (row.sales_tax > 0) postings.push({ debit: source, credit: { system: "sales_tax_payable" }, amount: row.sales_tax });
-  if (split.fee > 0) postings.push({ debit: { system: "processing_fees" }, credit: { system: "platform_cash" }, amount: split.fee });
-  const hold = row.hold_funds && split.creator > 0;
+  if (split.salesTax > 0) postings.push({ debit: source, credit: { system: "sales_tax_payable" }, amount: split.salesTax });
+  if (split.processingFee > 0) postings.push({ debit: { system: "processing_fees" }, credit: { system: "platform_cash" }, amount: split.processingFee });
+  const hold = row.hold_funds && split.creatorAmount > 0;
   return {
     org_id: row.org_id,
     livemode: row.livemode,
@@ -105,7 +105,7 @@ export function saleRequest(row: CheckoutRow): PostRequestInput {
       ? [
           {
             wallet: creator,
-            amount: split.creator,
+            amount: split.creatorAmount,
             reference_id: `checkout_hold:${row.id}`,
             reason_code: "checkout_hold",
             description: `Creator share of checkout ${row.id}`,
@@ -117,10 +117,10 @@ export function saleRequest(row: CheckoutRow): PostRequestInput {
       sale_reference: reference,
       participant_id: row.participant_id,
       gross: row.amount,
-      creator_amount: split.creator,
-      platform_amount: split.platform,
-      sales_tax: row.sales_tax,
-      ...(split.fee > 0 ? { processing_fee: split.fee } : {}),
+      creator_amount: split.creatorAmount,
+      platform_amount: split.platformAmount,
+      sales_tax: split.salesTax,
+      ...(split.processingFee > 0 ? { processing_fee: split.processingFee } : {}),
       ...(hold ? { hold_index: 0 } : {}),
     },
     result_extra: { checkout_session_id: row.id },
@@ -128,7 +128,7 @@ export function saleRequest(row: CheckoutRow): PostRequestInput {
 }
 
 function completedEventData(row: CheckoutRow): Record<string, unknown> {
-  const split = withProcessingFee(row, row.processing_fee, row.processing_fee_paid_by);
+  const split = checkoutSplit(row);
   return {
     checkout_session_id: row.id,
     payment_id: row.payment_id,
@@ -140,9 +140,9 @@ function completedEventData(row: CheckoutRow): Record<string, unknown> {
     amount_cents: row.amount,
     currency: CURRENCY,
     sales_tax_amount_cents: row.sales_tax,
-    creator_amount_cents: split.creator,
-    platform_amount_cents: split.platform,
-    ...(split.fee > 0 ? { processing_fee_cents: split.fee, processing_fee_paid_by: row.processing_fee_paid_by } : {}),
+    creator_amount_cents: split.creatorAmount,
+    platform_amount_cents: split.platformAmount,
+    ...(split.processingFee > 0 ? { processing_fee_cents: split.processingFee, processing_fee_paid_by: split.feePaidBy } : {}),
     hold_id: row.hold_id,
     mode: row.mode,
     metadata: row.metadata,

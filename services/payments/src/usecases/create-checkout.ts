@@ -7,13 +7,13 @@
  * rail_not_enabled (usdc in live), provider_not_configured, card_declined, insufficient_balance,
  * idempotency_conflict, service_timeout.
  */
-import { cents, DomainError, isErrorCode, newUuid, schemas } from "@treasury/contracts";
+import { cents, DomainError, isErrorCode, newUuid, percentToBps, schemas } from "@treasury/contracts";
+import { creatorBpsFor, saleInputProblem, shareSale } from "@treasury/money-rules";
 import type { z } from "zod";
 import type { Scope } from "../adapters/ledger.ts";
 import type { ProviderName } from "../adapters/providers.ts";
 import { requestHash } from "@treasury/service-kit";
 import { liveReturnUrlProblem } from "../domain/return-urls.ts";
-import { computeSplit, creatorBpsFor } from "../domain/split.ts";
 import { findCheckoutByKey, insertCheckout, storeCreateResponse, type CheckoutMode, type CheckoutRow, type NewCheckout } from "../store/checkouts.ts";
 import { driveCompletion, paymentIdOf } from "./complete-checkout.ts";
 import { CHECKOUT_TTL_MS, CURRENCY, type PaymentsDeps } from "./deps.ts";
@@ -58,7 +58,8 @@ function providerOf(body: CreateCheckoutBody, scope: Scope, mode: CheckoutMode):
 
 /** Cross-field rules the body schema cannot express, checked before anything is read or written. */
 function checkBody(body: CreateCheckoutBody, scope: Scope): void {
-  if ((body.sales_tax ?? 0) > body.amount) throw invalid("sales_tax", "must not exceed amount");
+  const amounts = saleInputProblem(body.amount, body.sales_tax ?? 0);
+  if (amounts !== undefined) throw invalid(amounts.path, amounts.message);
   const badUrl = liveReturnUrlProblem(body, scope.livemode);
   if (badUrl !== undefined) throw invalid(badUrl.path, badUrl.message);
   if (body.purchase_mode === "direct_funded_wallet") {
@@ -141,7 +142,9 @@ export async function createCheckoutSession(
   }
 
   const participant = await deps.ledger.participantInfo(scope, body.participant_id);
-  const split = computeSplit(cents(body.amount), cents(body.sales_tax ?? 0), creatorBpsFor(body.creator_percent, participant.default_split_percent));
+  const participantBps = participant.default_split_percent === null ? null : percentToBps(participant.default_split_percent);
+  // The shares before any processor fee: what the session's breakdown shows until a live payment reports its fee.
+  const split = shareSale(cents(body.amount), cents(body.sales_tax ?? 0), creatorBpsFor(body.creator_percent, participantBps));
   const buyerOwner = body.customer_id ?? body.buyer_user_id;
   let buyerWalletId: string | null = null;
   if (mode === "direct_funded_wallet" && buyerOwner !== undefined) {
@@ -192,8 +195,8 @@ export async function createCheckoutSession(
     currency: CURRENCY,
     sales_tax: split.salesTax,
     creator_bps: split.creatorBps,
-    creator_amount: split.creator,
-    platform_amount: split.platform,
+    creator_amount: split.creatorShare,
+    platform_amount: split.platformShare,
     hold_funds: body.hold_funds ?? false,
     product_id: body.product_id ?? null,
     product_name: body.product_name ?? null,

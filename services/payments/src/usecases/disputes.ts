@@ -13,9 +13,10 @@
  *   tax), and the processor's dispute fee is booked from platform cash to processing_fees; `dispute.closed`.
  */
 import { DomainError, newId, type PostRequestInput } from "@treasury/contracts";
+import { disputeParts } from "@treasury/money-rules";
 import { outboxRowValues, wakeOutboxRelay } from "@treasury/service-kit";
 import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
-import { withProcessingFee } from "../domain/split.ts";
+import { checkoutSplit } from "../domain/checkout-sale.ts";
 import { findCheckoutByPayment } from "../store/checkouts.ts";
 import {
   findDispute,
@@ -233,8 +234,9 @@ async function recordDispute(deps: PaymentsDeps, pd: ProcessorDispute, livemode:
   const sale = await findCheckoutByPayment(deps.sql, pd.paymentIntent, pd.charge);
   if (sale === undefined || sale.status !== "completed" || sale.ledger_reference === null) return `dispute ${pd.id} is not of one of our sales`;
   if (sale.livemode !== livemode) return otherEnvironment(deps, pd, sale.id, sale.livemode, livemode);
-  const disputed = Math.min(pd.amount, sale.amount);
-  const creatorShare = Math.floor((withProcessingFee(sale, sale.processing_fee, sale.processing_fee_paid_by).creator * disputed) / sale.amount);
+  // The creator's part of the disputed amount, pro rata to the sale's split after its fee: as a refund of it would take.
+  const disputed = disputeParts({ gross: sale.amount, creatorAmount: checkoutSplit(sale).creatorAmount }, pd.amount);
+  const creatorShare = disputed.fromCreator;
   const available = creatorShare > 0 ? await creatorAvailable(deps, { orgId: sale.org_id, livemode: sale.livemode }, sale.participant_id) : 0;
   return insertOrFindDispute(deps.sql, {
     id: newId("dsp"),
@@ -244,7 +246,7 @@ async function recordDispute(deps: PaymentsDeps, pd: ProcessorDispute, livemode:
     checkout_session_id: sale.id,
     sale_reference: sale.ledger_reference,
     participant_id: sale.participant_id,
-    amount: disputed,
+    amount: disputed.amount,
     reason: pd.reason,
     hold_amount: Math.max(0, Math.min(creatorShare, available)),
   });

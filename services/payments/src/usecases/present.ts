@@ -1,5 +1,5 @@
 /** Wire shape of a checkout session (docs/api.md, Checkout). */
-import { breakdownOf } from "../domain/split.ts";
+import { checkoutSplit } from "../domain/checkout-sale.ts";
 import type { CheckoutRow } from "../store/checkouts.ts";
 
 /** `completing` is internal (the sale is being recorded): the wire still says pending until it settles. */
@@ -12,6 +12,20 @@ export function publicStatus(row: CheckoutRow, now: Date): "pending" | "complete
 
 export function saleReferenceOf(row: { id: string }): string {
   return `checkout:${row.id}`;
+}
+
+/** A session's breakdown: its shares as created, and after the processor's fee once a live payment reports it. */
+function breakdownOf(row: CheckoutRow): Record<string, unknown> {
+  const split = checkoutSplit(row);
+  return {
+    gross_amount_cents: split.gross,
+    sales_tax_amount_cents: split.salesTax,
+    creator_amount_cents: split.creatorAmount,
+    platform_amount_cents: split.platformAmount,
+    creator_percent: split.creatorBps / 100,
+    // Only a payment the card processor took has a fee; the fields appear once it is known.
+    ...(split.processingFee > 0 ? { processing_fee_cents: split.processingFee, processing_fee_paid_by: split.feePaidBy } : {}),
+  };
 }
 
 export function presentCheckout(row: CheckoutRow, now: Date): Record<string, unknown> {

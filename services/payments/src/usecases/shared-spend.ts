@@ -15,12 +15,12 @@
  * Errors: transaction_not_found, duplicate_reversal_reference (already reversed; the reversal is returned),
  * insufficient_balance (the creator's balance moved under the plan: retry), service_timeout.
  */
-import { cents, DomainError, schemas, type AuthContext, type PostRequestInput, type PostResult } from "@treasury/contracts";
+import { DomainError, percentToBps, schemas, type AuthContext, type PostRequestInput, type PostResult } from "@treasury/contracts";
+import { creatorBpsFor, DEFAULT_FEE_PAYER, saleInputProblem, splitSale } from "@treasury/money-rules";
 import { driveEach, withTx } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
-import { computeSplit, creatorBpsFor } from "../domain/split.ts";
 import {
   findReversal,
   findSpendByTransaction,
@@ -52,11 +52,8 @@ function balanceOf(result: PostResult, walletId: string): number | null {
 }
 
 export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: SpendBody): Promise<{ status: number; body: Record<string, unknown> }> {
-  if ((body.sales_tax ?? 0) > body.amount) {
-    throw new DomainError("validation_error", "Invalid body: sales_tax: must not exceed amount", {
-      details: [{ path: "sales_tax", message: "must not exceed amount" }],
-    });
-  }
+  const problem = saleInputProblem(body.amount, body.sales_tax ?? 0);
+  if (problem !== undefined) throw new DomainError("validation_error", `Invalid body: ${problem.path}: ${problem.message}`, { details: [problem] });
   const creator = await deps.ledger.participantInfo(scope, body.creator_id);
   const wallet = await deps.ledger.findWallet(scope, body.consumer_sub, "consumer_credit");
   if (wallet === undefined) {
@@ -64,11 +61,19 @@ export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: 
       hint: "POST /v1/wallets with owner_id = the consumer's subject creates it",
     });
   }
-  const split = computeSplit(cents(body.amount), cents(body.sales_tax ?? 0), creatorBpsFor(body.creator_percent, creator.default_split_percent));
+  const participantBps = creator.default_split_percent === null ? null : percentToBps(creator.default_split_percent);
+  // A spend from a wallet has no processor fee.
+  const split = splitSale({
+    gross: body.amount,
+    salesTax: body.sales_tax ?? 0,
+    processingFee: 0,
+    feePaidBy: DEFAULT_FEE_PAYER,
+    creatorBps: creatorBpsFor(body.creator_percent, participantBps),
+  });
   const buyer = { wallet_id: wallet.id };
   const postings: NonNullable<PostRequestInput["postings"]> = [];
-  if (split.creator > 0) postings.push({ debit: buyer, credit: { participant_id: body.creator_id }, amount: split.creator });
-  if (split.platform > 0) postings.push({ debit: buyer, credit: { system: "platform_revenue" }, amount: split.platform });
+  if (split.creatorAmount > 0) postings.push({ debit: buyer, credit: { participant_id: body.creator_id }, amount: split.creatorAmount });
+  if (split.platformAmount > 0) postings.push({ debit: buyer, credit: { system: "platform_revenue" }, amount: split.platformAmount });
   if (split.salesTax > 0) postings.push({ debit: buyer, credit: { system: "sales_tax_payable" }, amount: split.salesTax });
   const request: PostRequestInput = {
     org_id: scope.orgId,
@@ -84,8 +89,8 @@ export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: 
       sale_reference: spendSaleReference(body.reference_id),
       participant_id: body.creator_id,
       gross: body.amount,
-      creator_amount: split.creator,
-      platform_amount: split.platform,
+      creator_amount: split.creatorAmount,
+      platform_amount: split.platformAmount,
       sales_tax: split.salesTax,
     },
   };
@@ -104,8 +109,8 @@ export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: 
     creator_id: body.creator_id,
     amount: body.amount,
     sales_tax: split.salesTax,
-    creator_amount: split.creator,
-    platform_amount: split.platform,
+    creator_amount: split.creatorAmount,
+    platform_amount: split.platformAmount,
     creator_bps: split.creatorBps,
     product_id: body.product_id ?? null,
     product_name: body.product_name ?? null,
@@ -117,8 +122,8 @@ export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: 
     reference_id: body.reference_id,
     amount_cents: body.amount,
     creator_id: body.creator_id,
-    creator_amount_cents: split.creator,
-    platform_amount_cents: split.platform,
+    creator_amount_cents: split.creatorAmount,
+    platform_amount_cents: split.platformAmount,
     sales_tax_cents: split.salesTax,
     creator_percent: split.creatorBps / 100,
     wallet_id: wallet.id,
@@ -136,7 +141,7 @@ export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: 
 
 /**
  * The reversal as a ledger request: a full refund of the spend's sale back to the buyer's wallet. The ledger owns
- * the rule (domain/refund.ts and the engine's cover): the creator's part comes from what is available, and what
+ * the rule (refundParts in @treasury/money-rules and the engine's cover): the creator's part comes from what is available, and what
  * the creator no longer has is booked to the platform-funded creator_receivable, so the buyer is always made whole.
  */
 function reversalRequest(scope: Scope, spend: SpendRow, rev: ReversalRow): PostRequestInput {

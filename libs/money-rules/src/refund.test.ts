@@ -1,9 +1,9 @@
 // Proves the refund arithmetic: parts always sum to the amount, no side gives back more than it received, and
 // any sequence of partial refunds (of any modes) ends, once nothing remains, exactly where one full refund ends.
 import fc from "fast-check";
-import { cents, DomainError, type RefundFrom } from "@treasury/contracts";
+import { AMOUNT_MAX_CENTS, cents, DomainError, type RefundFrom } from "@treasury/contracts";
 import { describe, expect, it } from "vitest";
-import { refundParts, type SaleState } from "./refund.ts";
+import { chargeFee, refundParts, shareSale, type FeePayer, type SaleState } from "./sale.ts";
 
 function sale(gross: number, creator: number, tax: number): SaleState {
   return {
@@ -100,6 +100,47 @@ describe("refundParts", () => {
         }
       }),
       { numRuns: 500 },
+    );
+  });
+  it("any partition of a sale's gross into refunds ends exactly where one full refund does, for any split and fee", () => {
+    // Proves the cumulative rule over the whole input space: sales split by splitSale (any gross, tax, bps, fee and
+    // payer), refunded in any number of parts of any sizes that add up to the gross.
+    const splitArb = fc
+      .record({
+        gross: fc.integer({ min: 1, max: AMOUNT_MAX_CENTS }),
+        taxFraction: fc.double({ min: 0, max: 1, noNaN: true }),
+        bps: fc.integer({ min: 0, max: 10_000 }),
+        fee: fc.integer({ min: 0, max: AMOUNT_MAX_CENTS }),
+        payer: fc.constantFrom<FeePayer>("platform", "creator", "split"),
+      })
+      .map(({ gross, taxFraction, bps, fee, payer }) => chargeFee(shareSale(cents(gross), cents(Math.floor(gross * taxFraction)), bps), fee, payer));
+    const partitionArb = splitArb.chain((split) =>
+      fc
+        .uniqueArray(fc.integer({ min: 1, max: Math.max(1, split.gross - 1) }), { maxLength: Math.min(20, split.gross - 1) })
+        .map((cuts) => ({ split, cuts: cuts.filter((c) => c < split.gross).sort((a, b) => a - b) })),
+    );
+    fc.assert(
+      fc.property(partitionArb, ({ split, cuts }) => {
+        const s0 = sale(split.gross, split.creatorAmount, split.salesTax);
+        const full = refundParts(s0, undefined, "both");
+        if (full instanceof DomainError) throw full;
+        let s = s0;
+        let tax = 0;
+        let last = 0;
+        for (const cut of [...cuts, split.gross]) {
+          const p = refundParts(s, cut - last, "both");
+          if (p instanceof DomainError) throw p;
+          expect(p.fromCreator + p.fromPlatform).toBe(p.amount);
+          expect(Math.min(p.fromCreator, p.fromPlatform, p.tax, p.revenue)).toBeGreaterThanOrEqual(0);
+          tax += p.tax;
+          s = apply(s, p);
+          last = cut;
+        }
+        expect(s.refundedAmount).toBe(split.gross);
+        expect([s.creatorRefunded, s.platformRefunded, tax]).toEqual([full.fromCreator, full.fromPlatform, full.tax]);
+        expect([full.fromCreator, full.tax]).toEqual([split.creatorAmount, split.salesTax]);
+      }),
+      { numRuns: 1000 },
     );
   });
 });
