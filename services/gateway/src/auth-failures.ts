@@ -10,6 +10,7 @@
  *   nothing, and the guesser learns nothing either. A valid key this gateway has not cached waits for a token
  *   like any other until the budget refills.
  */
+import { after } from "./after.ts";
 import type { AuthResult, Authenticator } from "./auth.ts";
 import type { BucketRule, RateLimiter, TakeResult } from "./ratelimit.ts";
 
@@ -19,10 +20,6 @@ export interface AuthVerdict {
   budget?: TakeResult;
   /** The IP is past its budget and the key was invalid or left unread: answer 429, not the authentication error. */
   limited: boolean;
-}
-
-function after<T, R>(v: T | Promise<T>, f: (t: T) => R): R | Promise<Awaited<R>> {
-  return v instanceof Promise ? (v.then(f) as Promise<Awaited<R>>) : f(v);
 }
 
 /** What an unread key counts as past the budget: it was never looked at, so it is not known to be valid. */

@@ -1,0 +1,103 @@
+/**
+ * A guarded request on its way to the owning service: path, query and body validated, then one NATS request
+ * with the caller's auth context, and the service's answer wrapped in the envelope.
+ */
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { unstorableStringError, validationProblem, type AuthContext } from "@treasury/contracts";
+import { rpcForward } from "@treasury/service-kit";
+import { fromRpcError, sendError, type ErrorAnswer } from "../envelope.ts";
+import type { GatewayDeps } from "./deps.ts";
+import type { GuardedRoute } from "./guarded-route.ts";
+
+/** Ids in paths: anything else cannot name a resource, and must not reach a service's SQL as text. */
+export const PATH_PARAM_RE = /^[A-Za-z0-9_.:@-]{1,200}$/;
+
+export type Forward = (route: GuardedRoute, req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+
+/** A request's input as the service receives it, or the answer that refuses it. */
+type Checked<T> = { ok: true; value: T } | { ok: false; refusal: ErrorAnswer };
+
+export function createForward(deps: GatewayDeps): Forward {
+  return async (route, req, reply) => {
+    const params = (req.params ?? {}) as Record<string, string>;
+    const badParams = paramsRefusal(route, params);
+    if (badParams !== undefined) return sendError(req, reply, badParams);
+    const query = checkQuery(route, req);
+    if (!query.ok) return sendError(req, reply, query.refusal);
+    const body = checkBody(route, req);
+    if (!body.ok) return sendError(req, reply, body.refusal);
+    const payload = {
+      auth: authContext(req),
+      params,
+      query: query.value,
+      body: body.value ?? null,
+      deadline: Date.now() + deps.rpcTimeoutMs,
+      alt_base_url: deps.altBaseUrl(),
+    };
+    const result = await rpcForward(deps.nc, route.subject, payload, {
+      timeoutMs: deps.rpcTimeoutMs,
+      requestId: String(req.id),
+      ...(req.otel ? { parent: req.otel.ctx } : {}),
+    });
+    if (!result.ok) {
+      if (result.error.code === "internal_error") req.log.error({ service: route.service, error: result.error }, "service answered internal_error");
+      return sendError(req, reply, fromRpcError(result.error));
+    }
+    // The envelope around the service's body, as text: the body is neither parsed nor serialised here.
+    const head = `{"success":true,"request_id":${JSON.stringify(String(req.id))}`;
+    const json = result.bodyJson === "{}" ? `${head}}` : `${head},${result.bodyJson.slice(1)}`;
+    return reply.code(result.status).type("application/json; charset=utf-8").send(json);
+  };
+}
+
+function paramsRefusal(route: GuardedRoute, params: Record<string, string>): ErrorAnswer | undefined {
+  const badParams = route.hasParams ? Object.entries(params).filter(([, v]) => !PATH_PARAM_RE.test(v)) : [];
+  if (badParams.length === 0) return undefined;
+  const details = badParams.map(([k]) => ({ path: `params.${k}`, message: "must be 1–200 characters of A-Z a-z 0-9 _ . : @ -" }));
+  return { code: "validation_error", message: `Invalid path parameter ${badParams.map(([k]) => k).join(", ")}`, details };
+}
+
+function checkQuery(route: GuardedRoute, req: FastifyRequest): Checked<unknown> {
+  const query: unknown = req.query ?? {};
+  const badQuery = unstorableStringError(query, "Query");
+  if (badQuery !== undefined) return { ok: false, refusal: { code: badQuery.code, message: badQuery.message, details: badQuery.details } };
+  if (!route.query) return { ok: true, value: query };
+  const q = route.query.safeParse(query);
+  if (!q.success) {
+    const { details, code } = validationProblem(q.error);
+    return { ok: false, refusal: { code, message: `Invalid query: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details } };
+  }
+  return { ok: true, value: q.data };
+}
+
+function checkBody(route: GuardedRoute, req: FastifyRequest): Checked<unknown> {
+  let body: unknown = route.method !== "GET" ? (req.body ?? {}) : undefined;
+  if (route.rawBody !== undefined) body = rawBodyOf(req, route.rawBody.signatureHeader);
+  if (!route.body) return { ok: true, value: body };
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return {
+      ok: false,
+      refusal: { code: "validation_error", message: "Request body must be a JSON object", details: [{ path: "", message: "must be a JSON object" }] },
+    };
+  }
+  const b = route.body.safeParse(body);
+  if (!b.success) {
+    const { details, code } = validationProblem(b.error);
+    return { ok: false, refusal: { code, message: `Invalid body: ${details.map((d) => `${d.path || "(body)"}: ${d.message}`).join("; ")}`, details } };
+  }
+  return { ok: true, value: b.data };
+}
+
+/** The body of a `rawBody` route as the owning service receives it: its exact bytes and the signature header. */
+function rawBodyOf(req: FastifyRequest, signatureHeader: string): { payload_base64: string; signature: string | null } {
+  const h = req.headers[signatureHeader];
+  return { payload_base64: Buffer.isBuffer(req.body) ? req.body.toString("base64") : "", signature: typeof h === "string" ? h : null };
+}
+
+/** Who is calling, for the service: the key's org, environment and scopes; empty on a route that takes no key. */
+function authContext(req: FastifyRequest): AuthContext {
+  const key = req.key;
+  return key
+    ? { org_id: key.orgId, livemode: key.livemode, key_id: key.keyId, scopes: key.scopes, request_id: String(req.id) }
+    : { org_id: "", livemode: false, key_id: "", scopes: [], request_id: String(req.id) };
+}
