@@ -41,7 +41,7 @@ export const ERROR_CODES = {
   duplicate_refund_reference: { status: 409, message: "A refund with this reference was already processed" },
   duplicate_reversal_reference: { status: 409, message: "The transaction was already reversed" },
 
-  // Participants and wallets (§2).
+  // Participants and wallets (docs/api.md, Participants; Wallets; Wallet sessions and shared spend).
   participant_not_found: { status: 404, message: "Participant not found" },
   participant_already_exists: { status: 409, message: "A participant with this id exists with different fields" },
   wallet_not_found: { status: 404, message: "Wallet not found" },
@@ -57,12 +57,12 @@ export const ERROR_CODES = {
   wallet_session_not_found: { status: 404, message: "Wallet session not found" },
   wallet_session_expired: { status: 410, message: "Wallet session expired" },
 
-  // Holds (§3).
+  // Holds (docs/api.md, Holds and transfers).
   hold_not_found: { status: 404, message: "Hold not found" },
   hold_not_ready: { status: 409, message: "Hold is not ready for release" },
   hold_already_released: { status: 409, message: "Hold was already released" },
 
-  // Checkout (§3).
+  // Checkout (docs/api.md, Checkout).
   checkout_session_not_found: { status: 404, message: "Checkout session not found" },
   checkout_not_pending: { status: 409, message: "Checkout session is not pending" },
   checkout_in_progress: { status: 409, message: "Checkout session completion is in progress" },
@@ -73,7 +73,7 @@ export const ERROR_CODES = {
   processor_signature_invalid: { status: 400, message: "Processor webhook signature verification failed" },
   processor_refund_failed: { status: 422, message: "The card processor could not refund the payment" },
 
-  // Payouts, KYC (§4).
+  // Payouts, KYC (docs/api.md, Payouts; KYC).
   payout_not_found: { status: 404, message: "Payout not found" },
   payout_not_eligible: { status: 422, message: "Participant is not eligible for payouts" },
   kyc_not_found: { status: 404, message: "Verification not found" },
@@ -84,7 +84,7 @@ export const ERROR_CODES = {
   wallet_payout_not_supported: { status: 400, message: "Only creator earnings wallets pay out" },
   participant_wallet_mismatch: { status: 400, message: "wallet_id is not the participant's creator earnings wallet" },
 
-  // Refunds, receipts, ledger records (§5).
+  // Refunds, receipts, ledger records (docs/api.md, Refunds and refund requests; Receipts; Transactions and accounting).
   original_sale_not_found: { status: 404, message: "Original sale not found" },
   sale_already_reversed: { status: 409, message: "Reversed sale cannot be refunded" },
   sale_already_fully_refunded: { status: 409, message: "No further refund possible" },
@@ -122,7 +122,7 @@ export const ERROR_CODES = {
   transaction_already_matched: { status: 409, message: "The transaction is already matched to a bank line" },
   match_not_found: { status: 404, message: "Reconciliation match not found" },
 
-  // Webhooks (§6).
+  // Webhooks (docs/api.md, Webhooks).
   webhook_endpoint_not_found: { status: 404, message: "Webhook endpoint not found" },
   webhook_delivery_not_found: { status: 404, message: "Webhook delivery not found" },
   invalid_webhook_url: { status: 400, message: "Webhook URL not allowed" },

@@ -1,0 +1,35 @@
+/** Webhook endpoints, their deliveries and the sandbox test event (docs/api.md, Webhooks). */
+import { z } from "zod";
+import { ReferenceId } from "../ids.ts";
+import { bool, isoDate, obj, str } from "./common.ts";
+
+const eventFilter = z.array(str(64)).max(50);
+export const WebhooksBody = z.discriminatedUnion(
+  "action",
+  [
+    z.object({ action: z.literal("list") }),
+    z.object({ action: z.literal("create"), url: str(2048).min(1), description: str(1000).optional(), events: eventFilter.optional() }),
+    z.object({
+      action: z.literal("update"),
+      endpoint_id: str(100),
+      url: str(2048).optional(),
+      description: str(1000).optional(),
+      events: eventFilter.optional(),
+      is_active: bool.optional(),
+    }),
+    z.object({ action: z.literal("delete"), endpoint_id: str(100) }),
+    z.object({ action: z.literal("test"), endpoint_id: str(100) }),
+    z.object({
+      action: z.literal("deliveries"),
+      endpoint_id: str(100).optional(),
+      event_type: str(64).optional(),
+      status: z.enum(["pending", "retrying", "delivered", "failed"]).optional(),
+      limit: z.number().int().min(1).max(100).optional(),
+    }),
+    z.object({ action: z.literal("retry"), delivery_id: str(100) }),
+    z.object({ action: z.literal("replay"), delivery_id: str(100).optional(), endpoint_id: str(100).optional(), since: isoDate.optional() }),
+    z.object({ action: z.literal("rotate_secret"), endpoint_id: str(100) }),
+  ],
+  { error: "action must be one of list, create, update, delete, test, deliveries, retry, replay, rotate_secret" },
+);
+export const SandboxWebhookTestBody = z.object({ idempotency_key: ReferenceId.optional(), event_type: str(64).optional(), payload: obj.optional() });
