@@ -71,7 +71,7 @@ interface Built {
   lines: Record<string, unknown>[];
 }
 
-async function built(opts: { alt?: boolean; authFailuresPerMin?: number; cacheTtlMs?: number } = {}): Promise<Built> {
+async function built(opts: { alt?: boolean; authFailuresPerMin?: number; cacheTtlMs?: number; limiterMs?: number } = {}): Promise<Built> {
   const lines: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -88,7 +88,10 @@ async function built(opts: { alt?: boolean; authFailuresPerMin?: number; cacheTt
   const limiter = {
     take: (key: string, rule: BucketRule, cost?: number) => {
       buckets.push(key);
-      return memory.take(key, rule, cost);
+      // A limiter that answers later, as Redis does, or at once, as the in-memory one does.
+      if (opts.limiterMs === undefined) return memory.take(key, rule, cost);
+      const taken = memory.take(key, rule, cost);
+      return new Promise<typeof taken>((resolve) => setTimeout(() => resolve(taken), opts.limiterMs));
     },
     close: () => memory.close(),
   };
@@ -229,20 +232,31 @@ describe("past the failed-auth budget", () => {
     expect(store.reads).toBe(4);
   });
 
-  it("lets a burst of one valid key the cache does not hold through whatever its size: the burst shares one read", async () => {
-    const { app, store } = await built({ authFailuresPerMin: 3 });
-    const known = `slk_test_${"B".repeat(32)}`;
-    scopelessKey(store, known);
-    // A read as slow as a busy database's: every request of the burst arrives while it runs.
-    store.readMs = 200;
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        app.inject({ method: "GET", url: "/v1/participants", remoteAddress: INGRESS_POD, headers: { "x-api-key": known, "x-forwarded-for": "203.0.113.12" } }),
-      ),
-    );
-    expect(answers.map((a) => (a.json() as { error_code: string }).error_code)).toEqual(Array(20).fill("insufficient_scope"));
-    expect(store.reads).toBe(1);
-  });
+  it.each([
+    ["at once", undefined],
+    ["over a round trip (Redis)", 50],
+  ])(
+    "lets a burst of one valid key the cache does not hold through whatever its size, its limiter answering %s: the burst shares one read",
+    async (_, limiterMs) => {
+      const { app, store } = await built({ authFailuresPerMin: 3, ...(limiterMs === undefined ? {} : { limiterMs }) });
+      const known = `slk_test_${"B".repeat(32)}`;
+      scopelessKey(store, known);
+      // A read as slow as a busy database's: every request of the burst arrives while it runs.
+      store.readMs = 200;
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          app.inject({
+            method: "GET",
+            url: "/v1/participants",
+            remoteAddress: INGRESS_POD,
+            headers: { "x-api-key": known, "x-forwarded-for": "203.0.113.12" },
+          }),
+        ),
+      );
+      expect(answers.map((a) => (a.json() as { error_code: string }).error_code)).toEqual(Array(20).fill("insufficient_scope"));
+      expect(store.reads).toBe(1);
+    },
+  );
 
   it("does not refresh a stale failed lookup either: past its TTL a bad or revoked key needs a budget token to be read again", async () => {
     const ttlMs = 400;

@@ -26,6 +26,9 @@ export interface AuthVerdict {
 const UNREAD: AuthResult = { ok: false, code: "invalid_api_key" };
 
 export class AuthFailureLimiter {
+  /** Checks of a key the cache does not hold, from the budget's token to the read's answer, by presented key. */
+  private readonly checks = new Map<string, Promise<AuthResult>>();
+
   constructor(
     private readonly limiter: RateLimiter,
     private readonly rule: BucketRule,
@@ -39,14 +42,26 @@ export class AuthFailureLimiter {
       if (quick.ok) return { result: quick, limited: false };
       return this.spend(bucket, quick);
     }
-    // One read answers every request that arrives with the key while it runs: only the first spends a token, so a
-    // burst of one valid key larger than the budget (a cold cache under load) is never refused.
-    const joined = this.authenticator.readInFlight(presented);
+    // One check answers every request that arrives with the key while it runs, from the moment its token is asked
+    // for (a Redis round trip) to the read's answer: only the first spends a token, so a burst of one valid key
+    // larger than the budget (a cold cache under load) is never refused.
+    const joined = (presented !== undefined ? this.checks.get(presented) : undefined) ?? this.authenticator.readInFlight(presented);
     if (joined !== undefined) return joined.then((result) => (result.ok ? { result, limited: false } : this.spend(bucket, result)));
-    return after(this.limiter.take(bucket, this.rule), (budget) => {
+    const verdict = after(this.limiter.take(bucket, this.rule), (budget) => {
       if (!budget.allowed) return { result: UNREAD, budget, limited: true };
       return this.read(bucket, budget, presented);
     });
+    if (presented !== undefined && verdict instanceof Promise) this.track(presented, verdict);
+    return verdict;
+  }
+
+  private track(presented: string, verdict: Promise<AuthVerdict>): void {
+    const result = verdict.then((v) => v.result);
+    this.checks.set(presented, result);
+    const done = () => {
+      if (this.checks.get(presented) === result) this.checks.delete(presented);
+    };
+    result.then(done, done);
   }
 
   /** A key known to be invalid spends a token; past the budget its answer is 429. */
