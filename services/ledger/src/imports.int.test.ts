@@ -247,7 +247,8 @@ describe("statement parsing off the event loop", () => {
         stuck.call("importTransactions", auth, { body: { action: "parse_preview", format: "csv", data: ENDLESS_STATEMENT } }),
       );
       expect(err(run.value)).toMatchObject({ code: "statement_too_complex" });
-      expect(run.ms).toBeGreaterThanOrEqual(budgetMs - 5);
+      // Answered by the budget, not at once (the clocks of this test and of the pool start a few ms apart).
+      expect(run.ms).toBeGreaterThanOrEqual(budgetMs * 0.9);
       expect(run.ms).toBeLessThan(budgetMs + ANSWER_MARGIN_MS);
       // Sequential postings all through the budget: a stalled loop would have answered none until the end.
       expect(run.postings.length).toBeGreaterThan(5);
