@@ -77,10 +77,13 @@ describe("rate limits", () => {
   });
 
   it("limits failed authentications per client IP; past the budget a key already known still passes, no other is read", async () => {
-    const g = await gateway({ AUTH_FAILURES_PER_MIN: "5" });
+    // The keys exist before the gateway starts: a key's creation notifies every gateway to forget its cache, and
+    // that notice arriving after `good` was cached would make it a key to read again. A long cache life keeps a
+    // slow run's `good` cached too.
     const { org_id } = await createOrg(env.adminSql, { name: "ip" });
     const good = (await createApiKey(env.adminSql, { orgId: org_id, environment: "sandbox", scopes: null })).api_key;
     const unseen = (await createApiKey(env.adminSql, { orgId: org_id, environment: "sandbox", scopes: null })).api_key;
+    const g = await gateway({ AUTH_FAILURES_PER_MIN: "5", AUTH_CACHE_TTL_MS: "60000" });
     // Read (and cached) before the budget runs out; a valid key gives back the token its read took.
     expect((await call(url(g), "GET", "/v1/participants", { key: good })).status).toBe(200);
     const statuses: number[] = [];
