@@ -2,6 +2,7 @@ export * from "./errors.ts";
 export * from "./money.ts";
 export * from "./ids.ts";
 export * from "./auth.ts";
+export * from "./tenant.ts";
 export * from "./rpc.ts";
 export * from "./events.ts";
 export * from "./routes.ts";

@@ -10,7 +10,7 @@ import type { Sql } from "./db.ts";
 const DAY_MS = 24 * 3600 * 1000;
 /** Rows per DELETE: short transactions that never hold many locks. */
 export const PURGE_BATCH = 1_000;
-const SWEEP_INTERVAL_MS_DEFAULT = 10 * 60 * 1000;
+export const SWEEP_INTERVAL_MS_DEFAULT = 10 * 60 * 1000;
 /**
  * Inbox claims must outlive every copy of their event the broker can still deliver: the EVENTS stream keeps an
  * event for EVENTS_MAX_AGE_MS, so a claim is kept at least one day longer.
@@ -28,33 +28,19 @@ export interface PurgeTask {
 
 export class RetentionSweeper {
   private readonly tasks: PurgeTask[] = [];
-  private timer: NodeJS.Timeout | undefined;
   private running: Promise<Record<string, number>> | undefined;
   private stopping = false;
 
-  constructor(
-    private readonly log: Logger,
-    private readonly intervalMs = SWEEP_INTERVAL_MS_DEFAULT,
-  ) {}
+  constructor(private readonly log: Logger) {}
 
   /** Adds a kind of rows to sweep (a service adds its own beside the kit's outbox and inbox). */
   add(task: PurgeTask): void {
     this.tasks.push(task);
   }
 
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      this.sweep().catch((err: unknown) => this.log.error({ err }, "retention sweep failed; it runs again later"));
-    }, this.intervalMs);
-    this.timer.unref();
-  }
-
-  /** Stops the timer and waits for a sweep in progress, which ends after its current batch. */
+  /** Ends a sweep in progress after its current batch and waits for it (the service's job stops the loop). */
   async stop(): Promise<void> {
     this.stopping = true;
-    clearInterval(this.timer);
-    this.timer = undefined;
     await this.running?.catch(() => undefined);
   }
 

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { healthSubject, rpcSubject } from "@treasury/contracts";
+import { DomainError, healthSubject, rpcSubject } from "@treasury/contracts";
 import type { AuthContext } from "@treasury/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serviceDatabaseUrl, withTx } from "./db.ts";
@@ -27,6 +27,9 @@ let client: NatsConnection;
 let svc: Service<ServiceConfig>;
 let base: string;
 const handled: string[] = [];
+/** What the start hook and the job saw: the hook runs once, before ready; the job's passes only after start. */
+const startOrder: string[] = [];
+let jobPasses = 0;
 let slowCalls = 0;
 let slowStarted: () => void = () => {};
 /** Holds createWalletSession until the test opens it. */
@@ -59,6 +62,17 @@ beforeAll(async () => {
       handled.push(evt.id);
     },
   });
+  svc.handleInternal(
+    "internalEcho",
+    (p) => {
+      if (typeof p !== "object" || p === null || typeof (p as { n?: unknown }).n !== "number") throw new DomainError("validation_error", "n must be a number");
+      return (p as { n: number }).n;
+    },
+    async (n) => ({ doubled: n * 2 }),
+  );
+  svc.handlePage("page.test", async (req) => ({ ok: true, status: 200, body: { path_id: req.params["id"] ?? null } }));
+  svc.onStart(() => void startOrder.push(lines.some((l) => l["msg"] === "ready") ? "hook after ready" : "hook before ready"));
+  svc.every({ name: "test-job", intervalMs: 5, run: async () => void (jobPasses += 1) });
   const { healthPort } = await svc.start();
   base = `http://127.0.0.1:${healthPort}`;
 });
@@ -122,6 +136,27 @@ describe("createService", () => {
     for (const name of ["process_cpu_seconds_total", "nodejs_heap_size_used_bytes", "nodejs_eventloop_lag_p99_seconds"]) {
       expect(text).toMatch(new RegExp(`^${name}\\{service="payments"\\} [\\d.e+-]+$`, "m"));
     }
+  });
+
+  it("runs its start hooks once before ready, its jobs from then on, and decodes internal and page payloads", async () => {
+    expect(startOrder).toEqual(["hook before ready"]);
+    await waitFor(() => jobPasses >= 2, 5000, "the job's passes");
+    expect(() => svc.onStart(() => {})).toThrow(/after start/);
+    const internal = (payload: unknown) => rpcCall(client, `${prefix}svc.payments.internalEcho`, payload, { timeoutMs: 2000 });
+    expect(await internal({ n: 21 })).toEqual({ ok: true, status: 200, body: { doubled: 42 } });
+    expect(await internal({ n: "x" })).toMatchObject({ ok: false, error: { code: "validation_error" } });
+    const page = (payload: unknown) => rpcCall(client, `${prefix}svc.payments.page.test`, payload, { timeoutMs: 2000 });
+    const pageRequest = {
+      method: "GET",
+      params: { id: "p1" },
+      query: {},
+      form: {},
+      request_id: "req_p",
+      client_ip: "127.0.0.1",
+      alt_base_url: "http://alt.test",
+    };
+    expect(await page(pageRequest)).toEqual({ ok: true, status: 200, body: { path_id: "p1" } });
+    expect(await page({ params: {} })).toMatchObject({ ok: false, error: { code: "validation_error" } });
   });
 
   it("relays its outbox to its consumers", async () => {

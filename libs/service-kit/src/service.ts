@@ -1,12 +1,14 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { EVENT_OWNERS, eventsStreamName, internalOperation, internalOperationsOf, PAGE_ROUTES, routesOf } from "@treasury/contracts";
+import { DomainError, EVENT_OWNERS, eventsStreamName, internalOperation, internalOperationsOf, PAGE_ROUTES, PageRequest, routesOf } from "@treasury/contracts";
+import type { RpcReply } from "@treasury/contracts";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { z } from "zod";
 import { BaseEnv, loadConfig } from "./config.ts";
 import type { BaseConfig } from "./config.ts";
 import { EventConsumer } from "./consumer.ts";
-import { kitPurgeTasks, RetentionSweeper } from "./retention.ts";
+import { Job, type JobSpec } from "./jobs.ts";
+import { kitPurgeTasks, RetentionSweeper, SWEEP_INTERVAL_MS_DEFAULT } from "./retention.ts";
 import type { EventHandler } from "./consumer.ts";
 import { createDb, trackPool } from "./db.ts";
 import type { Sql } from "./db.ts";
@@ -28,6 +30,12 @@ export interface ServiceDeps {
   sql?: Sql;
   nc?: NatsConnection;
   log?: Logger;
+}
+
+/** What an internal or page handler is given beside its input. */
+export interface InternalCtx {
+  log: Logger;
+  requestId: string;
 }
 
 /** No extra keys: the default for services that need only BaseEnv. */
@@ -57,8 +65,20 @@ export interface Service<C = BaseConfig> {
   relay: OutboxRelay | undefined;
   /** Deletes rows past their retention every 10 minutes: the outbox's published rows, inbox claims, and what the service adds. */
   retention: RetentionSweeper;
+  /** An operation the gateway routes (and, when INTERNAL_CALLS names it, other services call): the one way to answer a request. */
   handle(operation: string, handler: RpcHandler): void;
+  /**
+   * An operation only other services call, whose payload is not a gateway request (`svc.ledger.post`, internal
+   * reads): `decode` checks the payload (throwing validation_error), `handler` answers a 200 body.
+   */
+  handleInternal<T>(operation: string, decode: (payload: unknown) => T, handler: (input: T, ctx: InternalCtx) => Promise<Record<string, unknown>>): void;
+  /** A browser page the gateway's alt listener routes (PAGE_ROUTES): answers the page's reply (HTML or a redirect). */
+  handlePage(operation: string, handler: (req: PageRequest, ctx: InternalCtx) => Promise<RpcReply>): void;
   consume(opts: ConsumeOptions): EventConsumer;
+  /** Work repeated while the service runs (jobs.ts): started once the service is ready, stopped on shutdown. */
+  every<T>(spec: JobSpec<T>): Job<T>;
+  /** Runs once the service answers requests, before it reports ready; a hook that throws fails start(). */
+  onStart(fn: () => Promise<void> | void): void;
   onShutdown(fn: () => Promise<void>): void;
   /** Extra readiness checks: each resolves when the service can work, throws with the reason otherwise. */
   readyChecks: Array<() => Promise<void>>;
@@ -121,6 +141,8 @@ class KitService<C extends BaseConfig> implements Service<C> {
   private readonly kitMetrics: ServiceMetrics;
   private readonly consumers: EventConsumer[] = [];
   private readonly shutdownHooks: Array<() => Promise<void>> = [];
+  private readonly startHooks: Array<() => Promise<void> | void> = [];
+  private readonly jobs: Job<unknown>[] = [];
   private health: { port: number; close(): Promise<void> } | undefined;
   private started = false;
   private stopping: Promise<void> | undefined;
@@ -154,6 +176,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
       : undefined;
     this.retention = new RetentionSweeper(this.log);
     for (const task of kitPurgeTasks(this.sql, name, { outbox: config.OUTBOX_RETENTION_DAYS, inbox: config.INBOX_RETENTION_DAYS })) this.retention.add(task);
+    this.every({ name: "retention", intervalMs: SWEEP_INTERVAL_MS_DEFAULT, run: () => this.retention.sweep() });
     this.rpc = new RpcServer({
       nc: this.nc,
       prefix: this.prefix,
@@ -173,6 +196,30 @@ class KitService<C extends BaseConfig> implements Service<C> {
   handle(operation: string, handler: RpcHandler): void {
     this.rpc.handle(operation, handler);
     if (this.internalOperations.has(operation)) this.rpc.handle(internalOperation(operation), handler);
+  }
+
+  handleInternal<T>(operation: string, decode: (payload: unknown) => T, handler: (input: T, ctx: InternalCtx) => Promise<Record<string, unknown>>): void {
+    this.rpc.handleRaw(operation, async (payload, ctx) => ({ ok: true, status: 200, body: await handler(decode(payload), ctx) }));
+  }
+
+  handlePage(operation: string, handler: (req: PageRequest, ctx: InternalCtx) => Promise<RpcReply>): void {
+    this.rpc.handleRaw(operation, (payload, ctx) => {
+      const parsed = PageRequest.safeParse(payload);
+      if (!parsed.success) throw new DomainError("validation_error", "Malformed page request");
+      return handler(parsed.data, ctx);
+    });
+  }
+
+  every<T>(spec: JobSpec<T>): Job<T> {
+    const job = new Job(spec, this.log, this.sql, this.name);
+    this.jobs.push(job as Job<unknown>);
+    if (this.started) job.start();
+    return job;
+  }
+
+  onStart(fn: () => Promise<void> | void): void {
+    if (this.started) throw new Error(`${this.name}: onStart() after start()`);
+    this.startHooks.push(fn);
   }
 
   consume(opts: ConsumeOptions): EventConsumer {
@@ -218,7 +265,8 @@ class KitService<C extends BaseConfig> implements Service<C> {
       registry: this.metrics,
       readiness: () => this.readiness(),
     });
-    this.retention.start();
+    for (const hook of this.startHooks) await hook();
+    for (const job of this.jobs) job.start();
     this.started = true;
     this.log.info({ health_port: this.health.port }, "ready");
     return { healthPort: this.health.port };
@@ -283,6 +331,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
     await this.step("consumers", async () => void (await Promise.all(this.consumers.map((c) => c.stop()))));
     await this.step("relay", async () => this.relay?.stop());
     await this.step("retention", () => this.retention.stop());
+    await this.step("jobs", async () => void (await Promise.all(this.jobs.map((j) => j.stop()))));
     for (const hook of [...this.shutdownHooks].reverse()) await this.step("hook", hook);
     await this.step("health", async () => this.health?.close());
     if (this.res.ownsNc) await this.step("nats", () => this.nc.drain());

@@ -3,7 +3,7 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { driveEach } from "./periodic.ts";
+import { driveEach } from "./jobs.ts";
 
 describe("driveEach", () => {
   it("drives every row, logs a failure under the id field with its message and goes on", async () => {
