@@ -15,7 +15,8 @@ import { createDb, serviceDatabaseUrl, withTx } from "./db.ts";
 import type { Sql } from "./db.ts";
 import { migrateAll } from "./migrate.ts";
 import { connectNats, ensureEventsStream } from "./nats.ts";
-import { OutboxRelay, writeOutbox } from "./outbox.ts";
+import { OutboxRelay } from "./outbox.ts";
+import { writeOutbox } from "./outbox-write.ts";
 import type { OutboxRelayDeps, OutboxRelayOptions } from "./outbox.ts";
 import type { EventPublisher } from "./outbox-publisher.ts";
 import {

@@ -8,7 +8,7 @@
  */
 import { eventSubject, NATS_HEADERS, newId } from "@treasury/contracts";
 import { requestContext } from "./context.ts";
-import type { NewEvent } from "./outbox.ts";
+import type { NewEvent } from "./outbox-write.ts";
 import { markOutboxWritten, signalCommitted } from "./outbox-signal.ts";
 import { injectTraceRecord } from "./telemetry.ts";
 

@@ -1,24 +1,15 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { eventSubject, NATS_HEADERS, newId } from "@treasury/contracts";
+import { eventSubject } from "@treasury/contracts";
 import type { EventEnvelope, EventType } from "@treasury/contracts";
 import type postgres from "postgres";
 import type { Logger } from "pino";
 import { sessionClient } from "./db.ts";
-import type { Sql, Tx } from "./db.ts";
-import { requestContext } from "./context.ts";
+import type { Sql } from "./db.ts";
 import { jetStreamPublisher } from "./outbox-publisher.ts";
 import type { EventPublisher, OutboxMessage } from "./outbox-publisher.ts";
-import { markOutboxWritten, onOutboxCommitted } from "./outbox-signal.ts";
-import { injectTraceRecord } from "./telemetry.ts";
-
-export interface NewEvent {
-  type: EventType;
-  org_id: string;
-  livemode: boolean;
-  data: Record<string, unknown>;
-  /** Defaults to a fresh `evt_` id; pass one to make the write itself idempotent. */
-  id?: string;
-}
+import { firstRow, SessionReplaced, sessionLost, settled, systemClock } from "./outbox-session.ts";
+import type { CycleResult, NumberResult, RelayClock } from "./outbox-session.ts";
+import { onOutboxCommitted } from "./outbox-signal.ts";
 
 /** What an outbox row keeps in `payload`: the event data and, once the relay assigns it, the sequence. */
 interface StoredPayload {
@@ -35,28 +26,6 @@ interface OutboxRow {
   payload: StoredPayload;
   headers: Record<string, string>;
   created_at: Date;
-}
-
-/**
- * Records an event in the caller's transaction, so it exists if and only if the change commits. When the
- * transaction was run by `withTx`, the local relay is woken right after COMMIT (outbox-signal.ts); otherwise
- * the relay's short poll finds the row. The current trace context and request id are
- * stored with the row so the published message continues the trace of the request that caused it.
- */
-export async function writeOutbox(tx: Tx, schema: string, event: NewEvent, hdrs: Record<string, string> = {}): Promise<string> {
-  const id = event.id ?? newId("evt");
-  const stored: Record<string, string> = { ...hdrs };
-  injectTraceRecord(stored);
-  const requestId = requestContext.get()?.requestId;
-  if (requestId !== undefined && stored[NATS_HEADERS.requestId] === undefined) stored[NATS_HEADERS.requestId] = requestId;
-  const payload = { data: event.data } as postgres.JSONValue;
-  // The subject column is informational (prefix-free); the relay derives the real subject from `type`.
-  await tx`
-    insert into ${tx(`${schema}.outbox`)} (id, org_id, livemode, type, subject, payload, headers)
-    values (${id}, ${event.org_id}, ${event.livemode}, ${event.type}, ${eventSubject("", event.type)},
-            ${tx.json(payload)}, ${tx.json(stored)})`;
-  markOutboxWritten(tx, schema);
-  return id;
 }
 
 export interface OutboxRelayOptions {
@@ -80,21 +49,6 @@ export interface OutboxRelayOptions {
   onPublished?: (count: number) => void;
 }
 
-/** The relay's clock: how it reads the time (the lock check's schedule) and how it waits (polls, back-off). */
-export interface RelayClock {
-  now(): number;
-  /** Calls `fn` once after `ms`; the function returned cancels that. */
-  after(ms: number, fn: () => void): () => void;
-}
-
-const systemClock: RelayClock = {
-  now: () => Date.now(),
-  after: (ms, fn) => {
-    const timer = setTimeout(fn, ms);
-    return () => clearTimeout(timer);
-  },
-};
-
 /** What the relay works with beyond its options; each default is the production one. */
 export interface OutboxRelayDeps {
   /** Default: JetStream on `opts.nc` (outbox-publisher.ts). */
@@ -109,52 +63,6 @@ const POLL_INTERVAL_MS_DEFAULT = 100;
 const COALESCE_MS_DEFAULT = 0;
 const LOCK_CHECK_INTERVAL_MS_DEFAULT = 1000;
 const BACKOFF_MAX_MS = 30_000;
-
-interface NumberResult {
-  /** Rows given their sequence by this statement. */
-  numbered: number;
-  /** Numbered rows were still unpublished, so nothing new was numbered. */
-  blocked: boolean;
-}
-
-interface CycleResult extends NumberResult {
-  published: number;
-}
-
-/** Awaits statements sent together (pipelined) and throws the first error once all of them have answered. */
-async function settled<T extends readonly unknown[]>(promises: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
-  const results = await Promise.allSettled(promises);
-  const errors = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
-  // A lost session fails every statement behind the one that saw it end; that is the error to act on.
-  if (errors.length > 0) throw errors.find(sessionLost) ?? errors[0];
-  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
-}
-
-/** The relay's statements ran on a new session: the one that held the lock has ended, and its transaction with it. */
-class SessionReplaced extends Error {
-  constructor() {
-    super("outbox relay statements ran on a new database session; the one that held the lock has ended");
-  }
-}
-
-/**
- * The session behind a connection has ended: postgres.js's closed-connection errors, socket errors, the
- * server's FATAL errors (terminated backend, shutdown, session timeouts), after which it closes the connection,
- * and statements the relay finds ran on a new session.
- */
-function sessionLost(e: unknown): boolean {
-  if (e instanceof SessionReplaced) return true;
-  if (typeof e !== "object" || e === null) return false;
-  const { code, severity } = e as { code?: unknown; severity?: unknown };
-  if (severity === "FATAL" || severity === "PANIC") return true;
-  return typeof code === "string" && (code.startsWith("CONNECTION_") || ["ECONNRESET", "EPIPE", "ETIMEDOUT"].includes(code));
-}
-
-function firstRow(rows: readonly NumberResult[]): NumberResult {
-  const [row] = rows;
-  if (row === undefined) throw new Error("outbox numbering statement returned no row");
-  return row;
-}
 
 /**
  * Publishes a service's outbox to JetStream. One relay per service does the work: it holds a session

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serviceDatabaseUrl, withTx } from "./db.ts";
 import { migrateAll } from "./migrate.ts";
 import { connectNats, ensureEventsStream } from "./nats.ts";
-import { writeOutbox } from "./outbox.ts";
+import { writeOutbox } from "./outbox-write.ts";
 import { rpcCall } from "./rpc-client.ts";
 import { createService } from "./service.ts";
 import type { Service, ServiceConfig } from "./service.ts";

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import { BaseEnv, loadConfig } from "./config.ts";
 import type { BaseConfig } from "./config.ts";
 import { EventConsumer } from "./consumer.ts";
+import { installCrashHandlers } from "./crash.ts";
 import { Job, type JobSpec } from "./jobs.ts";
 import { kitPurgeTasks, RetentionSweeper, SWEEP_INTERVAL_MS_DEFAULT } from "./retention.ts";
 import type { EventHandler } from "./consumer.ts";
@@ -290,6 +291,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
     };
     process.once("SIGTERM", onSignal);
     process.once("SIGINT", onSignal);
+    installCrashHandlers(this.log);
   }
 
   private async answerHealth() {

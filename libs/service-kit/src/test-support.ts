@@ -13,7 +13,8 @@ import { eventsStreamName } from "@treasury/contracts";
 import postgres from "postgres";
 import type { Logger } from "pino";
 import { createLogger } from "./logger.ts";
-import type { NewEvent, RelayClock } from "./outbox.ts";
+import type { RelayClock } from "./outbox-session.ts";
+import type { NewEvent } from "./outbox-write.ts";
 import { jetStreamPublisher } from "./outbox-publisher.ts";
 import type { EventPublisher } from "./outbox-publisher.ts";
 
