@@ -92,7 +92,7 @@ async function submissionCount(): Promise<number> {
 
 describe("creator KYC", () => {
   it("sandbox: an unverified creator is pending with what is missing; a submission auto-approves and certifies taxes", async () => {
-    // Proves GET/POST /v1/kyc/creators/{id} with a test key: the §4 shape, 201 on submit, approval and tax_certified.
+    // Proves GET/POST /v1/kyc/creators/{id} with a test key: the shape of docs/api.md, KYC, 201 on submit, approval and tax_certified.
     const pid = await participant(s.testKey);
     const empty = await api("GET", `/v1/kyc/creators/${pid}`, s.testKey);
     expect(empty.status).toBe(200);

@@ -18,7 +18,7 @@ const post = (path: string, body: unknown, key = stack.testKey) => call(stack.ba
 
 describe("ledger accounting over HTTP", () => {
   it("record-sale, its replay, a reversal and its replay, listing and the trial balance", async () => {
-    // Proves the §5 wire shapes and status codes end to end (gateway → NATS → ledger → PostgreSQL).
+    // Proves the wire shapes of docs/api.md, Transactions and accounting, and status codes end to end (gateway → NATS → ledger → PostgreSQL).
     expect((await post("/v1/participants", { participant_id: "e2e_creator", default_split_percent: 75 })).status).toBe(201);
     const body = { reference_id: "order-1", creator_id: "e2e_creator", amount: 2000, processing_fee: 88, description: "ebook" };
     const sale = await post("/v1/record-sale", body);

@@ -85,82 +85,99 @@ function checkTotal(warnings: Warnings, what: string, r: Bai2Record, expectedTot
   }
 }
 
+/** What the reader knows while it walks the records: the open group and account, and the file's running totals. */
+interface FileState {
+  warnings: Warnings;
+  statements: Statement[];
+  group: Group | undefined;
+  account: AccountDraft | undefined;
+  fileTotal: bigint;
+  fileRecords: number;
+  groups: number;
+  sawHeader: boolean;
+}
+
+function closeAccount(st: FileState): void {
+  const account = st.account;
+  if (!account) return;
+  const s = account.statement;
+  s.reconciliation = reconcile(s.account.currency, s.opening_balance, s.closing_balance, s.transactions);
+  st.statements.push(s);
+  st.account = undefined;
+}
+
+function openGroup(st: FileState, r: Bai2Record): void {
+  closeAccount(st);
+  const asOf = fromYymmdd(field(r, 3));
+  if (asOf === null) throw invalidStatement("group header has an invalid as-of date", { line: r.line, field: "as_of_date", value: field(r, 3) });
+  const currency = field(r, 5).toUpperCase() || DEFAULT_CURRENCY;
+  if (!isCurrencyCode(currency)) throw invalidStatement("group header has an invalid currency", { line: r.line, field: "currency", value: currency });
+  st.group = { currency, asOf, line: r.line, total: 0n, records: r.physical, accounts: 0 };
+  st.groups++;
+}
+
+function closeGroup(st: FileState, r: Bai2Record): void {
+  closeAccount(st);
+  const group = st.group;
+  if (!group) throw invalidStatement("group trailer outside a group", { line: r.line });
+  checkTotal(st.warnings, "group", r, group.total, group.records, 0, 2);
+  if (field(r, 1) !== "" && Number(field(r, 1)) !== group.accounts)
+    st.warnings.add("account_count_mismatch", `group trailer counts ${field(r, 1)} accounts, ${group.accounts} were read`, r.line);
+  st.fileTotal += group.total;
+  st.group = undefined;
+}
+
+/** One record of the file, by its type code (01 file header … 99 file trailer). */
+function readRecord(st: FileState, r: Bai2Record): void {
+  const { warnings } = st;
+  switch (r.code) {
+    case "01":
+      st.sawHeader = true;
+      if (field(r, 7) !== "" && field(r, 7) !== "2") warnings.add("unexpected_version", `file version ${field(r, 7)}; read as BAI2`, r.line);
+      return;
+    case "02":
+      return openGroup(st, r);
+    case "03":
+      closeAccount(st);
+      if (!st.group) throw invalidStatement("account record outside a group", { line: r.line });
+      st.account = openAccount(r, st.group, warnings);
+      st.group.accounts++;
+      return;
+    case "16":
+      if (!st.account || !st.group) throw invalidStatement("transaction detail outside an account", { line: r.line });
+      st.account.statement.transactions.push(detail(r, st.account, st.group, warnings));
+      st.account.total += amountOf(field(r, 1), r, "amount");
+      return;
+    case "49":
+      if (!st.account || !st.group) throw invalidStatement("account trailer outside an account", { line: r.line });
+      checkTotal(warnings, "account", r, st.account.total, st.account.records, 0, 1);
+      st.group.total += st.account.total;
+      return closeAccount(st);
+    case "98":
+      return closeGroup(st, r);
+    case "99":
+      closeAccount(st);
+      checkTotal(warnings, "file", r, st.fileTotal, st.fileRecords, 0, 2);
+      if (field(r, 1) !== "" && Number(field(r, 1)) !== st.groups)
+        warnings.add("group_count_mismatch", `file trailer counts ${field(r, 1)} groups, ${st.groups} were read`, r.line);
+      return;
+    default:
+      return;
+  }
+}
+
 export function parseBai2(input: Buffer | string, warnings: Warnings): Statement[] {
   const text = inputText(input, warnings);
-  const statements: Statement[] = [];
-  let group: Group | undefined;
-  let account: AccountDraft | undefined;
-  let fileTotal = 0n;
-  let fileRecords = 0;
-  let groups = 0;
-  let sawHeader = false;
-
-  const closeAccount = (): void => {
-    if (!account) return;
-    const s = account.statement;
-    s.reconciliation = reconcile(s.account.currency, s.opening_balance, s.closing_balance, s.transactions);
-    statements.push(s);
-    account = undefined;
-  };
-
+  const st: FileState = { warnings, statements: [], group: undefined, account: undefined, fileTotal: 0n, fileRecords: 0, groups: 0, sawHeader: false };
   for (const r of bai2Records(text, warnings)) {
-    fileRecords += r.physical;
-    if (group) group.records += r.physical;
-    if (account) account.records += r.physical;
-    switch (r.code) {
-      case "01":
-        sawHeader = true;
-        if (field(r, 7) !== "" && field(r, 7) !== "2") warnings.add("unexpected_version", `file version ${field(r, 7)}; read as BAI2`, r.line);
-        break;
-      case "02": {
-        closeAccount();
-        const asOf = fromYymmdd(field(r, 3));
-        if (asOf === null) throw invalidStatement("group header has an invalid as-of date", { line: r.line, field: "as_of_date", value: field(r, 3) });
-        const currency = field(r, 5).toUpperCase() || DEFAULT_CURRENCY;
-        if (!isCurrencyCode(currency)) throw invalidStatement("group header has an invalid currency", { line: r.line, field: "currency", value: currency });
-        group = { currency, asOf, line: r.line, total: 0n, records: r.physical, accounts: 0 };
-        groups++;
-        break;
-      }
-      case "03":
-        closeAccount();
-        if (!group) throw invalidStatement("account record outside a group", { line: r.line });
-        account = openAccount(r, group, warnings);
-        group.accounts++;
-        break;
-      case "16":
-        if (!account || !group) throw invalidStatement("transaction detail outside an account", { line: r.line });
-        account.statement.transactions.push(detail(r, account, group, warnings));
-        account.total += amountOf(field(r, 1), r, "amount");
-        break;
-      case "49":
-        if (!account || !group) throw invalidStatement("account trailer outside an account", { line: r.line });
-        checkTotal(warnings, "account", r, account.total, account.records, 0, 1);
-        group.total += account.total;
-        closeAccount();
-        break;
-      case "98":
-        closeAccount();
-        if (!group) throw invalidStatement("group trailer outside a group", { line: r.line });
-        checkTotal(warnings, "group", r, group.total, group.records, 0, 2);
-        if (field(r, 1) !== "" && Number(field(r, 1)) !== group.accounts)
-          warnings.add("account_count_mismatch", `group trailer counts ${field(r, 1)} accounts, ${group.accounts} were read`, r.line);
-        fileTotal += group.total;
-        group = undefined;
-        break;
-      case "99":
-        closeAccount();
-        checkTotal(warnings, "file", r, fileTotal, fileRecords, 0, 2);
-        if (field(r, 1) !== "" && Number(field(r, 1)) !== groups)
-          warnings.add("group_count_mismatch", `file trailer counts ${field(r, 1)} groups, ${groups} were read`, r.line);
-        break;
-      default:
-        break;
-    }
+    st.fileRecords += r.physical;
+    if (st.group) st.group.records += r.physical;
+    if (st.account) st.account.records += r.physical;
+    readRecord(st, r);
   }
-  closeAccount();
-  if (!sawHeader) throw invalidStatement("no BAI2 file header (01 record)", { line: 1 });
-  return statements;
+  closeAccount(st);
+  if (!st.sawHeader) throw invalidStatement("no BAI2 file header (01 record)", { line: 1 });
+  return st.statements;
 }
 
 function openAccount(r: Bai2Record, group: Group, warnings: Warnings): AccountDraft {
