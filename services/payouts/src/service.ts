@@ -1,33 +1,37 @@
 /**
  * The payouts service: creators' bank accounts, payout eligibility, payouts (sandbox simulated and paid at
  * once; live through the ACH rail: files cut on schedule or on demand, settled, returns ingested), and the
- * reconciler. It moves money only through `svc.ledger.post`.
+ * reconciler. It moves money only through `svc.ledger.post`. Use cases see ports only (usecases/ports.ts); this
+ * file wires the stores, adapters, handlers and jobs (svc.every) behind them.
  */
 import {
   ConfigError,
   createService,
+  type Job,
   type KeyRing,
   parseKeyRing,
-  PeriodicTask,
-  type Reconciler,
   SealedValueError,
   Sealer,
   type Service,
   type ServiceConfig,
   type ServiceDeps,
 } from "@treasury/service-kit";
-import { achDropRail, type BankRail } from "./adapters/bank-rail.ts";
-import { natsCompliance, type ComplianceDirectory } from "./adapters/compliance.ts";
+import { achDropRail } from "./adapters/bank-rail.ts";
+import { natsCompliance } from "./adapters/compliance.ts";
 import { natsLedger } from "./adapters/ledger.ts";
 import { PayoutsEnv } from "./config.ts";
 import { registerAdminHandlers, registerHandlers } from "./handlers/index.ts";
-import { coalescedWrites, type PayoutsDeps } from "./usecases/deps.ts";
-import { payoutsReconciler } from "./usecases/reconcile.ts";
-import { resealAll } from "./usecases/reseal.ts";
+import { registerJobs } from "./jobs/index.ts";
+import { pgBankAccountStore } from "./store/bank-accounts.ts";
+import { pgAchFileStore } from "./store/files.ts";
+import { pgPayoutStore } from "./store/payouts.ts";
+import { pgSealedValueStore } from "./store/sealed.ts";
+import type { PayoutsDeps } from "./usecases/deps.ts";
+import type { BankRail, ComplianceDirectory } from "./usecases/ports.ts";
 
 type PayoutsConfig = ServiceConfig<typeof PayoutsEnv>;
 export type PayoutsService = Service<PayoutsConfig> & {
-  reconciler: Reconciler;
+  reconciler: Job<number>;
   deps: PayoutsDeps;
   /** One reseal pass now (it also runs every PAYOUTS_RESEAL_INTERVAL_MS with retired keys in the ring); answers how many values moved. */
   reseal(): Promise<number>;
@@ -95,9 +99,29 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
   }
   // Sandbox payouts need no keys, so the service is ready without them; what needs them answers 503 and says why.
   if (ring === undefined) svc.log.warn("PII_KEYS is not set: bank accounts and live payouts are refused until encryption keys are configured");
-  const useCaseDeps: PayoutsDeps = {
-    sql: svc.sql,
-    writes: coalescedWrites(svc.sql),
+  const useCaseDeps = useCaseDepsOf(svc, deps, ring);
+  registerHandlers(svc, useCaseDeps);
+  registerAdminHandlers(svc, useCaseDeps);
+  const jobs = registerJobs(svc, useCaseDeps, {
+    reconcileIntervalMs: cfg.PAYOUTS_RECONCILE_INTERVAL_MS,
+    graceMs: cfg.PAYOUTS_RECONCILE_GRACE_MS,
+    batchMax: cfg.PAYOUTS_RECONCILE_BATCH_MAX,
+    cutIntervalMs: cfg.PAYOUTS_ACH_CUT_INTERVAL_MS,
+    resealIntervalMs: cfg.PAYOUTS_RESEAL_INTERVAL_MS,
+    resealBatchMax: cfg.PAYOUTS_RESEAL_BATCH_MAX,
+    keyIds: ring === undefined ? [] : [...ring.keys.keys()],
+  });
+  return Object.assign(svc, { reconciler: jobs.reconciler, deps: useCaseDeps, reseal: jobs.reseal });
+}
+
+/** The use cases' ports: PostgreSQL stores, the ledger and kyc over NATS, the sealer, the rail, the clock. */
+function useCaseDepsOf(svc: Service<PayoutsConfig>, deps: PayoutsBuildDeps, ring: KeyRing | undefined): PayoutsDeps {
+  const cfg = svc.config;
+  return {
+    payouts: pgPayoutStore(svc.sql),
+    bankAccounts: pgBankAccountStore(svc.sql),
+    achFiles: pgAchFileStore(svc.sql),
+    sealedValues: pgSealedValueStore(svc.sql),
     ledger: natsLedger(svc.nc, svc.prefix, cfg.PAYOUTS_LEDGER_TIMEOUT_MS),
     compliance: deps.compliance ?? natsCompliance(svc.nc, svc.prefix, cfg.PAYOUTS_KYC_TIMEOUT_MS),
     sealer: ring === undefined ? undefined : new Sealer(ring),
@@ -109,43 +133,4 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
     settlementDays: cfg.PAYOUTS_ACH_SETTLEMENT_DAYS,
     fileEntriesMax: cfg.PAYOUTS_ACH_FILE_ENTRIES_MAX,
   };
-  registerHandlers(svc, useCaseDeps);
-  registerAdminHandlers(svc, useCaseDeps);
-  const reconciler = payoutsReconciler(
-    useCaseDeps,
-    {
-      intervalMs: cfg.PAYOUTS_RECONCILE_INTERVAL_MS,
-      graceMs: cfg.PAYOUTS_RECONCILE_GRACE_MS,
-      batchMax: cfg.PAYOUTS_RECONCILE_BATCH_MAX,
-      cutIntervalMs: cfg.PAYOUTS_ACH_CUT_INTERVAL_MS,
-    },
-    svc.log,
-  );
-  const keyIds = ring === undefined ? [] : [...ring.keys.keys()];
-  const sealer = useCaseDeps.sealer;
-  const reseal = async (): Promise<number> => (sealer === undefined ? 0 : resealAll({ sql: svc.sql, sealer }, keyIds, cfg.PAYOUTS_RESEAL_BATCH_MAX));
-  const resealTask = new PeriodicTask({
-    name: "bank details reseal",
-    intervalMs: cfg.PAYOUTS_RESEAL_INTERVAL_MS,
-    log: svc.log,
-    run: async () => {
-      const moved = await reseal();
-      if (moved > 0) svc.log.info({ resealed: moved }, "bank details re-sealed with the active key");
-    },
-  });
-  const start = svc.start.bind(svc);
-  svc.onShutdown(() => reconciler.stop());
-  svc.onShutdown(() => resealTask.stop());
-  return Object.assign(svc, {
-    reconciler,
-    deps: useCaseDeps,
-    reseal,
-    start: async () => {
-      const res = await start();
-      reconciler.start();
-      // With one key nothing is retired: the pass would only ever find nothing.
-      if (keyIds.length > 1 && cfg.PAYOUTS_RESEAL_INTERVAL_MS > 0) resealTask.start();
-      return res;
-    },
-  });
 }

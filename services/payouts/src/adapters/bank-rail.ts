@@ -1,33 +1,16 @@
 /**
- * The bank rail live payouts travel on. `BankRail` is what the use cases need: render a file of credits, deliver
+ * The bank rail live payouts travel on. `BankRail` (usecases/ports.ts) is what the use cases need: render a file of credits, deliver
  * it, read the bank's returns. `achDropRail` is the real one: NACHA files (domain/nacha.ts) written to a drop
  * directory that the bank's SFTP pick-up reads, and NACHA return files read back (domain/nacha-returns.ts).
  */
 import { randomUUID } from "node:crypto";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { nextBankingDay, renderNachaFile, traceNumberOf, type NachaCredit, type NachaOrigin, type NachaTotals } from "../domain/nacha.ts";
-import { parseReturnFile, type AchNotice, type AchReturn } from "../domain/nacha-returns.ts";
+import { nextBankingDay, renderNachaFile, traceNumberOf, type NachaOrigin } from "../domain/nacha.ts";
+import { parseReturnFile } from "../domain/nacha-returns.ts";
+import type { BankRail } from "../usecases/ports.ts";
 
-export interface RailFile {
-  name: string;
-  creation: Date;
-  fileIdModifier: string;
-  effectiveDate: string;
-  credits: readonly NachaCredit[];
-}
-
-export interface BankRail {
-  /** The trace number an entry with this sequence gets. */
-  traceNumber(sequence: number): string;
-  /** The settlement date of credits sent at `now`. */
-  effectiveDate(now: Date): string;
-  fileName(creation: Date, fileIdModifier: string): string;
-  render(file: RailFile): { text: string; totals: NachaTotals };
-  /** Delivers the file under its name; delivering the same name again replaces it with the same bytes. */
-  deliver(name: string, text: string): Promise<{ location: string }>;
-  parseReturns(text: string): { returns: AchReturn[]; notices: AchNotice[] };
-}
+export type { BankRail, RailFile } from "../usecases/ports.ts";
 
 export interface AchDropConfig {
   dir: string;

@@ -3,24 +3,20 @@
  * (`svc.kyc.internal.getCreatorStatus`) and the organisation's business verification status
  * (`svc.kyc.internal.getBusinessVerification`), each with the caller's org and environment.
  */
-import { DomainError, internalSubject, schemas } from "@treasury/contracts";
+import { DomainError, internalSubject, newRequestId, schemas, type AuthContext, type Tenant } from "@treasury/contracts";
 import { rpcCall, type NatsConnection } from "@treasury/service-kit";
-import { internalAuth, type Scope } from "./ledger.ts";
+import type { ComplianceDirectory } from "../usecases/ports.ts";
 
-export interface CreatorCompliance {
-  status: string;
-  tax_certified: boolean;
-}
+export type { ComplianceDirectory, CreatorCompliance } from "../usecases/ports.ts";
 
-export interface ComplianceDirectory {
-  creator(scope: Scope, participantId: string): Promise<CreatorCompliance>;
-  /** The organisation's business verification status (`pending` before any submission). */
-  businessStatus(scope: Scope): Promise<string>;
+/** Internal calls carry an auth context of the org+environment the work belongs to. */
+function internalAuth(tenant: Tenant): AuthContext {
+  return { org_id: tenant.orgId, livemode: tenant.livemode, key_id: "svc_payouts", scopes: null, request_id: newRequestId() };
 }
 
 export function natsCompliance(nc: NatsConnection, prefix: string, timeoutMs: number): ComplianceDirectory {
-  async function ask(scope: Scope, operation: string, params: Record<string, string>): Promise<Record<string, unknown>> {
-    const payload = { auth: internalAuth(scope), params, query: {}, body: {}, deadline: Date.now() + timeoutMs };
+  async function ask(tenant: Tenant, operation: string, params: Record<string, string>): Promise<Record<string, unknown>> {
+    const payload = { auth: internalAuth(tenant), params, query: {}, body: {}, deadline: Date.now() + timeoutMs };
     const reply = await rpcCall(nc, internalSubject(prefix, "kyc", operation), payload, { timeoutMs });
     if (reply.ok) return reply.body;
     // Nothing was stored yet: the client may simply retry.
@@ -30,13 +26,13 @@ export function natsCompliance(nc: NatsConnection, prefix: string, timeoutMs: nu
     throw new Error(`kyc ${operation} failed: ${reply.error.code} ${reply.error.message}`);
   }
   return {
-    async creator(scope, participantId) {
-      const body = await ask(scope, schemas.CREATOR_KYC_STATUS_OPERATION, { participant_id: participantId });
+    async creator(tenant, participantId) {
+      const body = await ask(tenant, schemas.CREATOR_KYC_STATUS_OPERATION, { participant_id: participantId });
       const parsed = schemas.CreatorKycStatus.parse(body["creator_kyc"]);
       return { status: parsed.status, tax_certified: parsed.tax_certified };
     },
-    async businessStatus(scope) {
-      const body = await ask(scope, "getBusinessVerification", {});
+    async businessStatus(tenant) {
+      const body = await ask(tenant, "getBusinessVerification", {});
       const kyb = body["business_kyb"] as { status?: unknown } | undefined;
       return typeof kyb?.status === "string" ? kyb.status : "pending";
     },

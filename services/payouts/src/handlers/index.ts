@@ -1,10 +1,10 @@
 /** RPC handlers of payouts: decode with the shared contracts → use case → named-key body. */
-import { DomainError, ParticipantId, parseOrThrow, schemas, type RpcReply } from "@treasury/contracts";
-import { domainErrorReply, type Service } from "@treasury/service-kit";
+import { DomainError, ParticipantId, parseOrThrow, schemas, tenantOf } from "@treasury/contracts";
+import type { Service } from "@treasury/service-kit";
 import { z } from "zod";
 import { getBankAccount, putBankAccount } from "../usecases/bank-account.ts";
 import { cutFile } from "../usecases/cut-file.ts";
-import { scopeOfAuth, type PayoutsDeps } from "../usecases/deps.ts";
+import type { PayoutsDeps } from "../usecases/deps.ts";
 import { checkEligibility } from "../usecases/eligibility.ts";
 import { getPayout, listPayouts } from "../usecases/read.ts";
 import { requestPayout } from "../usecases/request-payout.ts";
@@ -24,19 +24,19 @@ function participantId(params: Record<string, string>): string {
 
 export function registerHandlers(svc: Pick<Service, "handle">, deps: PayoutsDeps): void {
   // Bodies and queries are parsed again here: the gateway validates too, but a direct RPC caller may not have.
-  svc.handle("requestPayout", (req, ctx) => requestPayout(deps, scopeOfAuth(ctx.auth), parseOrThrow(schemas.CreatePayoutBody, req.body)));
-  svc.handle("getPayout", async (req, ctx) => ({ body: await getPayout(deps, scopeOfAuth(ctx.auth), req.params["payout_id"] ?? "") }));
+  svc.handle("requestPayout", (req, ctx) => requestPayout(deps, tenantOf(ctx.auth), parseOrThrow(schemas.CreatePayoutBody, req.body)));
+  svc.handle("getPayout", async (req, ctx) => ({ body: await getPayout(deps, tenantOf(ctx.auth), req.params["payout_id"] ?? "") }));
   svc.handle("listPayouts", async (req, ctx) => ({
-    body: await listPayouts(deps, scopeOfAuth(ctx.auth), parseOrThrow(schemas.ListPayoutsQuery, req.query, "query")),
+    body: await listPayouts(deps, tenantOf(ctx.auth), parseOrThrow(schemas.ListPayoutsQuery, req.query, "query")),
   }));
   svc.handle("checkPayoutEligibility", async (req, ctx) => {
-    const { wallet_id: _w, ...eligibility } = await checkEligibility(deps, scopeOfAuth(ctx.auth), participantId(req.params));
+    const { wallet_id: _w, ...eligibility } = await checkEligibility(deps, tenantOf(ctx.auth), participantId(req.params));
     return { body: { eligibility } };
   });
   svc.handle("putBankAccount", (req, ctx) =>
-    putBankAccount(deps, scopeOfAuth(ctx.auth), participantId(req.params), parseOrThrow(schemas.BankAccountBody, req.body)),
+    putBankAccount(deps, tenantOf(ctx.auth), participantId(req.params), parseOrThrow(schemas.BankAccountBody, req.body)),
   );
-  svc.handle("getBankAccount", async (req, ctx) => ({ body: await getBankAccount(deps, scopeOfAuth(ctx.auth), participantId(req.params)) }));
+  svc.handle("getBankAccount", async (req, ctx) => ({ body: await getBankAccount(deps, tenantOf(ctx.auth), participantId(req.params)) }));
 }
 
 /** Operator commands (`npm run admin -- payouts …`): internal subjects the gateway never routes. */
@@ -52,17 +52,21 @@ const SettleRequest = z.object({
 });
 const ReturnsRequest = z.object({ name: z.string().max(255).optional(), content: z.string().min(1).max(RETURN_FILE_MAX_BYTES) });
 
-export function registerAdminHandlers(svc: Pick<Service, "rpc">, deps: PayoutsDeps): void {
-  const admin = (op: string, fn: (payload: unknown) => Promise<Record<string, unknown>>) =>
-    svc.rpc.handleRaw(op, async (payload): Promise<RpcReply> => {
-      try {
-        return { ok: true, status: 200, body: await fn(payload) };
-      } catch (e) {
-        if (e instanceof DomainError) return domainErrorReply(e);
-        throw e;
-      }
-    });
-  admin(ADMIN_OPERATIONS.cutFile, async () => ({ ...(await cutFile(deps)) }));
-  admin(ADMIN_OPERATIONS.settle, async (p) => ({ ...(await settleDue(deps, parseOrThrow(SettleRequest, p).date)) }));
-  admin(ADMIN_OPERATIONS.ingestReturns, async (p) => ({ ...(await ingestReturns(deps, parseOrThrow(ReturnsRequest, p).content)) }));
+/** The kit answers a DomainError (a bad date, an unreadable file, no rail) as its error reply. */
+export function registerAdminHandlers(svc: Pick<Service, "handleInternal">, deps: PayoutsDeps): void {
+  svc.handleInternal(
+    ADMIN_OPERATIONS.cutFile,
+    () => undefined,
+    async () => ({ ...(await cutFile(deps)) }),
+  );
+  svc.handleInternal(
+    ADMIN_OPERATIONS.settle,
+    (p) => parseOrThrow(SettleRequest, p),
+    async ({ date }) => ({ ...(await settleDue(deps, date)) }),
+  );
+  svc.handleInternal(
+    ADMIN_OPERATIONS.ingestReturns,
+    (p) => parseOrThrow(ReturnsRequest, p),
+    async ({ content }) => ({ ...(await ingestReturns(deps, content)) }),
+  );
 }

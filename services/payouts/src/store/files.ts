@@ -1,47 +1,28 @@
 /** SQL of ACH files: claiming live payouts into a file, and the files' delivery. */
-import type { OutboxRowValues } from "@treasury/service-kit";
+import { withTx, type OutboxRowValues } from "@treasury/service-kit";
 import type postgres from "postgres";
-import type { Q, Tx } from "./db.ts";
-import type { PayoutRow } from "./payouts.ts";
-
-export interface AchFileRow {
-  id: string;
-  name: string;
-  creation_date: string;
-  file_id_modifier: string;
-  effective_date: string;
-  entry_count: number;
-  total_credit_cents: string;
-  entry_hash: string;
-  sealed_content: string;
-  sealed_key_id: string;
-  created_at: Date;
-  delivered_at: Date | null;
-  location: string | null;
-}
+import type { AchFileRow, NewAchFile, PayoutRow } from "../domain/records.ts";
+import type { AchFileStore } from "../usecases/ports.ts";
+import type { Q, Sql, Tx } from "./db.ts";
+import { claimUnfiled } from "./payouts.ts";
 
 /** One cut at a time across replicas: file id modifiers are counted per day. */
-export async function lockCuts(tx: Tx): Promise<void> {
+async function lockCuts(tx: Tx): Promise<void> {
   await tx`select pg_advisory_xact_lock(hashtext('payouts.ach_cut'))`;
 }
 
 /** The next free file id modifier (A–Z, then 0–9) of a creation day; undefined when all 36 are used. */
-export async function nextModifier(tx: Tx, creationDate: string): Promise<string | undefined> {
+async function nextModifier(tx: Tx, creationDate: string): Promise<string | undefined> {
   const used = new Set((await tx<{ m: string }[]>`select file_id_modifier as m from payouts.ach_files where creation_date = ${creationDate}`).map((r) => r.m));
   return [..."ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"].find((m) => !used.has(m));
 }
 
-export async function nextTraceSequences(tx: Tx, n: number): Promise<number[]> {
+async function nextTraceSequences(tx: Tx, n: number): Promise<number[]> {
   const rows = await tx<{ s: string }[]>`select nextval('payouts.trace_seq')::text as s from generate_series(1, ${n})`;
   return rows.map((r) => Number(r.s));
 }
 
-export async function insertFile(
-  tx: Tx,
-  f: Pick<AchFileRow, "name" | "creation_date" | "file_id_modifier" | "effective_date" | "entry_count" | "entry_hash" | "sealed_content" | "sealed_key_id"> & {
-    total_credit_cents: number;
-  },
-): Promise<AchFileRow> {
+async function insertFile(tx: Tx, f: NewAchFile): Promise<AchFileRow> {
   const [r] = await tx<AchFileRow[]>`
     insert into payouts.ach_files (name, creation_date, file_id_modifier, effective_date, entry_count, total_credit_cents, entry_hash, sealed_content, sealed_key_id)
     values (${f.name}, ${f.creation_date}, ${f.file_id_modifier}, ${f.effective_date}, ${f.entry_count}, ${f.total_credit_cents}, ${f.entry_hash}, ${f.sealed_content}, ${f.sealed_key_id})
@@ -51,7 +32,7 @@ export async function insertFile(
 }
 
 /** pending → processing for every payout of the file, with its trace number, and each one's event. */
-export async function markFiled(tx: Tx, fileId: string, traces: ReadonlyMap<string, string>, events: readonly OutboxRowValues[]): Promise<PayoutRow["id"][]> {
+async function markFiled(tx: Tx, fileId: string, traces: ReadonlyMap<string, string>, events: readonly OutboxRowValues[]): Promise<PayoutRow["id"][]> {
   const ids = [...traces.keys()];
   const traceList = ids.map((id) => traces.get(id) ?? "");
   const moved = await tx<{ id: string }[]>`
@@ -71,15 +52,28 @@ export async function markFiled(tx: Tx, fileId: string, traces: ReadonlyMap<stri
   return moved.map((r) => r.id);
 }
 
-export async function undeliveredFiles(q: Q, limit: number): Promise<AchFileRow[]> {
+async function undeliveredFiles(q: Q, limit: number): Promise<AchFileRow[]> {
   return q<AchFileRow[]>`select * from payouts.ach_files where delivered_at is null order by id limit ${limit}`;
 }
 
-export async function markDelivered(q: Q, id: string, location: string): Promise<void> {
+async function markDelivered(q: Q, id: string, location: string): Promise<void> {
   await q`update payouts.ach_files set delivered_at = now(), location = ${location} where id = ${id} and delivered_at is null`;
 }
 
-export async function findFile(q: Q, id: string): Promise<AchFileRow | undefined> {
-  const [r] = await q<AchFileRow[]>`select * from payouts.ach_files where id = ${id}`;
-  return r;
+export function pgAchFileStore(sql: Sql): AchFileStore {
+  return {
+    cut: (fn) =>
+      withTx(sql, async (tx) => {
+        await lockCuts(tx);
+        return fn({
+          claimUnfiled: (limit) => claimUnfiled(tx, limit),
+          nextModifier: (creationDate) => nextModifier(tx, creationDate),
+          nextTraceSequences: (n) => nextTraceSequences(tx, n),
+          insertFile: (f) => insertFile(tx, f),
+          markFiled: (fileId, traces, events) => markFiled(tx, fileId, traces, events),
+        });
+      }),
+    undelivered: (limit) => undeliveredFiles(sql, limit),
+    markDelivered: (id, location) => markDelivered(sql, id, location),
+  };
 }

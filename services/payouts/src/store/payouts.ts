@@ -1,59 +1,10 @@
 /** SQL of payouts. int8 columns are parsed into Cents once, here, with safe-integer checks. */
-import { parseCents, type Cents } from "@treasury/contracts";
-import type { OutboxRowValues } from "@treasury/service-kit";
+import { parseCents, type Tenant } from "@treasury/contracts";
+import { Coalescer, type OutboxRowValues } from "@treasury/service-kit";
 import type postgres from "postgres";
-import type { Scope } from "../adapters/ledger.ts";
-import type { FeesPaidBy, Rail } from "../domain/money.ts";
-import type { Q } from "./db.ts";
-
-export type PayoutStatus = "posting" | "refused" | "pending" | "processing" | "paid" | "failed";
-export type PayoutAction = "settle" | "return";
-export type ReturnFrom = "payouts_in_transit" | "platform_cash";
-
-export interface PayoutRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  participant_id: string;
-  requested_wallet_id: string | null;
-  wallet_id: string | null;
-  reference_id: string;
-  request_hash: string;
-  reference_type: string | null;
-  description: string | null;
-  payout_method: string | null;
-  metadata: Record<string, unknown>;
-  amount: Cents;
-  fees: Cents;
-  fees_paid_by: FeesPaidBy;
-  net_amount: Cents;
-  rail: Rail;
-  status: PayoutStatus;
-  ledger_reference: string;
-  transaction_id: string | null;
-  previous_balance: Cents | null;
-  new_balance: Cents | null;
-  refusal_code: string | null;
-  dest_routing_number: string | null;
-  dest_account_type: "checking" | "savings" | null;
-  dest_last4: string | null;
-  dest_sealed: string | null;
-  ach_file_id: string | null;
-  trace_number: string | null;
-  bank_transfer_status: string | null;
-  action: PayoutAction | null;
-  action_at: Date | null;
-  return_from: ReturnFrom | null;
-  return_code: string | null;
-  failure_reason: string | null;
-  settle_transaction_id: string | null;
-  return_transaction_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-  processing_at: Date | null;
-  paid_at: Date | null;
-  failed_at: Date | null;
-}
+import type { NewPayout, PayoutAction, PayoutRow, PayoutStatus, ReturnFrom } from "../domain/records.ts";
+import type { ActionOutcome, IntentSettlement, ListFilter, PayoutStore } from "../usecases/ports.ts";
+import type { Q, Sql } from "./db.ts";
 
 type RawRow = Omit<PayoutRow, "amount" | "fees" | "net_amount" | "previous_balance" | "new_balance"> & {
   amount: string;
@@ -75,37 +26,12 @@ function parse(r: RawRow): PayoutRow {
 }
 const one = (rows: RawRow[]): PayoutRow | undefined => (rows[0] === undefined ? undefined : parse(rows[0]));
 
-export type NewPayout = Pick<
-  PayoutRow,
-  | "id"
-  | "org_id"
-  | "livemode"
-  | "participant_id"
-  | "requested_wallet_id"
-  | "reference_id"
-  | "request_hash"
-  | "reference_type"
-  | "description"
-  | "payout_method"
-  | "metadata"
-  | "amount"
-  | "fees"
-  | "fees_paid_by"
-  | "net_amount"
-  | "rail"
-  | "ledger_reference"
-  | "dest_routing_number"
-  | "dest_account_type"
-  | "dest_last4"
-  | "dest_sealed"
->;
-
 /**
- * Records intents (`posting`), one statement for many (usecases/deps.ts coalesces them): per intent its row, or
+ * Records intents (`posting`), one statement for many (pgPayoutStore coalesces them): per intent its row, or
  * undefined when its reference is taken (the caller reads the existing one). Rows are matched by their own id,
  * so of two intents with one reference in a batch only the inserted one gets a row.
  */
-export async function insertIntents(q: Q, ps: readonly NewPayout[]): Promise<(PayoutRow | undefined)[]> {
+async function insertIntents(q: Q, ps: readonly NewPayout[]): Promise<(PayoutRow | undefined)[]> {
   const rows = await q<RawRow[]>`
     insert into payouts.payouts (id, org_id, livemode, participant_id, requested_wallet_id, reference_id, request_hash, reference_type,
       description, payout_method, metadata, amount, fees, fees_paid_by, net_amount, rail, status, ledger_reference,
@@ -120,20 +46,20 @@ export async function insertIntents(q: Q, ps: readonly NewPayout[]): Promise<(Pa
   return ps.map((p) => byId.get(p.id));
 }
 
-export async function findByReference(q: Q, s: Scope, referenceId: string): Promise<PayoutRow | undefined> {
+async function findByReference(q: Q, s: Tenant, referenceId: string): Promise<PayoutRow | undefined> {
   return one(await q<RawRow[]>`select * from payouts.payouts where org_id = ${s.orgId} and livemode = ${s.livemode} and reference_id = ${referenceId}`);
 }
 
-export async function findPayout(q: Q, s: Scope, id: string): Promise<PayoutRow | undefined> {
+async function findPayout(q: Q, s: Tenant, id: string): Promise<PayoutRow | undefined> {
   return one(await q<RawRow[]>`select * from payouts.payouts where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`);
 }
 
-export async function findById(q: Q, id: string): Promise<PayoutRow | undefined> {
+async function findById(q: Q, id: string): Promise<PayoutRow | undefined> {
   return one(await q<RawRow[]>`select * from payouts.payouts where id = ${id}`);
 }
 
 /** A refused intent asked for again with the same request: back to `posting`, once. */
-export async function retryRefused(q: Q, id: string): Promise<PayoutRow | undefined> {
+async function retryRefused(q: Q, id: string): Promise<PayoutRow | undefined> {
   return one(
     await q<RawRow[]>`
     update payouts.payouts set status = 'posting', refusal_code = null, updated_at = now() where id = ${id} and status = 'refused' returning *`,
@@ -141,11 +67,11 @@ export async function retryRefused(q: Q, id: string): Promise<PayoutRow | undefi
 }
 
 /** A refused intent moved nothing: a different request with its reference_id replaces it. */
-export async function discardRefused(q: Q, id: string): Promise<void> {
+async function discardRefused(q: Q, id: string): Promise<void> {
   await q`delete from payouts.payouts where id = ${id} and status = 'refused'`;
 }
 
-export async function refuse(q: Q, id: string, code: string): Promise<void> {
+async function refuse(q: Q, id: string, code: string): Promise<void> {
   await q`update payouts.payouts set status = 'refused', refusal_code = ${code}, updated_at = now() where id = ${id} and status = 'posting'`;
 }
 
@@ -154,24 +80,12 @@ function eventsJson(q: Q, events: readonly OutboxRowValues[]) {
   return q.json(events.map((e, n) => ({ ...e, n })) as unknown as postgres.JSONValue);
 }
 
-export interface IntentSettlement {
-  id: string;
-  status: "pending" | "paid";
-  transaction_id: string;
-  wallet_id: string | null;
-  previous_balance: number | null;
-  new_balance: number | null;
-  at: Date;
-  /** Written in order, and only if the payout moved. */
-  events: readonly OutboxRowValues[];
-}
-
 /**
  * posting → pending (live) or paid (sandbox) with what the ledger answered, and its events, one statement for
  * many (coalesced): a payout's event rows are inserted only when it moved, in the order given. Per settlement
  * the row, or undefined when it was not `posting` (another driver won).
  */
-export async function settleIntents(q: Q, ss: readonly IntentSettlement[]): Promise<(PayoutRow | undefined)[]> {
+async function settleIntents(q: Q, ss: readonly IntentSettlement[]): Promise<(PayoutRow | undefined)[]> {
   // Named as the table's columns, so the row type gives every value its column's type.
   const fields = ss.map(({ events: _e, at, ...f }) => ({ ...f, updated_at: at }));
   const events = ss.flatMap((s) => s.events.map((e) => ({ ...e, payout_id: s.id })));
@@ -203,22 +117,15 @@ export async function settleIntents(q: Q, ss: readonly IntentSettlement[]): Prom
 }
 
 /** Payouts stuck in `posting` past the grace period, oldest first. */
-export async function stuckPosting(q: Q, graceMs: number, limit: number): Promise<PayoutRow[]> {
+async function stuckPosting(q: Q, graceMs: number, limit: number): Promise<PayoutRow[]> {
   const rows = await q<RawRow[]>`
     select * from payouts.payouts where status = 'posting' and updated_at < now() - make_interval(secs => ${graceMs / 1000})
     order by updated_at limit ${limit}`;
   return rows.map(parse);
 }
 
-export interface ListFilter {
-  participantId?: string | undefined;
-  status?: "pending" | "processing" | "paid" | "failed" | undefined;
-  limit: number;
-  offset: number;
-}
-
 /** Visible payouts, newest first (an intent not yet posted shows as pending; refused ones are not shown). */
-export async function listPayouts(q: Q, s: Scope, f: ListFilter): Promise<{ rows: PayoutRow[]; total: number }> {
+async function listPayouts(q: Q, s: Tenant, f: ListFilter): Promise<{ rows: PayoutRow[]; total: number }> {
   const statuses =
     f.status === undefined ? ["posting", "pending", "processing", "paid", "failed"] : f.status === "pending" ? ["posting", "pending"] : [f.status];
   const participant = f.participantId ?? null;
@@ -238,7 +145,7 @@ export async function listPayouts(q: Q, s: Scope, f: ListFilter): Promise<{ rows
 }
 
 /** Starts a transition (settle or return) of a filed payout: at most one in flight, and only from the given states. */
-export async function markAction(
+async function markAction(
   q: Q,
   id: string,
   action: PayoutAction,
@@ -255,13 +162,7 @@ export async function markAction(
 }
 
 /** Ends the transition in flight with its outcome and event, in one statement; undefined when another driver ended it. */
-export async function finishAction(
-  q: Q,
-  id: string,
-  action: PayoutAction,
-  fields: { status: "paid" | "failed"; transaction_id: string; failure_reason?: string | null; bank_transfer_status: string },
-  event: OutboxRowValues,
-): Promise<PayoutRow | undefined> {
+async function finishAction(q: Q, id: string, action: PayoutAction, fields: ActionOutcome, event: OutboxRowValues): Promise<PayoutRow | undefined> {
   const settle = action === "settle";
   return one(
     await q<RawRow[]>`
@@ -285,7 +186,7 @@ export async function finishAction(
   );
 }
 
-export async function stuckActions(q: Q, graceMs: number, limit: number): Promise<PayoutRow[]> {
+async function stuckActions(q: Q, graceMs: number, limit: number): Promise<PayoutRow[]> {
   const rows = await q<RawRow[]>`
     select * from payouts.payouts where action is not null and action_at < now() - make_interval(secs => ${graceMs / 1000})
     order by action_at limit ${limit}`;
@@ -293,7 +194,7 @@ export async function stuckActions(q: Q, graceMs: number, limit: number): Promis
 }
 
 /** Processing payouts filed before `before`: settled by the bank by now. */
-export async function dueForSettlement(q: Q, before: Date, limit: number): Promise<PayoutRow[]> {
+async function dueForSettlement(q: Q, before: Date, limit: number): Promise<PayoutRow[]> {
   const rows = await q<RawRow[]>`
     select * from payouts.payouts where status = 'processing' and action is null and processing_at < ${before}
     order by processing_at limit ${limit}`;
@@ -301,7 +202,7 @@ export async function dueForSettlement(q: Q, before: Date, limit: number): Promi
 }
 
 /** The filed payout a returned entry names: the latest with that trace number (sequences cycle after ten million). */
-export async function findByTrace(q: Q, trace: string): Promise<PayoutRow | undefined> {
+async function findByTrace(q: Q, trace: string): Promise<PayoutRow | undefined> {
   return one(
     await q<RawRow[]>`
     select * from payouts.payouts where trace_number = ${trace} and livemode order by processing_at desc nulls last limit 1`,
@@ -317,4 +218,31 @@ export async function claimUnfiled(q: Q, limit: number): Promise<PayoutRow[]> {
      limit ${limit}
        for update skip locked`;
   return rows.map(parse);
+}
+
+/**
+ * The payout store over PostgreSQL. The two writes every payout makes are each coalesced: the intents (and
+ * settles) of the requests that arrive in one event-loop turn go to PostgreSQL as one statement (service-kit
+ * coalesce.ts), each request still waiting for its own row.
+ */
+export function pgPayoutStore(sql: Sql): PayoutStore {
+  const inserts = new Coalescer((ps: readonly NewPayout[]) => insertIntents(sql, ps));
+  const settles = new Coalescer((ss: readonly IntentSettlement[]) => settleIntents(sql, ss));
+  return {
+    insertIntent: (p) => inserts.submit(p),
+    settleIntent: (s) => settles.submit(s),
+    findByReference: (tenant, referenceId) => findByReference(sql, tenant, referenceId),
+    findPayout: (tenant, id) => findPayout(sql, tenant, id),
+    findById: (id) => findById(sql, id),
+    retryRefused: (id) => retryRefused(sql, id),
+    discardRefused: (id) => discardRefused(sql, id),
+    refuse: (id, code) => refuse(sql, id, code),
+    list: (tenant, f) => listPayouts(sql, tenant, f),
+    stuckPosting: (graceMs, limit) => stuckPosting(sql, graceMs, limit),
+    stuckActions: (graceMs, limit) => stuckActions(sql, graceMs, limit),
+    markAction: (id, action, from, fields) => markAction(sql, id, action, from, fields),
+    finishAction: (id, action, fields, event) => finishAction(sql, id, action, fields, event),
+    dueForSettlement: (before, limit) => dueForSettlement(sql, before, limit),
+    findByTrace: (trace) => findByTrace(sql, trace),
+  };
 }

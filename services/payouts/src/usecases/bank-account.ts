@@ -7,11 +7,9 @@
  * Errors: participant_not_found, bank_account_not_found, invalid_routing_number / validation_error (the body),
  * service_unavailable (no encryption keys configured, or the ledger did not answer).
  */
-import { DomainError, newUuid, type schemas } from "@treasury/contracts";
-import { withTx, writeOutbox } from "@treasury/service-kit";
+import { DomainError, newUuid, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
-import type { Scope } from "../adapters/ledger.ts";
-import { findBankAccount, upsertBankAccount, type BankAccountRow } from "../store/bank-accounts.ts";
+import type { BankAccountRow } from "../domain/records.ts";
 import { bankAccountAad, requireSealer, type PayoutsDeps, type SealedBankDetails } from "./deps.ts";
 
 type BankAccountBody = z.output<typeof schemas.BankAccountBody>;
@@ -33,46 +31,48 @@ function present(row: BankAccountRow, holder: string): Record<string, unknown> {
 
 export async function putBankAccount(
   deps: PayoutsDeps,
-  scope: Scope,
+  tenant: Tenant,
   participantId: string,
   body: BankAccountBody,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   const sealer = requireSealer(deps);
-  await deps.ledger.getParticipant(scope, participantId);
+  await deps.ledger.getParticipant(tenant, participantId);
   const details: SealedBankDetails = { account_holder_name: body.account_holder_name, account_number: body.account_number };
   const values = {
     routing_number: body.routing_number,
     account_type: body.account_type,
     last4: body.account_number.slice(-4),
-    sealed: sealer.sealJson(details, bankAccountAad(scope, participantId)),
+    sealed: sealer.sealJson(details, bankAccountAad(tenant, participantId)),
     sealed_key_id: sealer.activeKeyId,
   };
-  return withTx(deps.sql, async (tx) => {
-    const { row, created } = await upsertBankAccount(tx, scope, participantId, `ba_${newUuid().replace(/-/g, "")}`, values);
-    const account = present(row, body.account_holder_name);
-    await writeOutbox(tx, "payouts", { type: "bank_account.updated", org_id: scope.orgId, livemode: scope.livemode, data: account });
-    return { status: created ? 201 : 200, body: { bank_account: account } };
-  });
+  const id = `ba_${newUuid().replace(/-/g, "")}`;
+  const { row, created } = await deps.bankAccounts.save(tenant, participantId, id, values, (saved) => ({
+    type: "bank_account.updated",
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
+    data: present(saved, body.account_holder_name),
+  }));
+  return { status: created ? 201 : 200, body: { bank_account: present(row, body.account_holder_name) } };
 }
 
-export async function getBankAccount(deps: PayoutsDeps, scope: Scope, participantId: string): Promise<Record<string, unknown>> {
-  const row = await findBankAccount(deps.sql, scope, participantId);
+export async function getBankAccount(deps: PayoutsDeps, tenant: Tenant, participantId: string): Promise<Record<string, unknown>> {
+  const row = await deps.bankAccounts.find(tenant, participantId);
   if (row === undefined) {
     throw new DomainError("bank_account_not_found", `Participant ${participantId} has no bank account`, {
       hint: `PUT /v1/participants/${participantId}/bank-account sets it`,
     });
   }
-  const details = requireSealer(deps).openJson<SealedBankDetails>(row.sealed, bankAccountAad(scope, participantId));
+  const details = requireSealer(deps).openJson<SealedBankDetails>(row.sealed, bankAccountAad(tenant, participantId));
   return { bank_account: present(row, details.account_holder_name) };
 }
 
 /** The sealed details of a participant's account, for a live payout's destination; undefined when none is set. */
 export async function bankDetailsOf(
-  deps: PayoutsDeps,
-  scope: Scope,
+  deps: Pick<PayoutsDeps, "bankAccounts" | "sealer">,
+  tenant: Tenant,
   participantId: string,
 ): Promise<{ row: BankAccountRow; details: SealedBankDetails } | undefined> {
-  const row = await findBankAccount(deps.sql, scope, participantId);
+  const row = await deps.bankAccounts.find(tenant, participantId);
   if (row === undefined) return undefined;
-  return { row, details: requireSealer(deps).openJson<SealedBankDetails>(row.sealed, bankAccountAad(scope, participantId)) };
+  return { row, details: requireSealer(deps).openJson<SealedBankDetails>(row.sealed, bankAccountAad(tenant, participantId)) };
 }

@@ -7,12 +7,11 @@
  * with the same name and bytes. No money moves here: it left the wallets when each payout was requested.
  */
 import { DomainError } from "@treasury/contracts";
-import { outboxRowValues, withTx } from "@treasury/service-kit";
-import type { BankRail } from "../adapters/bank-rail.ts";
+import { outboxRowValues, type OutboxRowValues } from "@treasury/service-kit";
 import { FILE_TOTAL_MAX_CENTS, type NachaCredit } from "../domain/nacha.ts";
-import { insertFile, lockCuts, markDelivered, markFiled, nextModifier, nextTraceSequences, undeliveredFiles, type AchFileRow } from "../store/files.ts";
-import { claimUnfiled, type PayoutRow } from "../store/payouts.ts";
+import type { AchFileRow, PayoutRow } from "../domain/records.ts";
 import { achFileAad, payoutDestinationAad, requireSealer, type PayoutsDeps, type SealedBankDetails } from "./deps.ts";
+import type { AchCut, BankDetailsSealer, BankRail } from "./ports.ts";
 import { presentPayout } from "./present.ts";
 
 export interface CutResult {
@@ -55,68 +54,82 @@ export async function cutFile(deps: PayoutsDeps): Promise<CutResult> {
   const rail = requireRail(deps);
   const sealer = requireSealer(deps);
   await deliverPending(deps);
-  const recorded = await withTx(deps.sql, async (tx) => {
-    await lockCuts(tx);
-    const rows = fitting(await claimUnfiled(tx, deps.fileEntriesMax));
-    if (rows.length === 0) return undefined;
-    const now = deps.now();
-    const creationDate = now.toISOString().slice(0, 10);
-    const modifier = await nextModifier(tx, creationDate);
-    if (modifier === undefined) throw new Error(`all 36 file id modifiers of ${creationDate} are used; the next file is cut tomorrow`);
-    const sequences = await nextTraceSequences(tx, rows.length);
-    const credits: NachaCredit[] = rows.map((r, i) => {
-      if (r.dest_sealed === null || r.dest_routing_number === null || r.dest_account_type === null) throw new Error(`live payout ${r.id} has no destination`);
-      const dest = sealer.openJson<SealedBankDetails>(r.dest_sealed, payoutDestinationAad(r.id));
-      return {
-        traceSequence: sequences[i] ?? 0,
-        routingNumber: r.dest_routing_number,
-        accountNumber: dest.account_number,
-        accountType: r.dest_account_type,
-        amountCents: r.net_amount,
-        individualId: r.id.slice(-15),
-        individualName: dest.account_holder_name,
-        addenda: r.description ?? undefined,
-      };
-    });
-    const name = rail.fileName(now, modifier);
-    const effectiveDate = rail.effectiveDate(now);
-    const { text, totals } = rail.render({ name, creation: now, fileIdModifier: modifier, effectiveDate, credits });
-    const file = await insertFile(tx, {
-      name,
-      creation_date: creationDate,
-      file_id_modifier: modifier,
-      effective_date: effectiveDate,
-      entry_count: rows.length,
-      total_credit_cents: totals.totalCreditCents,
-      entry_hash: totals.entryHash,
-      sealed_content: sealer.seal(text, achFileAad(name)),
-      sealed_key_id: sealer.activeKeyId,
-    });
-    const traces = new Map(rows.map((r, i) => [r.id, totals.traceNumbers[i] ?? ""]));
-    const events = rows.map((r) =>
-      outboxRowValues({
-        type: "payout.processing",
-        org_id: r.org_id,
-        livemode: r.livemode,
-        data: presentPayout({
-          ...r,
-          status: "processing",
-          trace_number: traces.get(r.id) ?? null,
-          bank_transfer_status: "submitted",
-          ach_file_id: file.id,
-          processing_at: now,
-          updated_at: now,
-        }),
-      }),
-    );
-    await markFiled(tx, file.id, traces, events);
-    return { file, text, ids: rows.map((r) => r.id) };
-  });
+  const recorded = await deps.achFiles.cut((cut) => recordFile(deps, rail, sealer, cut));
   if (recorded === undefined) return { file: null, payout_ids: [] };
   const { location } = await rail.deliver(recorded.file.name, recorded.text);
-  await markDelivered(deps.sql, recorded.file.id, location);
+  await deps.achFiles.markDelivered(recorded.file.id, location);
   deps.log.info({ ach_file: recorded.file.name, entries: recorded.ids.length }, "ACH file cut and delivered");
   return { file: summary(recorded.file, location), payout_ids: recorded.ids };
+}
+
+/** Inside the cut's transaction: the waiting payouts become one recorded file, each payout `processing`. */
+async function recordFile(
+  deps: PayoutsDeps,
+  rail: BankRail,
+  sealer: BankDetailsSealer,
+  cut: AchCut,
+): Promise<{ file: AchFileRow; text: string; ids: string[] } | undefined> {
+  const rows = fitting(await cut.claimUnfiled(deps.fileEntriesMax));
+  if (rows.length === 0) return undefined;
+  const now = deps.now();
+  const creationDate = now.toISOString().slice(0, 10);
+  const modifier = await cut.nextModifier(creationDate);
+  if (modifier === undefined) throw new Error(`all 36 file id modifiers of ${creationDate} are used; the next file is cut tomorrow`);
+  const credits = creditsOf(sealer, rows, await cut.nextTraceSequences(rows.length));
+  const name = rail.fileName(now, modifier);
+  const effectiveDate = rail.effectiveDate(now);
+  const { text, totals } = rail.render({ name, creation: now, fileIdModifier: modifier, effectiveDate, credits });
+  const file = await cut.insertFile({
+    name,
+    creation_date: creationDate,
+    file_id_modifier: modifier,
+    effective_date: effectiveDate,
+    entry_count: rows.length,
+    total_credit_cents: totals.totalCreditCents,
+    entry_hash: totals.entryHash,
+    sealed_content: sealer.seal(text, achFileAad(name)),
+    sealed_key_id: sealer.activeKeyId,
+  });
+  const traces = new Map(rows.map((r, i) => [r.id, totals.traceNumbers[i] ?? ""]));
+  await cut.markFiled(file.id, traces, processingEvents(rows, traces, file.id, now));
+  return { file, text, ids: rows.map((r) => r.id) };
+}
+
+/** Each payout's entry, its destination opened from what the payout kept at its request. */
+function creditsOf(sealer: BankDetailsSealer, rows: readonly PayoutRow[], sequences: readonly number[]): NachaCredit[] {
+  return rows.map((r, i) => {
+    if (r.dest_sealed === null || r.dest_routing_number === null || r.dest_account_type === null) throw new Error(`live payout ${r.id} has no destination`);
+    const dest = sealer.openJson<SealedBankDetails>(r.dest_sealed, payoutDestinationAad(r.id));
+    return {
+      traceSequence: sequences[i] ?? 0,
+      routingNumber: r.dest_routing_number,
+      accountNumber: dest.account_number,
+      accountType: r.dest_account_type,
+      amountCents: r.net_amount,
+      individualId: r.id.slice(-15),
+      individualName: dest.account_holder_name,
+      addenda: r.description ?? undefined,
+    };
+  });
+}
+
+function processingEvents(rows: readonly PayoutRow[], traces: ReadonlyMap<string, string>, fileId: string, now: Date): OutboxRowValues[] {
+  return rows.map((r) =>
+    outboxRowValues({
+      type: "payout.processing",
+      org_id: r.org_id,
+      livemode: r.livemode,
+      data: presentPayout({
+        ...r,
+        status: "processing",
+        trace_number: traces.get(r.id) ?? null,
+        bank_transfer_status: "submitted",
+        ach_file_id: fileId,
+        processing_at: now,
+        updated_at: now,
+      }),
+    }),
+  );
 }
 
 function summary(f: AchFileRow, location: string | null): NonNullable<CutResult["file"]> {
@@ -135,10 +148,10 @@ function summary(f: AchFileRow, location: string | null): NonNullable<CutResult[
 export async function deliverPending(deps: PayoutsDeps): Promise<number> {
   if (deps.rail === undefined || deps.sealer === undefined) return 0;
   let n = 0;
-  for (const f of await undeliveredFiles(deps.sql, DELIVERY_BATCH_MAX)) {
+  for (const f of await deps.achFiles.undelivered(DELIVERY_BATCH_MAX)) {
     const text = deps.sealer.open(f.sealed_content, achFileAad(f.name));
     const { location } = await deps.rail.deliver(f.name, text);
-    await markDelivered(deps.sql, f.id, location);
+    await deps.achFiles.markDelivered(f.id, location);
     n++;
   }
   return n;

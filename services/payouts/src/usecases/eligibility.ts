@@ -4,22 +4,21 @@
  *
  * Errors: participant_not_found, service_unavailable (a service did not answer: retry).
  */
+import type { Tenant } from "@treasury/contracts";
 import { assessEligibility, type Eligibility } from "../domain/eligibility.ts";
-import type { Scope } from "../adapters/ledger.ts";
-import { findBankAccount } from "../store/bank-accounts.ts";
 import type { PayoutsDeps } from "./deps.ts";
 
-export async function checkEligibility(deps: PayoutsDeps, scope: Scope, participantId: string, amount = 1): Promise<Eligibility & { wallet_id: string }> {
-  const participant = await deps.ledger.getParticipant(scope, participantId);
+export async function checkEligibility(deps: PayoutsDeps, tenant: Tenant, participantId: string, amount = 1): Promise<Eligibility & { wallet_id: string }> {
+  const participant = await deps.ledger.getParticipant(tenant, participantId);
   const [wallet, creator, businessStatus, bank] = await Promise.all([
-    deps.ledger.getWallet(scope, participant.wallet_id),
-    deps.compliance.creator(scope, participantId),
-    deps.compliance.businessStatus(scope),
-    findBankAccount(deps.sql, scope, participantId),
+    deps.ledger.getWallet(tenant, participant.wallet_id),
+    deps.compliance.creator(tenant, participantId),
+    deps.compliance.businessStatus(tenant),
+    deps.bankAccounts.find(tenant, participantId),
   ]);
   const eligibility = assessEligibility(
     {
-      livemode: scope.livemode,
+      livemode: tenant.livemode,
       participantId,
       availableBalance: wallet.available_balance,
       walletStatus: wallet.status,

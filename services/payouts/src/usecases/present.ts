@@ -1,5 +1,5 @@
 /** The payout object of the API (docs/api.md, Payouts). */
-import type { PayoutRow } from "../store/payouts.ts";
+import type { PayoutRow } from "../domain/records.ts";
 
 export const CURRENCY = "USD";
 

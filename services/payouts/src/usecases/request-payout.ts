@@ -16,14 +16,12 @@
  * idempotency_conflict, service_timeout (the ledger did not answer: the payout completes shortly),
  * service_unavailable.
  */
-import { cents, DomainError, newId, type PostRequestInput, type schemas, type WalletRef } from "@treasury/contracts";
-import { outboxRowValues, wakeOutboxRelay, type OutboxRowValues } from "@treasury/service-kit";
+import { cents, DomainError, newId, type PostRequestInput, type schemas, type Tenant, type WalletRef } from "@treasury/contracts";
+import { outboxRowValues, postAndSettle, requestHash, wakeOutboxRelay, type LedgerPosted, type OutboxRowValues } from "@treasury/service-kit";
 import type { z } from "zod";
-import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
-import { requestHash } from "@treasury/service-kit";
 import { netAmount, payoutPostings, type PayoutAmounts } from "../domain/money.ts";
 import { ENTRY_AMOUNT_MAX_CENTS } from "../domain/nacha.ts";
-import { discardRefused, findByReference, findById, refuse, retryRefused, type NewPayout, type PayoutRow } from "../store/payouts.ts";
+import type { NewPayout, PayoutRow } from "../domain/records.ts";
 import { bankDetailsOf } from "./bank-account.ts";
 import { payoutDestinationAad, requireSealer, type PayoutsDeps } from "./deps.ts";
 import { checkEligibility } from "./eligibility.ts";
@@ -62,12 +60,12 @@ export function payoutRequest(row: PayoutRow): PostRequestInput {
 }
 
 /** Whose wallet pays: the participant named, or the owner of the creator earnings wallet named. */
-async function resolveParticipant(deps: PayoutsDeps, scope: Scope, body: CreatePayoutBody): Promise<string> {
+async function resolveParticipant(deps: PayoutsDeps, tenant: Tenant, body: CreatePayoutBody): Promise<string> {
   if (body.wallet_id === undefined) {
     if (body.participant_id === undefined) throw new DomainError("validation_error", "participant_id or wallet_id is required");
     return body.participant_id;
   }
-  const wallet = await deps.ledger.getWallet(scope, body.wallet_id.toLowerCase());
+  const wallet = await deps.ledger.getWallet(tenant, body.wallet_id.toLowerCase());
   if (wallet.wallet_type !== "creator_earnings" || wallet.participant_id === null) {
     throw new DomainError("wallet_payout_not_supported", `Wallet ${wallet.id} is a ${wallet.wallet_type} wallet; only creator earnings pay out`);
   }
@@ -82,7 +80,7 @@ async function resolveParticipant(deps: PayoutsDeps, scope: Scope, body: CreateP
 /** What a live payout needs beyond the ledger's balance check: a rail, eligibility, and the destination sealed. */
 async function liveDestination(
   deps: PayoutsDeps,
-  scope: Scope,
+  tenant: Tenant,
   participantId: string,
   id: string,
   amounts: PayoutAmounts,
@@ -92,7 +90,7 @@ async function liveDestination(
   if (netAmount(amounts) > ENTRY_AMOUNT_MAX_CENTS) {
     throw new DomainError("amount_too_large", `A bank transfer carries at most ${ENTRY_AMOUNT_MAX_CENTS} cents`, { hint: "Split the payout into several" });
   }
-  const eligibility = await checkEligibility(deps, scope, participantId, amounts.amount);
+  const eligibility = await checkEligibility(deps, tenant, participantId, amounts.amount);
   // The balance is the ledger's to judge, exactly and under its lock; every other blocker stops here.
   const blockers = eligibility.issues.filter((i) => i !== "insufficient_balance");
   if (blockers.length > 0) {
@@ -102,7 +100,7 @@ async function liveDestination(
       extra: { eligibility: shown },
     });
   }
-  const bank = await bankDetailsOf(deps, scope, participantId);
+  const bank = await bankDetailsOf(deps, tenant, participantId);
   if (bank === undefined) throw new Error(`eligible participant ${participantId} has no bank account`);
   return {
     dest_routing_number: bank.row.routing_number,
@@ -120,7 +118,7 @@ type Reply = { status: number; body: Record<string, unknown> };
  */
 async function replay(deps: PayoutsDeps, existing: PayoutRow, hash: string): Promise<Reply | undefined> {
   if (existing.status === "refused" && existing.request_hash !== hash) {
-    await discardRefused(deps.sql, existing.id);
+    await deps.payouts.discardRefused(existing.id);
     return undefined;
   }
   if (existing.request_hash !== hash) {
@@ -129,9 +127,9 @@ async function replay(deps: PayoutsDeps, existing: PayoutRow, hash: string): Pro
     });
   }
   if (existing.status === "refused") {
-    const again = await retryRefused(deps.sql, existing.id);
+    const again = await deps.payouts.retryRefused(existing.id);
     if (again !== undefined) return { status: 201, body: { payout: presentPayout(await drivePayout(deps, again)) } };
-    const now = await findById(deps.sql, existing.id);
+    const now = await deps.payouts.findById(existing.id);
     return now === undefined ? undefined : replay(deps, now, hash);
   }
   throw new DomainError("duplicate_reference_id", `A payout with reference_id ${existing.reference_id} exists`, {
@@ -143,32 +141,32 @@ async function replay(deps: PayoutsDeps, existing: PayoutRow, hash: string): Pro
 /** Attempts at claiming a reference_id whose refused intents keep being replaced by concurrent requests. */
 const CLAIM_ATTEMPTS_MAX = 3;
 
-export async function requestPayout(deps: PayoutsDeps, scope: Scope, body: CreatePayoutBody): Promise<Reply> {
+export async function requestPayout(deps: PayoutsDeps, tenant: Tenant, body: CreatePayoutBody): Promise<Reply> {
   const hash = requestHash(body);
   for (let attempt = 1; ; attempt++) {
-    const reply = await attemptPayout(deps, scope, body, hash);
+    const reply = await attemptPayout(deps, tenant, body, hash);
     if (reply !== undefined) return reply;
     if (attempt >= CLAIM_ATTEMPTS_MAX) throw new DomainError("service_unavailable", "The reference_id is being claimed by concurrent requests; retry");
   }
 }
 
-async function attemptPayout(deps: PayoutsDeps, scope: Scope, body: CreatePayoutBody, hash: string): Promise<Reply | undefined> {
+async function attemptPayout(deps: PayoutsDeps, tenant: Tenant, body: CreatePayoutBody, hash: string): Promise<Reply | undefined> {
   // A live replay must answer with its payout even if the creator is no longer eligible, so it is looked up
   // before the eligibility checks; a sandbox request goes straight to the insert, whose conflict finds a replay.
-  if (scope.livemode) {
-    const existing = await findByReference(deps.sql, scope, body.reference_id);
+  if (tenant.livemode) {
+    const existing = await deps.payouts.findByReference(tenant, body.reference_id);
     if (existing !== undefined) return replay(deps, existing, hash);
   }
-  const participantId = await resolveParticipant(deps, scope, body);
+  const participantId = await resolveParticipant(deps, tenant, body);
   const amounts: PayoutAmounts = { amount: cents(body.amount), fees: cents(body.fees ?? 0), feesPaidBy: body.fees_paid_by ?? "platform" };
   const id = newId("po");
-  const destination = scope.livemode
-    ? await liveDestination(deps, scope, participantId, id, amounts)
+  const destination = tenant.livemode
+    ? await liveDestination(deps, tenant, participantId, id, amounts)
     : { dest_routing_number: null, dest_account_type: null, dest_last4: null, dest_sealed: null };
-  const row = await deps.writes.insertIntent({
+  const row = await deps.payouts.insertIntent({
     id,
-    org_id: scope.orgId,
-    livemode: scope.livemode,
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
     participant_id: participantId,
     requested_wallet_id: body.wallet_id?.toLowerCase() ?? null,
     reference_id: body.reference_id,
@@ -181,12 +179,12 @@ async function attemptPayout(deps: PayoutsDeps, scope: Scope, body: CreatePayout
     fees: amounts.fees,
     fees_paid_by: amounts.feesPaidBy,
     net_amount: netAmount(amounts),
-    rail: scope.livemode ? "bank_ach" : "sandbox",
+    rail: tenant.livemode ? "bank_ach" : "sandbox",
     ledger_reference: `payout:${id}`,
     ...destination,
   });
   if (row === undefined) {
-    const raced = await findByReference(deps.sql, scope, body.reference_id);
+    const raced = await deps.payouts.findByReference(tenant, body.reference_id);
     return raced === undefined ? undefined : replay(deps, raced, hash);
   }
   await deps.afterIntent();
@@ -197,22 +195,26 @@ function event(type: "payout.created" | "payout.executed", row: PayoutRow, overr
   return outboxRowValues({ type, org_id: row.org_id, livemode: row.livemode, data: presentPayout(row, override) });
 }
 
-/** Steps 2 and 3 for a payout in `posting`. Used by the request, a retried refusal, and the reconciler. */
+/**
+ * Steps 2 and 3 for a payout in `posting`. Used by the request, a retried refusal, and the reconciler. A
+ * definitive refusal marks the intent refused (it moved nothing) and answers the ledger's error.
+ */
 export async function drivePayout(deps: PayoutsDeps, row: PayoutRow): Promise<PayoutRow> {
-  let result;
-  try {
-    result = await deps.ledger.post(payoutRequest(row));
-  } catch (e) {
-    if (e instanceof DomainError && DEFINITIVE.has(e.code)) {
-      await refuse(deps.sql, row.id, e.code);
+  return postAndSettle({
+    post: () => deps.ledger.post(payoutRequest(row)),
+    afterPost: deps.afterLedgerPost,
+    settle: (result) => settlePayout(deps, row, result),
+    isDefinitive: (e) => DEFINITIVE.has(e.code),
+    refused: async (e) => {
+      await deps.payouts.refuse(row.id, e.code);
       throw e;
-    }
-    if (e instanceof LedgerOutcomeUnknown) {
-      throw new DomainError("service_timeout", "The ledger did not answer in time; the payout completes shortly, retry with the same reference_id to read it");
-    }
-    throw e;
-  }
-  await deps.afterLedgerPost();
+    },
+    pendingMessage: "The ledger did not answer in time; the payout completes shortly, retry with the same reference_id to read it",
+  });
+}
+
+/** Step 3: posting → paid (sandbox) or pending (live) with what the ledger answered, and the events. */
+async function settlePayout(deps: PayoutsDeps, row: PayoutRow, result: LedgerPosted): Promise<PayoutRow> {
   const walletId = Object.keys(result.wallets)[0] ?? null;
   const after = walletId === null ? undefined : result.wallets[walletId];
   const now = deps.now();
@@ -234,12 +236,12 @@ export async function drivePayout(deps: PayoutsDeps, row: PayoutRow): Promise<Pa
   };
   const events =
     row.rail === "sandbox" ? [event("payout.created", settled, { status: "pending" }), event("payout.executed", settled)] : [event("payout.created", settled)];
-  const done = await deps.writes.settleIntent({ id: row.id, ...fields, at: now, events });
+  const done = await deps.payouts.settleIntent({ id: row.id, ...fields, at: now, events });
   if (done !== undefined) {
     wakeOutboxRelay("payouts");
     return done;
   }
-  const current = await findById(deps.sql, row.id);
+  const current = await deps.payouts.findById(row.id);
   if (current === undefined) throw new Error(`payout ${row.id} vanished`);
   return current;
 }

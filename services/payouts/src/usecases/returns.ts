@@ -6,7 +6,6 @@
  */
 import { DomainError } from "@treasury/contracts";
 import { ReturnFileError } from "../domain/nacha-returns.ts";
-import { findByTrace, markAction } from "../store/payouts.ts";
 import type { PayoutsDeps } from "./deps.ts";
 import { driveAction } from "./transitions.ts";
 
@@ -39,7 +38,7 @@ export async function ingestReturns(deps: PayoutsDeps, text: string): Promise<Re
     pending: [],
   };
   for (const r of parsed.returns) {
-    const row = await findByTrace(deps.sql, r.originalTrace);
+    const row = await deps.payouts.findByTrace(r.originalTrace);
     const miss = (reason: string) => result.unmatched.push({ trace_number: r.originalTrace, return_code: r.returnCode, reason });
     if (row === undefined) {
       miss("no payout has this trace number");
@@ -53,7 +52,7 @@ export async function ingestReturns(deps: PayoutsDeps, text: string): Promise<Re
       miss(`returned amount ${r.amountCents} is not the payout's ${row.net_amount}`);
       continue;
     }
-    const marked = await markAction(deps.sql, row.id, "return", ["processing", "paid"], {
+    const marked = await deps.payouts.markAction(row.id, "return", ["processing", "paid"], {
       return_code: r.returnCode,
       return_from: row.status === "paid" ? "platform_cash" : "payouts_in_transit",
     });

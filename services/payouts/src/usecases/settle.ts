@@ -4,8 +4,6 @@
  * (each through transitions.ts: ledger post, then `payout.executed`). A payout the bank returns later is still
  * failed by its return (returns.ts).
  */
-import { markAction } from "../store/payouts.ts";
-import { dueForSettlement } from "../store/payouts.ts";
 import type { PayoutsDeps } from "./deps.ts";
 import { driveAction } from "./transitions.ts";
 
@@ -24,10 +22,10 @@ export async function settleDue(deps: PayoutsDeps, asOf: string): Promise<Settle
   const before = new Date(Date.parse(`${asOf}T00:00:00Z`) + DAY_MS - deps.settlementDays * DAY_MS);
   const result: SettleResult = { as_of: asOf, settled: [], pending: [] };
   for (;;) {
-    const due = await dueForSettlement(deps.sql, before, SETTLE_BATCH_MAX);
+    const due = await deps.payouts.dueForSettlement(before, SETTLE_BATCH_MAX);
     let moved = 0;
     for (const row of due) {
-      const marked = await markAction(deps.sql, row.id, "settle", ["processing"]);
+      const marked = await deps.payouts.markAction(row.id, "settle", ["processing"]);
       if (marked === undefined) continue;
       moved++;
       try {

@@ -8,12 +8,11 @@
  *     processing|paid → failed with the code's reason, `payout.failed`.
  * The reconciler drives actions a crash or a ledger timeout left in flight.
  */
-import { DomainError, type PostRequestInput } from "@treasury/contracts";
-import { outboxRowValues, wakeOutboxRelay } from "@treasury/service-kit";
-import { LedgerOutcomeUnknown } from "../adapters/ledger.ts";
+import type { PostRequestInput } from "@treasury/contracts";
+import { outboxRowValues, postAndSettle, wakeOutboxRelay, type LedgerPosted } from "@treasury/service-kit";
 import { returnPostings, settlementPostings } from "../domain/money.ts";
 import { returnReason } from "../domain/nacha-returns.ts";
-import { findById, finishAction, type PayoutRow } from "../store/payouts.ts";
+import type { PayoutAction, PayoutRow } from "../domain/records.ts";
 import type { PayoutsDeps } from "./deps.ts";
 import { presentPayout } from "./present.ts";
 import { amountsOf } from "./request-payout.ts";
@@ -46,18 +45,24 @@ export function actionRequest(row: PayoutRow): PostRequestInput {
   throw new Error(`payout ${row.id} has no complete action in flight`);
 }
 
-/** Steps 2 and 3 of the action in flight on `row`. */
+/**
+ * Steps 2 and 3 of the action in flight on `row`. Every ledger refusal propagates as it is (the action stays in
+ * flight: nothing here is refused for good); no answer is service_timeout and the reconciler finishes it.
+ */
 export async function driveAction(deps: PayoutsDeps, row: PayoutRow): Promise<PayoutRow> {
   const action = row.action;
   if (action === null) return row;
-  let result;
-  try {
-    result = await deps.ledger.post(actionRequest(row));
-  } catch (e) {
-    if (e instanceof LedgerOutcomeUnknown)
-      throw new DomainError("service_timeout", `The ledger did not answer in time; payout ${row.id} is finished by the reconciler`);
-    throw e;
-  }
+  return postAndSettle({
+    post: () => deps.ledger.post(actionRequest(row)),
+    settle: (result) => finish(deps, row, action, result),
+    isDefinitive: () => false,
+    refused: (e) => Promise.reject(e),
+    pendingMessage: `The ledger did not answer in time; payout ${row.id} is finished by the reconciler`,
+  });
+}
+
+/** Step 3: the row leaves its action with the new state and its event, in one statement. */
+async function finish(deps: PayoutsDeps, row: PayoutRow, action: PayoutAction, result: LedgerPosted): Promise<PayoutRow> {
   const settle = action === "settle";
   const fields = settle
     ? { status: "paid" as const, transaction_id: result.transaction_id, bank_transfer_status: "settled" }
@@ -79,12 +84,12 @@ export async function driveAction(deps: PayoutsDeps, row: PayoutRow): Promise<Pa
     updated_at: now,
   };
   const event = outboxRowValues({ type: settle ? "payout.executed" : "payout.failed", org_id: row.org_id, livemode: row.livemode, data: presentPayout(after) });
-  const done = await finishAction(deps.sql, row.id, action, fields, event);
+  const done = await deps.payouts.finishAction(row.id, action, fields, event);
   if (done !== undefined) {
     wakeOutboxRelay("payouts");
     return done;
   }
-  const current = await findById(deps.sql, row.id);
+  const current = await deps.payouts.findById(row.id);
   if (current === undefined) throw new Error(`payout ${row.id} vanished`);
   return current;
 }

@@ -1,0 +1,210 @@
+/**
+ * Every port the use cases need: the service's own records (store/ implements them over PostgreSQL), the ledger
+ * and kyc (adapters/, over NATS), the bank rail (adapters/bank-rail.ts), and the sealer of bank details. The
+ * use cases see only these; unit tests put in-memory fakes behind them (test/fakes.ts).
+ */
+import type { PostRequestInput, Tenant } from "@treasury/contracts";
+import type { LedgerPosted, NewEvent, OutboxRowValues, Sealer } from "@treasury/service-kit";
+import type { AchNotice, AchReturn } from "../domain/nacha-returns.ts";
+import type { NachaCredit, NachaTotals } from "../domain/nacha.ts";
+import type {
+  AchFileRow,
+  BankAccountRow,
+  BankAccountValues,
+  NewAchFile,
+  NewPayout,
+  PayoutAction,
+  PayoutRow,
+  PayoutStatus,
+  ReturnFrom,
+} from "../domain/records.ts";
+
+// ---- the ledger -------------------------------------------------------------------------------------------
+
+export interface LedgerWallet {
+  id: string;
+  wallet_type: "consumer_credit" | "creator_earnings";
+  participant_id: string | null;
+  status: string;
+  balance: number;
+  held_amount: number;
+  available_balance: number;
+  payout_supported: boolean;
+}
+
+export interface LedgerParticipant {
+  id: string;
+  wallet_id: string;
+  available_balance_cents: number;
+}
+
+/**
+ * The ledger as payouts sees it. `post` is the only way money moves: a ledger refusal is the same DomainError,
+ * no answer is the kit's LedgerOutcomeUnknown (never "failed"). The reads answer service_unavailable when the
+ * ledger does not answer (nothing was stored: the client may retry).
+ */
+export interface LedgerClient {
+  post(req: PostRequestInput): Promise<LedgerPosted>;
+  getParticipant(tenant: Tenant, participantId: string): Promise<LedgerParticipant>;
+  getWallet(tenant: Tenant, walletId: string): Promise<LedgerWallet>;
+}
+
+// ---- kyc --------------------------------------------------------------------------------------------------
+
+export interface CreatorCompliance {
+  status: string;
+  tax_certified: boolean;
+}
+
+export interface ComplianceDirectory {
+  creator(tenant: Tenant, participantId: string): Promise<CreatorCompliance>;
+  /** The organisation's business verification status (`pending` before any submission). */
+  businessStatus(tenant: Tenant): Promise<string>;
+}
+
+// ---- the bank rail ----------------------------------------------------------------------------------------
+
+export interface RailFile {
+  name: string;
+  creation: Date;
+  fileIdModifier: string;
+  effectiveDate: string;
+  credits: readonly NachaCredit[];
+}
+
+export interface BankRail {
+  /** The trace number an entry with this sequence gets. */
+  traceNumber(sequence: number): string;
+  /** The settlement date of credits sent at `now`. */
+  effectiveDate(now: Date): string;
+  fileName(creation: Date, fileIdModifier: string): string;
+  render(file: RailFile): { text: string; totals: NachaTotals };
+  /** Delivers the file under its name; delivering the same name again replaces it with the same bytes. */
+  deliver(name: string, text: string): Promise<{ location: string }>;
+  parseReturns(text: string): { returns: AchReturn[]; notices: AchNotice[] };
+}
+
+// ---- sealing ----------------------------------------------------------------------------------------------
+
+/** Seals and opens bank details (AES-256-GCM with the key ring; the kit's Sealer). */
+export type BankDetailsSealer = Pick<Sealer, "activeKeyId" | "seal" | "open" | "sealJson" | "openJson">;
+
+// ---- payouts ----------------------------------------------------------------------------------------------
+
+/** posting → pending (live) or paid (sandbox): what the ledger answered, and the events it causes. */
+export interface IntentSettlement {
+  id: string;
+  status: "pending" | "paid";
+  transaction_id: string;
+  wallet_id: string | null;
+  previous_balance: number | null;
+  new_balance: number | null;
+  at: Date;
+  /** Written in order, and only if the payout moved. */
+  events: readonly OutboxRowValues[];
+}
+
+export interface ListFilter {
+  participantId?: string | undefined;
+  status?: "pending" | "processing" | "paid" | "failed" | undefined;
+  limit: number;
+  offset: number;
+}
+
+export interface ActionOutcome {
+  status: "paid" | "failed";
+  transaction_id: string;
+  failure_reason?: string | null;
+  bank_transfer_status: string;
+}
+
+export interface PayoutStore {
+  /**
+   * Records an intent (`posting`); undefined when its reference is taken (the caller reads the existing one).
+   * Intents of requests that arrive in one event-loop turn go to PostgreSQL as one statement.
+   */
+  insertIntent(p: NewPayout): Promise<PayoutRow | undefined>;
+  /** Moves a `posting` payout with its events, coalesced like insertIntent; undefined when another driver won. */
+  settleIntent(s: IntentSettlement): Promise<PayoutRow | undefined>;
+  findByReference(tenant: Tenant, referenceId: string): Promise<PayoutRow | undefined>;
+  findPayout(tenant: Tenant, id: string): Promise<PayoutRow | undefined>;
+  findById(id: string): Promise<PayoutRow | undefined>;
+  /** A refused intent asked for again with the same request: back to `posting`, once. */
+  retryRefused(id: string): Promise<PayoutRow | undefined>;
+  /** A refused intent moved nothing: a different request with its reference_id replaces it. */
+  discardRefused(id: string): Promise<void>;
+  refuse(id: string, code: string): Promise<void>;
+  /** Visible payouts, newest first (an intent not yet posted shows as pending; refused ones are not shown). */
+  list(tenant: Tenant, f: ListFilter): Promise<{ rows: PayoutRow[]; total: number }>;
+  /** Payouts stuck in `posting` past the grace period, oldest first. */
+  stuckPosting(graceMs: number, limit: number): Promise<PayoutRow[]>;
+  /** Settles and returns in flight past the grace period, oldest first. */
+  stuckActions(graceMs: number, limit: number): Promise<PayoutRow[]>;
+  /** Starts a transition (settle or return) of a filed payout: at most one in flight, and only from the given states. */
+  markAction(
+    id: string,
+    action: PayoutAction,
+    from: readonly PayoutStatus[],
+    fields?: { return_code?: string; return_from?: ReturnFrom },
+  ): Promise<PayoutRow | undefined>;
+  /** Ends the transition in flight with its outcome and event; undefined when another driver ended it. */
+  finishAction(id: string, action: PayoutAction, fields: ActionOutcome, event: OutboxRowValues): Promise<PayoutRow | undefined>;
+  /** Processing payouts filed before `before`: settled by the bank by now. */
+  dueForSettlement(before: Date, limit: number): Promise<PayoutRow[]>;
+  /** The filed payout a returned entry names. */
+  findByTrace(trace: string): Promise<PayoutRow | undefined>;
+}
+
+// ---- bank accounts ----------------------------------------------------------------------------------------
+
+export interface BankAccountStore {
+  find(tenant: Tenant, participantId: string): Promise<BankAccountRow | undefined>;
+  /**
+   * Inserts or replaces the participant's account (a new row takes `id`; a replaced one keeps its own) and writes
+   * the event `eventOf` makes of the saved row, in one transaction.
+   */
+  save(
+    tenant: Tenant,
+    participantId: string,
+    id: string,
+    values: BankAccountValues,
+    eventOf: (row: BankAccountRow) => NewEvent,
+  ): Promise<{ row: BankAccountRow; created: boolean }>;
+}
+
+// ---- ACH files --------------------------------------------------------------------------------------------
+
+/** What a cut does inside its transaction. */
+export interface AchCut {
+  /** Live payouts waiting for a file, oldest first, locked for this cut (never a sandbox payout). */
+  claimUnfiled(limit: number): Promise<PayoutRow[]>;
+  /** The next free file id modifier (A–Z, then 0–9) of a creation day; undefined when all 36 are used. */
+  nextModifier(creationDate: string): Promise<string | undefined>;
+  nextTraceSequences(n: number): Promise<number[]>;
+  insertFile(f: NewAchFile): Promise<AchFileRow>;
+  /** pending → processing for every payout of the file, with its trace number, and each one's event. */
+  markFiled(fileId: string, traces: ReadonlyMap<string, string>, events: readonly OutboxRowValues[]): Promise<string[]>;
+}
+
+export interface AchFileStore {
+  /** Runs `fn` in one transaction, one cut at a time across replicas (file id modifiers are counted per day). */
+  cut<T>(fn: (cut: AchCut) => Promise<T>): Promise<T>;
+  undelivered(limit: number): Promise<AchFileRow[]>;
+  markDelivered(id: string, location: string): Promise<void>;
+}
+
+// ---- key rotation -----------------------------------------------------------------------------------------
+
+/** One reseal batch, in one transaction: the values sealed with the given key ids, locked, and their update. */
+export interface ResealBatch {
+  bankAccounts(keyIds: readonly string[], limit: number): Promise<{ id: string; org_id: string; livemode: boolean; participant_id: string; sealed: string }[]>;
+  updateBankAccount(id: string, sealed: string, keyId: string): Promise<void>;
+  destinations(keyIds: readonly string[], limit: number): Promise<{ id: string; dest_sealed: string }[]>;
+  updateDestination(id: string, sealed: string): Promise<void>;
+  achFiles(keyIds: readonly string[], limit: number): Promise<{ id: string; name: string; sealed_content: string }[]>;
+  updateAchFile(id: string, sealed: string, keyId: string): Promise<void>;
+}
+
+export interface SealedValueStore {
+  batch<T>(fn: (batch: ResealBatch) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,320 @@
+/**
+ * In-memory stand-ins behind the use cases' ports (src/usecases/ports.ts), for unit tests: no PostgreSQL, no
+ * NATS. Each store keeps the conditions its SQL has (a settle moves only a `posting` row, an action starts only
+ * on a live row without one in flight…), so a use case that relies on them is tested against them.
+ */
+import { DomainError, type PostRequestInput, type Tenant } from "@treasury/contracts";
+import { createLogger, generateKeyRingEntry, parseKeyRing, Sealer, type LedgerPosted, type NewEvent, type OutboxRowValues } from "@treasury/service-kit";
+import type { BankAccountRow, PayoutRow } from "../src/domain/records.ts";
+import type { PayoutsDeps } from "../src/usecases/deps.ts";
+import type {
+  AchFileStore,
+  BankAccountStore,
+  BankRail,
+  ComplianceDirectory,
+  CreatorCompliance,
+  LedgerClient,
+  LedgerParticipant,
+  LedgerWallet,
+  PayoutStore,
+  SealedValueStore,
+} from "../src/usecases/ports.ts";
+
+const same = (r: { org_id: string; livemode: boolean }, t: Tenant) => r.org_id === t.orgId && r.livemode === t.livemode;
+
+export class FakePayoutStore implements PayoutStore {
+  readonly rows = new Map<string, PayoutRow>();
+  /** The events written, in order, with the payout whose change wrote them. */
+  readonly events: OutboxRowValues[] = [];
+  private clock = 0;
+
+  /** Distinct, increasing timestamps, as rows written one after another get. */
+  private tick(): Date {
+    return new Date(Date.UTC(2026, 10, 27) + ++this.clock);
+  }
+
+  private put(row: PayoutRow): PayoutRow {
+    this.rows.set(row.id, row);
+    return { ...row };
+  }
+
+  insertIntent: PayoutStore["insertIntent"] = async (p) => {
+    if ([...this.rows.values()].some((r) => r.org_id === p.org_id && r.livemode === p.livemode && r.reference_id === p.reference_id)) return undefined;
+    const at = this.tick();
+    return this.put({
+      ...p,
+      wallet_id: null,
+      status: "posting",
+      transaction_id: null,
+      previous_balance: null,
+      new_balance: null,
+      refusal_code: null,
+      ach_file_id: null,
+      trace_number: null,
+      bank_transfer_status: null,
+      action: null,
+      action_at: null,
+      return_from: null,
+      return_code: null,
+      failure_reason: null,
+      settle_transaction_id: null,
+      return_transaction_id: null,
+      created_at: at,
+      updated_at: at,
+      processing_at: null,
+      paid_at: null,
+      failed_at: null,
+    });
+  };
+
+  settleIntent: PayoutStore["settleIntent"] = async (s) => {
+    const row = this.rows.get(s.id);
+    if (row?.status !== "posting") return undefined;
+    const { events, at, previous_balance, new_balance, ...fields } = s;
+    this.events.push(...events);
+    return this.put({
+      ...row,
+      ...fields,
+      previous_balance: previous_balance as PayoutRow["previous_balance"],
+      new_balance: new_balance as PayoutRow["new_balance"],
+      paid_at: s.status === "paid" ? at : null,
+      bank_transfer_status: row.rail === "bank_ach" ? "awaiting_file" : null,
+      updated_at: at,
+    });
+  };
+
+  findByReference: PayoutStore["findByReference"] = async (t, referenceId) =>
+    this.copy([...this.rows.values()].find((r) => same(r, t) && r.reference_id === referenceId));
+  findPayout: PayoutStore["findPayout"] = async (t, id) => this.copy([...this.rows.values()].find((r) => same(r, t) && r.id === id));
+  findById: PayoutStore["findById"] = async (id) => this.copy(this.rows.get(id));
+
+  retryRefused: PayoutStore["retryRefused"] = async (id) => {
+    const row = this.rows.get(id);
+    if (row?.status !== "refused") return undefined;
+    return this.put({ ...row, status: "posting", refusal_code: null, updated_at: this.tick() });
+  };
+
+  discardRefused: PayoutStore["discardRefused"] = async (id) => {
+    if (this.rows.get(id)?.status === "refused") this.rows.delete(id);
+  };
+
+  refuse: PayoutStore["refuse"] = async (id, code) => {
+    const row = this.rows.get(id);
+    if (row?.status === "posting") this.put({ ...row, status: "refused", refusal_code: code, updated_at: this.tick() });
+  };
+
+  list: PayoutStore["list"] = async (t, f) => {
+    const statuses =
+      f.status === undefined ? ["posting", "pending", "processing", "paid", "failed"] : f.status === "pending" ? ["posting", "pending"] : [f.status];
+    const all = [...this.rows.values()]
+      .filter((r) => same(r, t) && statuses.includes(r.status) && (f.participantId === undefined || r.participant_id === f.participantId))
+      .reverse();
+    return { rows: all.slice(f.offset, f.offset + f.limit), total: all.length };
+  };
+
+  stuckPosting: PayoutStore["stuckPosting"] = async (_graceMs, limit) => [...this.rows.values()].filter((r) => r.status === "posting").slice(0, limit);
+  stuckActions: PayoutStore["stuckActions"] = async (_graceMs, limit) => [...this.rows.values()].filter((r) => r.action !== null).slice(0, limit);
+
+  markAction: PayoutStore["markAction"] = async (id, action, from, fields = {}) => {
+    const row = this.rows.get(id);
+    if (row === undefined || row.action !== null || !from.includes(row.status) || row.rail !== "bank_ach") return undefined;
+    const at = this.tick();
+    return this.put({ ...row, action, action_at: at, return_code: fields.return_code ?? null, return_from: fields.return_from ?? null, updated_at: at });
+  };
+
+  finishAction: PayoutStore["finishAction"] = async (id, action, fields, event) => {
+    const row = this.rows.get(id);
+    if (row?.action !== action) return undefined;
+    const settle = action === "settle";
+    const at = this.tick();
+    this.events.push(event);
+    return this.put({
+      ...row,
+      status: fields.status,
+      action: null,
+      action_at: null,
+      bank_transfer_status: fields.bank_transfer_status,
+      settle_transaction_id: settle ? fields.transaction_id : row.settle_transaction_id,
+      return_transaction_id: settle ? row.return_transaction_id : fields.transaction_id,
+      failure_reason: fields.failure_reason ?? row.failure_reason,
+      paid_at: settle ? at : row.paid_at,
+      failed_at: settle ? row.failed_at : at,
+      updated_at: at,
+    });
+  };
+
+  dueForSettlement: PayoutStore["dueForSettlement"] = async (before, limit) =>
+    [...this.rows.values()]
+      .filter((r) => r.status === "processing" && r.action === null && r.processing_at !== null && r.processing_at < before)
+      .slice(0, limit);
+
+  findByTrace: PayoutStore["findByTrace"] = async (trace) => this.copy([...this.rows.values()].find((r) => r.livemode && r.trace_number === trace));
+
+  private copy(row: PayoutRow | undefined): PayoutRow | undefined {
+    return row === undefined ? undefined : { ...row };
+  }
+
+  /** Puts a row as an earlier step (or a test's setup) left it. */
+  seed(row: PayoutRow): void {
+    this.rows.set(row.id, { ...row });
+  }
+}
+
+export class FakeBankAccountStore implements BankAccountStore {
+  readonly rows: BankAccountRow[] = [];
+  readonly events: NewEvent[] = [];
+
+  find: BankAccountStore["find"] = async (t, participantId) => this.rows.find((r) => same(r, t) && r.participant_id === participantId);
+
+  save: BankAccountStore["save"] = async (t, participantId, id, values, eventOf) => {
+    const existing = this.rows.findIndex((r) => same(r, t) && r.participant_id === participantId);
+    const at = new Date();
+    const before = this.rows[existing];
+    const row: BankAccountRow =
+      before === undefined
+        ? { id, org_id: t.orgId, livemode: t.livemode, participant_id: participantId, ...values, created_at: at, updated_at: at }
+        : { ...before, ...values, updated_at: at };
+    if (before === undefined) this.rows.push(row);
+    else this.rows[existing] = row;
+    this.events.push(eventOf(row));
+    return { row, created: before === undefined };
+  };
+}
+
+export type PostBehaviour = (req: PostRequestInput) => LedgerPosted | Error;
+
+/** The ledger: wallets by participant, and what each post answers (by default it moves the money). */
+export class FakeLedger implements LedgerClient {
+  readonly posts: PostRequestInput[] = [];
+  readonly participants = new Map<string, LedgerParticipant>();
+  readonly wallets = new Map<string, LedgerWallet>();
+  /** Replaced by a test to refuse or not answer. */
+  answer: PostBehaviour = (req) => posted(req, this.walletOf(req));
+
+  addCreator(participantId: string, available: number, status = "active"): LedgerWallet {
+    const id = `00000000-0000-4000-8000-${String(this.wallets.size + 1).padStart(12, "0")}`;
+    const wallet: LedgerWallet = {
+      id,
+      wallet_type: "creator_earnings",
+      participant_id: participantId,
+      status,
+      balance: available,
+      held_amount: 0,
+      available_balance: available,
+      payout_supported: true,
+    };
+    this.wallets.set(id, wallet);
+    this.participants.set(participantId, { id: participantId, wallet_id: id, available_balance_cents: available });
+    return wallet;
+  }
+
+  private walletOf(req: PostRequestInput): LedgerWallet | undefined {
+    const pid = (req.metadata as { participant_id?: string } | undefined)?.participant_id;
+    const p = pid === undefined ? undefined : this.participants.get(pid);
+    return p === undefined ? undefined : this.wallets.get(p.wallet_id);
+  }
+
+  post: LedgerClient["post"] = async (req) => {
+    this.posts.push(req);
+    const out = this.answer(req);
+    if (out instanceof Error) throw out;
+    return out;
+  };
+
+  getParticipant: LedgerClient["getParticipant"] = async (_t, participantId) => {
+    const p = this.participants.get(participantId);
+    if (p === undefined) throw new DomainError("participant_not_found", `Participant ${participantId} not found`);
+    return p;
+  };
+
+  getWallet: LedgerClient["getWallet"] = async (_t, walletId) => {
+    const w = this.wallets.get(walletId);
+    if (w === undefined) throw new DomainError("wallet_not_found", `Wallet ${walletId} not found`);
+    return w;
+  };
+}
+
+/** What the ledger answers a post that moved `amount` out of `wallet` (its balance after). */
+export function posted(req: PostRequestInput, wallet: LedgerWallet | undefined): LedgerPosted {
+  const amount = req.amount ?? 0;
+  const wallets: LedgerPosted["wallets"] = {};
+  if (wallet !== undefined && req.kind === "payout") {
+    wallet.balance -= amount;
+    wallet.available_balance -= amount;
+    wallets[wallet.id] = { balance: wallet.balance, held_amount: 0, available_balance: wallet.available_balance };
+  }
+  return {
+    transaction_id: `txn_${req.reference_id.replace(/[^a-z0-9]/gi, "")}`,
+    kind: req.kind,
+    reference_id: req.reference_id,
+    amount,
+    created_at: new Date().toISOString(),
+    wallets,
+    holds_created: [],
+    holds_released: [],
+    extra: {},
+    duplicate: false,
+  };
+}
+
+export class FakeCompliance implements ComplianceDirectory {
+  readonly creators = new Map<string, CreatorCompliance>();
+  business = "pending";
+  creator: ComplianceDirectory["creator"] = async (_t, participantId) => this.creators.get(participantId) ?? { status: "not_started", tax_certified: false };
+  businessStatus: ComplianceDirectory["businessStatus"] = async () => this.business;
+}
+
+const unused = (port: string) => () => {
+  throw new Error(`${port} is not used by this test`);
+};
+
+/** A rail that is configured (live payouts are allowed) but never asked for a file here. */
+export const idleRail: BankRail = {
+  traceNumber: unused("rail.traceNumber"),
+  effectiveDate: unused("rail.effectiveDate"),
+  fileName: unused("rail.fileName"),
+  render: unused("rail.render"),
+  deliver: unused("rail.deliver"),
+  parseReturns: unused("rail.parseReturns"),
+};
+
+export interface Fakes {
+  deps: PayoutsDeps;
+  payouts: FakePayoutStore;
+  bankAccounts: FakeBankAccountStore;
+  ledger: FakeLedger;
+  compliance: FakeCompliance;
+  sealer: Sealer;
+  /** Where each crash-point hook ran, in order. */
+  hooks: string[];
+}
+
+export function fakes(overrides: Partial<PayoutsDeps> = {}): Fakes {
+  const payouts = new FakePayoutStore();
+  const bankAccounts = new FakeBankAccountStore();
+  const ledger = new FakeLedger();
+  const compliance = new FakeCompliance();
+  const sealer = new Sealer(parseKeyRing(generateKeyRingEntry("t1")));
+  const hooks: string[] = [];
+  // No file waits for delivery; a cut is not what these tests drive.
+  const achFiles: AchFileStore = { cut: unused("achFiles.cut"), undelivered: async () => [], markDelivered: unused("achFiles.markDelivered") };
+  const sealedValues: SealedValueStore = { batch: unused("sealedValues.batch") };
+  const deps: PayoutsDeps = {
+    payouts,
+    bankAccounts,
+    achFiles,
+    sealedValues,
+    ledger,
+    compliance,
+    sealer,
+    rail: idleRail,
+    log: createLogger({ service: "payouts-test", level: "silent" }),
+    now: () => new Date(Date.UTC(2026, 10, 27, 12)),
+    afterIntent: async () => void hooks.push("afterIntent"),
+    afterLedgerPost: async () => void hooks.push("afterLedgerPost"),
+    settlementDays: 2,
+    fileEntriesMax: 100,
+    ...overrides,
+  };
+  return { deps, payouts, bankAccounts, ledger, compliance, sealer, hooks };
+}
