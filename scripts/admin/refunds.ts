@@ -1,9 +1,11 @@
 /** Each org's refund shortfall policy (docs/adr/0009-refund-shortfall.md). */
+import type { Tenant } from "@treasury/contracts";
 import { SHORTFALL_POLICIES, setShortfallPolicy, shortfallPolicy } from "../../services/refunds/src/store/settings.ts";
 import type { Commands } from "./command.ts";
 import { environmentOf, need, type Ctx } from "./context.ts";
 
-function scopeOf(ctx: Ctx): { env: "test" | "live"; orgId: string; livemode: boolean } {
+/** The org and environment the command names (--org, --env). */
+function tenantOfArgs(ctx: Ctx): Tenant & { env: "test" | "live" } {
   const { env, livemode } = environmentOf(ctx.values);
   return { env, orgId: need(ctx.values.org, "--org"), livemode };
 }
@@ -22,7 +24,7 @@ export const refundsCommands: Commands = {
       }),
     },
     async run(ctx) {
-      const s = scopeOf(ctx);
+      const s = tenantOfArgs(ctx);
       const policy = SHORTFALL_POLICIES.find((p) => p === ctx.values.shortfall);
       if (policy === undefined) throw new Error(`--shortfall must be one of ${SHORTFALL_POLICIES.join(", ")}`);
       await setShortfallPolicy(ctx.q, s, policy);
@@ -32,7 +34,7 @@ export const refundsCommands: Commands = {
   "refunds get-policy": {
     usage: "refunds get-policy --org ID --env test|live   → {org_id, environment, shortfall_policy}",
     async run(ctx) {
-      const s = scopeOf(ctx);
+      const s = tenantOfArgs(ctx);
       return { org_id: s.orgId, environment: s.env, shortfall_policy: await shortfallPolicy(ctx.sql, s) };
     },
   },

@@ -4,7 +4,7 @@
  * hand. The delivery is made due in the transaction that writes its audit row; the workers are woken at commit.
  */
 import type postgres from "postgres";
-import { DomainError } from "@treasury/contracts";
+import { DomainError, tenantOf } from "@treasury/contracts";
 import { presentDelivery } from "../../services/webhooks/src/domain/present.ts";
 import { findDelivery, makeDueNow } from "../../services/webhooks/src/store/deliveries.ts";
 import type { Commands } from "./command.ts";
@@ -41,12 +41,12 @@ export const webhooksCommands: Commands = {
       const tx = transactionOf(ctx.q);
       const d = await deliveryScope(tx, id);
       if (d === undefined) throw new DomainError("webhook_delivery_not_found", `Webhook delivery ${id} not found`);
-      const scope = { orgId: d.org_id, livemode: d.livemode };
-      const row = await findDelivery(tx, scope, id, { forUpdate: true });
+      const tenant = tenantOf(d);
+      const row = await findDelivery(tx, tenant, id, { forUpdate: true });
       if (row === undefined) throw new DomainError("webhook_delivery_not_found", `Webhook delivery ${id} not found`);
       // An attempt in flight is already sending it; a second one now would race it.
       if (row.lease_until !== null && row.lease_until > new Date()) return { delivery: presentDelivery(row), replayed: false };
-      const due = await makeDueNow(tx, scope, id, 1);
+      const due = await makeDueNow(tx, tenant, id, 1);
       return { delivery: presentDelivery(due ?? row), replayed: true };
     },
   },

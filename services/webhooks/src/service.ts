@@ -7,26 +7,24 @@ import postgres from "postgres";
 import { eventsSubjectFilter } from "@treasury/contracts";
 import {
   ConfigError,
-  Counter,
   createService,
-  Gauge,
-  Histogram,
   parseKeyRing,
-  PeriodicTask,
   SealedValueError,
   Sealer,
-  withTimeout,
   type KeyRing,
   type Service,
   type ServiceConfig,
   type ServiceDeps,
 } from "@treasury/service-kit";
 import { WebhooksEnv, type WebhooksConfig } from "./config.ts";
-import { destroyAgents } from "./delivery/http.ts";
+import { destroyAgents, nodeWebhookHttp } from "./delivery/http.ts";
 import { Dispatcher } from "./delivery/dispatcher.ts";
-import { manageWebhooks, sandboxSendTestWebhook } from "./handlers/index.ts";
-import { deliveryBacklog, purgeFinished } from "./store/deliveries.ts";
-import { fanOut, type DropReason } from "./usecases/fanout.ts";
+import { registerHandlers } from "./handlers/index.ts";
+import { droppedEventsCounter, registerMetrics } from "./metrics.ts";
+import { purgeFinished } from "./store/deliveries.ts";
+import { pgFanOutStore, pgWebhooksStore } from "./store/webhooks-store.ts";
+import { fanOut } from "./usecases/fanout.ts";
+import type { WebhooksStore } from "./usecases/ports.ts";
 import { resealAll } from "./usecases/reseal.ts";
 
 /** The durable consumer's name on the EVENTS stream (its inbox rows carry it too). */
@@ -34,65 +32,9 @@ export const FANOUT_DURABLE = "webhooks-fanout";
 /** Connections of the delivery workers' own pool (one claim loop, one settle batch at a time, a spare). */
 const DISPATCHER_POOL_MAX = 3;
 
-/** The service's own metrics on its /metrics registry: attempts by outcome, the backlog and how late it is. */
-function registerMetrics(svc: Service<ServiceConfig<typeof WebhooksEnv>>): (outcome: string, seconds: number) => void {
-  const attempts = new Histogram({
-    name: "webhook_attempt_duration_seconds",
-    help: "Delivery attempts by outcome (delivered, retrying, failed) and how long each HTTP attempt took",
-    labelNames: ["outcome"] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [svc.metrics],
-  });
-  let backlog: Promise<{ pending: number; retrying: number; lagSeconds: number } | undefined> | undefined;
-  // One query per scrape serves both gauges.
-  const readBacklog = () => {
-    backlog ??= withTimeout(deliveryBacklog(svc.sql))
-      .catch(() => undefined)
-      .finally(() => setImmediate(() => (backlog = undefined)));
-    return backlog;
-  };
-  new Gauge({
-    name: "webhook_deliveries_waiting",
-    help: "Deliveries not finished yet, by status (pending: no attempt yet; retrying: waiting for the next attempt)",
-    labelNames: ["status"] as const,
-    registers: [svc.metrics],
-    async collect() {
-      const b = await readBacklog();
-      this.set({ status: "pending" }, b?.pending ?? Number.NaN);
-      this.set({ status: "retrying" }, b?.retrying ?? Number.NaN);
-    },
-  });
-  new Gauge({
-    name: "webhook_delivery_lag_seconds",
-    help: "How long the oldest due delivery has been waiting for its attempt (0 when none is due)",
-    registers: [svc.metrics],
-    async collect() {
-      this.set((await readBacklog())?.lagSeconds ?? Number.NaN);
-    },
-  });
-  const children = new Map<string, { observe(v: number): void }>();
-  return (outcome, seconds) => {
-    let child = children.get(outcome);
-    if (child === undefined) {
-      child = attempts.labels({ outcome });
-      children.set(outcome, child);
-    }
-    child.observe(seconds);
-  };
-}
+type KitService = Service<ServiceConfig<typeof WebhooksEnv>>;
 
-/** Events the fan-out dropped because their owner did not emit them (usecases/fanout.ts), by reason. */
-function droppedEventsCounter(svc: Service<ServiceConfig<typeof WebhooksEnv>>): (reason: DropReason) => void {
-  const dropped = new Counter({
-    name: "webhook_events_dropped_total",
-    help: "Events not delivered because their subject, type and source do not match the event's owner (subject_mismatch, not_owner)",
-    labelNames: ["reason"] as const,
-    registers: [svc.metrics],
-  });
-  return (reason) => dropped.inc({ reason });
-}
-
-export interface WebhooksService extends Service<ServiceConfig<typeof WebhooksEnv>> {
+export interface WebhooksService extends KitService {
   dispatcher: Dispatcher;
   webhooks: WebhooksConfig;
   /** One reseal pass now (it also runs on start and every WEBHOOK_RESEAL_INTERVAL_MS); answers how many endpoints moved. */
@@ -116,6 +58,16 @@ function keyRingOf(c: ServiceConfig<typeof WebhooksEnv>): KeyRing | undefined {
   }
 }
 
+/** The ring from deps or configuration; a bad one releases what the service opened before it is reported. */
+async function keyRingOrStop(svc: KitService, deps: WebhooksServiceDeps): Promise<KeyRing | undefined> {
+  try {
+    return deps.keyRing ?? keyRingOf(svc.config);
+  } catch (e) {
+    await svc.stop();
+    throw e;
+  }
+}
+
 function webhooksConfig(c: ServiceConfig<typeof WebhooksEnv>): WebhooksConfig {
   return {
     retryScheduleMs: c.WEBHOOK_RETRY_SCHEDULE_MS,
@@ -130,21 +82,8 @@ function webhooksConfig(c: ServiceConfig<typeof WebhooksEnv>): WebhooksConfig {
   };
 }
 
-export async function buildWebhooks(env: Record<string, string | undefined>, deps: WebhooksServiceDeps = {}): Promise<WebhooksService> {
-  const svc = await createService({ name: "webhooks", env, extraEnv: WebhooksEnv, deps });
-  const config = webhooksConfig(svc.config);
-  let ring: KeyRing | undefined;
-  try {
-    ring = deps.keyRing ?? keyRingOf(svc.config);
-  } catch (e) {
-    await svc.stop();
-    throw e;
-  }
-  const sealer = ring === undefined ? undefined : new Sealer(ring);
-  const useCaseDeps = { sql: svc.sql, sealer, config, log: svc.log };
-  svc.handle("manageWebhooks", manageWebhooks(useCaseDeps));
-  svc.handle("sandboxSendTestWebhook", sandboxSendTestWebhook(useCaseDeps));
-
+/** The delivery workers on their own pool, stopped (and the pool closed) on shutdown. */
+function deliveryWorkers(svc: KitService, config: WebhooksConfig, sealer: Sealer | undefined): Dispatcher {
   // The workers' pool commits without waiting for the WAL flush; see store/deliveries.ts for why that is safe.
   const dispatcherSql = postgres(svc.config.DATABASE_URL, {
     max: DISPATCHER_POOL_MAX,
@@ -154,8 +93,17 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
     onnotice: () => {},
   });
   const dispatcher = new Dispatcher({ sql: dispatcherSql, log: svc.log, config, sealer, onAttempt: registerMetrics(svc) });
-  // Finished deliveries go with the kit's sweep of its outbox and inbox.
-  svc.retention.add({ name: "webhooks.deliveries", days: config.retentionDays, purge: (before, limit) => purgeFinished(svc.sql, before, limit) });
+  // Shutdown hooks run after the consumers and jobs stop; attempts in flight get a moment to record their outcome.
+  svc.onShutdown(async () => {
+    await dispatcher.stop();
+    destroyAgents();
+    await dispatcherSql.end({ timeout: 5 });
+  });
+  return dispatcher;
+}
+
+/** The fan-out: several pullers on one durable, each writing an event's delivery rows in its consumer transaction. */
+function consumeEvents(svc: KitService, config: WebhooksConfig, dispatcher: Dispatcher): void {
   const maxAttempts = config.retryScheduleMs.length;
   const dropped = droppedEventsCounter(svc);
   for (let i = 0; i < config.fanoutConsumers; i++) {
@@ -163,9 +111,12 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
       durable: FANOUT_DURABLE,
       filterSubject: eventsSubjectFilter(svc.prefix),
       handler: async (evt, tx, { subject }) =>
-        void (await fanOut(tx, evt, { subject, prefix: svc.prefix, log: svc.log, dropped }, maxAttempts, () => dispatcher.hint())),
+        void (await fanOut(pgFanOutStore(tx), evt, { subject, prefix: svc.prefix, log: svc.log, dropped }, maxAttempts, () => dispatcher.hint())),
     });
   }
+}
+
+function addReadyChecks(svc: KitService, sealer: Sealer | undefined, dispatcher: Dispatcher): void {
   if (sealer === undefined) {
     // Without keys no secret can be stored or opened: the service says so and is not ready; fan-out still records
     // deliveries, which wait in the database for a configured replica's workers.
@@ -177,38 +128,43 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
   svc.readyChecks.push(async () => {
     if (!dispatcher.isRunning()) throw new Error("delivery workers not running");
   });
-  const keyIds = ring === undefined ? [] : [...ring.keys.keys()];
-  const reseal = async (): Promise<number> =>
-    sealer === undefined ? 0 : resealAll({ sql: svc.sql, sealer, log: svc.log, now: () => new Date() }, keyIds, svc.config.WEBHOOK_RESEAL_BATCH_MAX);
-  const resealTask = new PeriodicTask({
-    name: "webhook secrets reseal",
-    intervalMs: svc.config.WEBHOOK_RESEAL_INTERVAL_MS,
-    log: svc.log,
-    run: () => resealPass(svc, reseal),
-  });
-  // Shutdown hooks run after the consumers stop; attempts in flight get a moment to record their outcome.
-  svc.onShutdown(async () => {
-    await resealTask.stop();
-    await dispatcher.stop();
-    destroyAgents();
-    await dispatcherSql.end({ timeout: 5 });
-  });
-  // The kit has no start hook: the workers start once everything else listens.
-  const kitStart = svc.start.bind(svc);
-  svc.start = async () => {
-    const started = await kitStart();
-    if (sealer === undefined) return started;
-    // Clear secrets left by the release before sealing are sealed before the first delivery; a failed pass is
-    // logged and tried again by the periodic one (deliveries can still sign from rows not yet sealed).
-    await resealPass(svc, reseal).catch((err: unknown) => svc.log.error({ err }, "webhook secrets reseal pass failed"));
-    await dispatcher.start();
-    if (svc.config.WEBHOOK_RESEAL_INTERVAL_MS > 0) resealTask.start();
-    return started;
-  };
-  return Object.assign(svc, { dispatcher, webhooks: config, reseal });
 }
 
-async function resealPass(svc: Service, reseal: () => Promise<number>): Promise<void> {
-  const moved = await reseal();
-  if (moved > 0) svc.log.info({ resealed: moved }, "webhook signing secrets sealed with the active key");
+/** The reseal pass: on start (before the workers), then every WEBHOOK_RESEAL_INTERVAL_MS (0: on start only). */
+function resealSecrets(svc: KitService, store: WebhooksStore, ring: KeyRing | undefined, sealer: Sealer | undefined): () => Promise<number> {
+  const keyIds = ring === undefined ? [] : [...ring.keys.keys()];
+  const reseal = async (): Promise<number> =>
+    sealer === undefined ? 0 : resealAll({ store, sealer, log: svc.log, now: () => new Date() }, keyIds, svc.config.WEBHOOK_RESEAL_BATCH_MAX);
+  const pass = async (): Promise<void> => {
+    const moved = await reseal();
+    if (moved > 0) svc.log.info({ resealed: moved }, "webhook signing secrets sealed with the active key");
+  };
+  if (sealer !== undefined) svc.every({ name: "webhook secrets reseal", intervalMs: svc.config.WEBHOOK_RESEAL_INTERVAL_MS, run: pass });
+  // Clear secrets left by the release before sealing are sealed before the first delivery; a failed pass is
+  // logged and tried again by the periodic one (deliveries can still sign from rows not yet sealed).
+  svc.onStart(async () => {
+    if (sealer === undefined) return;
+    await pass().catch((err: unknown) => svc.log.error({ err }, "webhook secrets reseal pass failed"));
+  });
+  return reseal;
+}
+
+export async function buildWebhooks(env: Record<string, string | undefined>, deps: WebhooksServiceDeps = {}): Promise<WebhooksService> {
+  const svc = await createService({ name: "webhooks", env, extraEnv: WebhooksEnv, deps });
+  const config = webhooksConfig(svc.config);
+  const ring = await keyRingOrStop(svc, deps);
+  const sealer = ring === undefined ? undefined : new Sealer(ring);
+  const store = pgWebhooksStore(svc.sql);
+  registerHandlers(svc, { store, http: nodeWebhookHttp, sealer, config, log: svc.log, now: () => new Date() });
+  const dispatcher = deliveryWorkers(svc, config, sealer);
+  // Finished deliveries go with the kit's sweep of its outbox and inbox.
+  svc.retention.add({ name: "webhooks.deliveries", days: config.retentionDays, purge: (before, limit) => purgeFinished(svc.sql, before, limit) });
+  consumeEvents(svc, config, dispatcher);
+  addReadyChecks(svc, sealer, dispatcher);
+  const reseal = resealSecrets(svc, store, ring, sealer);
+  // The workers start once the start pass has sealed what it could; without keys they never start.
+  svc.onStart(async () => {
+    if (sealer !== undefined) await dispatcher.start();
+  });
+  return Object.assign(svc, { dispatcher, webhooks: config, reseal });
 }

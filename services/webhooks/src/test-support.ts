@@ -11,6 +11,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { eventOwner, eventSubject, newId, rpcSubject, type AuthContext, type EventEnvelope, type EventType, type RpcReply } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
 import { setupTestEnv, type TestEnv } from "@treasury/testing";
+import type { EndpointView } from "./domain/present.ts";
 import { buildWebhooks, type WebhooksService } from "./service.ts";
 
 const RPC_TIMEOUT_TEST_MS = 20_000;
@@ -26,6 +27,15 @@ export const TEST_WEBHOOK_ENV = {
 
 export function authFor(orgId: string, livemode = false): AuthContext {
   return { org_id: orgId, livemode, key_id: "key_test", scopes: null, request_id: `req_${randomBytes(16).toString("hex")}` };
+}
+
+/** What `create` answers: the endpoint and, this once, its secret. */
+export type Created = EndpointView & { secret: string };
+
+/** The error of a reply that must have failed. */
+export function err(reply: RpcReply): { code: string; message: string; details?: Array<{ path: string }> } {
+  if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
+  return reply.error;
 }
 
 export function newOrg(): string {

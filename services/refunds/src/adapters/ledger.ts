@@ -1,23 +1,18 @@
 /**
- * The ledger as refunds sees it: `svc.ledger.post` with a refund request, over NATS with an explicit deadline.
- * A ledger domain error comes back as the same DomainError; a timeout or an absent ledger is
+ * The ledger as refunds sees it: a thin typed layer over the kit's ledger port (`svc.ledger.post` with a refund
+ * request, the reverse-transaction operation and the sale summary read), with an explicit deadline. A ledger
+ * refusal comes back as the ledger's DomainError; no answer where money may move is the kit's
  * LedgerOutcomeUnknown (never "failed": the same request is sent again later).
  */
-import { DomainError, internalSubject, ledgerPostSubject, newRequestId, schemas, type PostRequestInput } from "@treasury/contracts";
-import { rpcCall, type NatsConnection } from "@treasury/service-kit";
+import { DomainError, schemas } from "@treasury/contracts";
+import { natsLedgerPort, type LedgerPort, type NatsConnection } from "@treasury/service-kit";
 import { z } from "zod";
-
-export class LedgerOutcomeUnknown extends Error {
-  constructor(readonly code: string) {
-    super(`ledger did not answer (${code}); the outcome is unknown`);
-    this.name = "LedgerOutcomeUnknown";
-  }
-}
+import type { RefundPosted, RefundsLedger } from "../usecases/ports.ts";
 
 const int = z.number().int().nonnegative();
 
 /** What the ledger answers for a refund (PostResult with `extra.refund`), checked before it is stored. */
-export const RefundPosted = z.object({
+export const RefundPostedAnswer = z.object({
   transaction_id: z.string().min(1),
   amount: int,
   duplicate: z.boolean(),
@@ -38,49 +33,37 @@ export const RefundPosted = z.object({
     creator_receivable_amount: int.default(0),
   }),
 });
-export type RefundPosted = z.infer<typeof RefundPosted>;
 
-export interface LedgerClient {
-  postRefund(req: PostRequestInput): Promise<RefundPosted>;
-  /** The sale as the ledger keeps it (original_sale_not_found when the org and environment have none). */
-  saleSummary(scope: { orgId: string; livemode: boolean }, saleReference: string): Promise<schemas.SaleSummary>;
-  /**
-   * Reverses a transaction in full (the ledger's reverse-transaction) under an idempotency key; a repeat answers the
-   * reversal made first. Answers the reversal's transaction id.
-   */
-  reverseTransaction(scope: { orgId: string; livemode: boolean }, req: { transaction_id: string; idempotency_key: string; reason: string }): Promise<string>;
+/** The ledger's refusal as refunds answers it on: its code and message only. */
+function plain(e: unknown): unknown {
+  return e instanceof DomainError ? new DomainError(e.code, e.message) : e;
 }
 
-export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number): LedgerClient {
+export function ledgerOver(port: LedgerPort): RefundsLedger {
   return {
-    reverseTransaction: async (scope, body) => {
-      const auth = { org_id: scope.orgId, livemode: scope.livemode, key_id: "svc_refunds", scopes: null, request_id: newRequestId() };
-      const payload = { auth, params: {}, query: {}, body, deadline: Date.now() + timeoutMs };
-      const reply = await rpcCall(nc, internalSubject(prefix, "ledger", "reverseTransaction"), payload, { timeoutMs });
-      if (reply.ok) return String(reply.body["transaction_id"]);
-      const { code, message, extra } = reply.error;
-      // This reversal was made before (a replay of the key, or the refund already reversed): its id is the answer.
-      if (code === "duplicate_reversal_reference" && typeof extra?.["existing_transaction_id"] === "string") return extra["existing_transaction_id"];
-      if (code === "service_timeout" || code === "service_unavailable") throw new LedgerOutcomeUnknown(code);
-      throw new DomainError(code, message);
+    postRefund: async (req): Promise<RefundPosted> => RefundPostedAnswer.parse(await port.post(req)),
+    saleSummary: async (tenant, saleReference) => {
+      const payload = { org_id: tenant.orgId, livemode: tenant.livemode, sale_reference: saleReference };
+      try {
+        return (await port.read(schemas.SALE_SUMMARY_OPERATION, payload))["sale"] as schemas.SaleSummary;
+      } catch (e) {
+        // A read changes nothing: a ledger that does not answer is simply unavailable (503, retry).
+        throw plain(e);
+      }
     },
-    saleSummary: async (scope, saleReference) => {
-      const payload = { org_id: scope.orgId, livemode: scope.livemode, sale_reference: saleReference };
-      const reply = await rpcCall(nc, internalSubject(prefix, "ledger", schemas.SALE_SUMMARY_OPERATION), payload, { timeoutMs });
-      if (reply.ok) return reply.body["sale"] as schemas.SaleSummary;
-      // A read changes nothing: a ledger that does not answer is simply unavailable (503, retry).
-      throw new DomainError(reply.error.code === "service_timeout" ? "service_unavailable" : reply.error.code, reply.error.message);
-    },
-    postRefund: async (req) => {
-      const reply = await rpcCall(nc, ledgerPostSubject(prefix), req, { timeoutMs });
-      if (reply.ok) return RefundPosted.parse(reply.body);
-      const { code, message, hint, details, extra } = reply.error;
-      if (code === "service_timeout" || code === "service_unavailable") throw new LedgerOutcomeUnknown(code);
-      throw new DomainError(code, message, {
-        ...(hint !== undefined ? { hint } : {}),
-        ...(details !== undefined ? { details } : {}),
-        ...(extra !== undefined ? { extra } : {}),
-      });
+    reverseTransaction: async (tenant, body) => {
+      try {
+        return String((await port.operation(tenant, "reverseTransaction", { body }, { movesMoney: true }))["transaction_id"]);
+      } catch (e) {
+        // This reversal was made before (a replay of the key, or the refund already reversed): its id is the answer.
+        const existing = e instanceof DomainError && e.code === "duplicate_reversal_reference" ? e.extra?.["existing_transaction_id"] : undefined;
+        if (typeof existing === "string") return existing;
+        throw plain(e);
+      }
     },
   };
+}
+
+export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number): RefundsLedger {
+  return ledgerOver(natsLedgerPort(nc, prefix, { caller: "refunds", timeoutMs }));
 }

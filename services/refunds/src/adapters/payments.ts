@@ -5,27 +5,15 @@
  */
 import { DomainError, internalSubject, schemas } from "@treasury/contracts";
 import { rpcCall, type NatsConnection } from "@treasury/service-kit";
-import type { Scope } from "../store/db.ts";
-
-export class PaymentsOutcomeUnknown extends Error {
-  constructor(readonly code: string) {
-    super(`payments could not refund the card payment yet (${code}); asked again later`);
-    this.name = "PaymentsOutcomeUnknown";
-  }
-}
-
-export interface PaymentsClient {
-  /** The processor refund's state, or null when the sale was not paid by card through the processor. */
-  processorRefund(scope: Scope, req: { refund_id: string; sale_reference: string; amount: number }): Promise<schemas.ProcessorRefundState | null>;
-}
+import { PaymentsOutcomeUnknown, type RefundsPayments } from "../usecases/ports.ts";
 
 /** Errors after which asking again later can succeed (no answer, the processor unreachable or not configured yet). */
 const RETRYABLE = new Set(["service_timeout", "service_unavailable", "provider_not_configured", "internal_error"]);
 
-export function natsPayments(nc: NatsConnection, prefix: string, timeoutMs: number): PaymentsClient {
+export function natsPayments(nc: NatsConnection, prefix: string, timeoutMs: number): RefundsPayments {
   return {
-    processorRefund: async (scope, req) => {
-      const payload = { org_id: scope.orgId, livemode: scope.livemode, ...req };
+    processorRefund: async (tenant, req) => {
+      const payload = { org_id: tenant.orgId, livemode: tenant.livemode, ...req };
       const reply = await rpcCall(nc, internalSubject(prefix, "payments", schemas.PROCESSOR_REFUND_OPERATION), payload, { timeoutMs });
       if (reply.ok) return (reply.body["processor_refund"] ?? null) as schemas.ProcessorRefundState | null;
       if (RETRYABLE.has(reply.error.code)) throw new PaymentsOutcomeUnknown(reply.error.code);

@@ -1,37 +1,9 @@
 /** SQL of refund requests. */
-import { parseCents } from "@treasury/contracts";
+import { parseCents, type Tenant } from "@treasury/contracts";
 import type postgres from "postgres";
-import type { RefundFrom } from "../domain/refund.ts";
+import type { NewRefundRequest, RefundRequestRow, RequestFields } from "../domain/records.ts";
 import type { RefundRequestStatus } from "../domain/refund-request.ts";
-import type { Q, Scope } from "./db.ts";
-
-export interface RefundRequestRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  sale_reference: string;
-  customer_id: string | null;
-  customer_email: string | null;
-  amount: number | null;
-  reason: string | null;
-  refund_from: RefundFrom;
-  status: RefundRequestStatus;
-  refund_id: string | null;
-  refund_transaction_id: string | null;
-  rejection_reason: string | null;
-  failure_reason: string | null;
-  cancellation_reason: string | null;
-  reviewed_by_actor: string | null;
-  review_metadata: Record<string, unknown>;
-  metadata: Record<string, unknown>;
-  idempotency_key: string | null;
-  request_hash: string;
-  created_at: Date;
-  updated_at: Date;
-  reviewed_at: Date | null;
-  completed_at: Date | null;
-  cancelled_at: Date | null;
-}
+import type { Q } from "./db.ts";
 
 type RawRow = Omit<RefundRequestRow, "amount"> & { amount: string | null };
 
@@ -41,23 +13,8 @@ function parse(r: RawRow): RefundRequestRow {
 
 const one = (rows: RawRow[]): RefundRequestRow | undefined => (rows[0] === undefined ? undefined : parse(rows[0]));
 
-export type NewRefundRequest = Pick<
-  RefundRequestRow,
-  | "id"
-  | "sale_reference"
-  | "customer_id"
-  | "customer_email"
-  | "amount"
-  | "reason"
-  | "refund_from"
-  | "metadata"
-  | "idempotency_key"
-  | "request_hash"
-  | "created_at"
->;
-
 /** Inserts a `created` request; undefined when its idempotency key is taken (the caller replays the existing one). */
-export async function insertRefundRequest(q: Q, s: Scope, r: NewRefundRequest): Promise<RefundRequestRow | undefined> {
+export async function insertRefundRequest(q: Q, s: Tenant, r: NewRefundRequest): Promise<RefundRequestRow | undefined> {
   return one(
     await q<RawRow[]>`
     insert into refunds.refund_requests (id, org_id, livemode, sale_reference, customer_id, customer_email, amount, reason, refund_from,
@@ -69,7 +26,7 @@ export async function insertRefundRequest(q: Q, s: Scope, r: NewRefundRequest): 
   );
 }
 
-export async function findRefundRequest(q: Q, s: Scope, id: string, forUpdate = false): Promise<RefundRequestRow | undefined> {
+export async function findRefundRequest(q: Q, s: Tenant, id: string, forUpdate = false): Promise<RefundRequestRow | undefined> {
   return one(
     forUpdate
       ? await q<RawRow[]>`select * from refunds.refund_requests where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} for update`
@@ -77,13 +34,13 @@ export async function findRefundRequest(q: Q, s: Scope, id: string, forUpdate = 
   );
 }
 
-export async function findRefundRequestByKey(q: Q, s: Scope, key: string): Promise<RefundRequestRow | undefined> {
+export async function findRefundRequestByKey(q: Q, s: Tenant, key: string): Promise<RefundRequestRow | undefined> {
   return one(await q<RawRow[]>`select * from refunds.refund_requests where org_id = ${s.orgId} and livemode = ${s.livemode} and idempotency_key = ${key}`);
 }
 
 export async function listRefundRequests(
   q: Q,
-  s: Scope,
+  s: Tenant,
   f: { status: RefundRequestStatus | undefined; saleReference: string | undefined; limit: number; offset: number },
 ): Promise<{ rows: RefundRequestRow[]; total: number }> {
   const status = f.status ?? null;
@@ -99,23 +56,6 @@ export async function listRefundRequests(
       and (${sale}::text is null or sale_reference = ${sale})`;
   return { rows: rows.map(parse), total: Number(count?.n ?? 0) };
 }
-
-export type RequestFields = Partial<
-  Pick<
-    RefundRequestRow,
-    | "status"
-    | "refund_id"
-    | "refund_transaction_id"
-    | "rejection_reason"
-    | "failure_reason"
-    | "cancellation_reason"
-    | "reviewed_by_actor"
-    | "review_metadata"
-    | "reviewed_at"
-    | "completed_at"
-    | "cancelled_at"
-  >
->;
 
 /** Moves a request from `from` with `fields`; undefined when it was not in `from` (another move won). */
 export async function moveRefundRequest(q: Q, id: string, from: RefundRequestStatus, fields: RequestFields, at: Date): Promise<RefundRequestRow | undefined> {

@@ -1,55 +1,9 @@
 /** SQL of refunds. int8 columns are parsed into numbers once, here, with safe-integer checks. */
-import { parseCents } from "@treasury/contracts";
-import type { OutboxRowValues } from "@treasury/service-kit";
+import { parseCents, type Tenant } from "@treasury/contracts";
 import type postgres from "postgres";
-import type { RefundFrom, ShortfallPolicy } from "../domain/refund.ts";
-import type { Q, Scope } from "./db.ts";
-
-export type RefundStatus = "pending" | "completed" | "failed";
-
-export interface RefundRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  request_key: string;
-  request_hash: string;
-  idempotency_key: string | null;
-  external_refund_id: string | null;
-  refund_request_id: string | null;
-  sale_reference: string;
-  amount_requested: number | null;
-  refund_from: RefundFrom;
-  shortfall: ShortfallPolicy;
-  reason: string;
-  metadata: Record<string, unknown>;
-  status: RefundStatus;
-  ledger_reference: string;
-  transaction_id: string | null;
-  sale_transaction_id: string | null;
-  participant_id: string | null;
-  refunded_amount: number;
-  from_creator: number;
-  from_platform: number;
-  sales_tax: number;
-  hold_amount_used: number;
-  creator_receivable_amount: number;
-  remaining_amount: number | null;
-  sale_gross: number | null;
-  is_full_refund: boolean;
-  failure_code: string | null;
-  failure_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-  completed_at: Date | null;
-  /** A live refund at the card processor: null (not asked yet), none (not a card payment), pending, succeeded, failed. */
-  processor_status: ProcessorStatus | null;
-  processor_refund_id: string | null;
-  processor_failure_reason: string | null;
-  /** The ledger reversal of a refund the processor failed. */
-  reversal_transaction_id: string | null;
-}
-
-export type ProcessorStatus = "none" | "pending" | "succeeded" | "failed";
+import type { NewRefund, ProcessorState, RefundRow } from "../domain/records.ts";
+import type { SettledRefund, RefundSettlement } from "../usecases/ports.ts";
+import type { Q } from "./db.ts";
 
 const CENTS = ["refunded_amount", "from_creator", "from_platform", "sales_tax", "hold_amount_used", "creator_receivable_amount"] as const;
 const NULLABLE_CENTS = ["amount_requested", "remaining_amount", "sale_gross"] as const;
@@ -66,31 +20,15 @@ function parse(r: RawRow): RefundRow {
 
 const one = (rows: RawRow[]): RefundRow | undefined => (rows[0] === undefined ? undefined : parse(rows[0]));
 
-export interface NewRefund {
-  id: string;
-  request_key: string;
-  request_hash: string;
-  idempotency_key: string | null;
-  external_refund_id: string | null;
-  refund_request_id: string | null;
-  sale_reference: string;
-  amount_requested: number | null;
-  refund_from: RefundFrom;
-  reason: string;
-  metadata: Record<string, unknown>;
-  ledger_reference: string;
-  created_at: Date;
-}
-
 /**
- * Records refund intents (`pending`), one statement for many (usecases/deps.ts coalesces them), each with its
+ * Records refund intents (`pending`), one statement for many (store/refunds-store.ts coalesces them), each with its
  * org's shortfall policy as it stands now (no settings row: the default, receivable). Per intent its row, or
  * undefined when its request key, external id or ledger reference is taken (also by another intent of the same
  * batch): the caller reads the existing refund. Rows are matched by their own id.
  */
-export async function insertRefunds(q: Q, rs: readonly { scope: Scope; refund: NewRefund }[]): Promise<(RefundRow | undefined)[]> {
+export async function insertRefunds(q: Q, rs: readonly { tenant: Tenant; refund: NewRefund }[]): Promise<(RefundRow | undefined)[]> {
   // Named as the table's columns, so the row type gives every value its column's type.
-  const values = rs.map(({ scope, refund }) => ({ ...refund, org_id: scope.orgId, livemode: scope.livemode }));
+  const values = rs.map(({ tenant, refund }) => ({ ...refund, org_id: tenant.orgId, livemode: tenant.livemode }));
   const rows = await q<RawRow[]>`
     insert into refunds.refunds (id, org_id, livemode, request_key, request_hash, idempotency_key, external_refund_id, refund_request_id,
       sale_reference, amount_requested, refund_from, shortfall, reason, metadata, status, ledger_reference, created_at, updated_at)
@@ -106,17 +44,17 @@ export async function insertRefunds(q: Q, rs: readonly { scope: Scope; refund: N
 }
 
 /** One refund intent (inside a caller's transaction: the approval of a refund request). */
-export async function insertRefund(q: Q, s: Scope, r: NewRefund): Promise<RefundRow | undefined> {
-  const [row] = await insertRefunds(q, [{ scope: s, refund: r }]);
+export async function insertRefund(q: Q, s: Tenant, r: NewRefund): Promise<RefundRow | undefined> {
+  const [row] = await insertRefunds(q, [{ tenant: s, refund: r }]);
   return row;
 }
 
-export async function findRefund(q: Q, s: Scope, id: string): Promise<RefundRow | undefined> {
+export async function findRefund(q: Q, s: Tenant, id: string): Promise<RefundRow | undefined> {
   return one(await q<RawRow[]>`select * from refunds.refunds where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`);
 }
 
 /** The refund a client request names: by its request key, else by its external_refund_id. */
-export async function findRefundForRequest(q: Q, s: Scope, requestKey: string, externalRefundId: string | undefined): Promise<RefundRow | undefined> {
+export async function findRefundForRequest(q: Q, s: Tenant, requestKey: string, externalRefundId: string | undefined): Promise<RefundRow | undefined> {
   return one(
     await q<RawRow[]>`
     select * from refunds.refunds
@@ -129,7 +67,7 @@ export async function findRefundForRequest(q: Q, s: Scope, requestKey: string, e
 
 export async function listRefunds(
   q: Q,
-  s: Scope,
+  s: Tenant,
   f: { saleReference: string | undefined; limit: number; offset: number },
 ): Promise<{ rows: RefundRow[]; total: number }> {
   const sale = f.saleReference ?? null;
@@ -141,36 +79,6 @@ export async function listRefunds(
     select count(*)::text as n from refunds.refunds
     where org_id = ${s.orgId} and livemode = ${s.livemode} and (${sale}::text is null or sale_reference = ${sale})`;
   return { rows: rows.map(parse), total: Number(count?.n ?? 0) };
-}
-
-export interface RefundOutcome {
-  transaction_id: string;
-  sale_transaction_id: string;
-  participant_id: string | null;
-  refunded_amount: number;
-  from_creator: number;
-  from_platform: number;
-  sales_tax: number;
-  hold_amount_used: number;
-  creator_receivable_amount: number;
-  remaining_amount: number;
-  sale_gross: number;
-  is_full_refund: boolean;
-  completed_at: Date;
-}
-
-export interface SettledRefund {
-  row: RefundRow;
-  requestMoved: boolean;
-}
-
-export interface RefundSettlement {
-  id: string;
-  outcome: RefundOutcome;
-  /** Written in order, and only if the refund moved. */
-  events: readonly OutboxRowValues[];
-  /** The approved refund request the refund executes, moved with it. */
-  requestId: string | null;
 }
 
 /**
@@ -234,11 +142,7 @@ export async function markFailed(q: Q, id: string, code: string, reason: string,
  * Records where a pending refund stands at the card processor. A settled state is not undone by a late
  * `pending`; undefined when the refund is no longer pending or nothing changed.
  */
-export async function recordProcessorStatus(
-  q: Q,
-  id: string,
-  p: { status: ProcessorStatus; processor_refund_id: string | null; failure_reason: string | null },
-): Promise<RefundRow | undefined> {
+export async function recordProcessorStatus(q: Q, id: string, p: ProcessorState): Promise<RefundRow | undefined> {
   return one(
     await q<RawRow[]>`
     update refunds.refunds

@@ -10,13 +10,12 @@
  * sale_already_fully_refunded, refund_amount_exceeds_remaining (with remaining_amount), insufficient_balance
  * (the org's shortfall policy is `refuse`), wallet_not_active, service_timeout (outcome unknown: retry).
  */
-import { DomainError, newId } from "@treasury/contracts";
+import { DomainError, newId, type Tenant } from "@treasury/contracts";
+import { presentRefund } from "../domain/present.ts";
+import type { RefundRow } from "../domain/records.ts";
 import { intentHash, intentOf, ledgerReferenceOf, requestKeyOf, type CreateRefundInput, type RefundIntent } from "../domain/refund.ts";
-import type { Scope } from "../store/db.ts";
-import { findRefundForRequest, type RefundRow } from "../store/refunds.ts";
 import type { RefundsDeps } from "./deps.ts";
 import { executeRefund } from "./execute-refund.ts";
-import { presentRefund } from "./present.ts";
 
 function duplicate(existing: RefundRow): DomainError {
   return new DomainError(
@@ -30,10 +29,10 @@ function duplicate(existing: RefundRow): DomainError {
 }
 
 /** Step 1: the pending refund of this request, or the refund it already names. */
-async function recordIntent(deps: RefundsDeps, scope: Scope, intent: RefundIntent, key: string, hash: string): Promise<{ row: RefundRow; fresh: boolean }> {
+async function recordIntent(deps: RefundsDeps, tenant: Tenant, intent: RefundIntent, key: string, hash: string): Promise<{ row: RefundRow; fresh: boolean }> {
   // Insert first: a new refund costs one statement; a replay conflicts and is then read.
   const id = newId("re");
-  const inserted = await deps.writes.insertRefund(scope, {
+  const inserted = await deps.store.insertRefund(tenant, {
     id,
     request_key: key,
     request_hash: hash,
@@ -50,16 +49,21 @@ async function recordIntent(deps: RefundsDeps, scope: Scope, intent: RefundInten
   });
   if (inserted !== undefined) return { row: inserted, fresh: true };
   // This request's key or external id is taken: an earlier (or concurrent) request recorded it.
-  const known = await findRefundForRequest(deps.sql, scope, key, intent.external_refund_id);
+  const known = await deps.store.findRefundForRequest(tenant, key, intent.external_refund_id);
   if (known === undefined) throw new Error(`refund intent for ${key} neither inserted nor found`);
   return { row: known, fresh: false };
 }
 
-export async function createRefund(deps: RefundsDeps, scope: Scope, body: CreateRefundInput): Promise<{ status: number; body: Record<string, unknown> }> {
+/** The refund as it stands after this request drove it, and whether the request was a replay of an earlier one. */
+export interface CreatedRefund {
+  refund: RefundRow;
+  replayed: boolean;
+}
+
+export async function createRefund(deps: RefundsDeps, tenant: Tenant, body: CreateRefundInput): Promise<CreatedRefund> {
   const intent = intentOf(body);
   const hash = intentHash(intent);
-  const { row, fresh } = await recordIntent(deps, scope, intent, requestKeyOf(intent), hash);
+  const { row, fresh } = await recordIntent(deps, tenant, intent, requestKeyOf(intent), hash);
   if (!fresh && row.request_hash !== hash) throw duplicate(row);
-  const done = await executeRefund(deps, row);
-  return fresh ? { status: 201, body: { refund: presentRefund(done) } } : { status: 200, body: { refund: presentRefund(done), idempotent: true } };
+  return { refund: await executeRefund(deps, row), replayed: !fresh };
 }

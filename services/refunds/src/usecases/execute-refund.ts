@@ -20,14 +20,12 @@
  * refund_amount_exceeds_remaining, insufficient_balance, wallet_not_active…), service_timeout.
  */
 import { DomainError, type PostRequestInput } from "@treasury/contracts";
-import { outboxRowValues, wakeOutboxRelay, withTx, writeOutbox, type OutboxRowValues } from "@treasury/service-kit";
-import { LedgerOutcomeUnknown, type RefundPosted } from "../adapters/ledger.ts";
-import { PaymentsOutcomeUnknown } from "../adapters/payments.ts";
+import { LedgerOutcomeUnknown, outboxRowValues, postAndSettle, type OutboxRowValues } from "@treasury/service-kit";
+import { presentRefund, presentRefundRequest, saleRefundedData } from "../domain/present.ts";
+import type { RefundOutcome, RefundRow } from "../domain/records.ts";
 import { DEFINITIVE_REFUSALS } from "../domain/refund.ts";
-import { findRefundRequest, moveRefundRequest } from "../store/refund-requests.ts";
-import { findRefund, markFailed, recordProcessorStatus, recordReversal, type RefundOutcome, type RefundRow } from "../store/refunds.ts";
 import type { RefundsDeps } from "./deps.ts";
-import { presentRefund, presentRefundRequest, saleRefundedData } from "./present.ts";
+import { PaymentsOutcomeUnknown, type RefundPosted } from "./ports.ts";
 
 export const REFUND_KIND = "refund";
 
@@ -89,7 +87,7 @@ async function completionEvents(deps: RefundsDeps, completed: RefundRow): Promis
     outboxRowValues({ ...base, type: "sale.refunded", data: saleRefundedData(completed) }),
   ];
   if (completed.refund_request_id === null) return events;
-  const request = await findRefundRequest(deps.sql, { orgId: completed.org_id, livemode: completed.livemode }, completed.refund_request_id);
+  const request = await deps.store.findRefundRequest({ orgId: completed.org_id, livemode: completed.livemode }, completed.refund_request_id);
   if (request === undefined) throw new Error(`refund ${completed.id} names a missing refund request`);
   const done = {
     ...request,
@@ -106,22 +104,21 @@ async function settle(deps: RefundsDeps, row: RefundRow, posted: RefundPosted): 
   const outcome = outcomeOf(posted, deps.now());
   const completed: RefundRow = { ...row, ...outcome, status: "completed", updated_at: outcome.completed_at };
   const requestId = row.refund_request_id;
-  const done = await deps.writes.settleCompleted({ id: row.id, outcome, events: await completionEvents(deps, completed), requestId });
+  const done = await deps.store.settleCompleted({ id: row.id, outcome, events: await completionEvents(deps, completed), requestId });
   if (done === undefined) return current(deps, row);
   // A refund request is processing exactly while its refund is pending (both move in one statement): a bug otherwise.
   if (requestId !== null && !done.requestMoved) throw new Error(`refund request ${requestId} was not processing while its refund ${row.id} completed`);
-  wakeOutboxRelay("refunds");
   return done.row;
 }
 
 async function fail(deps: RefundsDeps, row: RefundRow, e: DomainError): Promise<RefundRow> {
   const at = deps.now();
-  const failed = await withTx(deps.sql, async (tx) => {
-    const moved = await markFailed(tx, row.id, e.code, e.message, at);
+  const failed = await deps.store.transaction(async (tx) => {
+    const moved = await tx.markFailed(row.id, e.code, e.message, at);
     if (moved === undefined || moved.refund_request_id === null) return moved;
-    const request = await moveRefundRequest(tx, moved.refund_request_id, "processing", { status: "failed", failure_reason: `${e.code}: ${e.message}` }, at);
+    const request = await tx.moveRefundRequest(moved.refund_request_id, "processing", { status: "failed", failure_reason: `${e.code}: ${e.message}` }, at);
     if (request === undefined) throw new Error(`refund request ${moved.refund_request_id} was not processing while its refund ${moved.id} failed`);
-    await writeOutbox(tx, "refunds", {
+    await tx.emit({
       org_id: request.org_id,
       livemode: request.livemode,
       type: "refund_request.failed",
@@ -133,7 +130,7 @@ async function fail(deps: RefundsDeps, row: RefundRow, e: DomainError): Promise<
 }
 
 async function current(deps: RefundsDeps, row: RefundRow): Promise<RefundRow> {
-  const now = await findRefund(deps.sql, { orgId: row.org_id, livemode: row.livemode }, row.id);
+  const now = await deps.store.findRefund({ orgId: row.org_id, livemode: row.livemode }, row.id);
   if (now === undefined) throw new Error(`refund ${row.id} vanished`);
   return now;
 }
@@ -145,22 +142,23 @@ async function current(deps: RefundsDeps, row: RefundRow): Promise<RefundRow> {
 export async function executeRefund(deps: RefundsDeps, row: RefundRow): Promise<RefundRow> {
   if (row.status === "completed") return row;
   if (row.status === "failed") throw failureError(row);
-  await deps.afterIntent();
-  let posted: RefundPosted;
-  try {
-    posted = await deps.ledger.postRefund(refundPostRequest(row));
-  } catch (e) {
-    if (e instanceof DomainError && DEFINITIVE_REFUSALS.has(e.code)) {
+  return postAndSettle<RefundPosted, RefundRow>({
+    beforePost: deps.afterIntent,
+    post: () => deps.ledger.postRefund(refundPostRequest(row)),
+    isDefinitive: (e) => DEFINITIVE_REFUSALS.has(e.code),
+    refused: async (e) => {
       const failed = await fail(deps, row, e);
       if (failed.status === "completed") return failed;
       throw failureError(failed, e.extra, e.hint);
-    }
-    if (e instanceof LedgerOutcomeUnknown) {
-      throw new DomainError("service_timeout", "The ledger did not answer in time; the refund completes shortly, retry with the same request to read it");
-    }
-    throw e;
-  }
-  await deps.afterLedgerPost();
+    },
+    pendingMessage: "The ledger did not answer in time; the refund completes shortly, retry with the same request to read it",
+    afterPost: deps.afterLedgerPost,
+    settle: (posted) => settleOrHold(deps, row, posted),
+  });
+}
+
+/** Step 3, except for a live card refund the processor has not refunded yet (pending) or failed (reversed). */
+async function settleOrHold(deps: RefundsDeps, row: RefundRow, posted: RefundPosted): Promise<RefundRow> {
   if (row.livemode) {
     const held = await cardRefund(deps, row, posted);
     if (held?.status === "failed") throw failureError(held);
@@ -192,7 +190,7 @@ async function cardRefund(deps: RefundsDeps, row: RefundRow, posted: RefundPoste
       answer === null
         ? { status: "none" as const, processor_refund_id: null, failure_reason: null }
         : { status: answer.status, processor_refund_id: answer.processor_refund_id, failure_reason: answer.failure_reason };
-    current = (await recordProcessorStatus(deps.sql, row.id, state)) ?? {
+    current = (await deps.store.recordProcessorStatus(row.id, state)) ?? {
       ...current,
       processor_status: state.status,
       processor_failure_reason: state.failure_reason,
@@ -220,7 +218,7 @@ async function reverseFailedCardRefund(deps: RefundsDeps, row: RefundRow, posted
       throw new DomainError("service_timeout", "The ledger did not answer in time; the failed card refund is reversed shortly");
     throw e;
   }
-  await recordReversal(deps.sql, row.id, reversal);
+  await deps.store.recordReversal(row.id, reversal);
   const failed = await fail(
     deps,
     row,

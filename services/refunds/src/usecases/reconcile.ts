@@ -1,32 +1,25 @@
 /**
- * The reconciler: an interval loop, started with the service and stopped on shutdown, that re-drives refunds
- * stuck between the intent and the settle step (a crash, a ledger timeout). Safe with any number of replicas and
- * alongside live requests: the ledger post is idempotent on the intent's reference and the settle step is
- * conditional on the refund being pending.
+ * The reconciler's pass (registered with svc.every by service.ts, so it runs while the service runs): re-drives
+ * refunds stuck between the intent and the settle step (a crash, a ledger timeout). Safe with any number of
+ * replicas and alongside live requests: the ledger post is idempotent on the intent's reference and the settle
+ * step is conditional on the refund being pending.
  */
 import { DomainError } from "@treasury/contracts";
-import { driveEach, Reconciler } from "@treasury/service-kit";
-import type { Logger } from "pino";
-import { stuckPending, type RefundRow } from "../store/refunds.ts";
+import { driveEach } from "@treasury/service-kit";
+import type { RefundRow } from "../domain/records.ts";
 import type { RefundsDeps } from "./deps.ts";
 import { executeRefund } from "./execute-refund.ts";
 
-export interface ReconcilerOptions {
-  intervalMs: number;
+export interface ReconcileOptions {
+  /** A pending refund younger than this is left to the request that is still driving it. */
   graceMs: number;
   batchMax: number;
 }
 
-export function refundsReconciler(deps: RefundsDeps, opts: ReconcilerOptions, log: Logger): Reconciler {
-  return new Reconciler({
-    intervalMs: opts.intervalMs,
-    log,
-    // Answers how many refunds it settled (completed or failed).
-    pass: async () =>
-      driveEach(log, { noun: "refund", idField: "refund_id" }, await stuckPending(deps.sql, opts.graceMs, opts.batchMax), (row) =>
-        settleOrRecordRefusal(deps, row),
-      ),
-  });
+/** One pass; answers how many refunds it settled (completed or failed). */
+export async function reconcilePass(deps: RefundsDeps, opts: ReconcileOptions): Promise<number> {
+  const stuck = await deps.store.stuckPending(opts.graceMs, opts.batchMax);
+  return driveEach(deps.log, { noun: "refund", idField: "refund_id" }, stuck, (row) => settleOrRecordRefusal(deps, row));
 }
 
 /**

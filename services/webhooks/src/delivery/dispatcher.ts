@@ -13,7 +13,7 @@ import { traceOutgoingHttp, type Sealer, type Sql } from "@treasury/service-kit"
 import type { WebhooksConfig } from "../config.ts";
 import { nextDelayMs } from "../domain/schedule.ts";
 import { isGuarded } from "../domain/url.ts";
-import { signatureHeader } from "../domain/signing.ts";
+import { attemptHeaders } from "../domain/signing.ts";
 import {
   claimDue,
   DELIVERIES_CHANNEL,
@@ -25,7 +25,8 @@ import {
   type SettleItem,
 } from "../store/deliveries.ts";
 import { requireSealer, signingSecrets } from "../usecases/secrets.ts";
-import { postOnce, type AttemptResult } from "./http.ts";
+import type { AttemptResult } from "../usecases/ports.ts";
+import { postOnce } from "./http.ts";
 
 /** Extra lease beyond the attempt timeouts, for settling the outcome in the database. */
 const LEASE_MARGIN_MS = 5_000;
@@ -48,7 +49,6 @@ const SETTLE_TRIES_MAX = 3;
 const FAILURE_BACKOFF_MAX_MS = 10_000;
 /** How long stop() waits for attempts in flight before leaving them to their lease. */
 const STOP_WAIT_MS = 5_000;
-export const USER_AGENT = "treasury-webhooks/1.0";
 
 export interface DispatcherOptions {
   /** A pool whose sessions commit with synchronous_commit off (see store/deliveries.ts). */
@@ -60,23 +60,6 @@ export interface DispatcherOptions {
   random?: () => number;
   /** Told of every attempt: its outcome and how long the HTTP attempt took (the service's metrics). */
   onAttempt?: (outcome: AttemptOutcome["status"], seconds: number) => void;
-}
-
-/** The headers of one attempt: Standard Webhooks plus the event type and the attempt number. */
-export function attemptHeaders(
-  d: Pick<ClaimedDelivery, "id" | "event_type" | "attempts" | "body">,
-  secrets: string[],
-  timestampSec: number,
-): Record<string, string> {
-  return {
-    "Content-Type": "application/json",
-    "User-Agent": USER_AGENT,
-    "webhook-id": d.id,
-    "webhook-timestamp": String(timestampSec),
-    "webhook-signature": signatureHeader(secrets, d.id, timestampSec, d.body),
-    "X-Webhook-Event": d.event_type,
-    "X-Webhook-Attempt": String(d.attempts),
-  };
 }
 
 /** Classifies an attempt: 2xx delivered; 410 failed and disables the endpoint; anything else retries while attempts remain. */

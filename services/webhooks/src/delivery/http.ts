@@ -10,6 +10,7 @@ import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import { isBlockedAddress } from "../domain/ip.ts";
+import type { AttemptResult, AttemptTarget, WebhookHttp } from "../usecases/ports.ts";
 
 export const RESPONSE_BODY_KEEP_BYTES = 1024;
 /** Bytes read from a response before the socket is dropped: enough to keep the first KiB. */
@@ -50,25 +51,8 @@ const agents = {
   guardedHttps: new https.Agent({ keepAlive: true, maxSockets: SOCKETS_PER_HOST_MAX, lookup: guardedLookup }),
 };
 
-export interface AttemptResult {
-  status: number | null;
-  body: string | null;
-  timeMs: number;
-  error: string | null;
-  blocked: boolean;
-}
-
 export function destroyAgents(): void {
   for (const a of Object.values(agents)) a.destroy();
-}
-
-/**
- * Where one attempt goes: `guarded` holds it to https and public addresses (live, and sandbox unless the deployment
- * allows private URLs).
- */
-export interface AttemptTarget {
-  url: string;
-  guarded: boolean;
 }
 
 /** Checks made before any connection: a parseable URL and, when guarded, https to a host that is not a blocked IP. */
@@ -133,3 +117,13 @@ export function postOnce(target: AttemptTarget, headers: Record<string, string>,
     req.end(payload);
   });
 }
+
+/** The port endpoint management uses (usecases/ports.ts): the creation-time address check and one POST. */
+export const nodeWebhookHttp: WebhookHttp = {
+  resolveHost: (hostname) =>
+    checkResolvedHost(hostname).then(
+      () => "public",
+      (e: unknown) => (e instanceof BlockedAddressError ? "blocked" : "unresolved"),
+    ),
+  postOnce,
+};

@@ -31,3 +31,22 @@ export function signatureHeader(secrets: readonly string[], msgId: string, times
   if (secrets.length === 0) throw new Error("signatureHeader: no secret to sign with");
   return secrets.map((s) => signOne(s, msgId, timestampSec, body)).join(" ");
 }
+
+export const USER_AGENT = "treasury-webhooks/1.0";
+
+/** The headers of one attempt: Standard Webhooks plus the event type and the attempt number. */
+export function attemptHeaders(
+  d: { id: string; event_type: string; attempts: number; body: string },
+  secrets: string[],
+  timestampSec: number,
+): Record<string, string> {
+  return {
+    "Content-Type": "application/json",
+    "User-Agent": USER_AGENT,
+    "webhook-id": d.id,
+    "webhook-timestamp": String(timestampSec),
+    "webhook-signature": signatureHeader(secrets, d.id, timestampSec, d.body),
+    "X-Webhook-Event": d.event_type,
+    "X-Webhook-Attempt": String(d.attempts),
+  };
+}

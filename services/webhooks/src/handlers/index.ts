@@ -1,9 +1,9 @@
 /** RPC handlers of the webhooks service: decode with the shared contracts → use case → `{data: …}`. */
-import { parseOrThrow, schemas, type AuthContext } from "@treasury/contracts";
-import type { RpcHandler } from "@treasury/service-kit";
+import { parseOrThrow, schemas, tenantOf } from "@treasury/contracts";
+import type { RpcHandler, Service } from "@treasury/service-kit";
 import type { z } from "zod";
 import * as deliveries from "../usecases/deliveries.ts";
-import type { Deps, Scope } from "../usecases/deps.ts";
+import type { Deps } from "../usecases/deps.ts";
 import * as endpoints from "../usecases/endpoints.ts";
 import { sendTestEvent } from "../usecases/sandbox-test.ts";
 
@@ -12,14 +12,10 @@ export function decode<T extends z.ZodType>(schema: T, value: unknown): z.output
   return parseOrThrow(schema, value);
 }
 
-function scopeOf(auth: AuthContext): Scope {
-  return { orgId: auth.org_id, livemode: auth.livemode };
-}
-
 export function manageWebhooks(deps: Deps): RpcHandler {
   return async (req, ctx) => {
     const body = decode(schemas.WebhooksBody, req.body);
-    const s = scopeOf(ctx.auth);
+    const s = tenantOf(ctx.auth);
     switch (body.action) {
       case "list":
         return { body: { data: await endpoints.listEndpoints(deps, s) } };
@@ -46,6 +42,11 @@ export function manageWebhooks(deps: Deps): RpcHandler {
 export function sandboxSendTestWebhook(deps: Deps): RpcHandler {
   return async (req, ctx) => {
     const body = decode(schemas.SandboxWebhookTestBody, req.body);
-    return { body: { ...(await sendTestEvent(deps, scopeOf(ctx.auth), body)) } };
+    return { body: { ...(await sendTestEvent(deps, tenantOf(ctx.auth), body)) } };
   };
+}
+
+export function registerHandlers(svc: Pick<Service, "handle">, deps: Deps): void {
+  svc.handle("manageWebhooks", manageWebhooks(deps));
+  svc.handle("sandboxSendTestWebhook", sandboxSendTestWebhook(deps));
 }

@@ -1,31 +1,11 @@
 /** SQL for deliveries: fan-out inserts, the worker's claim and settle, and the management queries. */
 import type { Sql, Tx } from "@treasury/service-kit";
-import type { EndpointSecrets, Scope } from "./endpoints.ts";
-
-export const DELIVERY_STATUSES = ["pending", "retrying", "delivered", "failed"] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+import type { Tenant } from "@treasury/contracts";
+import type { DeliveryRow, EndpointSecrets } from "../domain/records.ts";
+import type { DeliveryFilter } from "../usecases/ports.ts";
 
 /** NOTIFY channel that wakes delivery workers when deliveries are created or made due by hand. */
 export const DELIVERIES_CHANNEL = "webhooks_deliveries";
-
-export interface DeliveryRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  status: DeliveryStatus;
-  attempts: number;
-  max_attempts: number;
-  response_status: number | null;
-  response_body: string | null;
-  response_time_ms: number | null;
-  next_retry_at: Date | null;
-  lease_until: Date | null;
-  created_at: Date;
-  delivered_at: Date | null;
-}
 
 type Db = Sql | Tx;
 
@@ -44,7 +24,7 @@ const COLUMNS =
  */
 export async function fanOutDeliveries(
   tx: Tx,
-  s: Scope,
+  s: Tenant,
   evt: { id: string; type: string; body: string; traceHeaders: Record<string, string> },
   maxAttempts: number,
 ): Promise<number> {
@@ -65,14 +45,7 @@ export async function fanOutDeliveries(
   return row?.n ?? 0;
 }
 
-export interface DeliveryFilter {
-  endpointId?: string;
-  eventType?: string;
-  status?: DeliveryStatus;
-  limit: number;
-}
-
-export async function listDeliveries(db: Db, s: Scope, f: DeliveryFilter): Promise<DeliveryRow[]> {
+export async function listDeliveries(db: Db, s: Tenant, f: DeliveryFilter): Promise<DeliveryRow[]> {
   return db<DeliveryRow[]>`
     select ${db.unsafe(COLUMNS)} from webhooks.deliveries
     where org_id = ${s.orgId} and livemode = ${s.livemode}
@@ -82,7 +55,7 @@ export async function listDeliveries(db: Db, s: Scope, f: DeliveryFilter): Promi
     order by created_at desc, id desc limit ${f.limit}`;
 }
 
-export async function findDelivery(db: Db, s: Scope, id: string, opts: { forUpdate?: boolean } = {}): Promise<DeliveryRow | undefined> {
+export async function findDelivery(db: Db, s: Tenant, id: string, opts: { forUpdate?: boolean } = {}): Promise<DeliveryRow | undefined> {
   const lock = opts.forUpdate ? db.unsafe("for update") : db.unsafe("");
   const [row] = await db<DeliveryRow[]>`
     select ${db.unsafe(COLUMNS)} from webhooks.deliveries
@@ -94,7 +67,7 @@ export async function findDelivery(db: Db, s: Scope, id: string, opts: { forUpda
  * Makes a finished (or waiting) delivery due now for `extraAttempts` more attempts, reusing its id and body.
  * Notifies the workers at commit.
  */
-export async function makeDueNow(tx: Tx, s: Scope, id: string, extraAttempts: number): Promise<DeliveryRow | undefined> {
+export async function makeDueNow(tx: Tx, s: Tenant, id: string, extraAttempts: number): Promise<DeliveryRow | undefined> {
   const [row] = await tx<DeliveryRow[]>`
     update webhooks.deliveries set
       status = case when status in ('delivered', 'failed') then 'retrying' else status end,
@@ -107,7 +80,7 @@ export async function makeDueNow(tx: Tx, s: Scope, id: string, extraAttempts: nu
 }
 
 /** Every failed delivery of an endpoint created since `since`, due again now with one more attempt each. */
-export async function replayFailedSince(tx: Tx, s: Scope, endpointId: string, since: Date, limitMax: number): Promise<string[]> {
+export async function replayFailedSince(tx: Tx, s: Tenant, endpointId: string, since: Date, limitMax: number): Promise<string[]> {
   const rows = await tx<{ id: string }[]>`
     update webhooks.deliveries d set
       status = 'retrying', max_attempts = d.attempts + 1, next_retry_at = now(), updated_at = now()

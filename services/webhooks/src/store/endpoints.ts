@@ -1,54 +1,27 @@
 /** SQL for webhook endpoints. Every query filters by org and environment. */
+import type { Tenant } from "@treasury/contracts";
 import type { Sql, Tx } from "@treasury/service-kit";
-
-export interface Scope {
-  orgId: string;
-  livemode: boolean;
-}
-
-export interface EndpointRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  url: string;
-  description: string | null;
-  events: string[];
-  is_active: boolean;
-  /** Clear secrets: only on rows written before secrets were sealed, until the reseal pass seals them. */
-  secret: string | null;
-  previous_secret: string | null;
-  /** The secrets sealed with the key `secret_key_id` names (usecases/secrets.ts). */
-  secret_sealed: string | null;
-  previous_secret_sealed: string | null;
-  secret_key_id: string | null;
-  previous_secret_expires_at: Date | null;
-  secret_rotated_at: Date | null;
-  created_at: Date;
-}
-
-/** What signing needs of an endpoint: its secrets, sealed or (on rows not resealed yet) clear. */
-export type EndpointSecrets = Pick<
-  EndpointRow,
-  "id" | "secret" | "previous_secret" | "secret_sealed" | "previous_secret_sealed" | "previous_secret_expires_at"
->;
-
-/** Both secrets sealed with one key. */
-export interface SealedSecrets {
-  secret_sealed: string;
-  previous_secret_sealed: string | null;
-  secret_key_id: string;
-}
+import type { EndpointRow, EndpointSecrets, SealedSecrets } from "../domain/records.ts";
+import type { EndpointPatch, NewEndpoint } from "../usecases/ports.ts";
 
 type Db = Sql | Tx;
 
 const COLUMNS =
   "id, org_id, livemode, url, description, events, is_active, secret, previous_secret, secret_sealed, previous_secret_sealed, secret_key_id, previous_secret_expires_at, secret_rotated_at, created_at";
 
-export async function insertEndpoint(
-  db: Db,
-  s: Scope,
-  e: { id: string; url: string; description: string | null; events: string[]; sealed: SealedSecrets },
-): Promise<EndpointRow> {
+/** Serialises creates of one org and environment until the transaction ends, so a count check cannot be raced past. */
+export async function lockEndpointCreates(tx: Tx, s: Tenant): Promise<void> {
+  await tx`select pg_advisory_xact_lock(hashtext(${`webhooks.endpoints:${s.orgId}:${s.livemode}`}))`;
+}
+
+/** Endpoints of an org and environment that are not deleted. */
+export async function countEndpoints(db: Db, s: Tenant): Promise<number> {
+  const [count] = await db<{ n: number }[]>`
+    select count(*)::int as n from webhooks.endpoints where org_id = ${s.orgId} and livemode = ${s.livemode} and deleted_at is null`;
+  return count?.n ?? 0;
+}
+
+export async function insertEndpoint(db: Db, s: Tenant, e: NewEndpoint): Promise<EndpointRow> {
   const [row] = await db<EndpointRow[]>`
     insert into webhooks.endpoints (id, org_id, livemode, url, description, events, secret_sealed, secret_key_id)
     values (${e.id}, ${s.orgId}, ${s.livemode}, ${e.url}, ${e.description}, ${e.events}, ${e.sealed.secret_sealed}, ${e.sealed.secret_key_id})
@@ -57,14 +30,14 @@ export async function insertEndpoint(
   return row;
 }
 
-export async function listEndpoints(db: Db, s: Scope, limitMax: number): Promise<EndpointRow[]> {
+export async function listEndpoints(db: Db, s: Tenant, limitMax: number): Promise<EndpointRow[]> {
   return db<EndpointRow[]>`
     select ${db.unsafe(COLUMNS)} from webhooks.endpoints
     where org_id = ${s.orgId} and livemode = ${s.livemode} and deleted_at is null
     order by created_at desc, id limit ${limitMax}`;
 }
 
-export async function findEndpoint(db: Db, s: Scope, id: string, opts: { forUpdate?: boolean } = {}): Promise<EndpointRow | undefined> {
+export async function findEndpoint(db: Db, s: Tenant, id: string, opts: { forUpdate?: boolean } = {}): Promise<EndpointRow | undefined> {
   const lock = opts.forUpdate ? db.unsafe("for update") : db.unsafe("");
   const [row] = await db<EndpointRow[]>`
     select ${db.unsafe(COLUMNS)} from webhooks.endpoints
@@ -72,12 +45,7 @@ export async function findEndpoint(db: Db, s: Scope, id: string, opts: { forUpda
   return row;
 }
 
-export async function updateEndpoint(
-  db: Db,
-  s: Scope,
-  id: string,
-  patch: { url?: string; description?: string | null; events?: string[]; is_active?: boolean },
-): Promise<EndpointRow | undefined> {
+export async function updateEndpoint(db: Db, s: Tenant, id: string, patch: EndpointPatch): Promise<EndpointRow | undefined> {
   const [row] = await db<EndpointRow[]>`
     update webhooks.endpoints set
       url = coalesce(${patch.url ?? null}, url),
@@ -92,7 +60,7 @@ export async function updateEndpoint(
   return row;
 }
 
-export async function softDeleteEndpoint(db: Db, s: Scope, id: string): Promise<boolean> {
+export async function softDeleteEndpoint(db: Db, s: Tenant, id: string): Promise<boolean> {
   const rows = await db`
     update webhooks.endpoints set deleted_at = now(), is_active = false, updated_at = now()
     where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} and deleted_at is null
@@ -101,7 +69,7 @@ export async function softDeleteEndpoint(db: Db, s: Scope, id: string): Promise<
 }
 
 /** Stores a rotation: the new secret and the one it replaces, which signs beside it for `overlapMs`. */
-export async function rotateSecret(db: Db, s: Scope, id: string, sealed: SealedSecrets, overlapMs: number): Promise<EndpointRow | undefined> {
+export async function rotateSecret(db: Db, s: Tenant, id: string, sealed: SealedSecrets, overlapMs: number): Promise<EndpointRow | undefined> {
   const [row] = await db<EndpointRow[]>`
     update webhooks.endpoints set
       secret = null,
@@ -138,7 +106,7 @@ export async function storeSealed(tx: Tx, id: string, sealed: SealedSecrets): Pr
 }
 
 /** Active endpoints of an org and environment whose filter takes `type` (`*` or the exact type). */
-export async function matchingEndpointIds(db: Db, s: Scope, type: string): Promise<string[]> {
+export async function matchingEndpointIds(db: Db, s: Tenant, type: string): Promise<string[]> {
   const rows = await db<{ id: string }[]>`
     select id from webhooks.endpoints
     where org_id = ${s.orgId} and livemode = ${s.livemode} and is_active and deleted_at is null

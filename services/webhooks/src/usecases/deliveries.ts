@@ -1,10 +1,8 @@
 /** Delivery log and manual re-sends: deliveries, retry, replay. */
-import { DomainError } from "@treasury/contracts";
-import { withTx } from "@treasury/service-kit";
+import { DomainError, type Tenant } from "@treasury/contracts";
 import { presentDelivery, type DeliveryView } from "../domain/present.ts";
-import * as deliveries from "../store/deliveries.ts";
-import { findEndpoint } from "../store/endpoints.ts";
-import type { Deps, Scope } from "./deps.ts";
+import type { DeliveryRow, DeliveryStatus } from "../domain/records.ts";
+import type { Deps } from "./deps.ts";
 import { notFound as endpointNotFound } from "./endpoints.ts";
 
 export const DELIVERIES_PAGE_DEFAULT = 20;
@@ -20,11 +18,11 @@ function deliveryNotFound(id: string): DomainError {
 /** Newest first, filtered by endpoint, event type and status. Codes: webhook_endpoint_not_found. */
 export async function listDeliveries(
   deps: Deps,
-  s: Scope,
-  q: { endpoint_id?: string | undefined; event_type?: string | undefined; status?: deliveries.DeliveryStatus | undefined; limit?: number | undefined },
+  s: Tenant,
+  q: { endpoint_id?: string | undefined; event_type?: string | undefined; status?: DeliveryStatus | undefined; limit?: number | undefined },
 ): Promise<DeliveryView[]> {
-  if (q.endpoint_id !== undefined && !(await findEndpoint(deps.sql, s, q.endpoint_id))) throw endpointNotFound(q.endpoint_id);
-  const rows = await deliveries.listDeliveries(deps.sql, s, {
+  if (q.endpoint_id !== undefined && !(await deps.store.findEndpoint(s, q.endpoint_id))) throw endpointNotFound(q.endpoint_id);
+  const rows = await deps.store.listDeliveries(s, {
     ...(q.endpoint_id !== undefined ? { endpointId: q.endpoint_id } : {}),
     ...(q.event_type !== undefined ? { eventType: q.event_type } : {}),
     ...(q.status !== undefined ? { status: q.status } : {}),
@@ -33,7 +31,7 @@ export async function listDeliveries(
   return rows.map(presentDelivery);
 }
 
-function inFlight(d: deliveries.DeliveryRow, now: Date): boolean {
+function inFlight(d: DeliveryRow, now: Date): boolean {
   return d.lease_until !== null && d.lease_until > now;
 }
 
@@ -42,9 +40,9 @@ function inFlight(d: deliveries.DeliveryRow, now: Date): boolean {
  * (use replay); one never attempted or in flight is already on its way and is returned as it is.
  * Codes: webhook_delivery_not_found, invalid_state_transition.
  */
-export async function retryDelivery(deps: Deps, s: Scope, id: string): Promise<DeliveryView> {
-  return withTx(deps.sql, async (tx) => {
-    const d = await deliveries.findDelivery(tx, s, id, { forUpdate: true });
+export async function retryDelivery(deps: Deps, s: Tenant, id: string): Promise<DeliveryView> {
+  return deps.store.transaction(async (tx) => {
+    const d = await tx.findDelivery(s, id, { forUpdate: true });
     if (!d) throw deliveryNotFound(id);
     if (d.status === "delivered") {
       throw new DomainError("invalid_state_transition", "Delivery was already delivered; replay sends it again", {
@@ -52,10 +50,33 @@ export async function retryDelivery(deps: Deps, s: Scope, id: string): Promise<D
         extra: { status: d.status },
       });
     }
-    if (d.status === "pending" || inFlight(d, new Date())) return presentDelivery(d);
-    const row = await deliveries.makeDueNow(tx, s, id, 1);
+    if (d.status === "pending" || inFlight(d, deps.now())) return presentDelivery(d);
+    const row = await tx.makeDueNow(s, id, 1);
     return presentDelivery(row ?? d);
   });
+}
+
+/** One delivery sent again now, whatever its status; one never attempted or in flight is returned as it is. */
+async function replayOne(deps: Deps, s: Tenant, id: string): Promise<DeliveryView> {
+  return deps.store.transaction(async (tx) => {
+    const d = await tx.findDelivery(s, id, { forUpdate: true });
+    if (!d) throw deliveryNotFound(id);
+    if ((d.status === "pending" && d.attempts === 0) || inFlight(d, deps.now())) return presentDelivery(d);
+    const row = await tx.makeDueNow(s, id, 1);
+    return presentDelivery(row ?? d);
+  });
+}
+
+/** `since` as a date the database can compare (years 1 to 9999). */
+function sinceDate(since: string): Date {
+  const date = new Date(since);
+  const year = date.getUTCFullYear();
+  if (year < 1 || year > 9999) {
+    throw new DomainError("validation_error", "Invalid body: since: must be a date between years 1 and 9999", {
+      details: [{ path: "since", message: "out of range" }],
+    });
+  }
+  return date;
 }
 
 /**
@@ -65,7 +86,7 @@ export async function retryDelivery(deps: Deps, s: Scope, id: string): Promise<D
  */
 export async function replay(
   deps: Deps,
-  s: Scope,
+  s: Tenant,
   body: { delivery_id?: string | undefined; endpoint_id?: string | undefined; since?: string | undefined },
 ): Promise<DeliveryView | { endpoint_id: string; since: string; replayed: number; delivery_ids: string[] }> {
   if (body.delivery_id !== undefined) {
@@ -74,14 +95,7 @@ export async function replay(
         details: [{ path: "delivery_id", message: "not allowed together with endpoint_id/since" }],
       });
     }
-    const id = body.delivery_id;
-    return withTx(deps.sql, async (tx) => {
-      const d = await deliveries.findDelivery(tx, s, id, { forUpdate: true });
-      if (!d) throw deliveryNotFound(id);
-      if ((d.status === "pending" && d.attempts === 0) || inFlight(d, new Date())) return presentDelivery(d);
-      const row = await deliveries.makeDueNow(tx, s, id, 1);
-      return presentDelivery(row ?? d);
-    });
+    return replayOne(deps, s, body.delivery_id);
   }
   const missing = [
     ...(body.endpoint_id === undefined ? [{ path: "endpoint_id", message: "required (or give delivery_id)" }] : []),
@@ -91,14 +105,8 @@ export async function replay(
     throw new DomainError("validation_error", `Invalid body: ${missing.map((m) => `${m.path}: ${m.message}`).join("; ")}`, { details: missing });
   }
   const endpointId = body.endpoint_id;
-  const since = new Date(body.since);
-  const year = since.getUTCFullYear();
-  if (year < 1 || year > 9999) {
-    throw new DomainError("validation_error", "Invalid body: since: must be a date between years 1 and 9999", {
-      details: [{ path: "since", message: "out of range" }],
-    });
-  }
-  if (!(await findEndpoint(deps.sql, s, endpointId))) throw endpointNotFound(endpointId);
-  const ids = await withTx(deps.sql, (tx) => deliveries.replayFailedSince(tx, s, endpointId, since, REPLAY_BATCH_MAX));
+  const since = sinceDate(body.since);
+  if (!(await deps.store.findEndpoint(s, endpointId))) throw endpointNotFound(endpointId);
+  const ids = await deps.store.transaction((tx) => tx.replayFailedSince(s, endpointId, since, REPLAY_BATCH_MAX));
   return { endpoint_id: endpointId, since: since.toISOString(), replayed: ids.length, delivery_ids: ids };
 }

@@ -1,15 +1,15 @@
-import type { Sealer, Sql } from "@treasury/service-kit";
+/** What the use cases need, as ports only (ports.ts): the store, the network, the secrets' sealer, settings, a logger and the clock. */
+import type { Sealer } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import type { WebhooksConfig } from "../config.ts";
-import type { Scope } from "../store/endpoints.ts";
+import type { WebhookHttp, WebhooksStore } from "./ports.ts";
 
-/** What the use cases need: the pool, the service's webhook settings, the secrets' sealer and a logger. */
 export interface Deps {
-  sql: Sql;
+  store: WebhooksStore;
+  http: WebhookHttp;
   /** Seals signing secrets; undefined without WEBHOOK_SECRET_KEYS (create, rotate_secret and test then answer 503). */
   sealer: Sealer | undefined;
   config: WebhooksConfig;
   log: Logger;
+  now: () => Date;
 }
-
-export type { Scope };

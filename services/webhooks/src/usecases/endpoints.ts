@@ -1,15 +1,14 @@
 /** Endpoint management: list, create, update, delete, rotate_secret, test. */
 import { randomBytes } from "node:crypto";
-import { DomainError, newId } from "@treasury/contracts";
-import { SealedValueError, withTx, type Sealer } from "@treasury/service-kit";
+import { DomainError, newId, type Tenant } from "@treasury/contracts";
+import { SealedValueError, type Sealer } from "@treasury/service-kit";
 import { eventFilterProblems } from "../domain/events.ts";
 import { presentEndpoint, type EndpointView } from "../domain/present.ts";
-import { SECRET_BYTES, secretFromBytes } from "../domain/signing.ts";
+import type { EndpointRow } from "../domain/records.ts";
+import { attemptHeaders, SECRET_BYTES, secretFromBytes } from "../domain/signing.ts";
 import { checkUrlShape, isGuarded } from "../domain/url.ts";
-import { BlockedAddressError, checkResolvedHost, postOnce } from "../delivery/http.ts";
-import { attemptHeaders } from "../delivery/dispatcher.ts";
-import * as store from "../store/endpoints.ts";
-import type { Deps, Scope } from "./deps.ts";
+import type { Deps } from "./deps.ts";
+import type { EndpointPatch, WebhookHttp } from "./ports.ts";
 import { openSecrets, requireSealer, sealSecrets, signingSecrets } from "./secrets.ts";
 
 /** Endpoints per org and environment. */
@@ -30,18 +29,12 @@ export function notFound(id: string): DomainError {
 export const REFUSED_ADDRESS_ERROR = "endpoint address not allowed";
 
 /** Checks a URL for this environment; guarded hosts (domain/url.ts) must also resolve to public addresses only. */
-export async function checkUrl(raw: string, livemode: boolean, allowPrivateUrls: boolean): Promise<string> {
+export async function checkUrl(http: WebhookHttp, raw: string, livemode: boolean, allowPrivateUrls: boolean): Promise<string> {
   const checked = checkUrlShape(raw, livemode, allowPrivateUrls);
   if (checked.resolveHost !== undefined) {
-    try {
-      await checkResolvedHost(checked.resolveHost);
-    } catch (e) {
-      const message =
-        e instanceof BlockedAddressError
-          ? "webhook URLs must not resolve to private, loopback or link-local addresses"
-          : `host ${checked.resolveHost} does not resolve`;
-      throw new DomainError("invalid_webhook_url", message);
-    }
+    const resolved = await http.resolveHost(checked.resolveHost);
+    if (resolved === "blocked") throw new DomainError("invalid_webhook_url", "webhook URLs must not resolve to private, loopback or link-local addresses");
+    if (resolved === "unresolved") throw new DomainError("invalid_webhook_url", `host ${checked.resolveHost} does not resolve`);
   }
   return checked.url.toString();
 }
@@ -55,8 +48,8 @@ function checkEvents(events: readonly string[]): string[] {
 }
 
 /** Lists this environment's endpoints, newest first. Codes: none. */
-export async function listEndpoints(deps: Deps, s: Scope): Promise<EndpointView[]> {
-  return (await store.listEndpoints(deps.sql, s, ENDPOINTS_MAX)).map(presentEndpoint);
+export async function listEndpoints(deps: Deps, s: Tenant): Promise<EndpointView[]> {
+  return (await deps.store.listEndpoints(s, ENDPOINTS_MAX)).map(presentEndpoint);
 }
 
 /**
@@ -65,26 +58,24 @@ export async function listEndpoints(deps: Deps, s: Scope): Promise<EndpointView[
  */
 export async function createEndpoint(
   deps: Deps,
-  s: Scope,
+  s: Tenant,
   body: { url: string; description?: string | undefined; events?: string[] | undefined },
 ): Promise<EndpointView & { secret: string }> {
   const sealer = requireSealer(deps.sealer);
   const events = checkEvents(body.events ?? ["*"]);
-  const url = await checkUrl(body.url, s.livemode, deps.config.allowPrivateUrls);
+  const url = await checkUrl(deps.http, body.url, s.livemode, deps.config.allowPrivateUrls);
   const secret = secretFromBytes(randomBytes(SECRET_BYTES));
   // The id is chosen here because the sealed secret is bound to it.
   const id = newId("we");
-  const row = await withTx(deps.sql, async (tx) => {
+  const row = await deps.store.transaction(async (tx) => {
     // Serialises creates of one org and environment, so the count check cannot be raced past.
-    await tx`select pg_advisory_xact_lock(hashtext(${`webhooks.endpoints:${s.orgId}:${s.livemode}`}))`;
-    const [count] = await tx<{ n: number }[]>`
-      select count(*)::int as n from webhooks.endpoints where org_id = ${s.orgId} and livemode = ${s.livemode} and deleted_at is null`;
-    if ((count?.n ?? 0) >= ENDPOINTS_MAX) {
+    await tx.lockEndpointCreates(s);
+    if ((await tx.countEndpoints(s)) >= ENDPOINTS_MAX) {
       throw new DomainError("validation_error", `At most ${ENDPOINTS_MAX} webhook endpoints per environment`, {
         hint: "POST /v1/webhooks {action: 'delete', endpoint_id} removes one",
       });
     }
-    return store.insertEndpoint(tx, s, { id, url, description: body.description ?? null, events, sealed: sealSecrets(sealer, id, secret, null) });
+    return tx.insertEndpoint(s, { id, url, description: body.description ?? null, events, sealed: sealSecrets(sealer, id, secret, null) });
   });
   return { ...presentEndpoint(row), secret };
 }
@@ -92,22 +83,22 @@ export async function createEndpoint(
 /** Changes url, description, events or is_active. Codes: webhook_endpoint_not_found, invalid_webhook_url, validation_error. */
 export async function updateEndpoint(
   deps: Deps,
-  s: Scope,
+  s: Tenant,
   body: { endpoint_id: string; url?: string | undefined; description?: string | undefined; events?: string[] | undefined; is_active?: boolean | undefined },
 ): Promise<EndpointView> {
-  const patch: { url?: string; description?: string | null; events?: string[]; is_active?: boolean } = {};
+  const patch: EndpointPatch = {};
   if (body.events !== undefined) patch.events = checkEvents(body.events);
-  if (body.url !== undefined) patch.url = await checkUrl(body.url, s.livemode, deps.config.allowPrivateUrls);
+  if (body.url !== undefined) patch.url = await checkUrl(deps.http, body.url, s.livemode, deps.config.allowPrivateUrls);
   if (body.description !== undefined) patch.description = body.description;
   if (body.is_active !== undefined) patch.is_active = body.is_active;
-  const row = await store.updateEndpoint(deps.sql, s, body.endpoint_id, patch);
+  const row = await deps.store.updateEndpoint(s, body.endpoint_id, patch);
   if (!row) throw notFound(body.endpoint_id);
   return presentEndpoint(row);
 }
 
 /** Deletes an endpoint; its queued deliveries are failed when they come due. Codes: webhook_endpoint_not_found. */
-export async function deleteEndpoint(deps: Deps, s: Scope, id: string): Promise<{ id: string; deleted: true }> {
-  if (!(await store.softDeleteEndpoint(deps.sql, s, id))) throw notFound(id);
+export async function deleteEndpoint(deps: Deps, s: Tenant, id: string): Promise<{ id: string; deleted: true }> {
+  if (!(await deps.store.softDeleteEndpoint(s, id))) throw notFound(id);
   return { id, deleted: true };
 }
 
@@ -116,15 +107,15 @@ export async function deleteEndpoint(deps: Deps, s: Scope, id: string): Promise<
  * without losing a message. Both are stored sealed with the active key.
  * Codes: webhook_endpoint_not_found, service_unavailable (no keys).
  */
-export async function rotateSecret(deps: Deps, s: Scope, id: string): Promise<EndpointView & { secret: string; previous_secret_expires_at: string | null }> {
+export async function rotateSecret(deps: Deps, s: Tenant, id: string): Promise<EndpointView & { secret: string; previous_secret_expires_at: string | null }> {
   const sealer = requireSealer(deps.sealer);
   const secret = secretFromBytes(randomBytes(SECRET_BYTES));
-  const row = await withTx(deps.sql, async (tx) => {
+  const row = await deps.store.transaction(async (tx) => {
     // Locked: the secret it replaces is read, opened and sealed again as the previous one.
-    const current = await store.findEndpoint(tx, s, id, { forUpdate: true });
+    const current = await tx.findEndpoint(s, id, { forUpdate: true });
     if (!current) throw notFound(id);
     const previous = previousOnRotation(deps, sealer, current);
-    return store.rotateSecret(tx, s, id, sealSecrets(sealer, id, secret, previous), deps.config.rotationOverlapMs);
+    return tx.rotateSecret(s, id, sealSecrets(sealer, id, secret, previous), deps.config.rotationOverlapMs);
   });
   if (!row) throw notFound(id);
   return { ...presentEndpoint(row), secret, previous_secret_expires_at: row.previous_secret_expires_at?.toISOString() ?? null };
@@ -135,7 +126,7 @@ export async function rotateSecret(deps: Deps, s: Scope, id: string): Promise<En
  * the row was resealed) nothing can sign with it anyway: the rotation goes ahead without a previous secret, which
  * is how such an endpoint recovers.
  */
-function previousOnRotation(deps: Deps, sealer: Sealer, e: store.EndpointRow): string | null {
+function previousOnRotation(deps: Deps, sealer: Sealer, e: EndpointRow): string | null {
   try {
     return openSecrets(sealer, e).current;
   } catch (err) {
@@ -152,14 +143,14 @@ function previousOnRotation(deps: Deps, sealer: Sealer, e: store.EndpointRow): s
  */
 export async function testEndpoint(
   deps: Deps,
-  s: Scope,
+  s: Tenant,
   id: string,
   deadline: number,
 ): Promise<{ delivered: boolean; status: number | null; response_time_ms: number; error?: string }> {
   const sealer = requireSealer(deps.sealer);
-  const e = await store.findEndpoint(deps.sql, s, id);
+  const e = await deps.store.findEndpoint(s, id);
   if (!e) throw notFound(id);
-  const now = new Date();
+  const now = deps.now();
   const msgId = newId("whd");
   const body = JSON.stringify({
     id: newId("evt"),
@@ -173,7 +164,7 @@ export async function testEndpoint(
   const ts = Math.floor(now.getTime() / 1000);
   const headers = attemptHeaders({ id: msgId, event_type: "sandbox.test", attempts: 1, body }, signingSecrets(sealer, e, now), ts);
   const timeoutMs = Math.max(100, Math.min(deps.config.timeoutMs, deadline - Date.now() - TEST_REPLY_MARGIN_MS));
-  const r = await postOnce({ url: e.url, guarded: isGuarded(s.livemode, deps.config.allowPrivateUrls) }, headers, body, timeoutMs);
+  const r = await deps.http.postOnce({ url: e.url, guarded: isGuarded(s.livemode, deps.config.allowPrivateUrls) }, headers, body, timeoutMs);
   if (r.blocked) return { delivered: false, status: null, response_time_ms: 0, error: REFUSED_ADDRESS_ERROR };
   const delivered = r.status !== null && r.status >= 200 && r.status < 300;
   return { delivered, status: r.status, response_time_ms: r.timeMs, ...(r.error !== null ? { error: r.error } : {}) };

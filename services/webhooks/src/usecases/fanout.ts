@@ -3,11 +3,11 @@
  * environment, in the consumer's transaction (committed before the message is acked). Internal events are
  * never delivered, and neither is an event its owner did not emit (ADR 0011).
  */
-import { eventOwner, eventSubject, isPublicEventType, SANDBOX_TEST_EVENT_SOURCE, type EventEnvelope, type EventType } from "@treasury/contracts";
-import { eventHeaders, type Tx } from "@treasury/service-kit";
+import { eventOwner, eventSubject, isPublicEventType, SANDBOX_TEST_EVENT_SOURCE, tenantOf, type EventEnvelope, type EventType } from "@treasury/contracts";
+import { eventHeaders } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import { webhookBody } from "../domain/events.ts";
-import { fanOutDeliveries } from "../store/deliveries.ts";
+import type { FanOutStore } from "./ports.ts";
 
 /** Why an event was not trusted: the metric's label. */
 export type DropReason = "subject_mismatch" | "not_owner";
@@ -39,7 +39,13 @@ export function untrusted(evt: EventEnvelope, origin: Pick<EventOrigin, "subject
  * keeps the trace context of the consumer's work on the event (which continues the event's own), so the delivery's
  * HTTP request joins the trace of the request that caused the event.
  */
-export async function fanOut(tx: Tx, evt: EventEnvelope, origin: EventOrigin, maxAttempts: number, created: () => void = () => {}): Promise<number> {
+export async function fanOut(
+  deliveries: FanOutStore,
+  evt: EventEnvelope,
+  origin: EventOrigin,
+  maxAttempts: number,
+  created: () => void = () => {},
+): Promise<number> {
   if (!isPublicEventType(evt.type)) return 0;
   const reason = untrusted(evt, origin);
   if (reason !== undefined) {
@@ -47,12 +53,7 @@ export async function fanOut(tx: Tx, evt: EventEnvelope, origin: EventOrigin, ma
     origin.dropped(reason);
     return 0;
   }
-  const n = await fanOutDeliveries(
-    tx,
-    { orgId: evt.org_id, livemode: evt.livemode },
-    { id: evt.id, type: evt.type, body: webhookBody(evt), traceHeaders: eventHeaders() },
-    maxAttempts,
-  );
+  const n = await deliveries.insertDeliveries(tenantOf(evt), { id: evt.id, type: evt.type, body: webhookBody(evt), traceHeaders: eventHeaders() }, maxAttempts);
   if (n > 0) created();
   return n;
 }

@@ -6,13 +6,13 @@
  * are not selected (they cannot be opened until it returns). A previous secret whose overlap has ended is
  * dropped rather than sealed again: it signs nothing any more.
  */
-import { withTx, type Sealer, type Sql } from "@treasury/service-kit";
+import type { Sealer } from "@treasury/service-kit";
 import type { Logger } from "pino";
-import { lockUnsealed, storeSealed } from "../store/endpoints.ts";
+import type { WebhooksStore } from "./ports.ts";
 import { openSecrets, sealSecrets } from "./secrets.ts";
 
 export interface ResealDeps {
-  sql: Sql;
+  store: Pick<WebhooksStore, "transaction">;
   sealer: Sealer;
   log: Logger;
   now: () => Date;
@@ -22,8 +22,8 @@ export interface ResealDeps {
 export async function resealBatch(deps: ResealDeps, keyIds: readonly string[], batchMax: number): Promise<number> {
   const { sealer } = deps;
   const retired = keyIds.filter((k) => k !== sealer.activeKeyId);
-  return withTx(deps.sql, async (tx) => {
-    const rows = await lockUnsealed(tx, retired, batchMax);
+  return deps.store.transaction(async (tx) => {
+    const rows = await tx.lockUnsealed(retired, batchMax);
     const now = deps.now();
     let moved = 0;
     for (const row of rows) {
@@ -37,7 +37,7 @@ export async function resealBatch(deps: ResealDeps, keyIds: readonly string[], b
       }
       const { current, previous } = opened;
       const live = row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now ? previous : null;
-      await storeSealed(tx, row.id, sealSecrets(sealer, row.id, current, live));
+      await tx.storeSealed(row.id, sealSecrets(sealer, row.id, current, live));
       moved += 1;
     }
     return moved;

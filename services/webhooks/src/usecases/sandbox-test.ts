@@ -2,10 +2,8 @@
  * sandboxSendTestWebhook: a sandbox event (default `payout.failed`) written to this service's outbox with no
  * balance change; it reaches endpoints through the same stream and fan-out as every other event.
  */
-import { DomainError, isPublicEventType, newId } from "@treasury/contracts";
-import { withTx, writeOutbox } from "@treasury/service-kit";
-import { matchingEndpointIds } from "../store/endpoints.ts";
-import type { Deps, Scope } from "./deps.ts";
+import { DomainError, isPublicEventType, newId, type Tenant } from "@treasury/contracts";
+import type { Deps } from "./deps.ts";
 
 export const DEFAULT_TEST_EVENT_TYPE = "payout.failed";
 
@@ -33,7 +31,7 @@ function sampleData(type: string, eventId: string): Record<string, unknown> {
 /** Codes: sandbox_only (live keys), validation_error (unknown or internal event type), idempotency_conflict. */
 export async function sendTestEvent(
   deps: Deps,
-  s: Scope,
+  s: Tenant,
   body: { idempotency_key?: string | undefined; event_type?: string | undefined; payload?: Record<string, unknown> | undefined },
 ): Promise<TestEventResult> {
   if (s.livemode) throw new DomainError("sandbox_only", undefined, { hint: "Use a test key (slk_test_…) for POST /v1/sandbox/webhooks/test" });
@@ -43,31 +41,26 @@ export async function sendTestEvent(
       details: [{ path: "event_type", message: "must be a public event type" }],
     });
   }
-  return withTx(deps.sql, async (tx) => {
+  return deps.store.transaction(async (tx) => {
     if (body.idempotency_key !== undefined) {
-      const [prior] = await tx<{ event_id: string; event_type: string; deliveries_queued: number }[]>`
-        select event_id, event_type, deliveries_queued from webhooks.test_events
-        where org_id = ${s.orgId} and livemode = ${s.livemode} and idempotency_key = ${body.idempotency_key}`;
+      const prior = await tx.findTestEvent(s, body.idempotency_key);
       if (prior && prior.event_type !== type) {
         throw new DomainError("idempotency_conflict", undefined, { hint: "Use a new idempotency_key for a different event_type" });
       }
       if (prior) return { event_type: prior.event_type, event_id: prior.event_id, webhook_deliveries_queued: prior.deliveries_queued };
     }
     const eventId = newId("evt");
-    const queued = (await matchingEndpointIds(tx, s, type)).length;
-    await writeOutbox(tx, "webhooks", {
+    const queued = (await tx.matchingEndpointIds(s, type)).length;
+    await tx.emit({
       id: eventId,
       type,
       org_id: s.orgId,
       livemode: s.livemode,
       data: { ...sampleData(type, eventId), ...(body.payload ?? {}) },
     });
-    if (body.idempotency_key !== undefined) {
-      // A concurrent duplicate loses on the primary key and its transaction (and outbox row) rolls back.
-      await tx`
-        insert into webhooks.test_events (org_id, livemode, idempotency_key, event_id, event_type, deliveries_queued)
-        values (${s.orgId}, ${s.livemode}, ${body.idempotency_key}, ${eventId}, ${type}, ${queued})`;
-    }
+    // A concurrent duplicate loses on the key and its transaction (and outbox row) rolls back.
+    if (body.idempotency_key !== undefined)
+      await tx.recordTestEvent(s, body.idempotency_key, { event_id: eventId, event_type: type, deliveries_queued: queued });
     return { event_type: type, event_id: eventId, webhook_deliveries_queued: queued };
   });
 }

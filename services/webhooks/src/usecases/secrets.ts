@@ -6,7 +6,7 @@
  */
 import { DomainError } from "@treasury/contracts";
 import type { Sealer } from "@treasury/service-kit";
-import type { EndpointSecrets, SealedSecrets } from "../store/endpoints.ts";
+import type { EndpointSecrets, SealedSecrets } from "../domain/records.ts";
 
 export function secretAad(endpointId: string): string {
   return `webhooks.endpoints.secret:${endpointId}`;

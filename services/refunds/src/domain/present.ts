@@ -1,7 +1,8 @@
 /** The wire shapes of refunds, refund requests and their events (docs/api.md, Refunds and refund requests). */
-import type { RefundRequestRow } from "../store/refund-requests.ts";
-import type { RefundRow } from "../store/refunds.ts";
-import { CURRENCY } from "./deps.ts";
+import type { RefundRequestRow, RefundRow } from "./records.ts";
+
+/** Refunds are in the platform's one currency. */
+export const CURRENCY = "USD";
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
