@@ -22,7 +22,7 @@ import {
   type RedisServer,
 } from "@treasury/testing";
 import { findPostgresBinaries, isRoot } from "@treasury/testing/servers";
-import { GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions } from "./lib.ts";
+import { GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions } from "./lib/processes.ts";
 
 /** How long a dead service waits before it starts again; doubled per crash of its own within QUICK_CRASH_MS. */
 const RESTART_DELAY_MS = 100;

@@ -26,24 +26,18 @@ import { checkInvariants } from "../services/ledger/src/invariants.ts";
 import {
   adminSql,
   closedLoop,
-  cpuMs,
-  cpuMsByName,
-  GATEWAY_NODE_OPTIONS,
-  LEDGER_NODE_OPTIONS,
   latencyTimeline,
   deployedGatewayEnv,
   medianBy,
-  nodeOptions,
   openLoop,
   percentile,
   pgbenchBaseline,
   pgbenchLine,
   pgbenchRunner,
-  startChild,
   startInfra,
-  type Child,
   type OpRun,
 } from "./lib.ts";
+import { cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, startChild, type Child } from "./lib/processes.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);

@@ -25,24 +25,8 @@
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
-import {
-  adminSql,
-  deployedGatewayEnv,
-  GATEWAY_NODE_OPTIONS,
-  mergePaced,
-  nodeOptions,
-  cpuMs,
-  cpuMsByName,
-  load,
-  pacedLoad,
-  schedTimes,
-  startChild,
-  startInfra,
-  type Child,
-  type LoadResult,
-  type PacedResult,
-  type SchedTimes,
-} from "./lib.ts";
+import { adminSql, deployedGatewayEnv, mergePaced, load, pacedLoad, startInfra, type LoadResult, type PacedResult } from "./lib.ts";
+import { GATEWAY_NODE_OPTIONS, nodeOptions, cpuMs, cpuMsByName, schedTimes, startChild, type Child, type SchedTimes } from "./lib/processes.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));

@@ -24,7 +24,8 @@ import { connectNats, rpcCall, serviceDatabaseUrl } from "@treasury/service-kit"
 import { freePort } from "@treasury/testing";
 import { generateStatement, type Generated } from "../libs/bank-statements/src/testing/generate.ts";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
-import { adminSql, deployedGatewayEnv, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, deployedGatewayEnv, startInfra } from "./lib.ts";
+import { GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, startChild, type Child } from "./lib/processes.ts";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5));
 const MATCH_SIZE = Number(process.env.BENCH_MATCH_SIZE ?? 100_000);

@@ -26,7 +26,8 @@ import { connect, createInbox, type NatsConnection } from "@nats-io/transport-no
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { checkInvariants } from "../services/ledger/src/invariants.ts";
-import { adminSql, cpuMs, LEDGER_NODE_OPTIONS, pgbenchBaseline, pgbenchLine, pgbenchRunner, startChild, startInfra, type Child } from "./lib.ts";
+import { adminSql, pgbenchBaseline, pgbenchLine, pgbenchRunner, startInfra } from "./lib.ts";
+import { cpuMs, LEDGER_NODE_OPTIONS, startChild, type Child } from "./lib/processes.ts";
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 256);

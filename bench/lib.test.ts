@@ -7,7 +7,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { existsSync } from "node:fs";
-import { bestPgbenchLevel, mergePaced, pacedLoad, pgbenchBaseline, pgbenchPlan, pgbenchThreads, schedTimes, type PacedResult, type PgbenchRun } from "./lib.ts";
+import { bestPgbenchLevel, mergePaced, pacedLoad, pgbenchBaseline, pgbenchPlan, pgbenchThreads, type PacedResult, type PgbenchRun } from "./lib.ts";
+import { schedTimes } from "./lib/processes.ts";
 
 let server: Server | undefined;
 afterEach(async () => {

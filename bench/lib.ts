@@ -1,30 +1,17 @@
 /**
- * Shared benchmark plumbing: real PostgreSQL + NATS, and Redis for the gateway (env URLs or private servers), child
- * processes, autocannon, the pgbench baseline.
+ * Shared benchmark plumbing: real PostgreSQL + NATS, and Redis for the gateway (env URLs or private servers),
+ * autocannon, the open-loop client, the pgbench baseline, and the loops that drive a benchmark's own operations.
+ * The benchmarked child processes and their CPU figures are in lib/processes.ts.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { connect, type Socket } from "node:net";
-import { createWriteStream, readdirSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import autocannon from "autocannon";
 import postgres from "postgres";
 import { SERVICES } from "@treasury/contracts";
 import { migrateAll, migrateEventsStream } from "@treasury/service-kit";
 import { freePort, makeScratchDir, repoRoot, startNats, startPostgres, startRedis } from "@treasury/testing";
-
-/** The allocator settings of the image (deploy/Dockerfile): every benchmarked process runs with them. */
-export const DEPLOYED_MALLOC_ENV = { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" };
-
-/** The ledger's V8 flags as deployed (k8s/base/ledger.yaml NODE_OPTIONS): benchmarks run it the same way. */
-export const LEDGER_NODE_OPTIONS = "--max-semi-space-size=64";
-/** The gateway's V8 flags as deployed (k8s/base/gateway.yaml); BENCH_GATEWAY_NODE_OPTIONS overrides them ("" for none). */
-export const GATEWAY_NODE_OPTIONS = process.env.BENCH_GATEWAY_NODE_OPTIONS ?? "--max-semi-space-size=64";
-
-/** A child's NODE_OPTIONS entry, or nothing when the flags are empty or unset. */
-export function nodeOptions(flags: string | undefined): { NODE_OPTIONS?: string } {
-  return flags ? { NODE_OPTIONS: flags } : {};
-}
+import { GetPool } from "./lib/http-pool.ts";
 
 export interface BenchInfra {
   adminUrl: string;
@@ -94,121 +81,6 @@ export function deployedGatewayEnv(infra: BenchInfra): { REDIS_URL: string } {
 
 export function adminSql(url: string) {
   return postgres(url, { max: 2, onnotice: () => {} });
-}
-
-export interface Child {
-  proc: ChildProcess;
-  stop(): Promise<void>;
-}
-
-/** Start `node --import tsx <file>`; resolves once `readyUrl` answers 200 (or the line `listening <port>`). */
-export async function startChild(file: string, env: Record<string, string>, readyUrl?: string): Promise<Child & { port?: number }> {
-  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the child processes.
-  const extraArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const proc = spawn(process.execPath, [...extraArgs, "--import", "tsx", file], {
-    cwd: repoRoot(),
-    env: { ...process.env, LOG_LEVEL: "warn", ...DEPLOYED_MALLOC_ENV, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  // BENCH_CHILD_STDOUT_DIR keeps each child's stdout (e.g. --trace-gc output) in <dir>/<file's name>.<pid>.log.
-  const keepDir = process.env.BENCH_CHILD_STDOUT_DIR;
-  if (keepDir && proc.stdout) proc.stdout.pipe(createWriteStream(`${keepDir}/${basename(file, ".ts")}.${proc.pid}.log`));
-  let port: number | undefined;
-  const listening = new Promise<void>((resolve) => {
-    proc.stdout?.on("data", (d: Buffer) => {
-      const m = /listening (\d+)/.exec(d.toString());
-      if (m) {
-        port = Number(m[1]);
-        resolve();
-      }
-    });
-  });
-  const deadline = Date.now() + 60_000;
-  if (readyUrl) {
-    for (;;) {
-      if (Date.now() > deadline) throw new Error(`${file} not ready`);
-      const ok = await fetch(readyUrl).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  } else {
-    await Promise.race([listening, new Promise((_, rej) => setTimeout(() => rej(new Error(`${file} did not listen`)), 60_000))]);
-  }
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (proc.exitCode !== null) return resolve();
-      proc.once("exit", () => resolve());
-      proc.kill("SIGTERM");
-      setTimeout(() => proc.kill("SIGKILL"), 15_000).unref();
-    });
-  return port === undefined ? { proc, stop } : { proc, stop, port };
-}
-
-/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
-export function cpuMs(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return (ticks * 1000) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU time (ms) used so far by every live process whose command name is `comm` (e.g. "postgres"). */
-export function cpuMsByName(comm: string): number {
-  let total = 0;
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      if (name === comm) total += cpuMs(Number(pid));
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return total;
-}
-
-/** Nanoseconds a thread has spent on a CPU and runnable but waiting for one (Linux /proc schedstat). */
-export interface SchedTimes {
-  run: number;
-  wait: number;
-}
-
-/**
- * A process's scheduler times: its main thread's (a Node event loop) or, with `allThreads`, summed over its
- * threads (nats-server's goroutines run on several). Undefined where /proc has no schedstat.
- */
-export function schedTimes(pid: number | undefined, allThreads = false): SchedTimes | undefined {
-  if (pid === undefined) return undefined;
-  const read = (path: string): SchedTimes | undefined => {
-    try {
-      const [run, wait] = readFileSync(path, "utf8").trim().split(" ").map(Number);
-      return run === undefined || wait === undefined || Number.isNaN(run) || Number.isNaN(wait) ? undefined : { run, wait };
-    } catch {
-      return undefined;
-    }
-  };
-  if (!allThreads) return read(`/proc/${pid}/task/${pid}/schedstat`);
-  let tids: string[];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return undefined;
-  }
-  const total = { run: 0, wait: 0 };
-  for (const tid of tids) {
-    const t = read(`/proc/${pid}/task/${tid}/schedstat`);
-    if (t) [total.run, total.wait] = [total.run + t.run, total.wait + t.wait];
-  }
-  return total;
 }
 
 export interface LoadResult {
@@ -285,157 +157,87 @@ export function mergePaced(runs: PacedResult[]): PacedResult {
  * each connection sends its quota for the second as fast as it can and then waits for the next second, so its
  * "half rate" is full-speed bursts, and it corrects for omission with an interval of ceil(1 / rate) = 1 ms.
  * GET requests go out on up to `connections` keep-alive sockets (a due request waits for a free one, and that
- * wait counts), written and parsed by hand as autocannon does: node:http's client costs about twice the CPU per
- * request, and its own event-loop delay would show up as the server's latency. One second of the same load is
- * sent first and not measured (sockets, JIT). `timeline` prints latency per 500 ms.
+ * wait counts), written and parsed by hand as autocannon does (lib/http-pool.ts): node:http's client costs about
+ * twice the CPU per request, and its own event-loop delay would show up as the server's latency. One second of the
+ * same load is sent first and not measured (sockets, JIT). `timeline` prints latency per 500 ms.
  */
-export async function pacedLoad(opts: {
+export async function pacedLoad(opts: PacedLoadOptions): Promise<PacedResult> {
+  const pool = new GetPool(new URL(opts.url), opts.headers ?? {}, opts.connections);
+  try {
+    await pacedRun(pool, opts, 1);
+    return await pacedRun(pool, opts, opts.durationSec);
+  } finally {
+    pool.destroy();
+  }
+}
+
+export interface PacedLoadOptions {
   url: string;
   headers?: Record<string, string>;
   rate: number;
   durationSec: number;
   connections: number;
   timeline?: boolean;
-}): Promise<PacedResult> {
-  const url = new URL(opts.url);
-  const requestBytes = Buffer.from(
-    `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(opts.headers ?? {})
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join("")}\r\n`,
-  );
-  type Done = (status: number) => void;
-  const idle: HttpConn[] = [];
-  const all: HttpConn[] = [];
-  const waiting: Done[] = [];
-  class HttpConn {
-    readonly socket: Socket;
-    private pending: Buffer = Buffer.alloc(0);
-    onDone: Done | undefined;
-    constructor() {
-      this.socket = connect({ host: url.hostname, port: Number(url.port) });
-      this.socket.setNoDelay(true);
-      this.socket.on("data", (d: Buffer) => this.read(d));
-      this.socket.on("error", () => this.fail());
-      this.socket.on("close", () => this.fail());
-    }
-    send(done: Done): void {
-      this.onDone = done;
-      this.socket.write(requestBytes);
-    }
-    private read(d: Buffer): void {
-      this.pending = this.pending.length === 0 ? d : Buffer.concat([this.pending, d]);
-      const end = this.pending.indexOf("\r\n\r\n");
-      if (end === -1) return;
-      const head = this.pending.toString("latin1", 0, end);
-      const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-      let total: number | undefined;
-      if (length !== null) total = end + 4 + Number(length[1]);
-      else if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) total = chunkedEnd(this.pending, end + 4);
-      else return this.fail();
-      if (total === undefined || this.pending.length < total) return;
-      this.pending = this.pending.subarray(total);
-      const done = this.onDone;
-      this.onDone = undefined;
-      release(this);
-      done?.(Number(head.slice(9, 12)));
-    }
-    private fail(): void {
-      const done = this.onDone;
-      this.onDone = undefined;
-      // Out of the pool: a socket the server closed is not used again, and a waiting request gets a new one.
-      const pooled = all.includes(this);
-      for (const list of [all, idle]) if (list.includes(this)) list.splice(list.indexOf(this), 1);
-      this.socket.destroy();
-      done?.(0);
-      const next = pooled ? waiting.shift() : undefined;
-      if (next) send(next);
-    }
-  }
-  const release = (c: HttpConn) => {
-    const next = waiting.shift();
-    if (next) c.send(next);
-    else idle.push(c);
-  };
-  const send = (done: Done) => {
-    let c = idle.pop();
-    if (c === undefined && all.length < opts.connections) all.push((c = new HttpConn()));
-    if (c === undefined) return void waiting.push(done);
-    c.send(done);
-  };
-  const run = (seconds: number) =>
-    new Promise<PacedResult>((resolve) => {
-      const latencies: number[] = [];
-      const timeline: [number, number][] | undefined = opts.timeline ? [] : undefined;
-      const lags: number[] = [];
-      const cpu0 = process.cpuUsage();
-      let [errors, non2xx, sent, done] = [0, 0, 0, 0];
-      const total = Math.max(1, Math.floor(opts.rate * seconds));
-      const startedAt = performance.now();
-      const finish = () => {
-        const elapsed = (performance.now() - startedAt) / 1000;
-        latencies.sort((a, b) => a - b);
-        if (timeline) {
-          console.log(`  latency per 500 ms (start, requests, p50/p99/max ms): ${latencyTimeline(timeline).join(" | ")}`);
-          lags.sort((a, b) => a - b);
-          const cpu = process.cpuUsage(cpu0);
-          console.log(
-            `  load client: sends late by p50 ${percentile(lags, 50).toFixed(1)} / p99 ${percentile(lags, 99).toFixed(1)} ms; ${((cpu.user + cpu.system) / done).toFixed(0)} µs CPU per request`,
-          );
-        }
-        resolve({
-          rps: latencies.length / elapsed,
-          p50: percentile(latencies, 50),
-          p99: percentile(latencies, 99),
-          errors,
-          non2xx,
-          total: done,
-          seconds: elapsed,
-          latencies,
-        });
-      };
-      // Every millisecond, send what has come due since the last tick, each timed from then (a wait for a free
-      // connection counts; the timer's own lateness, printed with `timeline`, does not).
-      const tick = () => {
-        const now = performance.now();
-        if (sent < total) lags.push(now - (startedAt + (sent * 1000) / opts.rate));
-        while (sent < total && startedAt + (sent * 1000) / opts.rate <= now) {
-          sent++;
-          send((status) => {
-            done++;
-            if (status === 0) errors++;
-            else if (status < 200 || status >= 300) non2xx++;
-            else {
-              const ms = performance.now() - now;
-              latencies.push(ms);
-              if (timeline) timeline.push([now - startedAt, ms]);
-            }
-            if (done === total) finish();
-          });
-        }
-        if (sent < total) setTimeout(tick, 1);
-      };
-      tick();
-    });
-  try {
-    await run(1);
-    return await run(opts.durationSec);
-  } finally {
-    for (const c of [...all]) c.socket.destroy();
-  }
 }
 
-/** Where a chunked body that starts at `from` ends (after its last chunk and CRLF), or undefined if not all here. */
-function chunkedEnd(buf: Buffer, from: number): number | undefined {
-  let at = from;
-  for (;;) {
-    const lineEnd = buf.indexOf("\r\n", at);
-    if (lineEnd === -1) return undefined;
-    const size = parseInt(buf.toString("latin1", at, lineEnd), 16);
-    if (Number.isNaN(size)) return undefined;
-    if (size === 0) return buf.length >= lineEnd + 4 ? lineEnd + 4 : undefined;
-    at = lineEnd + 2 + size + 2;
-    if (at > buf.length) return undefined;
-  }
+/** One open-loop run of `seconds` at `opts.rate` on the pool's sockets. */
+function pacedRun(pool: GetPool, opts: PacedLoadOptions, seconds: number): Promise<PacedResult> {
+  return new Promise<PacedResult>((resolve) => {
+    const latencies: number[] = [];
+    const timeline: [number, number][] | undefined = opts.timeline ? [] : undefined;
+    const lags: number[] = [];
+    const cpu0 = process.cpuUsage();
+    let [errors, non2xx, sent, done] = [0, 0, 0, 0];
+    const total = Math.max(1, Math.floor(opts.rate * seconds));
+    const startedAt = performance.now();
+    const finish = () => {
+      const elapsed = (performance.now() - startedAt) / 1000;
+      latencies.sort((a, b) => a - b);
+      if (timeline) printClientTimeline(timeline, lags, cpu0, done);
+      resolve({
+        rps: latencies.length / elapsed,
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        errors,
+        non2xx,
+        total: done,
+        seconds: elapsed,
+        latencies,
+      });
+    };
+    // Every millisecond, send what has come due since the last tick, each timed from then (a wait for a free
+    // connection counts; the timer's own lateness, printed with `timeline`, does not).
+    const tick = () => {
+      const now = performance.now();
+      if (sent < total) lags.push(now - (startedAt + (sent * 1000) / opts.rate));
+      while (sent < total && startedAt + (sent * 1000) / opts.rate <= now) {
+        sent++;
+        pool.send((status) => {
+          done++;
+          if (status === 0) errors++;
+          else if (status < 200 || status >= 300) non2xx++;
+          else {
+            const ms = performance.now() - now;
+            latencies.push(ms);
+            if (timeline) timeline.push([now - startedAt, ms]);
+          }
+          if (done === total) finish();
+        });
+      }
+      if (sent < total) setTimeout(tick, 1);
+    };
+    tick();
+  });
+}
+
+/** A run's latency per 500 ms, and how late the client itself sent and what it cost per request. */
+function printClientTimeline(timeline: [number, number][], lags: number[], cpu0: NodeJS.CpuUsage, done: number): void {
+  console.log(`  latency per 500 ms (start, requests, p50/p99/max ms): ${latencyTimeline(timeline).join(" | ")}`);
+  lags.sort((a, b) => a - b);
+  const cpu = process.cpuUsage(cpu0);
+  console.log(
+    `  load client: sends late by p50 ${percentile(lags, 50).toFixed(1)} / p99 ${percentile(lags, 99).toFixed(1)} ms; ${((cpu.user + cpu.system) / done).toFixed(0)} µs CPU per request`,
+  );
 }
 
 /** Latency by 500 ms of start time, as `offset count p50/p99/max` entries (ms): where a tail comes from. */

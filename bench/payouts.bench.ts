@@ -27,23 +27,18 @@ import { checkInvariants } from "../services/ledger/src/invariants.ts";
 import {
   adminSql,
   closedLoop,
-  cpuMs,
   floorTransfer,
-  GATEWAY_NODE_OPTIONS,
-  LEDGER_NODE_OPTIONS,
   deployedGatewayEnv,
   medianBy,
-  nodeOptions,
   openLoop,
   pgbenchBaseline,
   pgbenchLine,
   pgbenchRunner,
-  startChild,
   startInfra,
   type BenchOp,
-  type Child,
   type OpRun,
 } from "./lib.ts";
+import { cpuMs, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, startChild, type Child } from "./lib/processes.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
 const PACED_SEC = Number(process.env.BENCH_PACED_SEC ?? 10);

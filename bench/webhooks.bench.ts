@@ -29,7 +29,8 @@ import {
 } from "@treasury/service-kit";
 import { freePort } from "@treasury/testing";
 import postgres from "postgres";
-import { startChild, startInfra, type Child } from "./lib.ts";
+import { startInfra } from "./lib.ts";
+import { startChild, type Child } from "./lib/processes.ts";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000);
 const RATE_PER_S = Number(process.env.BENCH_RATE ?? 250);

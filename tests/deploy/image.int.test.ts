@@ -14,7 +14,7 @@ import { SERVICES, type ServiceName } from "@treasury/contracts";
 import { generateKeyRingEntry, serviceDatabaseUrl } from "@treasury/service-kit";
 import { freePort, makeScratchDir, repoRoot, setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
 import { checkoutSessionObject, processorEvent, sendWebhook, signed, startProcessorStandIn, type ProcessorStandIn } from "../e2e/processor-stand-in.ts";
-import { DEPLOYED_MALLOC_ENV } from "../../bench/lib.ts";
+import { DEPLOYED_MALLOC_ENV } from "../../bench/lib/processes.ts";
 import { copyContext, makeIgnore, parseDockerfile, stageCmd, stageEnv, type Stage } from "./dockerfile.ts";
 
 const root = repoRoot();

@@ -57,16 +57,91 @@ function metadataOf(form: URLSearchParams): Record<string, string> {
   return metadata;
 }
 
-export async function startProcessorStandIn(): Promise<ProcessorStandIn> {
-  const seen: SeenRequest[] = [];
-  const faults: { prefix: string; fault: Fault }[] = [];
-  const refunds = new Map<string, Record<string, unknown>>();
-  const sessions = new Map<string, Record<string, unknown>>();
-  const refundByKey = new Map<string, string>();
-  const hanging: ServerResponse[] = [];
-  const state = { fee: 0, refundStatus: "pending" };
+/** What the stand-in knows: the requests it saw, the faults still to answer, and the objects it made. */
+interface StandInState {
+  seen: SeenRequest[];
+  faults: { prefix: string; fault: Fault }[];
+  refunds: Map<string, Record<string, unknown>>;
+  sessions: Map<string, Record<string, unknown>>;
+  refundByKey: Map<string, string>;
+  fee: number;
+  refundStatus: string;
+}
 
-  const paymentIntent = (id: string) => ({
+/** A request as the stand-in routes it: method, path, form (the query of a GET) and headers. */
+interface StandInRequest {
+  method: string;
+  path: string;
+  form: URLSearchParams;
+  headers: IncomingMessage["headers"];
+}
+
+/** An answer to write, or "hang" for a request that never gets one. */
+type Reply = { status: number; body: unknown } | "hang";
+
+export async function startProcessorStandIn(): Promise<ProcessorStandIn> {
+  const state: StandInState = {
+    seen: [],
+    faults: [],
+    refunds: new Map(),
+    sessions: new Map(),
+    refundByKey: new Map(),
+    fee: 0,
+    refundStatus: "pending",
+  };
+  const hanging: ServerResponse[] = [];
+  const server = createServer((req, res) => {
+    let text = "";
+    req.on("data", (d: Buffer) => (text += d.toString()));
+    req.on("end", () => {
+      const url = new URL(req.url ?? "/", "http://stand-in");
+      const request = {
+        method: req.method ?? "",
+        path: url.pathname,
+        form: new URLSearchParams(req.method === "GET" ? url.search : text),
+        headers: req.headers,
+      };
+      state.seen.push(request);
+      const reply = faultFor(state, request.path) ?? route(state, request);
+      if (reply === "hang") return void hanging.push(res);
+      res.writeHead(reply.status, { "content-type": "application/json", "request-id": rid("req") });
+      res.end(JSON.stringify(reply.body));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return standInHandle(`http://127.0.0.1:${port}`, state, async () => {
+    for (const h of hanging) h.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+}
+
+/** The first fault set for a prefix of `path`, taken off the list; undefined when none is. */
+function faultFor(state: StandInState, path: string): Reply | undefined {
+  const f = state.faults.findIndex((x) => path.startsWith(x.prefix));
+  return f >= 0 ? state.faults.splice(f, 1)[0]!.fault : undefined;
+}
+
+/** The processor's answer to a request of its API, as the documented shapes have it. */
+function route(state: StandInState, req: StandInRequest): Reply {
+  const { method, path, form } = req;
+  if (method === "POST" && path === "/v1/checkout/sessions") return createSession(state, req);
+  const cs = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
+  if (method === "GET" && cs !== null) return readSession(state, cs[1] ?? "", form);
+  const pi = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
+  if (method === "GET" && pi !== null) return { status: 200, body: paymentIntent(state, pi[1] ?? "") };
+  if (method === "POST" && path === "/v1/refunds") return createRefund(state, req);
+  const rf = /^\/v1\/refunds\/([^/]+)$/.exec(path);
+  if (method === "GET" && rf !== null) {
+    const r = state.refunds.get(rf[1] ?? "");
+    return r === undefined ? errorBody(404, "No such refund", "resource_missing") : { status: 200, body: r };
+  }
+  return errorBody(404, `Unrecognized request URL (${method} ${path})`);
+}
+
+function paymentIntent(state: StandInState, id: string) {
+  return {
     id,
     object: "payment_intent",
     status: "succeeded",
@@ -75,91 +150,65 @@ export async function startProcessorStandIn(): Promise<ProcessorStandIn> {
       object: "charge",
       balance_transaction: { id: `txn_${id}`, object: "balance_transaction", fee: state.fee, amount: 0, net: 0 },
     },
-  });
-
-  const answer = (res: ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { "content-type": "application/json", "request-id": rid("req") });
-    res.end(JSON.stringify(body));
   };
+}
 
-  const server = createServer((req, res) => {
-    let text = "";
-    req.on("data", (d: Buffer) => (text += d.toString()));
-    req.on("end", () => {
-      const url = new URL(req.url ?? "/", "http://stand-in");
-      const path = url.pathname;
-      const form = new URLSearchParams(req.method === "GET" ? url.search : text);
-      seen.push({ method: req.method ?? "", path, form, headers: req.headers });
-      const f = faults.findIndex((x) => path.startsWith(x.prefix));
-      if (f >= 0) {
-        const fault = faults.splice(f, 1)[0]!.fault;
-        if (fault === "hang") return void hanging.push(res);
-        return answer(res, fault.status, fault.body);
-      }
-      if (req.method === "POST" && path === "/v1/checkout/sessions") {
-        const id = rid("cs_test");
-        const session = {
-          id,
-          object: "checkout.session",
-          url: `https://checkout.stand-in.test/c/pay/${id}`,
-          client_reference_id: form.get("client_reference_id"),
-          amount_total: Number(form.get("line_items[0][price_data][unit_amount]")),
-          currency: form.get("line_items[0][price_data][currency]"),
-          payment_status: "unpaid",
-          status: "open",
-          mode: "payment",
-          metadata: metadataOf(form),
-          payment_intent: null,
-          // The processor's mode is its key's: a live-mode key's sessions are live, a test-mode key's are not.
-          livemode: /^Bearer (sk|rk)_live_/.test(String(req.headers.authorization ?? "")),
-        };
-        sessions.set(id, session);
-        const reference = form.get("client_reference_id");
-        if (reference !== null) sessionOfReference.set(reference, id);
-        return answer(res, 200, session);
-      }
-      const cs = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
-      if (req.method === "GET" && cs !== null) {
-        const session = sessions.get(cs[1] ?? "");
-        if (session === undefined) return answer(res, 404, errorBody(404, "No such checkout.session", "resource_missing").body);
-        const pi = session["payment_intent"];
-        const expand = form.getAll("expand[0]").includes("payment_intent.latest_charge.balance_transaction");
-        return answer(res, 200, typeof pi === "string" && expand ? { ...session, payment_intent: paymentIntent(pi) } : session);
-      }
-      const pi = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
-      if (req.method === "GET" && pi !== null) return answer(res, 200, paymentIntent(pi[1] ?? ""));
-      if (req.method === "POST" && path === "/v1/refunds") {
-        const key = String(req.headers["idempotency-key"] ?? "");
-        const known = refundByKey.get(key);
-        if (known !== undefined) return answer(res, 200, refunds.get(known));
-        const id = rid("re_proc");
-        const metadata = metadataOf(form);
-        const refund = {
-          id,
-          object: "refund",
-          amount: Number(form.get("amount")),
-          currency: "usd",
-          payment_intent: form.get("payment_intent"),
-          status: state.refundStatus,
-          metadata,
-        };
-        refunds.set(id, refund);
-        refundByKey.set(key, id);
-        return answer(res, 200, refund);
-      }
-      const rf = /^\/v1\/refunds\/([^/]+)$/.exec(path);
-      if (req.method === "GET" && rf !== null) {
-        const r = refunds.get(rf[1] ?? "");
-        return r === undefined ? answer(res, 404, errorBody(404, "No such refund", "resource_missing").body) : answer(res, 200, r);
-      }
-      return answer(res, 404, errorBody(404, `Unrecognized request URL (${req.method} ${path})`).body);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
+function createSession(state: StandInState, { form, headers }: StandInRequest): Reply {
+  const id = rid("cs_test");
+  const session = {
+    id,
+    object: "checkout.session",
+    url: `https://checkout.stand-in.test/c/pay/${id}`,
+    client_reference_id: form.get("client_reference_id"),
+    amount_total: Number(form.get("line_items[0][price_data][unit_amount]")),
+    currency: form.get("line_items[0][price_data][currency]"),
+    payment_status: "unpaid",
+    status: "open",
+    mode: "payment",
+    metadata: metadataOf(form),
+    payment_intent: null,
+    // The processor's mode is its key's: a live-mode key's sessions are live, a test-mode key's are not.
+    livemode: /^Bearer (sk|rk)_live_/.test(String(headers.authorization ?? "")),
+  };
+  state.sessions.set(id, session);
+  const reference = form.get("client_reference_id");
+  if (reference !== null) sessionOfReference.set(reference, id);
+  return { status: 200, body: session };
+}
+
+function readSession(state: StandInState, id: string, form: URLSearchParams): Reply {
+  const session = state.sessions.get(id);
+  if (session === undefined) return errorBody(404, "No such checkout.session", "resource_missing");
+  const pi = session["payment_intent"];
+  const expand = form.getAll("expand[0]").includes("payment_intent.latest_charge.balance_transaction");
+  return { status: 200, body: typeof pi === "string" && expand ? { ...session, payment_intent: paymentIntent(state, pi) } : session };
+}
+
+function createRefund(state: StandInState, { form, headers }: StandInRequest): Reply {
+  const key = String(headers["idempotency-key"] ?? "");
+  const known = state.refundByKey.get(key);
+  if (known !== undefined) return { status: 200, body: state.refunds.get(known) };
+  const id = rid("re_proc");
+  const metadata = metadataOf(form);
+  const refund = {
+    id,
+    object: "refund",
+    amount: Number(form.get("amount")),
+    currency: "usd",
+    payment_intent: form.get("payment_intent"),
+    status: state.refundStatus,
+    metadata,
+  };
+  state.refunds.set(id, refund);
+  state.refundByKey.set(key, id);
+  return { status: 200, body: refund };
+}
+
+/** What a test holds of the stand-in: its state to read and set, faults to queue, and `close`. */
+function standInHandle(url: string, state: StandInState, close: () => Promise<void>): ProcessorStandIn {
   return {
-    url: `http://127.0.0.1:${port}`,
-    seen,
+    url,
+    seen: state.seen,
     get fee() {
       return state.fee;
     },
@@ -173,23 +222,19 @@ export async function startProcessorStandIn(): Promise<ProcessorStandIn> {
       state.refundStatus = v;
     },
     fail: (prefix, ...fs) => {
-      for (const fault of fs) faults.push({ prefix, fault });
+      for (const fault of fs) state.faults.push({ prefix, fault });
     },
     setSession: (id, fields) => {
-      const session = sessions.get(id);
+      const session = state.sessions.get(id);
       if (session === undefined) throw new Error(`the stand-in created no checkout session ${id}`);
-      sessions.set(id, { ...session, ...fields });
+      state.sessions.set(id, { ...session, ...fields });
     },
     setRefund: (id, fields) => {
-      const r = refunds.get(id);
-      if (r !== undefined) refunds.set(id, { ...r, ...fields });
+      const r = state.refunds.get(id);
+      if (r !== undefined) state.refunds.set(id, { ...r, ...fields });
     },
-    refund: (id) => refunds.get(id),
-    close: async () => {
-      for (const h of hanging) h.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
+    refund: (id) => state.refunds.get(id),
+    close,
   };
 }
 

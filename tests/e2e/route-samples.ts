@@ -139,13 +139,83 @@ export const CREATOR_KYC = {
  * org's sandbox key).
  */
 export async function createSamples(api: Api, hookUrl: string, tag: string): Promise<Samples> {
+  const { endpointId, participant } = await sampleParticipant(api, hookUrl, tag);
+  const sale = await sampleSale(api, participant);
+  const payout = await samplePayout(api, participant, tag);
+  const wallet = await sampleWallet(api, participant, tag);
+  const bank = await sampleBankImport(api, tag);
+  const deliveryId = await sampleDelivery(api, endpointId);
+
+  const pathIds = {
+    participant_id: participant,
+    wallet_id: wallet.consumerWalletId,
+    hold_id: sale.holdId,
+    checkout_id: sale.checkoutId,
+    payout_id: payout.payoutId,
+    transaction_id: sale.saleTransactionId,
+    receipt_id: sale.receiptId,
+    refund_id: sale.refundId,
+    refund_request_id: sale.refundRequestId,
+    match_id: bank.match.id,
+  };
+  const listed = {
+    participant,
+    consumerWalletId: wallet.consumerWalletId,
+    creatorWalletId: payout.creatorWalletId,
+    holdId: sale.holdId,
+    payoutId: payout.payoutId,
+    refundId: sale.refundId,
+    refundRequestId: sale.refundRequestId,
+    saleTransactionId: sale.saleTransactionId,
+    bankLineId: bank.bankLineId,
+    endpointId,
+  };
+  const all = [
+    ...Object.values(pathIds),
+    ...Object.values(listed),
+    wallet.buyer,
+    sale.saleReference,
+    sale.refundTransactionId,
+    findTransactionId(payout.funding),
+    bank.incomeTransactionId,
+    wallet.sharedSpendTransactionId,
+    bank.importId,
+    bank.match.bank_line_id,
+    deliveryId,
+    wallet.walletSessionId,
+    wallet.pendingCheckoutId,
+  ];
+  return {
+    pathIds,
+    listed,
+    all: [...new Set(all)],
+    saleReference: sale.saleReference,
+    saleTransactionId: sale.saleTransactionId,
+    buyer: wallet.buyer,
+    sharedSpendTransactionId: wallet.sharedSpendTransactionId,
+    consumerWalletId: wallet.consumerWalletId,
+    creatorWalletId: payout.creatorWalletId,
+    endpointId,
+    deliveryId,
+    bankLineId: bank.bankLineId,
+    pendingCheckoutId: wallet.pendingCheckoutId,
+    walletSessionId: wallet.walletSessionId,
+  };
+}
+
+/** A webhook endpoint, and a participant with KYC and a bank account. */
+async function sampleParticipant(api: Api, hookUrl: string, tag: string): Promise<{ endpointId: string; participant: string }> {
   const endpoint = await expectStatus(api, "POST", "/v1/webhooks", { action: "create", url: hookUrl, description: `samples ${tag}` }, 201);
   const endpointId = field(endpoint, "data", "id");
   const participant = `smp_${tag}_creator`;
   await expectStatus(api, "POST", "/v1/participants", { participant_id: participant, display_name: "Sample Creator", default_split_percent: 80 }, 201);
   await expectStatus(api, "POST", `/v1/kyc/creators/${participant}`, CREATOR_KYC, 201);
   await expectStatus(api, "PUT", `/v1/participants/${participant}/bank-account`, BANK_ACCOUNT, 201);
+  return { endpointId, participant };
+}
 
+/** A completed checkout with its hold, receipt and proof, a refund and a pending refund request on it. */
+async function sampleSale(api: Api, participant: string) {
   const checkout = await expectStatus(api, "POST", "/v1/checkout-sessions", { participant_id: participant, amount: 10_000, hold_funds: true }, 201);
   const checkoutId = field(checkout, "checkout_session", "id");
   const completed = await expectStatus(api, "POST", `/v1/sandbox/checkouts/${checkoutId}/complete`, {}, 200);
@@ -159,8 +229,11 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
   const refundTransactionId = field(refund, "refund", "transaction_id");
   const refundRequest = await expectStatus(api, "POST", "/v1/refund-requests", { sale_reference: saleReference, amount: 1_000, reason: "sample request" }, 201);
   const refundRequestId = field(refundRequest, "refund_request", "id");
+  return { checkoutId, saleTransactionId, saleReference, holdId, receiptId, refundId, refundTransactionId, refundRequestId };
+}
 
-  // Money the creator can pay out now (the checkout's share stays held).
+/** Money the creator can pay out now (the checkout's share stays held), and a payout of some of it. */
+async function samplePayout(api: Api, participant: string, tag: string) {
   const funding = await expectStatus(
     api,
     "POST",
@@ -171,7 +244,11 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
   const payout = await expectStatus(api, "POST", "/v1/payouts", { participant_id: participant, amount: 1_500, reference_id: `smp_${tag}_payout` }, 201);
   const payoutId = field(payout, "payout", "id");
   const creatorWalletId = field(payout, "payout", "wallet_id");
+  return { funding, payoutId, creatorWalletId };
+}
 
+/** A funded consumer wallet with a shared-wallet spend and a hosted session, and a checkout still pending. */
+async function sampleWallet(api: Api, participant: string, tag: string) {
   const buyer = `smp_${tag}_buyer`;
   const consumerWalletId = field(await expectStatus(api, "POST", "/v1/wallets", { owner_id: buyer }, 201), "wallet", "id");
   await expectStatus(api, "POST", `/v1/wallets/${consumerWalletId}/topups`, { amount: 2_500, reference_id: `smp_${tag}_topup` }, 201);
@@ -189,7 +266,11 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     "checkout_session",
     "id",
   );
+  return { buyer, consumerWalletId, sharedSpendTransactionId, walletSessionId, pendingCheckoutId };
+}
 
+/** Recorded income, and an imported statement with one line matched to it and one unmatched. */
+async function sampleBankImport(api: Api, tag: string) {
   const income = await expectStatus(api, "POST", "/v1/record-income", { reference_id: `smp_${tag}_income`, amount: 4_200, date: "2024-07-10" }, 201);
   const incomeTransactionId = findTransactionId(income);
   const csv = `Date,Text,Ref,Amount\n2024-07-10,Transfer smp_${tag}_income,smp_${tag}_income,42.00\n2024-07-11,Bank fee,FEE_${tag},-4.99\n`;
@@ -206,66 +287,14 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
   if (match === undefined) throw new Error(`auto-match matched nothing: ${JSON.stringify(auto).slice(0, 500)}`);
   const unmatched = await expectStatus(api, "GET", "/v1/reconciliations/unmatched", undefined, 200);
   const bankLineId = field({ l: (unmatched["bank_lines"] as Body[])[0] ?? {} }, "l", "id");
+  return { incomeTransactionId, importId, match, bankLineId };
+}
 
+/** A test delivery to the endpoint; answers its id. */
+async function sampleDelivery(api: Api, endpointId: string): Promise<string> {
   await expectStatus(api, "POST", "/v1/webhooks", { action: "test", endpoint_id: endpointId }, 200);
   const deliveries = await expectStatus(api, "POST", "/v1/webhooks", { action: "deliveries", endpoint_id: endpointId }, 200);
-  const deliveryId = field({ d: (deliveries["data"] as Body[])[0] ?? {} }, "d", "id");
-
-  const pathIds = {
-    participant_id: participant,
-    wallet_id: consumerWalletId,
-    hold_id: holdId,
-    checkout_id: checkoutId,
-    payout_id: payoutId,
-    transaction_id: saleTransactionId,
-    receipt_id: receiptId,
-    refund_id: refundId,
-    refund_request_id: refundRequestId,
-    match_id: match.id,
-  };
-  const listed = {
-    participant,
-    consumerWalletId,
-    creatorWalletId,
-    holdId,
-    payoutId,
-    refundId,
-    refundRequestId,
-    saleTransactionId,
-    bankLineId,
-    endpointId,
-  };
-  const all = [
-    ...Object.values(pathIds),
-    ...Object.values(listed),
-    buyer,
-    saleReference,
-    refundTransactionId,
-    findTransactionId(funding),
-    incomeTransactionId,
-    sharedSpendTransactionId,
-    importId,
-    match.bank_line_id,
-    deliveryId,
-    walletSessionId,
-    pendingCheckoutId,
-  ];
-  return {
-    pathIds,
-    listed,
-    all: [...new Set(all)],
-    saleReference,
-    saleTransactionId,
-    buyer,
-    sharedSpendTransactionId,
-    consumerWalletId,
-    creatorWalletId,
-    endpointId,
-    deliveryId,
-    bankLineId,
-    pendingCheckoutId,
-    walletSessionId,
-  };
+  return field({ d: (deliveries["data"] as Body[])[0] ?? {} }, "d", "id");
 }
 
 /** The transaction id in a record-* answer, wherever the operation puts it. */

@@ -52,8 +52,31 @@ interface Resolved {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const stoppers: Stopper[] = [];
+  const run = runResources();
+  sweepStaleScratchDirs();
+  try {
+    await startInfra(project, run);
+  } catch (err) {
+    await run.teardown().catch(() => {});
+    throw err;
+  }
+  return run.teardown;
+}
+
+/** What the run started and how to undo it. */
+interface RunResources {
+  stoppers: Stopper[];
   /** Synchronous last resort for an interrupted run: no postmaster or nats-server may outlive it. */
+  exitHooks: (() => void)[];
+  /** The run's scratch folder, made (with its owner file) on first use. */
+  scratchDir: () => string;
+  recordServer: RecordServer;
+  /** Stops what was started, last first, and runs the exit hooks. */
+  teardown: () => Promise<void>;
+}
+
+function runResources(): RunResources {
+  const stoppers: Stopper[] = [];
   const exitHooks: (() => void)[] = [];
   const onExit = (): void => {
     for (const hook of exitHooks.splice(0)) {
@@ -66,7 +89,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
   process.once("exit", onExit);
 
-  sweepStaleScratchDirs();
   let scratch: string | undefined;
   const owner: Owner = { pid: process.pid, servers: [] };
   const scratchDir = (): string => {
@@ -97,34 +119,33 @@ export default async function setup(project: TestProject): Promise<() => Promise
     process.off("exit", onExit);
     if (errors.length > 0) throw new AggregateError(errors, "test infrastructure teardown failed");
   };
+  return { stoppers, exitHooks, scratchDir, recordServer, teardown };
+}
 
-  try {
-    await failEarlyWhenNothingCanRunServers();
-    const pg = await resolveServer(postgresSource(scratchDir), stoppers, exitHooks, recordServer);
-    const natsAuth = generateTestNatsAuth();
-    const nats = await resolveServer(natsSource(scratchDir, natsAuth), stoppers, exitHooks, recordServer);
-    // A server named by TEST_NATS_URL is someone else's: its URL is used as it is, and services connect without credentials.
-    const natsInfra =
-      nats.source === "env"
-        ? { natsUrl: nats.url }
-        : { natsUrl: withNatsCredentials(nats.url, TEST_NATS_SUPERUSER, natsAuth.superuserPassword), natsPasswords: natsAuth.passwords };
-    const redis = await resolveServer(redisSource, stoppers, exitHooks, recordServer);
-    const runId = randomBytes(3).toString("hex");
-    // A server we did not start may serve other runs at the same time: the template gets this run's name.
-    const templateDb = pg.source === "env" ? `treasury_template_${runId}` : privateTemplateDb;
-    stoppers.push(() => dropRunDatabases(pg.url, templateDb, runId));
-    await createTemplate(pg.url, templateDb);
+/** The three servers and the template database, handed to the test workers. */
+async function startInfra(project: TestProject, run: RunResources): Promise<void> {
+  const { stoppers, exitHooks, scratchDir, recordServer } = run;
+  await failEarlyWhenNothingCanRunServers();
+  const pg = await resolveServer(postgresSource(scratchDir), stoppers, exitHooks, recordServer);
+  const natsAuth = generateTestNatsAuth();
+  const nats = await resolveServer(natsSource(scratchDir, natsAuth), stoppers, exitHooks, recordServer);
+  // A server named by TEST_NATS_URL is someone else's: its URL is used as it is, and services connect without credentials.
+  const natsInfra =
+    nats.source === "env"
+      ? { natsUrl: nats.url }
+      : { natsUrl: withNatsCredentials(nats.url, TEST_NATS_SUPERUSER, natsAuth.superuserPassword), natsPasswords: natsAuth.passwords };
+  const redis = await resolveServer(redisSource, stoppers, exitHooks, recordServer);
+  const runId = randomBytes(3).toString("hex");
+  // A server we did not start may serve other runs at the same time: the template gets this run's name.
+  const templateDb = pg.source === "env" ? `treasury_template_${runId}` : privateTemplateDb;
+  stoppers.push(() => dropRunDatabases(pg.url, templateDb, runId));
+  await createTemplate(pg.url, templateDb);
 
-    const infra: TestInfra = { adminUrl: pg.url, templateDb, ...natsInfra, redisUrl: redis.url, runId };
-    project.provide(INFRA_KEY, infra);
-    console.log(
-      `[testing] postgres (${pg.source}) ${pg.url}, nats (${nats.source}${nats.source === "env" ? "" : ", with authorization"}) ${nats.url}, redis (${redis.source}) ${redis.url}, template ${templateDb}`,
-    );
-  } catch (err) {
-    await teardown().catch(() => {});
-    throw err;
-  }
-  return teardown;
+  const infra: TestInfra = { adminUrl: pg.url, templateDb, ...natsInfra, redisUrl: redis.url, runId };
+  project.provide(INFRA_KEY, infra);
+  console.log(
+    `[testing] postgres (${pg.source}) ${pg.url}, nats (${nats.source}${nats.source === "env" ? "" : ", with authorization"}) ${nats.url}, redis (${redis.source}) ${redis.url}, template ${templateDb}`,
+  );
 }
 
 type RecordServer = (pid: number | undefined, program: string) => void;
