@@ -1,4 +1,5 @@
 /** The payments service's own environment keys (the kit's BaseEnv comes first). process.env is read only here. */
+import type { ServiceConfig } from "@treasury/service-kit";
 import { z } from "zod";
 
 export const PaymentsEnv = {
@@ -42,3 +43,5 @@ export const PaymentsEnv = {
   /** How often finished processor events past their retention are deleted. */
   PAYMENTS_PROCESSOR_PRUNE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(3_600_000),
 };
+
+export type PaymentsConfig = ServiceConfig<typeof PaymentsEnv>;

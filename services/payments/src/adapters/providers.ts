@@ -5,34 +5,9 @@
  * session's completion comes back as the processor's `checkout.session.completed` event (usecases/processor-events.ts).
  */
 import { DomainError } from "@treasury/contracts";
-import { ProcessorRefused, type ProcessorClient } from "./stripe.ts";
+import { ProcessorRefused, type CheckoutProvider, type ProcessorClient } from "../usecases/ports.ts";
 
-export type ProviderName = "soledgic" | "stripe";
-
-export interface HostedSessionInput {
-  sessionId: string;
-  amount: number;
-  currency: string;
-  productName: string;
-  successUrl: string;
-  cancelUrl: string;
-  hostedUrl: string;
-  livemode: boolean;
-  expiresAt: Date;
-  /** What the processor's events carry back, so they can be matched to our row. */
-  metadata: Record<string, string>;
-}
-
-export interface CheckoutProvider {
-  name: ProviderName;
-  /**
-   * Throws provider_not_configured when the provider cannot take payments of this environment (`livemode`) in
-   * this deployment: checked before anything is stored or asked.
-   */
-  assertConfigured(livemode: boolean): void;
-  /** Where the buyer pays, and the provider's payment id (null when the id comes at completion). */
-  createHostedSession(input: HostedSessionInput): Promise<{ checkoutUrl: string; paymentId: string | null }>;
-}
+export type { HostedSessionInput } from "../usecases/ports.ts";
 
 export const soledgicProvider: CheckoutProvider = {
   name: "soledgic",
@@ -103,5 +78,3 @@ export function stripeProvider(client: ProcessorClient | undefined, opts: { live
     },
   };
 }
-
-export type Providers = Record<ProviderName, CheckoutProvider>;

@@ -8,79 +8,17 @@
  * is logged from them is safe.
  */
 import Stripe from "stripe";
+import { refundStatusOf } from "../domain/processor-refund.ts";
+import { ProcessorRefused, ProcessorUnavailable, type ProcessorClient, type ProcessorRefund } from "../usecases/ports.ts";
 
-export class ProcessorRefused extends Error {
-  constructor(
-    message: string,
-    readonly processorCode: string | null,
-  ) {
-    super(message);
-    this.name = "ProcessorRefused";
-  }
-}
-
-export class ProcessorUnavailable extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ProcessorUnavailable";
-  }
-}
-
-export interface ProcessorCheckoutInput {
-  /** Our id of what is paid (a checkout session, a wallet top-up): the client reference and the idempotency key. */
-  reference: string;
-  amount: number;
-  currency: string;
-  productName: string;
-  successUrl: string;
-  cancelUrl: string;
-  expiresAt: Date;
-  metadata: Record<string, string>;
-}
-
-export interface PaymentFacts {
-  paymentIntentId: string;
-  chargeId: string | null;
-  /** The processor's fee of the payment, in cents (from the charge's balance transaction). */
-  fee: number;
-}
-
-export type ProcessorRefundStatus = "pending" | "succeeded" | "failed";
-
-export interface ProcessorRefund {
-  id: string;
-  status: ProcessorRefundStatus;
-  failureReason: string | null;
-  paymentIntentId: string | null;
-  metadata: Record<string, string>;
-}
-
-export interface ProcessorClient {
-  createCheckoutSession(input: ProcessorCheckoutInput): Promise<{ id: string; url: string }>;
-  /** The payment's charge and fee; ProcessorUnavailable while the processor has not settled its balance transaction. */
-  paymentFacts(paymentIntentId: string): Promise<PaymentFacts>;
-  /** Refunds `amount` of a payment; `refundId` (ours) is the idempotency key, so a repeat answers the same refund. */
-  createRefund(input: { paymentIntentId: string; amount: number; refundId: string; metadata: Record<string, string> }): Promise<ProcessorRefund>;
-  retrieveRefund(processorRefundId: string): Promise<ProcessorRefund>;
-  /**
-   * A checkout session as the processor records it now, in the shape its events carry (payment expanded to its
-   * charge's balance transaction, so a paid one brings its fee).
-   */
-  retrieveCheckoutSession(processorSessionId: string): Promise<unknown>;
-}
+/** The two kinds of error a processor call ends with (declared with the port). */
+export { ProcessorRefused, ProcessorUnavailable };
 
 export interface StripeClientOptions {
   secretKey: string;
   apiBase: string;
   timeoutMs: number;
   maxNetworkRetries: number;
-}
-
-/** The processor's refund states as ours: `requires_action` still waits; `canceled` never paid the buyer back. */
-export function refundStatusOf(status: string | null): ProcessorRefundStatus {
-  if (status === "succeeded") return "succeeded";
-  if (status === "failed" || status === "canceled") return "failed";
-  return "pending";
 }
 
 function idOf(v: string | { id: string } | null | undefined): string | null {

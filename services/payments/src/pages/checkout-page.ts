@@ -3,25 +3,18 @@
  * merchant, product and amount; in sandbox a card form that pays through the same completion use case as the
  * API; the decline card shows a message and moves nothing; cancel returns to cancel_url.
  */
-import { DomainError, PageRequest, type RpcReply } from "@treasury/contracts";
-import type { CheckoutRow } from "../store/checkouts.ts";
-import { findCheckoutForPage } from "../store/checkouts.ts";
-import { isUuid } from "../store/db.ts";
+import { DomainError, type PageRequest, type RpcReply } from "@treasury/contracts";
+import { isUuid } from "../domain/ids.ts";
+import type { CheckoutRow } from "../domain/records.ts";
 import { completeCheckout } from "../usecases/complete-checkout.ts";
 import { withSessionId } from "../usecases/create-checkout.ts";
 import type { PaymentsDeps } from "../usecases/deps.ts";
 import { publicStatus } from "../usecases/present.ts";
 import { cardDigits, esc, page, redirect, TEST_CARD_DECLINE, TEST_CARD_SUCCESS, usd } from "./html.ts";
 
-function parsePage(payload: unknown): PageRequest {
-  const parsed = PageRequest.safeParse(payload);
-  if (!parsed.success) throw new DomainError("validation_error", "Malformed page request");
-  return parsed.data;
-}
-
 async function loadSession(deps: PaymentsDeps, req: PageRequest): Promise<CheckoutRow> {
   const id = req.params["checkout_id"] ?? "";
-  const row = isUuid(id) ? await findCheckoutForPage(deps.sql, id) : undefined;
+  const row = isUuid(id) ? await deps.checkouts.findForPage(id) : undefined;
   if (row === undefined) throw new DomainError("checkout_session_not_found", "This checkout session does not exist.");
   return row;
 }
@@ -69,13 +62,12 @@ export function successUrlFor(row: CheckoutRow): string | undefined {
   return row.success_url === null ? undefined : withSessionId(row.success_url, row.id);
 }
 
-export async function checkoutPageHandler(deps: PaymentsDeps, payload: unknown): Promise<RpcReply> {
-  const row = await loadSession(deps, parsePage(payload));
+export async function checkoutPageHandler(deps: PaymentsDeps, req: PageRequest): Promise<RpcReply> {
+  const row = await loadSession(deps, req);
   return checkoutPage(row, deps.now());
 }
 
-export async function checkoutPayHandler(deps: PaymentsDeps, payload: unknown): Promise<RpcReply> {
-  const req = parsePage(payload);
+export async function checkoutPayHandler(deps: PaymentsDeps, req: PageRequest): Promise<RpcReply> {
   const row = await loadSession(deps, req);
   const now = deps.now();
   if (stateBody(row, now) !== undefined) return checkoutPage(row, now);
@@ -88,7 +80,7 @@ export async function checkoutPayHandler(deps: PaymentsDeps, payload: unknown): 
     done = await completeCheckout(deps, { orgId: row.org_id, livemode: row.livemode }, row.id, { source: "hosted_page" });
   } catch (e) {
     if (!(e instanceof DomainError)) throw e;
-    const fresh = (await findCheckoutForPage(deps.sql, row.id)) ?? row;
+    const fresh = (await deps.checkouts.findForPage(row.id)) ?? row;
     return checkoutPage(fresh, deps.now(), { kind: "error", text: e.code === "service_timeout" ? "Your payment is being processed." : e.message }, 422);
   }
   const target = successUrlFor(done);
@@ -96,8 +88,8 @@ export async function checkoutPayHandler(deps: PaymentsDeps, payload: unknown): 
   return page(200, `Paid · ${done.merchant_name}`, header(done) + `<p class="ok" id="state">Payment complete. Thank you!</p>`);
 }
 
-export async function checkoutCancelHandler(deps: PaymentsDeps, payload: unknown): Promise<RpcReply> {
-  const row = await loadSession(deps, parsePage(payload));
+export async function checkoutCancelHandler(deps: PaymentsDeps, req: PageRequest): Promise<RpcReply> {
+  const row = await loadSession(deps, req);
   if (row.cancel_url !== null) return redirect(row.cancel_url);
   return page(200, `Cancelled · ${row.merchant_name}`, header(row) + `<p class="muted" id="state">Checkout cancelled. You have not been charged.</p>`);
 }

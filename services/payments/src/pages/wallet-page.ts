@@ -5,11 +5,11 @@
  * then approves or rejects). Expired or revoked sessions are refused.
  */
 import { randomUUID } from "node:crypto";
-import { AMOUNT_MAX_CENTS, DomainError, PageRequest, type RpcReply } from "@treasury/contracts";
-import type { LedgerWallet } from "../adapters/ledger.ts";
-import { isUuid } from "../store/db.ts";
-import { findWalletSessionForPage, type WalletSessionRow } from "../store/wallet-sessions.ts";
+import { AMOUNT_MAX_CENTS, DomainError, type PageRequest, type RpcReply, type Tenant } from "@treasury/contracts";
+import { isUuid } from "../domain/ids.ts";
+import type { WalletSessionRow } from "../domain/records.ts";
 import type { PaymentsDeps } from "../usecases/deps.ts";
+import type { LedgerWallet } from "../usecases/ports.ts";
 import { startLiveTopup } from "../usecases/wallet-topup.ts";
 import { walletSessionStatus } from "../usecases/wallet-sessions.ts";
 import { cardDigits, esc, page, redirect, TEST_CARD_DECLINE, TEST_CARD_SUCCESS, usd } from "./html.ts";
@@ -31,13 +31,11 @@ interface Purchase {
   date: string;
 }
 
-async function loadSession(deps: PaymentsDeps, payload: unknown): Promise<{ req: PageRequest; row: WalletSessionRow }> {
-  const parsed = PageRequest.safeParse(payload);
-  if (!parsed.success) throw new DomainError("validation_error", "Malformed page request");
-  const id = parsed.data.params["session_id"] ?? "";
-  const row = SESSION_ID_RE.test(id) ? await findWalletSessionForPage(deps.sql, id) : undefined;
+async function loadSession(deps: PaymentsDeps, req: PageRequest): Promise<WalletSessionRow> {
+  const id = req.params["session_id"] ?? "";
+  const row = SESSION_ID_RE.test(id) ? await deps.walletSessions.findForPage(id) : undefined;
   if (row === undefined) throw new DomainError("wallet_session_not_found", "This wallet session does not exist.");
-  return { req: parsed.data, row };
+  return row;
 }
 
 function refused(row: WalletSessionRow, now: Date) {
@@ -63,9 +61,9 @@ function canRequestRefund(row: WalletSessionRow, wallet: LedgerWallet): boolean 
  * once per part of its split). Read from the ledger on every use, so the form offers, and accepts, only sales
  * this wallet paid.
  */
-async function purchasesOf(deps: PaymentsDeps, scope: { orgId: string; livemode: boolean }, walletId: string): Promise<Purchase[]> {
+async function purchasesOf(deps: PaymentsDeps, tenant: Tenant, walletId: string): Promise<Purchase[]> {
   const bySale = new Map<string, Purchase>();
-  for (const e of await deps.ledger.listEntries(scope, walletId, PURCHASE_ENTRIES_MAX)) {
+  for (const e of await deps.ledger.listEntries(tenant, walletId, PURCHASE_ENTRIES_MAX)) {
     if (e["entry_type"] !== "debit" || e["transaction_type"] !== CHECKOUT_SALE_KIND || typeof e["reference_id"] !== "string") continue;
     const saleReference = e["reference_id"];
     const seen = bySale.get(saleReference);
@@ -99,8 +97,8 @@ function refundForm(row: WalletSessionRow, purchases: Purchase[]): string {
 }
 
 async function render(deps: PaymentsDeps, row: WalletSessionRow, message: Message | undefined, status = 200): Promise<RpcReply> {
-  const scope = { orgId: row.org_id, livemode: row.livemode };
-  const wallet = await deps.ledger.getWallet(scope, row.wallet_id);
+  const tenant = { orgId: row.org_id, livemode: row.livemode };
+  const wallet = await deps.ledger.getWallet(tenant, row.wallet_id);
   const parts: string[] = [`<h1>${wallet.wallet_type === "creator_earnings" ? "Creator earnings" : "Wallet"}</h1>`];
   if (message !== undefined) parts.push(`<p class="${message.kind}" role="alert" id="message">${esc(message.text)}</p>`);
   if (row.permissions.includes("view_balance")) {
@@ -110,7 +108,7 @@ async function render(deps: PaymentsDeps, row: WalletSessionRow, message: Messag
     );
   }
   if (row.permissions.includes("list_activity")) {
-    const entries = await deps.ledger.listEntries(scope, row.wallet_id, ACTIVITY_ROWS_MAX);
+    const entries = await deps.ledger.listEntries(tenant, row.wallet_id, ACTIVITY_ROWS_MAX);
     const rows = entries.map((e) => {
       const credit = e["entry_type"] === "credit";
       const amount = Number(e["amount"] ?? 0);
@@ -144,14 +142,14 @@ async function render(deps: PaymentsDeps, row: WalletSessionRow, message: Messag
       );
     }
   }
-  if (canRequestRefund(row, wallet)) parts.push(refundForm(row, await purchasesOf(deps, scope, row.wallet_id)));
+  if (canRequestRefund(row, wallet)) parts.push(refundForm(row, await purchasesOf(deps, tenant, row.wallet_id)));
   if (row.success_url !== null) parts.push(`<p><a href="${esc(row.success_url)}" id="done">Done</a></p>`);
   if (row.cancel_url !== null) parts.push(`<p><a href="${esc(row.cancel_url)}" id="back">Back</a></p>`);
   return page(status, "Wallet", parts.join(""));
 }
 
-export async function walletPageHandler(deps: PaymentsDeps, payload: unknown): Promise<RpcReply> {
-  const { req, row } = await loadSession(deps, payload);
+export async function walletPageHandler(deps: PaymentsDeps, req: PageRequest): Promise<RpcReply> {
+  const row = await loadSession(deps, req);
   const gone = refused(row, deps.now());
   if (gone !== undefined) return gone;
   return render(deps, row, pageMessage(req));
@@ -180,16 +178,16 @@ function refusalText(e: DomainError): string {
  * purchase must be one this wallet paid. One form render makes at most one request: its nonce is the
  * idempotency key, so a double submit answers the same request.
  */
-export async function walletRefundRequestHandler(deps: PaymentsDeps, payload: unknown): Promise<RpcReply> {
-  const { req, row } = await loadSession(deps, payload);
+export async function walletRefundRequestHandler(deps: PaymentsDeps, req: PageRequest): Promise<RpcReply> {
+  const row = await loadSession(deps, req);
   const gone = refused(row, deps.now());
   if (gone !== undefined) return gone;
-  const scope = { orgId: row.org_id, livemode: row.livemode };
-  const wallet = await deps.ledger.getWallet(scope, row.wallet_id);
+  const tenant = { orgId: row.org_id, livemode: row.livemode };
+  const wallet = await deps.ledger.getWallet(tenant, row.wallet_id);
   if (!canRequestRefund(row, wallet)) return render(deps, row, { kind: "error", text: "This session does not allow refund requests." }, 403);
   const nonce = req.form["nonce"] ?? "";
   if (!isUuid(nonce)) return render(deps, row, { kind: "error", text: "The form expired; please try again." }, 422);
-  const purchase = (await purchasesOf(deps, scope, row.wallet_id)).find((p) => p.saleReference === req.form["sale_reference"]);
+  const purchase = (await purchasesOf(deps, tenant, row.wallet_id)).find((p) => p.saleReference === req.form["sale_reference"]);
   if (purchase === undefined) return render(deps, row, { kind: "error", text: "Choose one of your purchases." }, 422);
   const amountText = (req.form["amount"] ?? "").trim();
   const amount = amountText === "" ? undefined : parseDollars(amountText);
@@ -200,7 +198,7 @@ export async function walletRefundRequestHandler(deps: PaymentsDeps, payload: un
   if (reason === "" || reason.length > REFUND_REASON_CHARS_MAX) return render(deps, row, { kind: "error", text: "Say why you want a refund." }, 422);
   let created: Record<string, unknown>;
   try {
-    created = await deps.refunds.createRefundRequest(scope, {
+    created = await deps.refunds.createRefundRequest(tenant, {
       sale_reference: purchase.saleReference,
       ...(wallet.owner_id !== "" ? { customer_id: wallet.owner_id } : {}),
       ...(row.customer_email !== null ? { customer_email: row.customer_email } : {}),
@@ -236,12 +234,12 @@ export function parseDollars(input: string | undefined): number | undefined {
   return amount > 0 && amount <= AMOUNT_MAX_CENTS ? amount : undefined;
 }
 
-export async function walletTopupHandler(deps: PaymentsDeps, payload: unknown): Promise<RpcReply> {
-  const { req, row } = await loadSession(deps, payload);
+export async function walletTopupHandler(deps: PaymentsDeps, req: PageRequest): Promise<RpcReply> {
+  const row = await loadSession(deps, req);
   const gone = refused(row, deps.now());
   if (gone !== undefined) return gone;
-  const scope = { orgId: row.org_id, livemode: row.livemode };
-  const wallet = await deps.ledger.getWallet(scope, row.wallet_id);
+  const tenant = { orgId: row.org_id, livemode: row.livemode };
+  const wallet = await deps.ledger.getWallet(tenant, row.wallet_id);
   if (!canTopUp(row, wallet)) return render(deps, row, { kind: "error", text: "This session does not allow adding funds." }, 403);
   const amount = parseDollars(req.form["amount"]);
   if (amount === undefined) return render(deps, row, { kind: "error", text: "Enter an amount such as 10.00." }, 422);
@@ -253,7 +251,7 @@ export async function walletTopupHandler(deps: PaymentsDeps, payload: unknown): 
   if (card !== TEST_CARD_SUCCESS) return render(deps, row, { kind: "error", text: "Use a sandbox test card: 4242 4242 4242 4242." }, 422);
   try {
     // One form render, one top-up: the nonce makes a double submit a replay, never a second deposit.
-    await deps.ledger.topUp(scope, row.wallet_id, amount, `wallet_session:${row.id}:${nonce}`, "Wallet top-up (sandbox card)");
+    await deps.ledger.topUp(tenant, row.wallet_id, amount, `wallet_session:${row.id}:${nonce}`, "Wallet top-up (sandbox card)");
   } catch (e) {
     if (!(e instanceof DomainError) || e.code !== "duplicate_reference_id") throw e;
   }

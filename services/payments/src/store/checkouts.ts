@@ -1,65 +1,11 @@
 /** SQL of checkout sessions. int8 columns are parsed into numbers once, here, with safe-integer checks. */
 import { parseCents } from "@treasury/contracts";
-import type { FeePayer } from "@treasury/money-rules";
-import type { OutboxRowValues } from "@treasury/service-kit";
+import type { Tenant } from "@treasury/contracts";
+import { outboxRowValues, wakeOutboxRelay, withTx, writeOutbox, type NewEvent, type OutboxRowValues } from "@treasury/service-kit";
 import type postgres from "postgres";
-import type { Scope } from "../adapters/ledger.ts";
-import type { Q } from "./db.ts";
-
-export type CheckoutStatus = "pending" | "completing" | "completed" | "failed";
-export type CheckoutMode = "session" | "direct" | "direct_funded_wallet";
-
-export interface CheckoutRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  mode: CheckoutMode;
-  provider: "soledgic" | "stripe";
-  payment_rail: "card" | "usdc";
-  status: CheckoutStatus;
-  participant_id: string;
-  merchant_name: string;
-  amount: number;
-  currency: string;
-  sales_tax: number;
-  creator_bps: number;
-  creator_amount: number;
-  platform_amount: number;
-  hold_funds: boolean;
-  product_id: string | null;
-  product_name: string | null;
-  customer_email: string | null;
-  customer_id: string | null;
-  buyer_user_id: string | null;
-  buyer_wallet_id: string | null;
-  payment_method_id: string | null;
-  success_url: string | null;
-  cancel_url: string | null;
-  metadata: Record<string, string>;
-  idempotency_key: string | null;
-  request_hash: string;
-  create_response: Record<string, unknown> | null;
-  checkout_url: string | null;
-  payment_id: string | null;
-  ledger_reference: string | null;
-  sale_transaction_id: string | null;
-  hold_id: string | null;
-  completion_source: string | null;
-  sandbox_idempotency_key: string | null;
-  failure_code: string | null;
-  failure_reason: string | null;
-  expires_at: Date;
-  created_at: Date;
-  updated_at: Date;
-  completed_at: Date | null;
-  /** The card processor's fee of a live payment (0 otherwise), known when completion starts. */
-  processing_fee: number;
-  processing_fee_paid_by: FeePayer;
-  processor_payment_intent: string | null;
-  processor_charge: string | null;
-  /** A live processor session's next check while pending (usecases/check-processor-sessions.ts); null otherwise. */
-  processor_check_at: Date | null;
-}
+import type { CheckoutRow, CheckoutStatus, CompletionIntent, NewCheckout } from "../domain/records.ts";
+import type { CheckoutFailure, CheckoutStore, LockedCheckout } from "../usecases/ports.ts";
+import type { Q, Sql, Tx } from "./db.ts";
 
 type RawRow = Omit<CheckoutRow, "amount" | "sales_tax" | "creator_amount" | "platform_amount" | "processing_fee"> & {
   amount: string;
@@ -79,20 +25,6 @@ function parse(r: RawRow): CheckoutRow {
     processing_fee: parseCents(r.processing_fee),
   };
 }
-
-export type NewCheckout = Omit<
-  CheckoutRow,
-  | "updated_at"
-  | "completed_at"
-  | "sale_transaction_id"
-  | "hold_id"
-  | "failure_code"
-  | "failure_reason"
-  | "sandbox_idempotency_key"
-  | "processing_fee"
-  | "processor_payment_intent"
-  | "processor_charge"
->;
 
 /** Inserts a session; undefined when the idempotency key is taken (the caller replays the existing one). */
 export async function insertCheckout(q: Q, c: NewCheckout): Promise<CheckoutRow | undefined> {
@@ -114,7 +46,7 @@ export async function insertCheckout(q: Q, c: NewCheckout): Promise<CheckoutRow 
   return r === undefined ? undefined : parse(r);
 }
 
-export async function findCheckout(q: Q, s: Scope, id: string): Promise<CheckoutRow | undefined> {
+export async function findCheckout(q: Q, s: Tenant, id: string): Promise<CheckoutRow | undefined> {
   const [r] = await q<RawRow[]>`select * from payments.checkout_sessions where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
   return r === undefined ? undefined : parse(r);
 }
@@ -125,13 +57,13 @@ export async function findCheckoutForPage(q: Q, id: string): Promise<CheckoutRow
   return r === undefined ? undefined : parse(r);
 }
 
-export async function findCheckoutByKey(q: Q, s: Scope, key: string): Promise<CheckoutRow | undefined> {
+export async function findCheckoutByKey(q: Q, s: Tenant, key: string): Promise<CheckoutRow | undefined> {
   const [r] = await q<RawRow[]>`
     select * from payments.checkout_sessions where org_id = ${s.orgId} and livemode = ${s.livemode} and idempotency_key = ${key}`;
   return r === undefined ? undefined : parse(r);
 }
 
-export async function lockCheckout(q: Q, s: Scope, id: string): Promise<CheckoutRow | undefined> {
+export async function lockCheckout(q: Q, s: Tenant, id: string): Promise<CheckoutRow | undefined> {
   const [r] = await q<RawRow[]>`
     select * from payments.checkout_sessions where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} for update`;
   return r === undefined ? undefined : parse(r);
@@ -179,32 +111,12 @@ export async function settleCompleted(
   return r === undefined ? undefined : parse(r);
 }
 
-/** What the card processor reported about a live payment, recorded with the completion intent. */
-export interface ProcessorPayment {
-  sessionId: string;
-  paymentIntent: string | null;
-  charge: string | null;
-  fee: number;
-}
-
 /**
  * pending → completing in one statement (its own commit): only a pending, unexpired session of the scope
  * moves (a payment the processor took completes even past our expiry: the buyer has paid). Undefined when it did
  * not move; the caller reads the row to say why.
  */
-export async function markCompleting(
-  q: Q,
-  s: Scope,
-  id: string,
-  now: Date,
-  fields: {
-    ledger_reference: string;
-    payment_id_by_mode: { wallet: string; other: string };
-    completion_source: string;
-    sandbox_idempotency_key: string | null;
-    processor: ProcessorPayment | null;
-  },
-): Promise<CheckoutRow | undefined> {
+export async function markCompleting(q: Q, s: Tenant, id: string, now: Date, fields: CompletionIntent): Promise<CheckoutRow | undefined> {
   const p = fields.processor;
   const [r] = await q<RawRow[]>`
     update payments.checkout_sessions
@@ -238,4 +150,47 @@ export async function stuckCompleting(q: Q, graceMs: number, limit: number): Pro
     where status = 'completing' and updated_at < now() - make_interval(secs => ${graceMs / 1000})
     order by updated_at limit ${limit}`;
   return rows.map(parse);
+}
+
+/** Fails a session (only from `onlyIfStatus` when given) and writes its event, in the caller's transaction. */
+async function failWithEvent(
+  tx: Tx,
+  id: string,
+  failure: CheckoutFailure,
+  event: (failed: CheckoutRow) => NewEvent,
+  onlyIfStatus?: CheckoutStatus,
+): Promise<CheckoutRow | undefined> {
+  const failed = await updateCheckout(tx, id, { status: "failed", ...failure }, onlyIfStatus);
+  if (failed !== undefined) await writeOutbox(tx, "payments", event(failed));
+  return failed;
+}
+
+export function pgCheckoutStore(sql: Sql): CheckoutStore {
+  return {
+    insert: (c) => insertCheckout(sql, c),
+    find: (tenant, id) => findCheckout(sql, tenant, id),
+    findForPage: (id) => findCheckoutForPage(sql, id),
+    findByKey: (tenant, key) => findCheckoutByKey(sql, tenant, key),
+    findByPayment: (paymentIntent, charge) => findCheckoutByPayment(sql, paymentIntent, charge),
+    storeCreateResponse: (id, response) => storeCreateResponse(sql, id, response),
+    markCompleting: (tenant, id, now, intent) => markCompleting(sql, tenant, id, now, intent),
+    locked: (tenant, id, fn) =>
+      withTx(sql, async (tx) => {
+        const row = await lockCheckout(tx, tenant, id);
+        const locked: LockedCheckout = {
+          markCompleting: (now, intent) => markCompleting(tx, tenant, id, now, intent),
+          fail: (failure, event) => failWithEvent(tx, id, failure, event),
+        };
+        return fn(row, locked);
+      }),
+    settleCompleted: async (id, fields, event) => {
+      const done = await settleCompleted(sql, id, fields, outboxRowValues(event));
+      if (done !== undefined) wakeOutboxRelay("payments");
+      return done;
+    },
+    failCompleting: async (id, failure, event) => {
+      await withTx(sql, (tx) => failWithEvent(tx, id, failure, event, "completing"));
+    },
+    stuckCompleting: (graceMs, limit) => stuckCompleting(sql, graceMs, limit),
+  };
 }

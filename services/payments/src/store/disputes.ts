@@ -1,35 +1,9 @@
 /** SQL of card disputes. int8 columns are parsed into numbers once, here. */
 import { parseCents } from "@treasury/contracts";
-import type { OutboxRowValues } from "@treasury/service-kit";
-import type { Q } from "./db.ts";
-
-export type DisputeStatus = "opening" | "open" | "closing" | "won" | "lost";
-
-export interface DisputeRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  processor_dispute_id: string;
-  checkout_session_id: string;
-  sale_reference: string;
-  participant_id: string;
-  amount: number;
-  currency: string;
-  reason: string | null;
-  status: DisputeStatus;
-  hold_amount: number;
-  hold_id: string | null;
-  hold_transaction_id: string | null;
-  outcome: "won" | "lost" | null;
-  refund_amount: number | null;
-  refund_transaction_id: string | null;
-  fee: number;
-  fee_transaction_id: string | null;
-  release_transaction_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-  closed_at: Date | null;
-}
+import { outboxRowValues, wakeOutboxRelay, type OutboxRowValues } from "@treasury/service-kit";
+import type { DisputeRow, DisputeStatus, DisputeStepFields, NewDispute } from "../domain/records.ts";
+import type { DisputeStore } from "../usecases/ports.ts";
+import type { Q, Sql } from "./db.ts";
 
 type RawRow = Omit<DisputeRow, "amount" | "hold_amount" | "refund_amount" | "fee"> & {
   amount: string;
@@ -55,13 +29,7 @@ export async function findDispute(q: Q, id: string): Promise<DisputeRow | undefi
 }
 
 /** Records a dispute as `opening` with its hold plan, or finds the one recorded before for the processor's id. */
-export async function insertOrFindDispute(
-  q: Q,
-  d: Pick<
-    DisputeRow,
-    "id" | "org_id" | "livemode" | "processor_dispute_id" | "checkout_session_id" | "sale_reference" | "participant_id" | "amount" | "reason" | "hold_amount"
-  >,
-): Promise<DisputeRow> {
+export async function insertOrFindDispute(q: Q, d: NewDispute): Promise<DisputeRow> {
   const inserted = one(
     await q<RawRow[]>`
     insert into payments.disputes (id, org_id, livemode, processor_dispute_id, checkout_session_id, sale_reference, participant_id, amount, reason, hold_amount, status)
@@ -76,15 +44,8 @@ export async function insertOrFindDispute(
   return found;
 }
 
-type StepFields = Partial<
-  Pick<
-    DisputeRow,
-    "hold_amount" | "hold_id" | "hold_transaction_id" | "refund_amount" | "refund_transaction_id" | "fee_transaction_id" | "release_transaction_id"
-  >
->;
-
 /** Records a step's result while the dispute is in the given state; undefined when it had moved on. */
-export async function updateDisputeStep(q: Q, id: string, inStatus: DisputeStatus, fields: StepFields): Promise<DisputeRow | undefined> {
+export async function updateDisputeStep(q: Q, id: string, inStatus: DisputeStatus, fields: DisputeStepFields): Promise<DisputeRow | undefined> {
   const set = { ...fields, updated_at: new Date() } as Record<string, unknown>;
   return one(await q<RawRow[]>`update payments.disputes set ${q(set as never)} where id = ${id} and status = ${inStatus} returning *`);
 }
@@ -125,4 +86,20 @@ export async function disputesInFlight(q: Q, graceMs: number, limit: number): Pr
      where status in ('opening', 'closing') and updated_at < now() - make_interval(secs => ${graceMs / 1000})
      order by updated_at limit ${limit}`;
   return rows.map(parse);
+}
+
+export function pgDisputeStore(sql: Sql): DisputeStore {
+  return {
+    find: (id) => findDispute(sql, id),
+    findByProcessorId: (processorDisputeId) => findDisputeByProcessorId(sql, processorDisputeId),
+    insertOrFind: (d) => insertOrFindDispute(sql, d),
+    updateStep: (id, inStatus, fields) => updateDisputeStep(sql, id, inStatus, fields),
+    markClosing: (id, f) => markClosing(sql, id, f),
+    settle: async (id, from, to, event) => {
+      const done = await settleDispute(sql, id, from, to, outboxRowValues(event));
+      if (done !== undefined) wakeOutboxRelay("payments");
+      return done;
+    },
+    inFlight: (graceMs, limit) => disputesInFlight(sql, graceMs, limit),
+  };
 }

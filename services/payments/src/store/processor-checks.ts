@@ -1,12 +1,7 @@
 /** When each live processor session still pending is next asked about (usecases/check-processor-sessions.ts). */
-import type { Q } from "./db.ts";
-
-export interface DueCheck {
-  kind: "checkout" | "topup";
-  /** The checkout session's or the top-up's id. */
-  id: string;
-  processor_session_id: string;
-}
+import type { DueCheck } from "../domain/records.ts";
+import type { ProcessorCheckStore } from "../usecases/ports.ts";
+import type { Q, Sql } from "./db.ts";
 
 /** After this long past its expiry a session is asked about no more (asynchronous payments settle within days). */
 const CHECK_DAYS_AFTER_EXPIRY = 7;
@@ -44,4 +39,8 @@ export async function claimDueChecks(q: Q, opts: { afterMs: number; topupTtlMs: 
       from due where t.id = due.id
     returning 'topup' as kind, t.id, t.processor_session_id`;
   return [...checkouts, ...topups];
+}
+
+export function pgProcessorCheckStore(sql: Sql): ProcessorCheckStore {
+  return { claimDue: (opts) => claimDueChecks(sql, opts) };
 }

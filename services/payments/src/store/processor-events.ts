@@ -1,30 +1,11 @@
 /** SQL of received processor events: insert once, claim with a lease, record the outcome or the next attempt. */
 import type postgres from "postgres";
-import type { Q } from "./db.ts";
-
-export type ProcessorEventStatus = "pending" | "processed" | "ignored";
-
-export interface ProcessorEventRow {
-  provider: "stripe";
-  event_id: string;
-  type: string;
-  livemode: boolean;
-  payload: Record<string, unknown>;
-  status: ProcessorEventStatus;
-  outcome: string | null;
-  attempts: number;
-  last_error: string | null;
-  next_attempt_at: Date;
-  locked_until: Date | null;
-  received_at: Date;
-  processed_at: Date | null;
-}
+import type { NewProcessorEvent, ProcessorEventRow } from "../domain/records.ts";
+import type { ProcessorEventStore } from "../usecases/ports.ts";
+import type { Q, Sql } from "./db.ts";
 
 /** Records an event; false when the processor's id was already recorded (a redelivery: nothing to do). */
-export async function insertProcessorEvent(
-  q: Q,
-  e: { provider: "stripe"; eventId: string; type: string; livemode: boolean; payload: Record<string, unknown>; status: "pending" | "ignored" },
-): Promise<boolean> {
+export async function insertProcessorEvent(q: Q, e: NewProcessorEvent): Promise<boolean> {
   const rows = await q`
     insert into payments.processor_events (provider, event_id, type, livemode, payload, status, processed_at)
     values (${e.provider}, ${e.eventId}, ${e.type}, ${e.livemode}, ${q.json(e.payload as postgres.JSONValue)}, ${e.status},
@@ -76,4 +57,14 @@ export async function deleteFinishedEvents(q: Q, before: Date, limit: number): P
         limit ${limit})
     returning 1`;
   return rows.length;
+}
+
+export function pgProcessorEventStore(sql: Sql): ProcessorEventStore {
+  return {
+    insert: (e) => insertProcessorEvent(sql, e),
+    claimDue: (leaseMs, limit) => claimDueEvents(sql, leaseMs, limit),
+    markProcessed: (e, outcome) => markEventProcessed(sql, e, outcome),
+    markRetry: (e, error, delayMs) => markEventRetry(sql, e, error, delayMs),
+    deleteFinished: (before, limit) => deleteFinishedEvents(sql, before, limit),
+  };
 }

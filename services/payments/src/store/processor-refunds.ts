@@ -1,31 +1,15 @@
 /** SQL of card refunds at the processor, one per refund of the refunds service. */
 import { parseCents } from "@treasury/contracts";
-import type { Scope } from "../adapters/ledger.ts";
-import type { Q } from "./db.ts";
-
-export type ProcessorRefundRowStatus = "requested" | "pending" | "succeeded" | "failed";
-
-export interface ProcessorRefundRow {
-  org_id: string;
-  livemode: boolean;
-  refund_id: string;
-  checkout_session_id: string;
-  sale_reference: string;
-  amount: number;
-  processor_payment_intent: string;
-  processor_refund_id: string | null;
-  status: ProcessorRefundRowStatus;
-  failure_reason: string | null;
-  notified_status: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+import type { Tenant } from "@treasury/contracts";
+import type { NewProcessorRefund, ProcessorRefundRow, ProcessorRefundState } from "../domain/records.ts";
+import type { ProcessorRefundKey, ProcessorRefundStore } from "../usecases/ports.ts";
+import type { Q, Sql } from "./db.ts";
 
 type RawRow = Omit<ProcessorRefundRow, "amount"> & { amount: string };
 const parse = (r: RawRow): ProcessorRefundRow => ({ ...r, amount: parseCents(r.amount) });
 const one = (rows: RawRow[]): ProcessorRefundRow | undefined => (rows[0] === undefined ? undefined : parse(rows[0]));
 
-export async function findProcessorRefund(q: Q, s: Scope, refundId: string): Promise<ProcessorRefundRow | undefined> {
+export async function findProcessorRefund(q: Q, s: Tenant, refundId: string): Promise<ProcessorRefundRow | undefined> {
   return one(
     await q<RawRow[]>`
     select * from payments.processor_refunds where org_id = ${s.orgId} and livemode = ${s.livemode} and refund_id = ${refundId}`,
@@ -45,18 +29,7 @@ export async function unsettledOfPayment(q: Q, paymentIntent: string): Promise<P
 }
 
 /** Records the intent to refund at the processor (or finds the one recorded before). */
-export async function insertOrFindProcessorRefund(
-  q: Q,
-  r: {
-    org_id: string;
-    livemode: boolean;
-    refund_id: string;
-    checkout_session_id: string;
-    sale_reference: string;
-    amount: number;
-    processor_payment_intent: string;
-  },
-): Promise<ProcessorRefundRow> {
+export async function insertOrFindProcessorRefund(q: Q, r: NewProcessorRefund): Promise<ProcessorRefundRow> {
   const inserted = one(
     await q<RawRow[]>`
     insert into payments.processor_refunds (org_id, livemode, refund_id, checkout_session_id, sale_reference, amount, processor_payment_intent, status)
@@ -74,11 +47,7 @@ export async function insertOrFindProcessorRefund(
  * Records what the processor says of a refund. A settled refund stays settled (a late `pending` does not undo
  * it); undefined when nothing changed.
  */
-export async function recordProcessorRefundState(
-  q: Q,
-  key: { org_id: string; livemode: boolean; refund_id: string },
-  state: { processor_refund_id: string; status: "pending" | "succeeded" | "failed"; failure_reason: string | null },
-): Promise<ProcessorRefundRow | undefined> {
+export async function recordProcessorRefundState(q: Q, key: ProcessorRefundKey, state: ProcessorRefundState): Promise<ProcessorRefundRow | undefined> {
   return one(
     await q<RawRow[]>`
     update payments.processor_refunds
@@ -90,8 +59,19 @@ export async function recordProcessorRefundState(
   );
 }
 
-export async function markNotified(q: Q, key: { org_id: string; livemode: boolean; refund_id: string }, status: string): Promise<void> {
+export async function markNotified(q: Q, key: ProcessorRefundKey, status: string): Promise<void> {
   await q`
     update payments.processor_refunds set notified_status = ${status}, updated_at = now()
      where org_id = ${key.org_id} and livemode = ${key.livemode} and refund_id = ${key.refund_id} and status = ${status}`;
+}
+
+export function pgProcessorRefundStore(sql: Sql): ProcessorRefundStore {
+  return {
+    find: (tenant, refundId) => findProcessorRefund(sql, tenant, refundId),
+    findByProcessorRefundId: (processorRefundId) => findByProcessorRefundId(sql, processorRefundId),
+    unsettledOfPayment: (paymentIntent) => unsettledOfPayment(sql, paymentIntent),
+    insertOrFind: (r) => insertOrFindProcessorRefund(sql, r),
+    recordState: (key, state) => recordProcessorRefundState(sql, key, state),
+    markNotified: (key, status) => markNotified(sql, key, status),
+  };
 }

@@ -1,25 +1,11 @@
 /** SQL of shared-wallet spends and the reversal audit log. */
 import { parseCents } from "@treasury/contracts";
 import type postgres from "postgres";
-import type { Scope } from "../adapters/ledger.ts";
-import type { Q } from "./db.ts";
-
-export interface SpendRow {
-  org_id: string;
-  livemode: boolean;
-  reference_id: string;
-  transaction_id: string;
-  consumer_sub: string;
-  consumer_wallet_id: string;
-  creator_id: string;
-  amount: number;
-  sales_tax: number;
-  creator_amount: number;
-  platform_amount: number;
-  creator_bps: number;
-  status: "settled" | "reversing" | "reversed";
-  created_at: Date;
-}
+import type { Tenant } from "@treasury/contracts";
+import { withTx } from "@treasury/service-kit";
+import type { NewReversal, NewSpend, ReversalRow, SpendRow } from "../domain/records.ts";
+import type { SpendStore } from "../usecases/ports.ts";
+import type { Q, Sql } from "./db.ts";
 
 type RawSpend = Omit<SpendRow, "amount" | "sales_tax" | "creator_amount" | "platform_amount"> &
   Record<"amount" | "sales_tax" | "creator_amount" | "platform_amount", string>;
@@ -34,15 +20,7 @@ function parseSpend(r: RawSpend): SpendRow {
   };
 }
 
-export async function upsertSpend(
-  q: Q,
-  s: Scope,
-  sp: Omit<SpendRow, "org_id" | "livemode" | "status" | "created_at"> & {
-    product_id: string | null;
-    product_name: string | null;
-    metadata: Record<string, unknown>;
-  },
-): Promise<void> {
+export async function upsertSpend(q: Q, s: Tenant, sp: NewSpend): Promise<void> {
   await q`
     insert into payments.shared_spends (org_id, livemode, reference_id, transaction_id, consumer_sub, consumer_wallet_id, creator_id, amount,
       sales_tax, creator_amount, platform_amount, creator_bps, product_id, product_name, metadata, status)
@@ -52,7 +30,7 @@ export async function upsertSpend(
     on conflict do nothing`;
 }
 
-export async function findSpendByTransaction(q: Q, s: Scope, transactionId: string, lock = false): Promise<SpendRow | undefined> {
+export async function findSpendByTransaction(q: Q, s: Tenant, transactionId: string, lock = false): Promise<SpendRow | undefined> {
   const [r] = lock
     ? await q<
         RawSpend[]
@@ -61,32 +39,17 @@ export async function findSpendByTransaction(q: Q, s: Scope, transactionId: stri
   return r === undefined ? undefined : parseSpend(r);
 }
 
-export async function setSpendStatus(q: Q, s: Scope, transactionId: string, status: SpendRow["status"]): Promise<void> {
+export async function setSpendStatus(q: Q, s: Tenant, transactionId: string, status: SpendRow["status"]): Promise<void> {
   await q`update payments.shared_spends set status = ${status} where org_id = ${s.orgId} and livemode = ${s.livemode} and transaction_id = ${transactionId}`;
 }
 
-export interface ReversalRow {
-  org_id: string;
-  livemode: boolean;
-  sale_transaction_id: string;
-  spend_reference_id: string;
-  reason: string | null;
-  reversal_transaction_id: string | null;
-  status: "reversing" | "reversed";
-  response: Record<string, unknown> | null;
-}
-
-export async function findReversal(q: Q, s: Scope, saleTransactionId: string): Promise<ReversalRow | undefined> {
+export async function findReversal(q: Q, s: Tenant, saleTransactionId: string): Promise<ReversalRow | undefined> {
   const [r] = await q<ReversalRow[]>`
     select * from payments.shared_spend_reversals where org_id = ${s.orgId} and livemode = ${s.livemode} and sale_transaction_id = ${saleTransactionId}`;
   return r === undefined ? undefined : r;
 }
 
-export async function insertReversal(
-  q: Q,
-  s: Scope,
-  r: { saleTransactionId: string; spendReferenceId: string; reason: string | null; metadata: Record<string, unknown>; requestId: string; keyId: string },
-): Promise<ReversalRow> {
+export async function insertReversal(q: Q, s: Tenant, r: NewReversal): Promise<ReversalRow> {
   const [row] = await q<ReversalRow[]>`
     insert into payments.shared_spend_reversals (org_id, livemode, sale_transaction_id, spend_reference_id, reason, metadata, request_id, key_id,
       status)
@@ -97,7 +60,7 @@ export async function insertReversal(
   return row;
 }
 
-export async function markReversed(q: Q, s: Scope, saleTransactionId: string, reversalTxn: string, response: Record<string, unknown>): Promise<boolean> {
+export async function markReversed(q: Q, s: Tenant, saleTransactionId: string, reversalTxn: string, response: Record<string, unknown>): Promise<boolean> {
   const res = await q`
     update payments.shared_spend_reversals set status = 'reversed', reversal_transaction_id = ${reversalTxn},
       response = ${q.json(response as postgres.JSONValue)}, updated_at = now()
@@ -111,4 +74,27 @@ export async function stuckReversals(q: Q, graceMs: number, limit: number): Prom
     where status = 'reversing' and updated_at < now() - make_interval(secs => ${graceMs / 1000})
     order by updated_at limit ${limit}`;
   return rows;
+}
+
+export function pgSpendStore(sql: Sql): SpendStore {
+  return {
+    record: (tenant, spend) => upsertSpend(sql, tenant, spend),
+    findByTransaction: (tenant, transactionId) => findSpendByTransaction(sql, tenant, transactionId),
+    findReversal: (tenant, saleTransactionId) => findReversal(sql, tenant, saleTransactionId),
+    recordReversalIntent: (tenant, r) =>
+      withTx(sql, async (tx) => {
+        const locked = await findSpendByTransaction(tx, tenant, r.saleTransactionId, true);
+        if (locked === undefined) throw new Error("spend vanished");
+        const again = await findReversal(tx, tenant, r.saleTransactionId);
+        if (again !== undefined) return again;
+        await setSpendStatus(tx, tenant, r.saleTransactionId, "reversing");
+        return insertReversal(tx, tenant, r);
+      }),
+    settleReversal: async (tenant, saleTransactionId, reversalTransactionId, response) => {
+      await withTx(sql, async (tx) => {
+        if (await markReversed(tx, tenant, saleTransactionId, reversalTransactionId, response)) await setSpendStatus(tx, tenant, saleTransactionId, "reversed");
+      });
+    },
+    stuckReversals: (graceMs, limit) => stuckReversals(sql, graceMs, limit),
+  };
 }

@@ -1,33 +1,9 @@
 /** SQL of hosted wallet page sessions. */
 import type postgres from "postgres";
-import type { Scope } from "../adapters/ledger.ts";
-import type { Q } from "./db.ts";
-
-export type WalletPermission = "view_balance" | "list_activity" | "top_up" | "request_refund";
-
-export interface WalletSessionRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  wallet_id: string;
-  wallet_type: "consumer_credit" | "creator_earnings";
-  owner_id: string | null;
-  owner_type: string | null;
-  external_user_id: string | null;
-  customer_email: string | null;
-  permissions: WalletPermission[];
-  status: "active" | "revoked";
-  success_url: string | null;
-  cancel_url: string | null;
-  metadata: Record<string, unknown>;
-  idempotency_key: string | null;
-  request_hash: string;
-  create_response: Record<string, unknown> | null;
-  expires_at: Date;
-  created_at: Date;
-}
-
-export type NewWalletSession = Omit<WalletSessionRow, "status" | "create_response" | "created_at">;
+import type { Tenant } from "@treasury/contracts";
+import type { NewWalletSession, WalletSessionRow } from "../domain/records.ts";
+import type { WalletSessionStore } from "../usecases/ports.ts";
+import type { Q, Sql } from "./db.ts";
 
 export async function insertWalletSession(q: Q, w: NewWalletSession): Promise<WalletSessionRow | undefined> {
   const [row] = await q<WalletSessionRow[]>`
@@ -41,7 +17,7 @@ export async function insertWalletSession(q: Q, w: NewWalletSession): Promise<Wa
   return row;
 }
 
-export async function findWalletSessionByKey(q: Q, s: Scope, key: string): Promise<WalletSessionRow | undefined> {
+export async function findWalletSessionByKey(q: Q, s: Tenant, key: string): Promise<WalletSessionRow | undefined> {
   const [row] = await q<WalletSessionRow[]>`
     select * from payments.wallet_sessions where org_id = ${s.orgId} and livemode = ${s.livemode} and idempotency_key = ${key}`;
   return row;
@@ -55,4 +31,13 @@ export async function findWalletSessionForPage(q: Q, id: string): Promise<Wallet
 
 export async function storeWalletSessionResponse(q: Q, id: string, response: Record<string, unknown>): Promise<void> {
   await q`update payments.wallet_sessions set create_response = ${q.json(response as postgres.JSONValue)} where id = ${id} and create_response is null`;
+}
+
+export function pgWalletSessionStore(sql: Sql): WalletSessionStore {
+  return {
+    insert: (w) => insertWalletSession(sql, w),
+    findByKey: (tenant, key) => findWalletSessionByKey(sql, tenant, key),
+    findForPage: (id) => findWalletSessionForPage(sql, id),
+    storeResponse: (id, response) => storeWalletSessionResponse(sql, id, response),
+  };
 }

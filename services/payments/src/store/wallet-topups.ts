@@ -1,41 +1,15 @@
 /** SQL of live wallet top-ups paid through the processor's hosted checkout. */
 import { parseCents } from "@treasury/contracts";
-import type { Q } from "./db.ts";
-
-export type TopupStatus = "pending" | "completing" | "completed" | "failed";
-
-export interface TopupRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  wallet_session_id: string;
-  wallet_id: string;
-  amount: number;
-  currency: string;
-  nonce: string;
-  status: TopupStatus;
-  processor_session_id: string | null;
-  checkout_url: string | null;
-  processing_fee: number;
-  processor_payment_intent: string | null;
-  ledger_reference: string | null;
-  transaction_id: string | null;
-  failure_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-  completed_at: Date | null;
-  processor_check_at: Date | null;
-}
+import type { NewTopup, TopupRow, TopupStatus } from "../domain/records.ts";
+import type { TopupStore } from "../usecases/ports.ts";
+import type { Q, Sql } from "./db.ts";
 
 type RawRow = Omit<TopupRow, "amount" | "processing_fee"> & { amount: string; processing_fee: string };
 const parse = (r: RawRow): TopupRow => ({ ...r, amount: parseCents(r.amount), processing_fee: parseCents(r.processing_fee) });
 const one = (rows: RawRow[]): TopupRow | undefined => (rows[0] === undefined ? undefined : parse(rows[0]));
 
 /** The top-up of one form render: inserted, or the one an earlier submit of the same form made. */
-export async function insertOrFindTopup(
-  q: Q,
-  t: { id: string; org_id: string; livemode: boolean; wallet_session_id: string; wallet_id: string; amount: number; nonce: string },
-): Promise<TopupRow> {
+export async function insertOrFindTopup(q: Q, t: NewTopup): Promise<TopupRow> {
   const inserted = one(
     await q<RawRow[]>`
     insert into payments.wallet_topups (id, org_id, livemode, wallet_session_id, wallet_id, amount, nonce, status)
@@ -105,4 +79,16 @@ export async function stuckTopups(q: Q, graceMs: number, limit: number): Promise
      where status = 'completing' and updated_at < now() - make_interval(secs => ${graceMs / 1000})
      order by updated_at limit ${limit}`;
   return rows.map(parse);
+}
+
+export function pgTopupStore(sql: Sql): TopupStore {
+  return {
+    insertOrFind: (t) => insertOrFindTopup(sql, t),
+    setCheckout: (id, processorSessionId, checkoutUrl, checkAt) => setTopupCheckout(sql, id, processorSessionId, checkoutUrl, checkAt),
+    find: (id) => findTopup(sql, id),
+    markCompleting: (id, f) => markTopupCompleting(sql, id, f),
+    settle: (id, transactionId) => settleTopup(sql, id, transactionId),
+    fail: (id, from, reason) => failTopup(sql, id, from, reason),
+    stuck: (graceMs, limit) => stuckTopups(sql, graceMs, limit),
+  };
 }

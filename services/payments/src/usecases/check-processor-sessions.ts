@@ -8,7 +8,7 @@
  * charged and the sale never recorded. Each session costs the processor two reads in its life.
  */
 import { driveEach } from "@treasury/service-kit";
-import { claimDueChecks, type DueCheck } from "../store/processor-checks.ts";
+import type { DueCheck } from "../domain/records.ts";
 import { CHECKOUT_TTL_MS, type PaymentsDeps } from "./deps.ts";
 import { CheckoutSessionObject, sessionEnded, sessionPaid } from "./processor-events.ts";
 
@@ -44,7 +44,7 @@ export async function checkProcessorSessions(deps: PaymentsDeps, batchMax: numbe
   const tally: Record<CheckFinding, number> = { paid: 0, expired: 0, open: 0, unreadable: 0, failed: 0 };
   if (deps.processor === undefined) return tally;
   // Claimed with their next check already moved on (store/processor-checks.ts).
-  const due = await claimDueChecks(deps.sql, { afterMs: deps.processorCheckAfterMs, topupTtlMs: CHECKOUT_TTL_MS, limit: batchMax });
+  const due = await deps.processorChecks.claimDue({ afterMs: deps.processorCheckAfterMs, topupTtlMs: CHECKOUT_TTL_MS, limit: batchMax });
   const done = await driveEach(deps.log, { noun: "processor session", idField: "processor_check_of" }, due, (d) => checkOne(deps, d, (f) => (tally[f] += 1)));
   tally.failed = due.length - done;
   return tally;

@@ -11,11 +11,10 @@
  * participant_not_found / wallet_not_found / wallet_not_active (the ledger refused: the session is failed),
  * service_timeout (the ledger did not answer: outcome unknown, the reconciler finishes it).
  */
-import { DomainError, type PostRequestInput } from "@treasury/contracts";
-import { outboxRowValues, wakeOutboxRelay, withTx, writeOutbox } from "@treasury/service-kit";
-import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
+import { DomainError, type PostRequestInput, type Tenant } from "@treasury/contracts";
+import { postAndSettle, type LedgerPosted, type NewEvent } from "@treasury/service-kit";
 import { checkoutSplit } from "../domain/checkout-sale.ts";
-import { findCheckout, lockCheckout, markCompleting, settleCompleted, updateCheckout, type CheckoutRow, type ProcessorPayment } from "../store/checkouts.ts";
+import type { CheckoutRow, CompletionIntent, ProcessorPayment } from "../domain/records.ts";
 import { CURRENCY, type PaymentsDeps } from "./deps.ts";
 import { presentCheckout, publicStatus, saleReferenceOf } from "./present.ts";
 
@@ -35,22 +34,25 @@ export function paymentIdOf(row: { id: string; mode: string }): string {
   return `${row.mode === "direct_funded_wallet" ? "wpay" : "pay"}_${row.id.replace(/-/g, "")}`;
 }
 
-/**
- * Step 1: pending → completing (or nothing to do). Returns the row to drive. The common case is one UPDATE;
- * only when it moves nothing is the row read (under its lock) to tell why.
- */
-async function recordIntent(deps: PaymentsDeps, scope: Scope, id: string, input: CompletionInput): Promise<CheckoutRow> {
-  const intent = {
+function intentOf(id: string, input: CompletionInput): CompletionIntent {
+  return {
     ledger_reference: saleReferenceOf({ id }),
     payment_id_by_mode: { wallet: paymentIdOf({ id, mode: "direct_funded_wallet" }), other: paymentIdOf({ id, mode: "session" }) },
     completion_source: input.source,
     sandbox_idempotency_key: input.sandboxIdempotencyKey ?? null,
     processor: input.processor ?? null,
   };
-  const moved = await markCompleting(deps.sql, scope, id, deps.now(), intent);
+}
+
+/**
+ * Step 1: pending → completing (or nothing to do). Returns the row to drive. The common case is one UPDATE;
+ * only when it moves nothing is the row read (under its lock) to tell why.
+ */
+async function recordIntent(deps: PaymentsDeps, tenant: Tenant, id: string, input: CompletionInput): Promise<CheckoutRow> {
+  const intent = intentOf(id, input);
+  const moved = await deps.checkouts.markCompleting(tenant, id, deps.now(), intent);
   if (moved !== undefined) return moved;
-  return withTx(deps.sql, async (tx) => {
-    const row = await lockCheckout(tx, scope, id);
+  return deps.checkouts.locked(tenant, id, async (row, tx) => {
     if (row === undefined) throw new DomainError("checkout_session_not_found", `Checkout session ${id} not found`);
     if (row.status === "completed" || row.status === "completing") return row;
     const now = deps.now();
@@ -65,7 +67,7 @@ async function recordIntent(deps: PaymentsDeps, scope: Scope, id: string, input:
         extra: { checkout_session: presentCheckout(row, now) },
       });
     }
-    const updated = await markCompleting(tx, scope, id, now, intent);
+    const updated = await tx.markCompleting(now, intent);
     if (updated === undefined) throw new Error(`checkout ${id} did not move to completing under its lock`);
     return updated;
   });
@@ -157,29 +159,26 @@ function completedEventData(row: CheckoutRow): Record<string, unknown> {
  */
 async function settle(deps: PaymentsDeps, row: CheckoutRow, saleTransactionId: string, holdId: string | null): Promise<CheckoutRow> {
   const fields = { sale_transaction_id: saleTransactionId, hold_id: holdId, completed_at: deps.now() };
-  const event = outboxRowValues({
+  const event: NewEvent = {
     type: "checkout.completed",
     org_id: row.org_id,
     livemode: row.livemode,
     data: completedEventData({ ...row, ...fields, status: "completed" }),
-  });
-  const done = await settleCompleted(deps.sql, row.id, fields, event);
-  if (done !== undefined) {
-    wakeOutboxRelay("payments");
-    return done;
-  }
-  const current = await findCheckout(deps.sql, { orgId: row.org_id, livemode: row.livemode }, row.id);
+  };
+  const done = await deps.checkouts.settleCompleted(row.id, fields, event);
+  if (done !== undefined) return done;
+  const current = await deps.checkouts.find({ orgId: row.org_id, livemode: row.livemode }, row.id);
   if (current === undefined) throw new Error(`checkout ${row.id} vanished`);
   return current;
 }
 
+export function failedEvent(row: CheckoutRow): NewEvent {
+  return { type: "checkout.failed", org_id: row.org_id, livemode: row.livemode, data: failedEventData(row) };
+}
+
 /** The ledger refused for good: completing → failed plus `checkout.failed`. */
 export async function failCompleting(deps: PaymentsDeps, row: CheckoutRow, code: string, reason: string): Promise<void> {
-  await withTx(deps.sql, async (tx) => {
-    const failed = await updateCheckout(tx, row.id, { status: "failed", failure_code: code, failure_reason: reason }, "completing");
-    if (failed === undefined) return;
-    await writeOutbox(tx, "payments", { type: "checkout.failed", org_id: failed.org_id, livemode: failed.livemode, data: failedEventData(failed) });
-  });
+  await deps.checkouts.failCompleting(row.id, { failure_code: code, failure_reason: reason }, failedEvent);
 }
 
 export function failedEventData(row: CheckoutRow): Record<string, unknown> {
@@ -196,35 +195,38 @@ export function failedEventData(row: CheckoutRow): Record<string, unknown> {
   };
 }
 
+const secondsSince = (startedAt: number): number => (performance.now() - startedAt) / 1000;
+
 /** Steps 2 and 3 for a session already `completing`. Used by completion and by the reconciler. */
 export async function driveCompletion(deps: PaymentsDeps, row: CheckoutRow): Promise<CheckoutRow> {
-  let result;
-  const postedAt = performance.now();
-  try {
-    result = await deps.ledger.post(saleRequest(row));
-    deps.observeStep?.("ledger_post", (performance.now() - postedAt) / 1000);
-  } catch (e) {
-    if (e instanceof DomainError && DEFINITIVE.has(e.code)) {
+  return postAndSettle<LedgerPosted, CheckoutRow>({
+    post: async () => {
+      const postedAt = performance.now();
+      const result = await deps.ledger.post(saleRequest(row));
+      deps.observeStep?.("ledger_post", secondsSince(postedAt));
+      return result;
+    },
+    afterPost: deps.afterLedgerPost,
+    settle: async (result) => {
+      const settledAt = performance.now();
+      const done = await settle(deps, row, result.transaction_id, result.holds_created[0]?.hold_id ?? null);
+      deps.observeStep?.("settle", secondsSince(settledAt));
+      return done;
+    },
+    isDefinitive: (e) => DEFINITIVE.has(e.code),
+    refused: async (e) => {
       await failCompleting(deps, row, e.code, e.message);
       throw e;
-    }
-    if (e instanceof LedgerOutcomeUnknown) {
-      throw new DomainError("service_timeout", "The ledger did not answer in time; the checkout completes shortly, retry with the same request to read it");
-    }
-    throw e;
-  }
-  await deps.afterLedgerPost();
-  const settledAt = performance.now();
-  const done = await settle(deps, row, result.transaction_id, result.holds_created[0]?.hold_id ?? null);
-  deps.observeStep?.("settle", (performance.now() - settledAt) / 1000);
-  return done;
+    },
+    pendingMessage: "The ledger did not answer in time; the checkout completes shortly, retry with the same request to read it",
+  });
 }
 
 /** Completes a session (idempotent: a completed session is answered as it is). */
-export async function completeCheckout(deps: PaymentsDeps, scope: Scope, id: string, input: CompletionInput): Promise<CheckoutRow> {
+export async function completeCheckout(deps: PaymentsDeps, tenant: Tenant, id: string, input: CompletionInput): Promise<CheckoutRow> {
   const startedAt = performance.now();
-  const row = await recordIntent(deps, scope, id, input);
-  deps.observeStep?.("intent", (performance.now() - startedAt) / 1000);
+  const row = await recordIntent(deps, tenant, id, input);
+  deps.observeStep?.("intent", secondsSince(startedAt));
   if (row.status === "completed") return row;
   return driveCompletion(deps, row);
 }

@@ -7,16 +7,15 @@
  * rail_not_enabled (usdc in live), provider_not_configured, card_declined, insufficient_balance,
  * idempotency_conflict, service_timeout.
  */
-import { cents, DomainError, isErrorCode, newUuid, percentToBps, schemas } from "@treasury/contracts";
-import { creatorBpsFor, saleInputProblem, shareSale } from "@treasury/money-rules";
-import type { z } from "zod";
-import type { Scope } from "../adapters/ledger.ts";
-import type { ProviderName } from "../adapters/providers.ts";
+import { cents, DomainError, isErrorCode, newUuid, percentToBps, schemas, type Tenant } from "@treasury/contracts";
+import { creatorBpsFor, saleInputProblem, shareSale, type SaleShares } from "@treasury/money-rules";
 import { requestHash } from "@treasury/service-kit";
+import type { z } from "zod";
+import type { CheckoutMode, CheckoutRow, NewCheckout } from "../domain/records.ts";
 import { liveReturnUrlProblem } from "../domain/return-urls.ts";
-import { findCheckoutByKey, insertCheckout, storeCreateResponse, type CheckoutMode, type CheckoutRow, type NewCheckout } from "../store/checkouts.ts";
 import { driveCompletion, paymentIdOf } from "./complete-checkout.ts";
 import { CHECKOUT_TTL_MS, CURRENCY, type PaymentsDeps } from "./deps.ts";
+import type { CheckoutProvider, ParticipantInfo, ProviderName } from "./ports.ts";
 import { presentCheckout, saleReferenceOf } from "./present.ts";
 
 export type CreateCheckoutBody = z.output<typeof schemas.CreateCheckoutBody>;
@@ -45,8 +44,8 @@ function modeOf(body: CreateCheckoutBody): CheckoutMode {
  * real card, so a live hosted session is the card processor's (`stripe`) whether or not the body names it, and a
  * live body asking for `soledgic` is refused rather than given a page nobody can pay on.
  */
-function providerOf(body: CreateCheckoutBody, scope: Scope, mode: CheckoutMode): ProviderName {
-  if (!scope.livemode || mode !== "session") return body.sandbox_checkout_provider ?? "soledgic";
+function providerOf(body: CreateCheckoutBody, tenant: Tenant, mode: CheckoutMode): ProviderName {
+  if (!tenant.livemode || mode !== "session") return body.sandbox_checkout_provider ?? "soledgic";
   if (body.sandbox_checkout_provider === "soledgic")
     throw invalid(
       "sandbox_checkout_provider",
@@ -57,10 +56,10 @@ function providerOf(body: CreateCheckoutBody, scope: Scope, mode: CheckoutMode):
 }
 
 /** Cross-field rules the body schema cannot express, checked before anything is read or written. */
-function checkBody(body: CreateCheckoutBody, scope: Scope): void {
+function checkBody(body: CreateCheckoutBody, tenant: Tenant): void {
   const amounts = saleInputProblem(body.amount, body.sales_tax ?? 0);
   if (amounts !== undefined) throw invalid(amounts.path, amounts.message);
-  const badUrl = liveReturnUrlProblem(body, scope.livemode);
+  const badUrl = liveReturnUrlProblem(body, tenant.livemode);
   if (badUrl !== undefined) throw invalid(badUrl.path, badUrl.message);
   if (body.purchase_mode === "direct_funded_wallet") {
     if (body.payment_method_id !== undefined)
@@ -76,13 +75,13 @@ function checkBody(body: CreateCheckoutBody, scope: Scope): void {
       throw invalid("buyer_user_id", "must equal customer_id when both are given");
     }
   }
-  if (scope.livemode && body.payment_rail === "usdc") {
+  if (tenant.livemode && body.payment_rail === "usdc") {
     throw new DomainError("rail_not_enabled", "The usdc payment rail is not enabled for live payments", {
       hint: 'POST /v1/checkout-sessions with payment_rail: "card"',
     });
   }
   if (body.payment_method_id !== undefined) {
-    if (scope.livemode) {
+    if (tenant.livemode) {
       throw new DomainError("provider_not_configured", "Live direct card payments need a configured card processor", {
         hint: "POST /v1/checkout-sessions without payment_method_id returns a hosted checkout_url",
       });
@@ -119,78 +118,91 @@ async function replay(deps: PaymentsDeps, existing: CheckoutRow, hash: string): 
   return { status: 200, body: { checkout_session: original, idempotent: true } };
 }
 
-export async function createCheckoutSession(
-  deps: PaymentsDeps,
-  scope: Scope,
-  body: CreateCheckoutBody,
-  altBaseUrl: string,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const hash = requestHash(body);
-  if (body.idempotency_key !== undefined) {
-    const existing = await findCheckoutByKey(deps.sql, scope, body.idempotency_key);
-    if (existing !== undefined) return replay(deps, existing, hash);
-  }
-  checkBody(body, scope);
-  const mode = modeOf(body);
-  const providerName = providerOf(body, scope, mode);
-  const provider = deps.providers[providerName];
-  if (mode !== "direct_funded_wallet") provider.assertConfigured(scope.livemode);
-  if (mode === "direct" && providerName !== "soledgic") {
+type Created = { status: number; body: Record<string, unknown> };
+
+/** Who takes the payment, checked before anything is read or written. */
+function chooseProvider(deps: PaymentsDeps, body: CreateCheckoutBody, tenant: Tenant, mode: CheckoutMode): { name: ProviderName; provider: CheckoutProvider } {
+  const name = providerOf(body, tenant, mode);
+  const provider = deps.providers[name];
+  if (mode !== "direct_funded_wallet") provider.assertConfigured(tenant.livemode);
+  if (mode === "direct" && name !== "soledgic") {
     throw new DomainError("provider_not_configured", `Direct payments with payment_method_id are simulated by the soledgic provider only`, {
       hint: 'POST /v1/checkout-sessions with sandbox_checkout_provider: "soledgic", or without payment_method_id for a hosted stripe checkout_url',
     });
   }
+  return { name, provider };
+}
 
-  const participant = await deps.ledger.participantInfo(scope, body.participant_id);
+/** The creator (and its split) and, for a wallet-funded purchase, the buyer's consumer_credit wallet. */
+async function resolveParties(
+  deps: PaymentsDeps,
+  tenant: Tenant,
+  body: CreateCheckoutBody,
+  mode: CheckoutMode,
+): Promise<{ participant: ParticipantInfo; split: SaleShares; buyerWalletId: string | null }> {
+  const participant = await deps.ledger.participantInfo(tenant, body.participant_id);
   const participantBps = participant.default_split_percent === null ? null : percentToBps(participant.default_split_percent);
   // The shares before any processor fee: what the session's breakdown shows until a live payment reports its fee.
   const split = shareSale(cents(body.amount), cents(body.sales_tax ?? 0), creatorBpsFor(body.creator_percent, participantBps));
   const buyerOwner = body.customer_id ?? body.buyer_user_id;
-  let buyerWalletId: string | null = null;
-  if (mode === "direct_funded_wallet" && buyerOwner !== undefined) {
-    const wallet = await deps.ledger.findWallet(scope, buyerOwner, "consumer_credit");
-    if (wallet === undefined) {
-      throw new DomainError("wallet_not_found", `No consumer_credit wallet for ${buyerOwner}`, {
-        hint: "POST /v1/wallets with owner_id creates it; top it up with POST /v1/wallets/{wallet_id}/topups",
-      });
-    }
-    buyerWalletId = wallet.id;
-  }
-
-  const id = newUuid();
-  const now = deps.now();
-  const expiresAt = new Date(now.getTime() + CHECKOUT_TTL_MS);
-  const hostedUrl = `${altBaseUrl}/v1/checkout/${id}`;
-  let checkoutUrl: string | null = null;
-  let paymentId: string | null = null;
-  if (mode === "session") {
-    const hosted = await provider.createHostedSession({
-      sessionId: id,
-      amount: body.amount,
-      currency: CURRENCY,
-      productName: body.product_name ?? body.product_id ?? "Purchase",
-      successUrl: body.success_url === undefined ? hostedUrl : withSessionId(body.success_url, id),
-      cancelUrl: body.cancel_url ?? `${hostedUrl}`,
-      hostedUrl,
-      livemode: scope.livemode,
-      expiresAt,
-      metadata: { checkout_session_id: id },
+  if (mode !== "direct_funded_wallet" || buyerOwner === undefined) return { participant, split, buyerWalletId: null };
+  const wallet = await deps.ledger.findWallet(tenant, buyerOwner, "consumer_credit");
+  if (wallet === undefined) {
+    throw new DomainError("wallet_not_found", `No consumer_credit wallet for ${buyerOwner}`, {
+      hint: "POST /v1/wallets with owner_id creates it; top it up with POST /v1/wallets/{wallet_id}/topups",
     });
-    checkoutUrl = hosted.checkoutUrl;
-    paymentId = hosted.paymentId;
   }
+  return { participant, split, buyerWalletId: wallet.id };
+}
+
+/** The provider's hosted page of a `session` checkout: where the buyer pays, and the provider's payment id. */
+async function openHostedSession(
+  provider: CheckoutProvider,
+  tenant: Tenant,
+  body: CreateCheckoutBody,
+  at: { id: string; hostedUrl: string; expiresAt: Date },
+): Promise<{ checkoutUrl: string; paymentId: string | null }> {
+  return provider.createHostedSession({
+    sessionId: at.id,
+    amount: body.amount,
+    currency: CURRENCY,
+    productName: body.product_name ?? body.product_id ?? "Purchase",
+    successUrl: body.success_url === undefined ? at.hostedUrl : withSessionId(body.success_url, at.id),
+    cancelUrl: body.cancel_url ?? `${at.hostedUrl}`,
+    hostedUrl: at.hostedUrl,
+    livemode: tenant.livemode,
+    expiresAt: at.expiresAt,
+    metadata: { checkout_session_id: at.id },
+  });
+}
+
+interface CheckoutPlan {
+  id: string;
+  now: Date;
+  expiresAt: Date;
+  mode: CheckoutMode;
+  providerName: ProviderName;
+  participant: ParticipantInfo;
+  split: SaleShares;
+  buyerWalletId: string | null;
+  hosted: { checkoutUrl: string | null; paymentId: string | null };
+  hash: string;
+}
+
+function newCheckoutRow(deps: PaymentsDeps, tenant: Tenant, body: CreateCheckoutBody, plan: CheckoutPlan): NewCheckout {
+  const { id, now, mode, split } = plan;
   const direct = mode !== "session";
-  const row: NewCheckout = {
+  return {
     id,
-    org_id: scope.orgId,
-    livemode: scope.livemode,
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
     mode,
-    provider: providerName,
+    provider: plan.providerName,
     payment_rail: body.payment_rail ?? "card",
     // Direct payments record their completion intent with the session itself.
     status: direct ? "completing" : "pending",
     participant_id: body.participant_id,
-    merchant_name: participant.display_name ?? body.participant_id,
+    merchant_name: plan.participant.display_name ?? body.participant_id,
     amount: body.amount,
     currency: CURRENCY,
     sales_tax: split.salesTax,
@@ -203,53 +215,80 @@ export async function createCheckoutSession(
     customer_email: body.customer_email ?? null,
     customer_id: body.customer_id ?? null,
     buyer_user_id: body.buyer_user_id ?? null,
-    buyer_wallet_id: buyerWalletId,
+    buyer_wallet_id: plan.buyerWalletId,
     payment_method_id: body.payment_method_id ?? null,
     success_url: body.success_url ?? null,
     cancel_url: body.cancel_url ?? null,
     metadata: body.metadata ?? {},
     idempotency_key: body.idempotency_key ?? null,
-    request_hash: hash,
-    checkout_url: checkoutUrl,
-    payment_id: direct ? paymentIdOf({ id, mode }) : paymentId,
+    request_hash: plan.hash,
+    checkout_url: plan.hosted.checkoutUrl,
+    payment_id: direct ? paymentIdOf({ id, mode }) : plan.hosted.paymentId,
     ledger_reference: direct ? saleReferenceOf({ id }) : null,
     completion_source: direct ? "direct" : null,
-    expires_at: expiresAt,
+    expires_at: plan.expiresAt,
     created_at: now,
     create_response: null,
     processing_fee_paid_by: body.processing_fee_paid_by ?? "platform",
     // A session at the card processor is asked about if its paid or expired event has not come by then.
-    processor_check_at: !direct && providerName === "stripe" && paymentId !== null ? new Date(now.getTime() + deps.processorCheckAfterMs) : null,
+    processor_check_at:
+      !direct && plan.providerName === "stripe" && plan.hosted.paymentId !== null ? new Date(now.getTime() + deps.processorCheckAfterMs) : null,
   };
-  // A hosted session's answer is known before the insert: store it with the row (one commit, not two).
-  const hostedAnswer = direct
-    ? null
-    : presentCheckout(
-        {
-          ...row,
-          updated_at: now,
-          completed_at: null,
-          sale_transaction_id: null,
-          hold_id: null,
-          failure_code: null,
-          failure_reason: null,
-          sandbox_idempotency_key: null,
-          processing_fee: 0,
-          processor_payment_intent: null,
-          processor_charge: null,
-        },
-        now,
-      );
-  const inserted = await insertCheckout(deps.sql, { ...row, create_response: hostedAnswer });
+}
+
+/** A hosted session's answer, known before the insert: stored with the row (one commit, not two). */
+function hostedAnswerOf(row: NewCheckout, now: Date): Record<string, unknown> {
+  return presentCheckout(
+    {
+      ...row,
+      updated_at: now,
+      completed_at: null,
+      sale_transaction_id: null,
+      hold_id: null,
+      failure_code: null,
+      failure_reason: null,
+      sandbox_idempotency_key: null,
+      processing_fee: 0,
+      processor_payment_intent: null,
+      processor_charge: null,
+    },
+    now,
+  );
+}
+
+/** Everything the session will record, read and asked before anything is written. */
+async function planCheckout(deps: PaymentsDeps, tenant: Tenant, body: CreateCheckoutBody, altBaseUrl: string, hash: string): Promise<CheckoutPlan> {
+  checkBody(body, tenant);
+  const mode = modeOf(body);
+  const { name: providerName, provider } = chooseProvider(deps, body, tenant, mode);
+  const { participant, split, buyerWalletId } = await resolveParties(deps, tenant, body, mode);
+  const id = newUuid();
+  const now = deps.now();
+  const expiresAt = new Date(now.getTime() + CHECKOUT_TTL_MS);
+  const hostedUrl = `${altBaseUrl}/v1/checkout/${id}`;
+  const hosted = mode === "session" ? await openHostedSession(provider, tenant, body, { id, hostedUrl, expiresAt }) : { checkoutUrl: null, paymentId: null };
+  return { id, now, expiresAt, mode, providerName, participant, split, buyerWalletId, hosted, hash };
+}
+
+export async function createCheckoutSession(deps: PaymentsDeps, tenant: Tenant, body: CreateCheckoutBody, altBaseUrl: string): Promise<Created> {
+  const hash = requestHash(body);
+  if (body.idempotency_key !== undefined) {
+    const existing = await deps.checkouts.findByKey(tenant, body.idempotency_key);
+    if (existing !== undefined) return replay(deps, existing, hash);
+  }
+  const plan = await planCheckout(deps, tenant, body, altBaseUrl, hash);
+  const row = newCheckoutRow(deps, tenant, body, plan);
+  const hostedAnswer = plan.mode === "session" ? hostedAnswerOf(row, plan.now) : null;
+  const inserted = await deps.checkouts.insert({ ...row, create_response: hostedAnswer });
   if (inserted === undefined) {
     // A concurrent request with the same key won the insert: answer as its replay.
-    const existing = body.idempotency_key === undefined ? undefined : await findCheckoutByKey(deps.sql, scope, body.idempotency_key);
+    const existing = body.idempotency_key === undefined ? undefined : await deps.checkouts.findByKey(tenant, body.idempotency_key);
     if (existing === undefined) throw new Error("checkout insert conflicted without an idempotency key");
     return replay(deps, existing, hash);
   }
   if (hostedAnswer !== null) return { status: 201, body: { checkout_session: hostedAnswer } };
   const final = await driveCompletion(deps, inserted);
   const presented = presentCheckout(final, deps.now());
-  await storeCreateResponse(deps.sql, final.id, presented);
+  await deps.checkouts.storeCreateResponse(final.id, presented);
   return { status: 201, body: { checkout_session: presented } };
 }

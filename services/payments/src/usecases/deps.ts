@@ -1,14 +1,34 @@
-/** What the use cases need: the pool, the ledger, the providers, the clock and a few limits. */
+/** What the use cases need, made of ports only (usecases/ports.ts): records, the ledger, the providers, the clock, a few limits. */
 import type { Logger } from "pino";
-import type { LedgerClient, Scope } from "../adapters/ledger.ts";
-import type { Providers } from "../adapters/providers.ts";
 import type { DropReason } from "../domain/processor-match.ts";
-import type { RefundsClient } from "../adapters/refunds.ts";
-import type { ProcessorClient } from "../adapters/stripe.ts";
-import type { Sql } from "../store/db.ts";
+import type {
+  CheckoutStore,
+  DisputeStore,
+  LedgerClient,
+  ProcessorCheckStore,
+  ProcessorClient,
+  ProcessorEventStore,
+  ProcessorRefundStore,
+  Providers,
+  RefundsClient,
+  SpendStore,
+  TopupStore,
+  WalletSessionStore,
+} from "./ports.ts";
 
-export interface PaymentsDeps {
-  sql: Sql;
+/** The service's own records. */
+export interface PaymentsStores {
+  checkouts: CheckoutStore;
+  disputes: DisputeStore;
+  topups: TopupStore;
+  walletSessions: WalletSessionStore;
+  spends: SpendStore;
+  processorEvents: ProcessorEventStore;
+  processorRefunds: ProcessorRefundStore;
+  processorChecks: ProcessorCheckStore;
+}
+
+export interface PaymentsDeps extends PaymentsStores {
   ledger: LedgerClient;
   providers: Providers;
   /** The refunds service: the wallet page's refund-request form, and card refunds the processor settled. */
@@ -39,7 +59,3 @@ export type CompletionStep = "intent" | "ledger_post" | "settle";
 
 export const CHECKOUT_TTL_MS = 60 * 60 * 1000;
 export const CURRENCY = "USD";
-
-export function scopeOfAuth(auth: { org_id: string; livemode: boolean }): Scope {
-  return { orgId: auth.org_id, livemode: auth.livemode };
-}

@@ -12,22 +12,11 @@
  *   refund kind with refund_from both: creator part from the creator, the rest from platform revenue and sales
  *   tax), and the processor's dispute fee is booked from platform cash to processing_fees; `dispute.closed`.
  */
-import { DomainError, newId, type PostRequestInput } from "@treasury/contracts";
+import { newId, type DomainError, type PostRequestInput, type Tenant } from "@treasury/contracts";
 import { disputeParts } from "@treasury/money-rules";
-import { outboxRowValues, wakeOutboxRelay } from "@treasury/service-kit";
-import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
+import { postAndSettle } from "@treasury/service-kit";
 import { checkoutSplit } from "../domain/checkout-sale.ts";
-import { findCheckoutByPayment } from "../store/checkouts.ts";
-import {
-  findDispute,
-  findDisputeByProcessorId,
-  insertOrFindDispute,
-  markClosing,
-  settleDispute,
-  updateDisputeStep,
-  type DisputeRow,
-  type DisputeStatus,
-} from "../store/disputes.ts";
+import type { DisputeRow, DisputeStatus, DisputeStepFields } from "../domain/records.ts";
 import type { PaymentsDeps } from "./deps.ts";
 import { dropReport } from "./drop-report.ts";
 
@@ -72,103 +61,164 @@ export function presentDispute(d: DisputeRow): Record<string, unknown> {
   };
 }
 
-const scopeOf = (d: DisputeRow): Scope => ({ orgId: d.org_id, livemode: d.livemode });
+const tenantOfDispute = (d: DisputeRow): Tenant => ({ orgId: d.org_id, livemode: d.livemode });
 
-async function post(deps: PaymentsDeps, req: PostRequestInput): Promise<string> {
-  try {
-    return (await deps.ledger.post(req)).transaction_id;
-  } catch (e) {
-    if (e instanceof LedgerOutcomeUnknown) throw new DomainError("service_timeout", "The ledger did not answer in time; the dispute is driven again");
-    throw e;
-  }
+/** While the ledger's answer is unknown the dispute stays in its step; the reconciler drives it again. */
+const PENDING_MESSAGE = "The ledger did not answer in time; the dispute is driven again";
+
+async function creatorAvailable(deps: PaymentsDeps, tenant: Tenant, participantId: string): Promise<number> {
+  const p = await deps.ledger.participantInfo(tenant, participantId);
+  return (await deps.ledger.getWallet(tenant, p.wallet_id)).available_balance;
 }
 
-async function creatorAvailable(deps: PaymentsDeps, scope: Scope, participantId: string): Promise<number> {
-  const p = await deps.ledger.participantInfo(scope, participantId);
-  return (await deps.ledger.getWallet(scope, p.wallet_id)).available_balance;
+/** Records a step's result while the dispute is in `status` (a dispute that moved on is answered with it). */
+async function recordStep(deps: PaymentsDeps, row: DisputeRow, status: DisputeStatus, fields: DisputeStepFields): Promise<DisputeRow> {
+  return (await deps.disputes.updateStep(row.id, status, fields)) ?? { ...row, ...fields };
+}
+
+/** A step whose ledger post is refused is the caller's answer as it is. */
+const rethrow = (e: DomainError): Promise<never> => Promise.reject(e);
+
+function holdRequest(row: DisputeRow): PostRequestInput {
+  return {
+    org_id: row.org_id,
+    livemode: row.livemode,
+    kind: "dispute_hold",
+    reference_id: `dispute:${row.id}`,
+    description: `Dispute ${row.processor_dispute_id} of ${row.sale_reference}`,
+    postings: [],
+    holds_create: [
+      {
+        wallet: { participant_id: row.participant_id },
+        amount: row.hold_amount,
+        reference_id: `dispute_hold:${row.id}`,
+        reason_code: "dispute",
+        description: `Disputed sale ${row.sale_reference}`,
+      },
+    ],
+    metadata: { dispute_id: row.id, processor_dispute_id: row.processor_dispute_id },
+  };
+}
+
+/** One plan of the hold: posted and recorded, or (the creator's balance moved under it) planned again, smaller. */
+function holdStep(deps: PaymentsDeps, row: DisputeRow, plan: number): Promise<DisputeRow> {
+  return postAndSettle({
+    post: () => deps.ledger.post(holdRequest(row)),
+    settle: async (r) => {
+      const holdId = r.holds_created[0]?.hold_id ?? null;
+      const held = (await deps.disputes.updateStep(row.id, "opening", { hold_id: holdId, hold_transaction_id: r.transaction_id })) ?? row;
+      return held.hold_id === null ? { ...held, hold_id: holdId } : held;
+    },
+    isDefinitive: (e) => e.code === "insufficient_balance" && plan < HOLD_PLANS_MAX,
+    refused: async () => {
+      const amount = Math.min(row.hold_amount, await creatorAvailable(deps, tenantOfDispute(row), row.participant_id));
+      return (await deps.disputes.updateStep(row.id, "opening", { hold_amount: amount })) ?? row;
+    },
+    pendingMessage: PENDING_MESSAGE,
+  });
 }
 
 /** The hold of an opening dispute; a plan the creator's balance no longer covers is made again, smaller. */
 async function placeHold(deps: PaymentsDeps, d: DisputeRow): Promise<DisputeRow> {
   let row = d;
-  for (let plan = 0; row.hold_amount > 0 && row.hold_id === null; plan++) {
-    try {
-      const r = await deps.ledger.post({
-        org_id: row.org_id,
-        livemode: row.livemode,
-        kind: "dispute_hold",
-        reference_id: `dispute:${row.id}`,
-        description: `Dispute ${row.processor_dispute_id} of ${row.sale_reference}`,
-        postings: [],
-        holds_create: [
-          {
-            wallet: { participant_id: row.participant_id },
-            amount: row.hold_amount,
-            reference_id: `dispute_hold:${row.id}`,
-            reason_code: "dispute",
-            description: `Disputed sale ${row.sale_reference}`,
-          },
-        ],
-        metadata: { dispute_id: row.id, processor_dispute_id: row.processor_dispute_id },
-      });
-      const holdId = r.holds_created[0]?.hold_id ?? null;
-      row = (await updateDisputeStep(deps.sql, row.id, "opening", { hold_id: holdId, hold_transaction_id: r.transaction_id })) ?? row;
-      if (row.hold_id === null) row = { ...row, hold_id: holdId };
-    } catch (e) {
-      if (e instanceof LedgerOutcomeUnknown) throw new DomainError("service_timeout", "The ledger did not answer in time; the dispute is driven again");
-      if (!(e instanceof DomainError) || e.code !== "insufficient_balance" || plan >= HOLD_PLANS_MAX) throw e;
-      const amount = Math.min(row.hold_amount, await creatorAvailable(deps, scopeOf(row), row.participant_id));
-      row = (await updateDisputeStep(deps.sql, row.id, "opening", { hold_amount: amount })) ?? row;
-    }
-  }
+  for (let plan = 0; row.hold_amount > 0 && row.hold_id === null; plan++) row = await holdStep(deps, row, plan);
   return row;
 }
 
 async function settle(deps: PaymentsDeps, d: DisputeRow, from: DisputeStatus, to: DisputeStatus): Promise<DisputeRow> {
   const now = deps.now();
   const moved: DisputeRow = { ...d, status: to, updated_at: now, closed_at: to === "won" || to === "lost" ? now : d.closed_at };
-  const event = outboxRowValues({
-    type: to === "open" ? "dispute.created" : "dispute.closed",
+  const event = {
+    type: to === "open" ? ("dispute.created" as const) : ("dispute.closed" as const),
     org_id: d.org_id,
     livemode: d.livemode,
     data: presentDispute(moved),
+  };
+  const done = await deps.disputes.settle(d.id, from, to, event);
+  if (done !== undefined) return done;
+  return (await deps.disputes.find(d.id)) ?? d;
+}
+
+/** What remains refundable of the sale, as the ledger's refusal of a larger refund says; undefined for other refusals. */
+function remainingOf(e: DomainError): number | undefined {
+  if (e.code === "refund_amount_exceeds_remaining") return Number(e.extra?.["remaining_amount"] ?? 0);
+  if (e.code === "sale_already_fully_refunded" || e.code === "sale_already_reversed") return 0;
+  return undefined;
+}
+
+/** One attempt of a lost dispute's refund: posted and recorded, or cut to what remains of the sale. */
+function takeBackStep(deps: PaymentsDeps, row: DisputeRow): Promise<DisputeRow> {
+  const planned = row.refund_amount ?? 0;
+  return postAndSettle({
+    post: async () =>
+      (
+        await deps.ledger.post({
+          org_id: row.org_id,
+          livemode: row.livemode,
+          kind: "refund",
+          reference_id: `dispute:${row.id}`,
+          description: `Lost dispute ${row.processor_dispute_id} of ${row.sale_reference}`,
+          metadata: { dispute_id: row.id, processor_dispute_id: row.processor_dispute_id },
+          refund: { sale_reference: row.sale_reference, amount: planned, refund_from: "both", shortfall: "receivable", reason: "dispute lost" },
+        })
+      ).transaction_id,
+    settle: (txn) => recordStep(deps, row, "closing", { refund_transaction_id: txn }),
+    isDefinitive: (e) => {
+      const remaining = remainingOf(e);
+      return remaining !== undefined && Number.isSafeInteger(remaining) && remaining < planned;
+    },
+    refused: async (e) => (await deps.disputes.updateStep(row.id, "closing", { refund_amount: remainingOf(e) ?? 0 })) ?? row,
+    pendingMessage: PENDING_MESSAGE,
   });
-  const done = await settleDispute(deps.sql, d.id, from, to, event);
-  if (done !== undefined) {
-    wakeOutboxRelay("payments");
-    return done;
-  }
-  return (await findDispute(deps.sql, d.id)) ?? d;
 }
 
 /** The refund a lost dispute books; a sale refunded meanwhile gives back what remains of it, at most. */
 async function takeBack(deps: PaymentsDeps, d: DisputeRow): Promise<DisputeRow> {
   let row = d;
-  while ((row.refund_amount ?? 0) > 0 && row.refund_transaction_id === null) {
-    try {
-      const txn = await post(deps, {
-        org_id: row.org_id,
-        livemode: row.livemode,
-        kind: "refund",
-        reference_id: `dispute:${row.id}`,
-        description: `Lost dispute ${row.processor_dispute_id} of ${row.sale_reference}`,
-        metadata: { dispute_id: row.id, processor_dispute_id: row.processor_dispute_id },
-        refund: { sale_reference: row.sale_reference, amount: row.refund_amount ?? 0, refund_from: "both", shortfall: "receivable", reason: "dispute lost" },
-      });
-      row = (await updateDisputeStep(deps.sql, row.id, "closing", { refund_transaction_id: txn })) ?? { ...row, refund_transaction_id: txn };
-    } catch (e) {
-      if (!(e instanceof DomainError)) throw e;
-      const remaining =
-        e.code === "refund_amount_exceeds_remaining"
-          ? Number(e.extra?.["remaining_amount"] ?? 0)
-          : e.code === "sale_already_fully_refunded" || e.code === "sale_already_reversed"
-            ? 0
-            : undefined;
-      if (remaining === undefined || !Number.isSafeInteger(remaining) || remaining >= (row.refund_amount ?? 0)) throw e;
-      row = (await updateDisputeStep(deps.sql, row.id, "closing", { refund_amount: remaining })) ?? row;
-    }
-  }
+  while ((row.refund_amount ?? 0) > 0 && row.refund_transaction_id === null) row = await takeBackStep(deps, row);
   return row;
+}
+
+/** The dispute's hold is released; one released by hand meanwhile leaves nothing to release. */
+function releaseHold(deps: PaymentsDeps, row: DisputeRow, holdId: string): Promise<DisputeRow> {
+  return postAndSettle({
+    post: async () =>
+      (
+        await deps.ledger.post({
+          org_id: row.org_id,
+          livemode: row.livemode,
+          kind: "dispute_release",
+          reference_id: `dispute_release:${row.id}`,
+          holds_release: [holdId],
+          metadata: { dispute_id: row.id },
+        })
+      ).transaction_id,
+    settle: (txn) => recordStep(deps, row, "closing", { release_transaction_id: txn }),
+    isDefinitive: (e) => e.code === "hold_already_released",
+    refused: () => recordStep(deps, row, "closing", { release_transaction_id: "released_elsewhere" }),
+    pendingMessage: PENDING_MESSAGE,
+  });
+}
+
+/** The processor's dispute fee, from platform cash to processing fees. */
+function chargeFee(deps: PaymentsDeps, row: DisputeRow): Promise<DisputeRow> {
+  return postAndSettle({
+    post: async () =>
+      (
+        await deps.ledger.post({
+          org_id: row.org_id,
+          livemode: row.livemode,
+          kind: "dispute_fee",
+          reference_id: `dispute_fee:${row.id}`,
+          description: `Processor fee of dispute ${row.processor_dispute_id}`,
+          postings: [{ debit: { system: "processing_fees" }, credit: { system: "platform_cash" }, amount: row.fee }],
+          metadata: { dispute_id: row.id },
+        })
+      ).transaction_id,
+    settle: (txn) => recordStep(deps, row, "closing", { fee_transaction_id: txn }),
+    refused: rethrow,
+    pendingMessage: PENDING_MESSAGE,
+  });
 }
 
 /** Steps 2 and 3 of whichever step the dispute is in. Used by the processor's events and the reconciler. */
@@ -179,38 +229,10 @@ export async function driveDispute(deps: PaymentsDeps, d: DisputeRow): Promise<D
     row = await settle(deps, row, "opening", "open");
   }
   if (row.status !== "closing") return row;
-  if (row.hold_id !== null && row.release_transaction_id === null) {
-    let txn: string;
-    try {
-      txn = await post(deps, {
-        org_id: row.org_id,
-        livemode: row.livemode,
-        kind: "dispute_release",
-        reference_id: `dispute_release:${row.id}`,
-        holds_release: [row.hold_id],
-        metadata: { dispute_id: row.id },
-      });
-    } catch (e) {
-      // Released by hand meanwhile: nothing left to release.
-      if (!(e instanceof DomainError) || e.code !== "hold_already_released") throw e;
-      txn = "released_elsewhere";
-    }
-    row = (await updateDisputeStep(deps.sql, row.id, "closing", { release_transaction_id: txn })) ?? { ...row, release_transaction_id: txn };
-  }
+  if (row.hold_id !== null && row.release_transaction_id === null) row = await releaseHold(deps, row, row.hold_id);
   if (row.outcome === "lost") {
     row = await takeBack(deps, row);
-    if (row.fee > 0 && row.fee_transaction_id === null) {
-      const txn = await post(deps, {
-        org_id: row.org_id,
-        livemode: row.livemode,
-        kind: "dispute_fee",
-        reference_id: `dispute_fee:${row.id}`,
-        description: `Processor fee of dispute ${row.processor_dispute_id}`,
-        postings: [{ debit: { system: "processing_fees" }, credit: { system: "platform_cash" }, amount: row.fee }],
-        metadata: { dispute_id: row.id },
-      });
-      row = (await updateDisputeStep(deps.sql, row.id, "closing", { fee_transaction_id: txn })) ?? { ...row, fee_transaction_id: txn };
-    }
+    if (row.fee > 0 && row.fee_transaction_id === null) row = await chargeFee(deps, row);
   }
   return settle(deps, row, "closing", row.outcome === "lost" ? "lost" : "won");
 }
@@ -229,16 +251,16 @@ function otherEnvironment(deps: PaymentsDeps, pd: ProcessorDispute, checkoutId: 
  * when the report (of environment `livemode`) is not of the sale's environment: nothing is held or taken back.
  */
 async function recordDispute(deps: PaymentsDeps, pd: ProcessorDispute, livemode: boolean): Promise<DisputeRow | string> {
-  const known = await findDisputeByProcessorId(deps.sql, pd.id);
+  const known = await deps.disputes.findByProcessorId(pd.id);
   if (known !== undefined) return known.livemode === livemode ? known : otherEnvironment(deps, pd, known.checkout_session_id, known.livemode, livemode);
-  const sale = await findCheckoutByPayment(deps.sql, pd.paymentIntent, pd.charge);
+  const sale = await deps.checkouts.findByPayment(pd.paymentIntent, pd.charge);
   if (sale === undefined || sale.status !== "completed" || sale.ledger_reference === null) return `dispute ${pd.id} is not of one of our sales`;
   if (sale.livemode !== livemode) return otherEnvironment(deps, pd, sale.id, sale.livemode, livemode);
   // The creator's part of the disputed amount, pro rata to the sale's split after its fee: as a refund of it would take.
   const disputed = disputeParts({ gross: sale.amount, creatorAmount: checkoutSplit(sale).creatorAmount }, pd.amount);
   const creatorShare = disputed.fromCreator;
   const available = creatorShare > 0 ? await creatorAvailable(deps, { orgId: sale.org_id, livemode: sale.livemode }, sale.participant_id) : 0;
-  return insertOrFindDispute(deps.sql, {
+  return deps.disputes.insertOrFind({
     id: newId("dsp"),
     org_id: sale.org_id,
     livemode: sale.livemode,
@@ -268,8 +290,8 @@ export async function closeDispute(deps: PaymentsDeps, pd: ProcessorDispute, liv
     const outcome = KEPT.has(pd.status) ? "won" : pd.status === "lost" ? "lost" : undefined;
     if (outcome === undefined) return `dispute ${row.id} closed with status ${pd.status}: nothing to do`;
     row =
-      (await markClosing(deps.sql, row.id, { outcome, refund_amount: outcome === "lost" ? row.amount : 0, fee: outcome === "lost" ? pd.fee : 0 })) ??
-      (await findDispute(deps.sql, row.id)) ??
+      (await deps.disputes.markClosing(row.id, { outcome, refund_amount: outcome === "lost" ? row.amount : 0, fee: outcome === "lost" ? pd.fee : 0 })) ??
+      (await deps.disputes.find(row.id)) ??
       row;
   }
   const done = await driveDispute(deps, row);

@@ -5,17 +5,14 @@
  *
  * Errors: checkout_session_not_found, checkout_in_progress (completing), checkout_not_pending (completed).
  */
-import { DomainError } from "@treasury/contracts";
-import { withTx, writeOutbox } from "@treasury/service-kit";
-import type { Scope } from "../adapters/ledger.ts";
-import { lockCheckout, updateCheckout, type CheckoutRow } from "../store/checkouts.ts";
-import { failedEventData } from "./complete-checkout.ts";
+import { DomainError, type Tenant } from "@treasury/contracts";
+import type { CheckoutRow } from "../domain/records.ts";
+import { failedEvent } from "./complete-checkout.ts";
 import type { PaymentsDeps } from "./deps.ts";
 import { presentCheckout } from "./present.ts";
 
-export async function failCheckout(deps: PaymentsDeps, scope: Scope, id: string, reason: string | undefined, code = "sandbox_failed"): Promise<CheckoutRow> {
-  return withTx(deps.sql, async (tx) => {
-    const row = await lockCheckout(tx, scope, id);
+export async function failCheckout(deps: PaymentsDeps, tenant: Tenant, id: string, reason: string | undefined, code = "sandbox_failed"): Promise<CheckoutRow> {
+  return deps.checkouts.locked(tenant, id, async (row, tx) => {
     if (row === undefined) throw new DomainError("checkout_session_not_found", `Checkout session ${id} not found`);
     const now = deps.now();
     if (row.status === "failed") return row;
@@ -30,9 +27,8 @@ export async function failCheckout(deps: PaymentsDeps, scope: Scope, id: string,
         extra: { checkout_session: presentCheckout(row, now) },
       });
     }
-    const failed = await updateCheckout(tx, id, { status: "failed", failure_code: code, failure_reason: reason ?? "Failed in sandbox" });
+    const failed = await tx.fail({ failure_code: code, failure_reason: reason ?? "Failed in sandbox" }, failedEvent);
     if (failed === undefined) throw new Error(`checkout ${id} vanished under its lock`);
-    await writeOutbox(tx, "payments", { type: "checkout.failed", org_id: failed.org_id, livemode: failed.livemode, data: failedEventData(failed) });
     return failed;
   });
 }

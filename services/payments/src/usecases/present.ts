@@ -1,6 +1,6 @@
 /** Wire shape of a checkout session (docs/api.md, Checkout). */
 import { checkoutSplit } from "../domain/checkout-sale.ts";
-import type { CheckoutRow } from "../store/checkouts.ts";
+import type { CheckoutRow } from "../domain/records.ts";
 
 /** `completing` is internal (the sale is being recorded): the wire still says pending until it settles. */
 export function publicStatus(row: CheckoutRow, now: Date): "pending" | "completed" | "failed" | "expired" {

@@ -17,17 +17,16 @@
  */
 import { DomainError } from "@treasury/contracts";
 import { z } from "zod";
-import { ProcessorUnavailable, refundStatusOf, type ProcessorRefund } from "../adapters/stripe.ts";
+import { isUuid } from "../domain/ids.ts";
 import { mismatchOf, type StoredSession } from "../domain/processor-match.ts";
-import { findCheckoutForPage, type CheckoutRow, type ProcessorPayment } from "../store/checkouts.ts";
-import { isUuid } from "../store/db.ts";
-import type { ProcessorEventRow } from "../store/processor-events.ts";
-import { findTopup, type TopupRow } from "../store/wallet-topups.ts";
+import { refundStatusOf } from "../domain/processor-refund.ts";
+import type { CheckoutRow, ProcessorEventRow, ProcessorPayment, TopupRow } from "../domain/records.ts";
 import { completeCheckout } from "./complete-checkout.ts";
 import type { PaymentsDeps } from "./deps.ts";
 import { closeDispute, openDispute, type ProcessorDispute } from "./disputes.ts";
 import { dropReport } from "./drop-report.ts";
 import { failCheckout } from "./fail-checkout.ts";
+import { ProcessorUnavailable, type ProcessorRefund } from "./ports.ts";
 import { applyChargeRefunded, applyProcessorRefund } from "./processor-refunds.ts";
 import { completeTopup, failPendingTopup } from "./wallet-topup.ts";
 
@@ -123,7 +122,7 @@ async function paymentOf(deps: PaymentsDeps, s: CheckoutSessionObject): Promise<
 async function checkoutOf(deps: PaymentsDeps, s: CheckoutSessionObject): Promise<CheckoutRow | undefined> {
   const ref = s.metadata?.["checkout_session_id"] ?? s.client_reference_id ?? "";
   if (!isUuid(ref)) return undefined;
-  const row = await findCheckoutForPage(deps.sql, ref.toLowerCase());
+  const row = await deps.checkouts.findForPage(ref.toLowerCase());
   return row === undefined || row.mode !== "session" ? undefined : row;
 }
 
@@ -160,7 +159,7 @@ export async function sessionPaid(deps: PaymentsDeps, r: SessionReport): Promise
   if (s.payment_status !== "paid") return `session ${s.id} not paid yet (${s.payment_status ?? "no status"})`;
   const topupId = s.metadata?.["wallet_topup_id"];
   if (topupId !== undefined) {
-    const topup = await findTopup(deps.sql, topupId);
+    const topup = await deps.topups.find(topupId);
     if (topup === undefined) return `no wallet top-up ${topupId}`;
     const drop = dropped(deps, { wallet_topup_id: topup.id }, storedTopup(topup), r, true);
     if (drop !== undefined) return drop;
@@ -195,7 +194,7 @@ export async function sessionEnded(deps: PaymentsDeps, r: SessionReport, why: "e
   const s = r.session;
   const topupId = s.metadata?.["wallet_topup_id"];
   if (topupId !== undefined) {
-    const topup = await findTopup(deps.sql, topupId);
+    const topup = await deps.topups.find(topupId);
     if (topup === undefined) return `no wallet top-up ${topupId}`;
     return dropped(deps, { wallet_topup_id: topup.id }, storedTopup(topup), r, false) ?? failPendingTopup(deps, topup, why);
   }

@@ -12,20 +12,11 @@
  */
 import { DomainError, type schemas } from "@treasury/contracts";
 import type { z } from "zod";
-import { ProcessorRefused, ProcessorUnavailable, type ProcessorRefund } from "../adapters/stripe.ts";
-import { findCheckout } from "../store/checkouts.ts";
-import { isUuid } from "../store/db.ts";
-import {
-  findByProcessorRefundId,
-  findProcessorRefund,
-  insertOrFindProcessorRefund,
-  markNotified,
-  recordProcessorRefundState,
-  unsettledOfPayment,
-  type ProcessorRefundRow,
-} from "../store/processor-refunds.ts";
+import { isUuid } from "../domain/ids.ts";
+import type { ProcessorRefundRow } from "../domain/records.ts";
 import type { PaymentsDeps } from "./deps.ts";
 import { dropReport } from "./drop-report.ts";
+import { ProcessorRefused, ProcessorUnavailable, type ProcessorRefund } from "./ports.ts";
 
 type StartRequest = z.output<typeof schemas.ProcessorRefundRequest>;
 
@@ -41,7 +32,7 @@ async function cardPaymentOf(deps: PaymentsDeps, req: StartRequest): Promise<{ c
   const m = CHECKOUT_SALE_RE.exec(req.sale_reference);
   const id = m?.[1]?.toLowerCase();
   if (id === undefined || !isUuid(id) || !req.livemode) return undefined;
-  const row = await findCheckout(deps.sql, { orgId: req.org_id, livemode: req.livemode }, id);
+  const row = await deps.checkouts.find({ orgId: req.org_id, livemode: req.livemode }, id);
   if (row === undefined || row.status !== "completed" || row.processor_payment_intent === null) return undefined;
   return { checkoutId: row.id, paymentIntent: row.processor_payment_intent };
 }
@@ -75,19 +66,19 @@ async function askProcessor(deps: PaymentsDeps, row: ProcessorRefundRow): Promis
     }
   }
   return (
-    (await recordProcessorRefundState(deps.sql, row, state)) ??
-    (await findProcessorRefund(deps.sql, { orgId: row.org_id, livemode: row.livemode }, row.refund_id)) ??
+    (await deps.processorRefunds.recordState(row, state)) ??
+    (await deps.processorRefunds.find({ orgId: row.org_id, livemode: row.livemode }, row.refund_id)) ??
     row
   );
 }
 
 export async function startProcessorRefund(deps: PaymentsDeps, req: StartRequest): Promise<{ processor_refund: schemas.ProcessorRefundState | null }> {
-  const scope = { orgId: req.org_id, livemode: req.livemode };
-  let row = await findProcessorRefund(deps.sql, scope, req.refund_id);
+  const tenant = { orgId: req.org_id, livemode: req.livemode };
+  let row = await deps.processorRefunds.find(tenant, req.refund_id);
   if (row === undefined) {
     const payment = await cardPaymentOf(deps, req);
     if (payment === undefined) return { processor_refund: null };
-    row = await insertOrFindProcessorRefund(deps.sql, {
+    row = await deps.processorRefunds.insertOrFind({
       org_id: req.org_id,
       livemode: req.livemode,
       refund_id: req.refund_id,
@@ -107,11 +98,11 @@ export async function startProcessorRefund(deps: PaymentsDeps, req: StartRequest
  * happened; throws (and the event is retried) while the refunds service cannot be told.
  */
 export async function applyProcessorRefund(deps: PaymentsDeps, refund: ProcessorRefund, livemode: boolean): Promise<string> {
-  let row = await findByProcessorRefundId(deps.sql, refund.id);
+  let row = await deps.processorRefunds.findByProcessorRefundId(refund.id);
   const metaId = refund.metadata["refund_id"];
   const metaOrg = refund.metadata["org_id"];
   if (row === undefined && metaId !== undefined && metaOrg !== undefined) {
-    row = await findProcessorRefund(deps.sql, { orgId: metaOrg, livemode: refund.metadata["livemode"] === "true" }, metaId);
+    row = await deps.processorRefunds.find({ orgId: metaOrg, livemode: refund.metadata["livemode"] === "true" }, metaId);
   }
   if (row === undefined) return `refund ${refund.id} is not one of ours`;
   if (row.livemode !== livemode) {
@@ -122,7 +113,7 @@ export async function applyProcessorRefund(deps: PaymentsDeps, refund: Processor
       `processor refund ${refund.id} is not of refund ${row.refund_id}'s environment`,
     );
   }
-  const updated = await recordProcessorRefundState(deps.sql, row, {
+  const updated = await deps.processorRefunds.recordState(row, {
     processor_refund_id: refund.id,
     status: refund.status,
     failure_reason: refund.failureReason,
@@ -137,7 +128,7 @@ export async function applyProcessorRefund(deps: PaymentsDeps, refund: Processor
     { orgId: current.org_id, livemode: current.livemode },
     { refund_id: current.refund_id, processor_refund_id: refund.id, status: current.status, failure_reason: current.failure_reason },
   );
-  await markNotified(deps.sql, current, current.status);
+  await deps.processorRefunds.markNotified(current, current.status);
   return `refund ${current.refund_id} ${current.status}`;
 }
 
@@ -150,7 +141,7 @@ export async function applyChargeRefunded(deps: PaymentsDeps, paymentIntent: str
   for (const r of listed) outcomes.push(await applyProcessorRefund(deps, r, livemode));
   if (paymentIntent !== null) {
     const seen = new Set(listed.map((r) => r.id));
-    for (const row of await unsettledOfPayment(deps.sql, paymentIntent)) {
+    for (const row of await deps.processorRefunds.unsettledOfPayment(paymentIntent)) {
       if (row.processor_refund_id === null || seen.has(row.processor_refund_id)) continue;
       if (deps.processor === undefined) throw new ProcessorUnavailable("no processor credentials to read a refund back");
       outcomes.push(await applyProcessorRefund(deps, await deps.processor.retrieveRefund(row.processor_refund_id), livemode));

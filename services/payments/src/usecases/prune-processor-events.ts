@@ -6,7 +6,6 @@
  * them. A resend after the period would be recorded and worked again, which moves nothing: every action on an
  * event is idempotent (usecases/processor-events.ts).
  */
-import { deleteFinishedEvents } from "../store/processor-events.ts";
 import type { PaymentsDeps } from "./deps.ts";
 
 const DAY_MS = 86_400_000;
@@ -14,11 +13,11 @@ const DAY_MS = 86_400_000;
 const BATCH = 1_000;
 
 /** Deletes every finished event older than `retentionDays`; answers how many. */
-export async function pruneProcessorEvents(deps: Pick<PaymentsDeps, "sql" | "now">, retentionDays: number): Promise<number> {
+export async function pruneProcessorEvents(deps: Pick<PaymentsDeps, "processorEvents" | "now">, retentionDays: number): Promise<number> {
   const before = new Date(deps.now().getTime() - retentionDays * DAY_MS);
   let total = 0;
   for (;;) {
-    const n = await deleteFinishedEvents(deps.sql, before, BATCH);
+    const n = await deps.processorEvents.deleteFinished(before, BATCH);
     total += n;
     if (n < BATCH) return total;
   }

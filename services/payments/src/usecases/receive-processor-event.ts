@@ -12,7 +12,6 @@
 import { DomainError, schemas, unstorableStringError } from "@treasury/contracts";
 import Stripe from "stripe";
 import { z } from "zod";
-import { insertProcessorEvent } from "../store/processor-events.ts";
 import type { PaymentsDeps } from "./deps.ts";
 
 /** The event types the worker acts on; every other type is acknowledged and ignored. */
@@ -81,7 +80,7 @@ export async function receiveStripeWebhook(
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   const event = verify(body, secrets);
   const handled = HANDLED_EVENT_TYPES.has(event.type);
-  const fresh = await insertProcessorEvent(deps.sql, {
+  const fresh = await deps.processorEvents.insert({
     provider: "stripe",
     eventId: event.id,
     type: event.type,

@@ -15,24 +15,14 @@
  * Errors: transaction_not_found, duplicate_reversal_reference (already reversed; the reversal is returned),
  * insufficient_balance (the creator's balance moved under the plan: retry), service_timeout.
  */
-import { DomainError, percentToBps, schemas, type AuthContext, type PostRequestInput, type PostResult } from "@treasury/contracts";
-import { creatorBpsFor, DEFAULT_FEE_PAYER, saleInputProblem, splitSale } from "@treasury/money-rules";
-import { driveEach, withTx } from "@treasury/service-kit";
+import { DomainError, percentToBps, schemas, type AuthContext, type PostRequestInput, type PostResult, type Tenant } from "@treasury/contracts";
+import { creatorBpsFor, DEFAULT_FEE_PAYER, saleInputProblem, splitSale, type SaleSplit } from "@treasury/money-rules";
+import { driveEach, postAndSettle, type LedgerPosted } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import { LedgerOutcomeUnknown, type Scope } from "../adapters/ledger.ts";
-import {
-  findReversal,
-  findSpendByTransaction,
-  insertReversal,
-  markReversed,
-  setSpendStatus,
-  stuckReversals,
-  upsertSpend,
-  type ReversalRow,
-  type SpendRow,
-} from "../store/spends.ts";
+import type { ReversalRow, SpendRow } from "../domain/records.ts";
 import type { PaymentsDeps } from "./deps.ts";
+import type { LedgerWallet, ParticipantInfo } from "./ports.ts";
 
 type SpendBody = z.output<typeof schemas.SharedSpendBody>;
 type ReverseBody = z.output<typeof schemas.SharedSpendReverseBody>;
@@ -43,41 +33,35 @@ export const spendReversalReference = (spendTransactionId: string): string => `s
 /** The sale a spend records: refunds and the reversal take its money back through the ledger's refund rules. */
 export const spendSaleReference = (referenceId: string): string => `shared_spend:${referenceId}`;
 
-function outcomeUnknown(): DomainError {
-  return new DomainError("service_timeout", "The ledger did not answer in time; retry with the same reference_id to read the outcome");
-}
+/** What a caller is told while the ledger's answer is unknown. */
+const PENDING_MESSAGE = "The ledger did not answer in time; retry with the same reference_id to read the outcome";
 
 function balanceOf(result: PostResult, walletId: string): number | null {
   return result.wallets[walletId]?.balance ?? null;
 }
 
-export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: SpendBody): Promise<{ status: number; body: Record<string, unknown> }> {
-  const problem = saleInputProblem(body.amount, body.sales_tax ?? 0);
-  if (problem !== undefined) throw new DomainError("validation_error", `Invalid body: ${problem.path}: ${problem.message}`, { details: [problem] });
-  const creator = await deps.ledger.participantInfo(scope, body.creator_id);
-  const wallet = await deps.ledger.findWallet(scope, body.consumer_sub, "consumer_credit");
+/** The spend's creator and the buyer's consumer_credit wallet. */
+async function spendParties(deps: PaymentsDeps, tenant: Tenant, body: SpendBody): Promise<{ creator: ParticipantInfo; wallet: LedgerWallet }> {
+  const creator = await deps.ledger.participantInfo(tenant, body.creator_id);
+  const wallet = await deps.ledger.findWallet(tenant, body.consumer_sub, "consumer_credit");
   if (wallet === undefined) {
     throw new DomainError("wallet_not_found", `No consumer_credit wallet for subject ${body.consumer_sub}`, {
       hint: "POST /v1/wallets with owner_id = the consumer's subject creates it",
     });
   }
-  const participantBps = creator.default_split_percent === null ? null : percentToBps(creator.default_split_percent);
-  // A spend from a wallet has no processor fee.
-  const split = splitSale({
-    gross: body.amount,
-    salesTax: body.sales_tax ?? 0,
-    processingFee: 0,
-    feePaidBy: DEFAULT_FEE_PAYER,
-    creatorBps: creatorBpsFor(body.creator_percent, participantBps),
-  });
-  const buyer = { wallet_id: wallet.id };
+  return { creator, wallet };
+}
+
+/** One ledger transaction: the buyer's wallet pays the creator's share, the platform's share and the tax, if it has the money. */
+function spendRequest(tenant: Tenant, body: SpendBody, split: SaleSplit, walletId: string): PostRequestInput {
+  const buyer = { wallet_id: walletId };
   const postings: NonNullable<PostRequestInput["postings"]> = [];
   if (split.creatorAmount > 0) postings.push({ debit: buyer, credit: { participant_id: body.creator_id }, amount: split.creatorAmount });
   if (split.platformAmount > 0) postings.push({ debit: buyer, credit: { system: "platform_revenue" }, amount: split.platformAmount });
   if (split.salesTax > 0) postings.push({ debit: buyer, credit: { system: "sales_tax_payable" }, amount: split.salesTax });
-  const request: PostRequestInput = {
-    org_id: scope.orgId,
-    livemode: scope.livemode,
+  return {
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
     kind: SPEND_KIND,
     reference_id: body.reference_id,
     amount: body.amount,
@@ -94,18 +78,40 @@ export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: 
       sales_tax: split.salesTax,
     },
   };
-  let result;
-  try {
-    result = await deps.ledger.post(request);
-  } catch (e) {
-    if (e instanceof LedgerOutcomeUnknown) throw outcomeUnknown();
-    throw e;
-  }
-  await upsertSpend(deps.sql, scope, {
+}
+
+function presentSpend(body: SpendBody, split: SaleSplit, result: LedgerPosted, walletId: string, creatorWalletId: string): Record<string, unknown> {
+  return {
+    consumer_transaction_id: result.transaction_id,
+    platform_transaction_id: result.transaction_id,
+    reference_id: body.reference_id,
+    amount_cents: body.amount,
+    creator_id: body.creator_id,
+    creator_amount_cents: split.creatorAmount,
+    platform_amount_cents: split.platformAmount,
+    sales_tax_cents: split.salesTax,
+    creator_percent: split.creatorBps / 100,
+    wallet_id: walletId,
+    wallet_balance_cents: balanceOf(result, walletId),
+    creator_balance_cents: balanceOf(result, creatorWalletId),
+    created_at: result.created_at,
+  };
+}
+
+/** Records the spend the ledger posted and answers it; a replay of an earlier spend is duplicate_reference_id. */
+async function recordSpend(
+  deps: PaymentsDeps,
+  tenant: Tenant,
+  body: SpendBody,
+  split: SaleSplit,
+  result: LedgerPosted,
+  parties: { creator: ParticipantInfo; wallet: LedgerWallet },
+) {
+  await deps.spends.record(tenant, {
     reference_id: body.reference_id,
     transaction_id: result.transaction_id,
     consumer_sub: body.consumer_sub,
-    consumer_wallet_id: wallet.id,
+    consumer_wallet_id: parties.wallet.id,
     creator_id: body.creator_id,
     amount: body.amount,
     sales_tax: split.salesTax,
@@ -116,21 +122,7 @@ export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: 
     product_name: body.product_name ?? null,
     metadata: body.metadata ?? {},
   });
-  const spend = {
-    consumer_transaction_id: result.transaction_id,
-    platform_transaction_id: result.transaction_id,
-    reference_id: body.reference_id,
-    amount_cents: body.amount,
-    creator_id: body.creator_id,
-    creator_amount_cents: split.creatorAmount,
-    platform_amount_cents: split.platformAmount,
-    sales_tax_cents: split.salesTax,
-    creator_percent: split.creatorBps / 100,
-    wallet_id: wallet.id,
-    wallet_balance_cents: balanceOf(result, wallet.id),
-    creator_balance_cents: balanceOf(result, creator.wallet_id),
-    created_at: result.created_at,
-  };
+  const spend = presentSpend(body, split, result, parties.wallet.id, parties.creator.wallet_id);
   if (result.duplicate) {
     throw new DomainError("duplicate_reference_id", `A shared spend with reference_id ${body.reference_id} exists`, {
       extra: { existing_transaction_id: result.transaction_id, spend },
@@ -139,15 +131,37 @@ export async function spendSharedWallet(deps: PaymentsDeps, scope: Scope, body: 
   return { status: 201, body: { spend } };
 }
 
+export async function spendSharedWallet(deps: PaymentsDeps, tenant: Tenant, body: SpendBody): Promise<{ status: number; body: Record<string, unknown> }> {
+  const problem = saleInputProblem(body.amount, body.sales_tax ?? 0);
+  if (problem !== undefined) throw new DomainError("validation_error", `Invalid body: ${problem.path}: ${problem.message}`, { details: [problem] });
+  const parties = await spendParties(deps, tenant, body);
+  const participantBps = parties.creator.default_split_percent === null ? null : percentToBps(parties.creator.default_split_percent);
+  // A spend from a wallet has no processor fee.
+  const split = splitSale({
+    gross: body.amount,
+    salesTax: body.sales_tax ?? 0,
+    processingFee: 0,
+    feePaidBy: DEFAULT_FEE_PAYER,
+    creatorBps: creatorBpsFor(body.creator_percent, participantBps),
+  });
+  return postAndSettle({
+    post: () => deps.ledger.post(spendRequest(tenant, body, split, parties.wallet.id)),
+    settle: (result) => recordSpend(deps, tenant, body, split, result, parties),
+    // Nothing was recorded before the post: a refusal is the caller's answer as it is.
+    refused: (e) => Promise.reject(e),
+    pendingMessage: PENDING_MESSAGE,
+  });
+}
+
 /**
  * The reversal as a ledger request: a full refund of the spend's sale back to the buyer's wallet. The ledger owns
  * the rule (refundParts in @treasury/money-rules and the engine's cover): the creator's part comes from what is available, and what
  * the creator no longer has is booked to the platform-funded creator_receivable, so the buyer is always made whole.
  */
-function reversalRequest(scope: Scope, spend: SpendRow, rev: ReversalRow): PostRequestInput {
+function reversalRequest(tenant: Tenant, spend: SpendRow, rev: ReversalRow): PostRequestInput {
   return {
-    org_id: scope.orgId,
-    livemode: scope.livemode,
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
     kind: "refund",
     reference_id: spendReversalReference(spend.transaction_id),
     description: `Reversal of shared wallet spend ${spend.reference_id}`,
@@ -156,15 +170,9 @@ function reversalRequest(scope: Scope, spend: SpendRow, rev: ReversalRow): PostR
   };
 }
 
-async function driveReversal(deps: PaymentsDeps, scope: Scope, spend: SpendRow, rev: ReversalRow): Promise<Record<string, unknown>> {
-  let result;
-  try {
-    result = await deps.ledger.post(reversalRequest(scope, spend, rev));
-  } catch (e) {
-    if (e instanceof LedgerOutcomeUnknown) throw outcomeUnknown();
-    throw e;
-  }
-  const creatorWallet = (await deps.ledger.participantInfo(scope, spend.creator_id)).wallet_id;
+/** Records the reversal the ledger posted (reversing → reversed) and answers it as first recorded. */
+async function settleReversal(deps: PaymentsDeps, tenant: Tenant, spend: SpendRow, rev: ReversalRow, result: LedgerPosted): Promise<Record<string, unknown>> {
+  const creatorWallet = (await deps.ledger.participantInfo(tenant, spend.creator_id)).wallet_id;
   const refund = (result.extra["refund"] ?? {}) as { from_creator?: number };
   const receivable = Number(result.extra["creator_receivable_amount"] ?? 0);
   const reversal = {
@@ -181,66 +189,65 @@ async function driveReversal(deps: PaymentsDeps, scope: Scope, spend: SpendRow, 
     wallet_balance_cents: balanceOf(result, spend.consumer_wallet_id),
     creator_balance_cents: balanceOf(result, creatorWallet),
   };
-  await withTx(deps.sql, async (tx) => {
-    if (await markReversed(tx, scope, spend.transaction_id, result.transaction_id, reversal)) await setSpendStatus(tx, scope, spend.transaction_id, "reversed");
-  });
-  const stored = await findReversal(deps.sql, scope, spend.transaction_id);
+  await deps.spends.settleReversal(tenant, spend.transaction_id, result.transaction_id, reversal);
+  const stored = await deps.spends.findReversal(tenant, spend.transaction_id);
   return stored?.response ?? reversal;
+}
+
+async function driveReversal(deps: PaymentsDeps, tenant: Tenant, spend: SpendRow, rev: ReversalRow): Promise<Record<string, unknown>> {
+  return postAndSettle({
+    post: () => deps.ledger.post(reversalRequest(tenant, spend, rev)),
+    settle: (result) => settleReversal(deps, tenant, spend, rev, result),
+    // The intent stays `reversing`: the caller gets the refusal, and the reconciler asks again.
+    refused: (e) => Promise.reject(e),
+    pendingMessage: PENDING_MESSAGE,
+  });
+}
+
+function alreadyReversed(spend: SpendRow, rev: ReversalRow): DomainError {
+  return new DomainError("duplicate_reversal_reference", `Shared spend ${spend.transaction_id} was already reversed`, {
+    extra: { existing_transaction_id: rev.reversal_transaction_id, reversal: rev.response },
+  });
 }
 
 export async function reverseSharedWalletSpend(
   deps: PaymentsDeps,
-  scope: Scope,
+  tenant: Tenant,
   auth: AuthContext,
   body: ReverseBody,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const spend = await findSpendByTransaction(deps.sql, scope, body.sale_transaction_id);
+  const spend = await deps.spends.findByTransaction(tenant, body.sale_transaction_id);
   if (spend === undefined) {
     throw new DomainError("transaction_not_found", `No shared spend with transaction ${body.sale_transaction_id}`, {
       hint: "sale_transaction_id is the spend's platform_transaction_id",
     });
   }
-  const existing = await findReversal(deps.sql, scope, spend.transaction_id);
-  if (existing?.status === "reversed") {
-    throw new DomainError("duplicate_reversal_reference", `Shared spend ${spend.transaction_id} was already reversed`, {
-      extra: { existing_transaction_id: existing.reversal_transaction_id, reversal: existing.response },
-    });
-  }
+  const existing = await deps.spends.findReversal(tenant, spend.transaction_id);
+  if (existing?.status === "reversed") throw alreadyReversed(spend, existing);
   let rev = existing;
   if (rev === undefined) {
-    rev = await withTx(deps.sql, async (tx) => {
-      const locked = await findSpendByTransaction(tx, scope, spend.transaction_id, true);
-      if (locked === undefined) throw new Error("spend vanished");
-      const again = await findReversal(tx, scope, spend.transaction_id);
-      if (again !== undefined) return again;
-      await setSpendStatus(tx, scope, spend.transaction_id, "reversing");
-      return insertReversal(tx, scope, {
-        saleTransactionId: spend.transaction_id,
-        spendReferenceId: spend.reference_id,
-        reason: body.reason ?? null,
-        metadata: body.metadata ?? {},
-        requestId: auth.request_id,
-        keyId: auth.key_id,
-      });
+    rev = await deps.spends.recordReversalIntent(tenant, {
+      saleTransactionId: spend.transaction_id,
+      spendReferenceId: spend.reference_id,
+      reason: body.reason ?? null,
+      metadata: body.metadata ?? {},
+      requestId: auth.request_id,
+      keyId: auth.key_id,
     });
-    if (rev.status === "reversed") {
-      throw new DomainError("duplicate_reversal_reference", `Shared spend ${spend.transaction_id} was already reversed`, {
-        extra: { existing_transaction_id: rev.reversal_transaction_id, reversal: rev.response },
-      });
-    }
+    if (rev.status === "reversed") throw alreadyReversed(spend, rev);
   }
-  const reversal = await driveReversal(deps, scope, spend, rev);
+  const reversal = await driveReversal(deps, tenant, spend, rev);
   return { status: 200, body: { reversal } };
 }
 
 /** Reconciler hook: reversals recorded but not settled (a crash or a ledger timeout in between). */
 export async function driveStuckReversals(deps: PaymentsDeps, graceMs: number, limit: number, log: Logger): Promise<number> {
-  const rows = (await stuckReversals(deps.sql, graceMs, limit)).map((rev) => ({ ...rev, id: rev.sale_transaction_id }));
+  const rows = (await deps.spends.stuckReversals(graceMs, limit)).map((rev) => ({ ...rev, id: rev.sale_transaction_id }));
   return driveEach(log, { noun: "shared-spend reversal", idField: "sale_transaction_id" }, rows, async (rev) => {
-    const scope = { orgId: rev.org_id, livemode: rev.livemode };
-    const spend = await findSpendByTransaction(deps.sql, scope, rev.sale_transaction_id);
+    const tenant = { orgId: rev.org_id, livemode: rev.livemode };
+    const spend = await deps.spends.findByTransaction(tenant, rev.sale_transaction_id);
     if (spend === undefined) return { status: "no shared spend recorded for it" };
-    await driveReversal(deps, scope, spend, rev);
+    await driveReversal(deps, tenant, spend, rev);
     return { status: "reversed" };
   });
 }

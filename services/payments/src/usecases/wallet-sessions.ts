@@ -7,19 +7,13 @@
  * Errors: validation_error, wallet_not_found, participant_not_found, idempotency_conflict.
  */
 import { createHash } from "node:crypto";
-import { DomainError, newId, schemas } from "@treasury/contracts";
-import type { z } from "zod";
-import type { LedgerWallet, Scope } from "../adapters/ledger.ts";
-import { liveReturnUrlProblem } from "../domain/return-urls.ts";
+import { DomainError, newId, schemas, type Tenant } from "@treasury/contracts";
 import { requestHash } from "@treasury/service-kit";
-import {
-  findWalletSessionByKey,
-  insertWalletSession,
-  storeWalletSessionResponse,
-  type WalletPermission,
-  type WalletSessionRow,
-} from "../store/wallet-sessions.ts";
+import type { z } from "zod";
+import type { WalletPermission, WalletSessionRow } from "../domain/records.ts";
+import { liveReturnUrlProblem } from "../domain/return-urls.ts";
 import type { PaymentsDeps } from "./deps.ts";
+import type { LedgerWallet } from "./ports.ts";
 
 type Body = z.output<typeof schemas.CreateWalletSessionBody>;
 
@@ -66,28 +60,30 @@ export function presentWalletSession(row: WalletSessionRow, altBaseUrl: string, 
   };
 }
 
-async function resolveWallet(deps: PaymentsDeps, scope: Scope, body: Body): Promise<LedgerWallet> {
+async function resolveWallet(deps: PaymentsDeps, tenant: Tenant, body: Body): Promise<LedgerWallet> {
   const creatorSession = body.owner_type === "participant" || body.owner_type === "creator";
   const owner = body.owner_id ?? body.external_user_id;
   if (body.wallet_id !== undefined) {
-    const w = await deps.ledger.getWallet(scope, body.wallet_id);
+    const w = await deps.ledger.getWallet(tenant, body.wallet_id);
     if (owner !== undefined && w.owner_id !== owner) throw invalid("owner_id", "does not own wallet_id");
     return w;
   }
   if (creatorSession) {
     if (owner === undefined) throw invalid("owner_id", "a creator session needs owner_id (the participant id)");
-    const p = await deps.ledger.getParticipant(scope, owner);
-    return deps.ledger.getWallet(scope, p.wallet_id);
+    const p = await deps.ledger.getParticipant(tenant, owner);
+    return deps.ledger.getWallet(tenant, p.wallet_id);
   }
   if (owner !== undefined) {
-    return (await deps.ledger.findWallet(scope, owner, "consumer_credit")) ?? deps.ledger.upsertConsumerWallet(scope, owner, body.owner_type ?? "user", owner);
+    return (
+      (await deps.ledger.findWallet(tenant, owner, "consumer_credit")) ?? deps.ledger.upsertConsumerWallet(tenant, owner, body.owner_type ?? "user", owner)
+    );
   }
   if (body.customer_email !== undefined) {
-    if (scope.livemode)
+    if (tenant.livemode)
       throw invalid("owner_id", "live sessions need wallet_id, owner_id or external_user_id", "Only sandbox sessions derive a test wallet from customer_email");
     const derived = sandboxOwnerForEmail(body.customer_email);
     return (
-      (await deps.ledger.findWallet(scope, derived, "consumer_credit")) ?? deps.ledger.upsertConsumerWallet(scope, derived, "consumer", body.customer_email)
+      (await deps.ledger.findWallet(tenant, derived, "consumer_credit")) ?? deps.ledger.upsertConsumerWallet(tenant, derived, "consumer", body.customer_email)
     );
   }
   throw invalid("wallet_id", "wallet_id, owner_id, external_user_id or (sandbox) customer_email is required");
@@ -95,7 +91,7 @@ async function resolveWallet(deps: PaymentsDeps, scope: Scope, body: Body): Prom
 
 export async function createWalletSession(
   deps: PaymentsDeps,
-  scope: Scope,
+  tenant: Tenant,
   body: Body,
   altBaseUrl: string,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -107,22 +103,22 @@ export async function createWalletSession(
     return { status: 200, body: { wallet_session: row.create_response ?? presentWalletSession(row, altBaseUrl, deps.now()), idempotent: true } };
   };
   if (body.idempotency_key !== undefined) {
-    const existing = await findWalletSessionByKey(deps.sql, scope, body.idempotency_key);
+    const existing = await deps.walletSessions.findByKey(tenant, body.idempotency_key);
     if (existing !== undefined) return replay(existing);
   }
   // Before the wallet is resolved: resolving may create the buyer's wallet, and a refused body stores nothing.
-  const badUrl = liveReturnUrlProblem(body, scope.livemode);
+  const badUrl = liveReturnUrlProblem(body, tenant.livemode);
   if (badUrl !== undefined) throw invalid(badUrl.path, badUrl.message);
-  const wallet = await resolveWallet(deps, scope, body);
+  const wallet = await resolveWallet(deps, tenant, body);
   const creator = wallet.wallet_type === "creator_earnings";
   const permissions = body.permissions ?? (creator ? CREATOR_PERMISSIONS : BUYER_PERMISSIONS);
   if (creator && permissions.includes("top_up"))
     throw invalid("permissions", "creator earnings wallets cannot be topped up", "Creator earnings come from sales; omit top_up");
   const now = deps.now();
-  const row = await insertWalletSession(deps.sql, {
+  const row = await deps.walletSessions.insert({
     id: newId("wals"),
-    org_id: scope.orgId,
-    livemode: scope.livemode,
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
     wallet_id: wallet.id,
     wallet_type: wallet.wallet_type,
     owner_id: wallet.owner_id,
@@ -138,11 +134,11 @@ export async function createWalletSession(
     expires_at: new Date(now.getTime() + (body.expires_in_minutes ?? WALLET_SESSION_MINUTES_DEFAULT) * 60_000),
   });
   if (row === undefined) {
-    const existing = body.idempotency_key === undefined ? undefined : await findWalletSessionByKey(deps.sql, scope, body.idempotency_key);
+    const existing = body.idempotency_key === undefined ? undefined : await deps.walletSessions.findByKey(tenant, body.idempotency_key);
     if (existing === undefined) throw new Error("wallet session insert conflicted without an idempotency key");
     return replay(existing);
   }
   const presented = presentWalletSession(row, altBaseUrl, now);
-  await storeWalletSessionResponse(deps.sql, row.id, presented);
+  await deps.walletSessions.storeResponse(row.id, presented);
   return { status: 201, body: { wallet_session: presented } };
 }

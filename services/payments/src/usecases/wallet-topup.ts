@@ -13,11 +13,9 @@
  * session's), service_unavailable (the processor did not answer: the form can be sent again, and finds the same
  * top-up).
  */
-import { DomainError, newId, type PostRequestInput } from "@treasury/contracts";
-import { LedgerOutcomeUnknown } from "../adapters/ledger.ts";
-import type { ProcessorPayment } from "../store/checkouts.ts";
-import { failTopup, findTopup, insertOrFindTopup, markTopupCompleting, setTopupCheckout, settleTopup, type TopupRow } from "../store/wallet-topups.ts";
-import type { WalletSessionRow } from "../store/wallet-sessions.ts";
+import { newId, type PostRequestInput } from "@treasury/contracts";
+import { postAndSettle } from "@treasury/service-kit";
+import type { ProcessorPayment, TopupRow, WalletSessionRow } from "../domain/records.ts";
 import { CHECKOUT_TTL_MS, CURRENCY, type PaymentsDeps } from "./deps.ts";
 
 export const TOPUP_KIND = "processor_topup";
@@ -28,7 +26,7 @@ const DEFINITIVE = new Set(["wallet_not_found", "wallet_not_active", "wallet_not
 /** Records the top-up of one form render and answers where the buyer pays (the same place on a double submit). */
 export async function startLiveTopup(deps: PaymentsDeps, session: WalletSessionRow, amount: number, nonce: string, pageUrl: string): Promise<string> {
   deps.providers.stripe.assertConfigured(session.livemode);
-  const topup = await insertOrFindTopup(deps.sql, {
+  const topup = await deps.topups.insertOrFind({
     id: newId("wtop"),
     org_id: session.org_id,
     livemode: session.livemode,
@@ -51,7 +49,7 @@ export async function startLiveTopup(deps: PaymentsDeps, session: WalletSessionR
     metadata: { wallet_topup_id: topup.id },
   });
   if (hosted.paymentId === null) throw new Error("the processor answered a checkout without its id");
-  await setTopupCheckout(deps.sql, topup.id, hosted.paymentId, hosted.checkoutUrl, new Date(deps.now().getTime() + deps.processorCheckAfterMs));
+  await deps.topups.setCheckout(topup.id, hosted.paymentId, hosted.checkoutUrl, new Date(deps.now().getTime() + deps.processorCheckAfterMs));
   return hosted.checkoutUrl;
 }
 
@@ -75,20 +73,18 @@ export function topupRequest(row: TopupRow): PostRequestInput {
 
 /** Steps 2 and 3 for a top-up already `completing`. Used by the processor's event and by the reconciler. */
 export async function driveTopup(deps: PaymentsDeps, row: TopupRow): Promise<TopupRow> {
-  let transactionId: string;
-  try {
-    transactionId = (await deps.ledger.post(topupRequest(row))).transaction_id;
-  } catch (e) {
-    if (e instanceof DomainError && DEFINITIVE.has(e.code)) {
+  return postAndSettle({
+    post: async () => (await deps.ledger.post(topupRequest(row))).transaction_id,
+    afterPost: deps.afterLedgerPost,
+    settle: async (transactionId) => (await deps.topups.settle(row.id, transactionId)) ?? (await deps.topups.find(row.id)) ?? row,
+    isDefinitive: (e) => DEFINITIVE.has(e.code),
+    refused: async (e) => {
       // The buyer paid and the wallet cannot take it: someone must refund the payment by hand.
       deps.log.error({ wallet_topup_id: row.id, code: e.code }, "a paid wallet top-up could not be credited");
-      return (await failTopup(deps.sql, row.id, "completing", `${e.code}: ${e.message}`)) ?? row;
-    }
-    if (e instanceof LedgerOutcomeUnknown) throw new DomainError("service_timeout", "The ledger did not answer in time; the top-up completes shortly");
-    throw e;
-  }
-  await deps.afterLedgerPost();
-  return (await settleTopup(deps.sql, row.id, transactionId)) ?? (await findTopup(deps.sql, row.id)) ?? row;
+      return (await deps.topups.fail(row.id, "completing", `${e.code}: ${e.message}`)) ?? row;
+    },
+    pendingMessage: "The ledger did not answer in time; the top-up completes shortly",
+  });
 }
 
 /** The processor took the payment: completes the top-up (any number of times, one credit). Answers what happened. */
@@ -104,12 +100,12 @@ export async function completeTopup(deps: PaymentsDeps, row: TopupRow, payment: 
   }
   const completing =
     row.status === "pending"
-      ? ((await markTopupCompleting(deps.sql, row.id, {
+      ? ((await deps.topups.markCompleting(row.id, {
           ledger_reference: `wallet_topup:stripe:${payment.sessionId}`,
           processor_session_id: payment.sessionId,
           processing_fee: payment.fee,
           processor_payment_intent: payment.paymentIntent,
-        })) ?? (await findTopup(deps.sql, row.id)))
+        })) ?? (await deps.topups.find(row.id)))
       : row;
   if (completing === undefined) throw new Error(`top-up ${row.id} vanished`);
   if (completing.status !== "completing") return `top-up ${row.id} is ${completing.status}`;
@@ -119,6 +115,6 @@ export async function completeTopup(deps: PaymentsDeps, row: TopupRow, payment: 
 
 /** The processor's checkout expired or its payment failed: a pending top-up fails (nothing was credited). */
 export async function failPendingTopup(deps: PaymentsDeps, row: TopupRow, reason: string): Promise<string> {
-  const failed = await failTopup(deps.sql, row.id, "pending", reason);
+  const failed = await deps.topups.fail(row.id, "pending", reason);
   return failed !== undefined ? `top-up ${row.id} failed` : `top-up ${row.id} is ${row.status}`;
 }
