@@ -27,6 +27,8 @@ interface State {
   events: Array<NewEvent & { id: string }>;
 }
 
+type RecordOp = "insertReviewAction" | "writeEvent" | "submissionHistory" | "reviewActionsOf" | "lockStaleSealed" | "updateSealed";
+
 const keyMatches = (v: State["verifications"][number], key: VerificationKey): boolean =>
   v.subject === key.subject && v.org_id === key.orgId && v.livemode === key.livemode && (key.subject === "business" || v.participant_id === key.participantId);
 
@@ -92,6 +94,11 @@ export class MemKycStore implements KycStore {
   }
 
   private tx(): KycTx {
+    return { ...this.verificationOps(), ...this.recordOps() };
+  }
+
+  /** Verifications and submissions. */
+  private verificationOps(): Omit<KycTx, RecordOp> {
     const st = () => this.state;
     return {
       lockVerification: async () => undefined,
@@ -128,6 +135,13 @@ export class MemKycStore implements KycStore {
         Object.assign(s, { status: d.status, reviewed_at: d.reviewedAt, rejection_reason: d.rejectionReason });
         return structuredClone(s);
       },
+    };
+  }
+
+  /** The audit trail, events, history and re-sealing. */
+  private recordOps(): Pick<KycTx, RecordOp> {
+    const st = () => this.state;
+    return {
       insertReviewAction: async (a) => {
         const id = String(++this.actionSeq);
         st().reviewActions.push({ ...structuredClone(a), id });
