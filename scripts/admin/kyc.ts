@@ -4,6 +4,7 @@
  * an attempt that failed changed nothing there, so the audit log keeps it.
  */
 import { schemas } from "@treasury/contracts";
+import { pgKycStore } from "../../services/kyc/src/store/verifications.ts";
 import { listVerifications, reviewSubmission, showSubmission } from "../../services/kyc/src/usecases/review.ts";
 import type { AuditSpec, Commands } from "./command.ts";
 import { need, piiSealer, type Q } from "./context.ts";
@@ -38,7 +39,7 @@ function decision(action: "approve" | "reject" | "suspend"): Commands[string] {
   return {
     usage: `kyc ${action} --id kycs_… ${action === "approve" ? "[--reason TEXT]" : "--reason TEXT"} [--actor NAME]   → the decision`,
     audit: reviewAudit(action),
-    run: (ctx) => reviewSubmission(ctx.sql, { submissionId: need(ctx.values.id, "--id"), action, actor: ctx.actor, reason: ctx.reason }),
+    run: (ctx) => reviewSubmission(pgKycStore(ctx.sql), { submissionId: need(ctx.values.id, "--id"), action, actor: ctx.actor, reason: ctx.reason }),
   };
 }
 
@@ -52,7 +53,7 @@ export const kycCommands: Commands = {
       const subject = ctx.values.subject;
       if (subject !== undefined && subject !== "business" && subject !== "creator") throw new Error("--subject must be business or creator");
       const limit = ctx.values.limit === undefined ? undefined : Number(ctx.values.limit);
-      return { verifications: await listVerifications(ctx.sql, { status: status.data, orgId: ctx.values.org, subject, limit }) };
+      return { verifications: await listVerifications(pgKycStore(ctx.sql), { status: status.data, orgId: ctx.values.org, subject, limit }) };
     },
   },
   "kyc approve": decision("approve"),
@@ -61,6 +62,6 @@ export const kycCommands: Commands = {
   "kyc show": {
     usage: "kyc show --id kycs_… --reason TEXT [--actor NAME]   → the submission with its personal data, history and review trail (the view is recorded)",
     audit: reviewAudit("view"),
-    run: (ctx) => showSubmission(ctx.sql, piiSealer(), { submissionId: need(ctx.values.id, "--id"), actor: ctx.actor, reason: ctx.reason }),
+    run: (ctx) => showSubmission(pgKycStore(ctx.sql), piiSealer(), { submissionId: need(ctx.values.id, "--id"), actor: ctx.actor, reason: ctx.reason }),
   },
 };

@@ -1,6 +1,9 @@
 /** The receipts service's signing key. */
 import { sealerOf } from "../../services/receipts/src/signing/sealer.ts";
 import { pino } from "pino";
+import { pgChainStore } from "../../services/receipts/src/store/checkpoints.ts";
+import { pgKeyStore } from "../../services/receipts/src/store/keys.ts";
+import { pgProofStore } from "../../services/receipts/src/store/proofs.ts";
 import { auditChains } from "../../services/receipts/src/usecases/audit-chains.ts";
 import { Keyring } from "../../services/receipts/src/usecases/keyring.ts";
 import { rotateSigningKey } from "../../services/receipts/src/usecases/rotate-key.ts";
@@ -25,7 +28,7 @@ export const receiptsCommands: Commands = {
       // The receipts service's sealing keys: the new private key is sealed with the active one before it is stored.
       const sealer = sealerOf(process.env.RECEIPTS_SEALING_KEYS || undefined, process.env.RECEIPTS_SEALING_ACTIVE_KEY_ID || undefined);
       if (sealer === undefined) throw new Error("set RECEIPTS_SEALING_KEYS (and RECEIPTS_SEALING_ACTIVE_KEY_ID) as the receipts service has them");
-      return rotateSigningKey(ctx.sql, sealer);
+      return rotateSigningKey(pgKeyStore(ctx.sql), sealer);
     },
   },
   "receipts audit-chains": {
@@ -42,7 +45,16 @@ export const receiptsCommands: Commands = {
     async run(ctx) {
       const log = pino({ level: "silent" });
       // Public keys only: an audit verifies signatures and signs nothing.
-      const report = await auditChains({ sql: ctx.sql, keyring: new Keyring(ctx.sql, undefined, log), checkpointEvery: Number.MAX_SAFE_INTEGER }, log);
+      const report = await auditChains(
+        {
+          proofs: pgProofStore(ctx.sql),
+          chains: pgChainStore(ctx.sql),
+          keyring: new Keyring(pgKeyStore(ctx.sql), undefined, log),
+          checkpointEvery: Number.MAX_SAFE_INTEGER,
+          now: () => new Date(),
+        },
+        log,
+      );
       if (report.broken.length > 0) process.exitCode = 1;
       return report;
     },

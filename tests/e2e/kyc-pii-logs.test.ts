@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyRingEntry } from "@treasury/service-kit";
 import { freePort, setupTestEnv, spawnService, type SpawnedService, type TestEnv } from "@treasury/testing";
 import { createApiKey, createOrg } from "../../services/gateway/src/admin.ts";
+import { pgKycStore } from "../../services/kyc/src/store/verifications.ts";
 import { reviewSubmission } from "../../services/kyc/src/usecases/review.ts";
 import { call } from "./stack.ts";
 
@@ -96,9 +97,9 @@ describe("PII in logs", () => {
     });
     expect(kyb.status).toBe(201);
     const kybId = String((kyb.body["business_kyb"] as { latest_submission: { id: string } }).latest_submission.id);
-    await reviewSubmission(env.adminSql, { submissionId: kybId, action: "approve", actor: "ops:logcheck" });
+    await reviewSubmission(pgKycStore(env.adminSql), { submissionId: kybId, action: "approve", actor: "ops:logcheck" });
     const liveId = String((live.body["creator_kyc"] as { latest_submission: { id: string } }).latest_submission.id);
-    await reviewSubmission(env.adminSql, { submissionId: liveId, action: "reject", actor: "ops:logcheck", reason: "document unreadable" });
+    await reviewSubmission(pgKycStore(env.adminSql), { submissionId: liveId, action: "reject", actor: "ops:logcheck", reason: "document unreadable" });
     expect((await api("GET", "/v1/kyc/business", testKey)).body["business_kyb"]).toMatchObject({ status: "approved" });
 
     // Let the processes flush: stop them, then read everything each printed.

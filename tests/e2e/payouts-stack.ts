@@ -9,6 +9,7 @@ import { expect } from "vitest";
 import { generateKeyRingEntry, parseKeyRing } from "@treasury/service-kit";
 import { makeScratchDir, repoRoot, setupTestEnv, type TestEnv } from "@treasury/testing";
 import { buildKyc, type KycService } from "../../services/kyc/src/service.ts";
+import { pgKycStore } from "../../services/kyc/src/store/verifications.ts";
 import { reviewSubmission } from "../../services/kyc/src/usecases/review.ts";
 import { buildPayouts, type PayoutsBuildDeps, type PayoutsService } from "../../services/payouts/src/service.ts";
 import { call, startStack, type Stack } from "./stack.ts";
@@ -138,7 +139,12 @@ export async function verifyCreator(p: PayoutsStack, api: Api, key: string, pid:
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   const kyc = r.body["creator_kyc"] as { status: string; latest_submission: { id: string } };
   if (kyc.status !== "approved")
-    await reviewSubmission(p.env.adminSql, { submissionId: kyc.latest_submission.id, action: "approve", actor: "ops:test", reason: "documents match" });
+    await reviewSubmission(pgKycStore(p.env.adminSql), {
+      submissionId: kyc.latest_submission.id,
+      action: "approve",
+      actor: "ops:test",
+      reason: "documents match",
+    });
 }
 
 /** Submits and approves the organisation's business verification (live payouts need it). */
@@ -155,7 +161,7 @@ export async function verifyBusiness(p: PayoutsStack, api: Api, key: string): Pr
   });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   const kyb = r.body["business_kyb"] as { latest_submission: { id: string } };
-  await reviewSubmission(p.env.adminSql, { submissionId: kyb.latest_submission.id, action: "approve", actor: "ops:test", reason: "verified" });
+  await reviewSubmission(pgKycStore(p.env.adminSql), { submissionId: kyb.latest_submission.id, action: "approve", actor: "ops:test", reason: "verified" });
 }
 
 /** Runs `npm run admin -- …` against this stack (its database, NATS and prefix). */

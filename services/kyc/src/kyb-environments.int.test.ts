@@ -8,6 +8,7 @@ import { connect } from "@nats-io/transport-node";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { natsOptions, repoRoot } from "@treasury/testing";
+import { pgKycStore } from "./store/verifications.ts";
 import { listVerifications, reviewSubmission, showSubmission } from "./usecases/review.ts";
 import { authFor, businessBody, err, newOrg, ok, startKyc, type KycHarness } from "./test-support.ts";
 
@@ -61,7 +62,7 @@ describe("business verification per environment", () => {
     const live = authFor(orgId, true);
     const sandbox = authFor(orgId, false);
     const liveId = (await submit(live)).latest_submission!.id;
-    await reviewSubmission(h.env.adminSql, { submissionId: liveId, action: "approve", actor: "ops:live" });
+    await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: liveId, action: "approve", actor: "ops:live" });
     const approved = await read(live);
     expect(approved).toMatchObject({ status: "approved", tax_certified: true, latest_submission: { id: liveId, status: "approved" } });
 
@@ -87,20 +88,20 @@ describe("business verification per environment", () => {
     const live = authFor(orgId, true);
     const sandbox = authFor(orgId, false);
     const liveId = (await submit(live)).latest_submission!.id;
-    await reviewSubmission(h.env.adminSql, { submissionId: liveId, action: "approve", actor: "ops:live" });
+    await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: liveId, action: "approve", actor: "ops:live" });
     const s1 = (await submit(sandbox)).latest_submission!.id;
 
-    const queue = await listVerifications(h.env.adminSql, { status: "under_review", orgId, subject: "business" });
+    const queue = await listVerifications(pgKycStore(h.env.adminSql), { status: "under_review", orgId, subject: "business" });
     expect(queue).toEqual([expect.objectContaining({ submission_id: s1, livemode: false })]);
-    expect(await listVerifications(h.env.adminSql, { status: "approved", orgId, livemode: true })).toEqual([
+    expect(await listVerifications(pgKycStore(h.env.adminSql), { status: "approved", orgId, livemode: true })).toEqual([
       expect.objectContaining({ submission_id: liveId, livemode: true }),
     ]);
 
-    const rejected = await reviewSubmission(h.env.adminSql, { submissionId: s1, action: "reject", actor: "ops:sbx", reason: "test data" });
+    const rejected = await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: s1, action: "reject", actor: "ops:sbx", reason: "test data" });
     expect(rejected).toMatchObject({ livemode: false, status: "rejected" });
     const s2 = (await submit(sandbox)).latest_submission!.id;
-    await reviewSubmission(h.env.adminSql, { submissionId: s2, action: "approve", actor: "ops:sbx" });
-    await reviewSubmission(h.env.adminSql, { submissionId: s2, action: "suspend", actor: "ops:sbx", reason: "test suspension" });
+    await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: s2, action: "approve", actor: "ops:sbx" });
+    await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: s2, action: "suspend", actor: "ops:sbx", reason: "test suspension" });
     expect((await read(sandbox)).status).toBe("suspended");
     expect(await read(live)).toMatchObject({ status: "approved", latest_submission: { id: liveId } });
     expect((await askAsPayouts(orgId, true)).status).toBe("approved");
@@ -111,7 +112,7 @@ describe("business verification per environment", () => {
       extra: { state: "suspended" },
     });
 
-    const shown = await showSubmission(h.env.adminSql, h.svc.deps.sealer!, { submissionId: liveId, actor: "ops:live", reason: "ticket 7" });
+    const shown = await showSubmission(pgKycStore(h.env.adminSql), h.svc.deps.sealer!, { submissionId: liveId, actor: "ops:live", reason: "ticket 7" });
     expect((shown["history"] as { id: string }[]).map((x) => x.id)).toEqual([liveId]);
     expect(await auditOf(orgId)).toEqual([
       { livemode: true, action: "approve", submission_id: liveId, to_status: "approved" },
@@ -137,7 +138,7 @@ describe("business verification per environment", () => {
     const sandbox = authFor(orgId, false);
     const sandboxId = (await submit(sandbox)).latest_submission!.id;
     expect(await read(live)).toMatchObject({ status: "pending", latest_submission: null });
-    const decided = await reviewSubmission(h.env.adminSql, { submissionId: sandboxId, action: "approve", actor: "ops:sbx" });
+    const decided = await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: sandboxId, action: "approve", actor: "ops:sbx" });
     expect(decided).toMatchObject({ livemode: false, status: "approved", verifications: [{ livemode: false, event_id: decided.event_id }] });
     expect(await read(sandbox)).toMatchObject({ status: "approved", tax_certified: true, latest_submission: { id: sandboxId } });
     expect(await read(live)).toMatchObject({ status: "pending", tax_certified: false, latest_submission: null });
@@ -146,7 +147,7 @@ describe("business verification per environment", () => {
     const liveId = (await submit(live)).latest_submission!.id;
     expect(await read(live)).toMatchObject({ status: "under_review", latest_submission: { id: liveId } });
     expect(await read(sandbox)).toMatchObject({ status: "approved", latest_submission: { id: sandboxId } });
-    await reviewSubmission(h.env.adminSql, { submissionId: sandboxId, action: "suspend", actor: "ops:sbx", reason: "test suspension" });
+    await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: sandboxId, action: "suspend", actor: "ops:sbx", reason: "test suspension" });
     expect((await read(live)).status).toBe("under_review");
     expect((await auditOf(orgId)).map((a) => [a.livemode, a.action])).toEqual([
       [false, "approve"],
@@ -208,7 +209,7 @@ describe("business verification per environment", () => {
       values (${orgId}, true, 'under_review', false, ${first})`;
     const second = (await submit(sandbox)).latest_submission!.id;
     expect((await h.env.adminSql`select status from kyc.submissions where id = ${first}`)[0]?.status).toBe("under_review");
-    const decided = await reviewSubmission(h.env.adminSql, { submissionId: first, action: "approve", actor: "ops:m" });
+    const decided = await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: first, action: "approve", actor: "ops:m" });
     expect(decided.verifications.map((v) => v.livemode)).toEqual([true]);
     expect((await auditOf(orgId)).map((a) => [a.livemode, a.action, a.submission_id])).toEqual([[true, "approve", first]]);
     expect(await read(live)).toMatchObject({ status: "approved", latest_submission: { id: first } });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import postgres from "postgres";
 import { eventsStreamName, eventSubject } from "@treasury/contracts";
 import { waitFor } from "@treasury/testing";
+import { pgKycStore } from "./store/verifications.ts";
 import { listVerifications, reviewSubmission, showSubmission } from "./usecases/review.ts";
 import { authFor, businessBody, creatorBody, err, newOrg, ok, startKyc, type KycHarness } from "./test-support.ts";
 
@@ -137,7 +138,7 @@ describe("creator intake", () => {
     expect(first).toMatchObject({ status: "under_review", tax_certified: false, missing_fields: [] });
     const id = first.latest_submission!.id;
     expect(await outboxTypes(auth.org_id)).toEqual(["kyc.submitted"]);
-    const queue = await listVerifications(h.env.adminSql, { status: "under_review", orgId: auth.org_id });
+    const queue = await listVerifications(pgKycStore(h.env.adminSql), { status: "under_review", orgId: auth.org_id });
     expect(queue).toEqual([
       expect.objectContaining({
         submission_id: id,
@@ -151,7 +152,7 @@ describe("creator intake", () => {
     ]);
     expect(JSON.stringify(queue)).not.toContain("Lovelace");
 
-    const decided = await reviewSubmission(h.env.adminSql, { submissionId: id, action: "approve", actor: "ops:alice", reason: "documents match" });
+    const decided = await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: id, action: "approve", actor: "ops:alice", reason: "documents match" });
     expect(decided).toMatchObject({
       submission_id: id,
       previous_status: "under_review",
@@ -183,7 +184,9 @@ describe("creator intake", () => {
       begin if new.actor = 'ops:saboteur' then raise exception 'audit refused'; end if; return new; end $$;
       create trigger fail_for_saboteur before insert on kyc.review_actions for each row execute function kyc.fail_for_saboteur();`);
     try {
-      await expect(reviewSubmission(h.env.adminSql, { submissionId: id, action: "approve", actor: "ops:saboteur" })).rejects.toThrow(/audit refused/);
+      await expect(reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: id, action: "approve", actor: "ops:saboteur" })).rejects.toThrow(
+        /audit refused/,
+      );
     } finally {
       await h.env.adminSql.unsafe("drop trigger fail_for_saboteur on kyc.review_actions; drop function kyc.fail_for_saboteur();");
     }
@@ -210,9 +213,9 @@ describe("creator intake", () => {
       { id: a, status: "superseded" },
       { id: b, status: "under_review" },
     ]);
-    const stale = await reviewSubmission(h.env.adminSql, { submissionId: a, action: "approve", actor: "ops:bob" }).catch((e: unknown) => e);
+    const stale = await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: a, action: "approve", actor: "ops:bob" }).catch((e: unknown) => e);
     expect(stale).toMatchObject({ code: "invalid_state_transition" });
-    expect((await reviewSubmission(h.env.adminSql, { submissionId: b, action: "approve", actor: "ops:bob" })).status).toBe("approved");
+    expect((await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: b, action: "approve", actor: "ops:bob" })).status).toBe("approved");
   });
 
   it("enforces the state rules: reject needs a reason, suspension blocks submissions, only legal moves", async () => {
@@ -220,25 +223,31 @@ describe("creator intake", () => {
     const { auth, pid } = creator(true);
     const body = creatorBody({ document_evidence: [{ type: "government_id", file_id: "f1" }] });
     const id = creatorOf(ok(await submitCreator(auth, pid, body))).latest_submission!.id;
-    await expect(reviewSubmission(h.env.adminSql, { submissionId: id, action: "reject", actor: "ops:c" })).rejects.toMatchObject({ code: "validation_error" });
-    await expect(reviewSubmission(h.env.adminSql, { submissionId: "kycs_missing", action: "approve", actor: "ops:c" })).rejects.toMatchObject({
+    await expect(reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: id, action: "reject", actor: "ops:c" })).rejects.toMatchObject({
+      code: "validation_error",
+    });
+    await expect(reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: "kycs_missing", action: "approve", actor: "ops:c" })).rejects.toMatchObject({
       code: "kyc_not_found",
     });
-    expect((await reviewSubmission(h.env.adminSql, { submissionId: id, action: "reject", actor: "ops:c", reason: "blurry document" })).status).toBe("rejected");
+    expect((await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: id, action: "reject", actor: "ops:c", reason: "blurry document" })).status).toBe(
+      "rejected",
+    );
     const rejected = creatorOf(ok(await h.call(h.svc, "getCreatorVerification", auth, { params: { participant_id: pid } })));
     expect(rejected).toMatchObject({ status: "rejected", tax_certified: false, latest_submission: { id, rejection_reason: "blurry document" } });
-    await expect(reviewSubmission(h.env.adminSql, { submissionId: id, action: "approve", actor: "ops:c" })).rejects.toMatchObject({
+    await expect(reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: id, action: "approve", actor: "ops:c" })).rejects.toMatchObject({
       code: "invalid_state_transition",
       extra: { state: "rejected" },
     });
 
     const id2 = creatorOf(ok(await submitCreator(auth, pid, body))).latest_submission!.id;
-    await reviewSubmission(h.env.adminSql, { submissionId: id2, action: "approve", actor: "ops:c" });
+    await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: id2, action: "approve", actor: "ops:c" });
     expect(err(await submitCreator(auth, pid, { ...body, submit_for_review: false }))).toMatchObject({
       code: "invalid_state_transition",
       extra: { state: "approved" },
     });
-    expect((await reviewSubmission(h.env.adminSql, { submissionId: id2, action: "suspend", actor: "ops:c", reason: "chargebacks" })).status).toBe("suspended");
+    expect((await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: id2, action: "suspend", actor: "ops:c", reason: "chargebacks" })).status).toBe(
+      "suspended",
+    );
     expect(ok(await h.call(h.svc, "getCreatorStatus", auth, { params: { participant_id: pid } })).body["creator_kyc"]).toMatchObject({
       status: "suspended",
       tax_certified: false,
@@ -246,7 +255,9 @@ describe("creator intake", () => {
     const before = await count("submissions", auth.org_id);
     expect(err(await submitCreator(auth, pid, body))).toMatchObject({ code: "invalid_state_transition", extra: { state: "suspended" } });
     expect(await count("submissions", auth.org_id)).toBe(before);
-    expect((await reviewSubmission(h.env.adminSql, { submissionId: id2, action: "approve", actor: "ops:c", reason: "resolved" })).status).toBe("approved");
+    expect((await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: id2, action: "approve", actor: "ops:c", reason: "resolved" })).status).toBe(
+      "approved",
+    );
     const actions = await h.env.adminSql<
       { action: string; to_status: string }[]
     >`select action, to_status from kyc.review_actions where org_id = ${auth.org_id} order by id`;
@@ -294,8 +305,10 @@ describe("concurrency and review", () => {
     const first = creatorOf(ok(await submitCreator(auth, pid, body))).latest_submission!.id;
     const second = creatorOf(ok(await submitCreator(auth, pid, { ...body, email: "ada.new@example.com" }))).latest_submission!.id;
     const sealer = h.svc.deps.sealer!;
-    await expect(showSubmission(h.env.adminSql, sealer, { submissionId: second, actor: "ops:eve" })).rejects.toMatchObject({ code: "validation_error" });
-    const shown = await showSubmission(h.env.adminSql, sealer, { submissionId: second, actor: "ops:eve", reason: "review ticket 42" });
+    await expect(showSubmission(pgKycStore(h.env.adminSql), sealer, { submissionId: second, actor: "ops:eve" })).rejects.toMatchObject({
+      code: "validation_error",
+    });
+    const shown = await showSubmission(pgKycStore(h.env.adminSql), sealer, { submissionId: second, actor: "ops:eve", reason: "review ticket 42" });
     expect(shown["submission"]).toMatchObject({
       id: second,
       status: "under_review",
@@ -321,7 +334,7 @@ describe("business intake", () => {
     expect(kyb).toMatchObject({ status: "under_review", tax_certified: false, missing_fields: [] });
     const live = { ...auth, livemode: true };
     expect(businessOf(ok(await h.call(h.svc, "getBusinessVerification", live)))).toMatchObject({ status: "pending", latest_submission: null });
-    await reviewSubmission(h.env.adminSql, { submissionId: kyb.latest_submission!.id, action: "approve", actor: "ops:d" });
+    await reviewSubmission(pgKycStore(h.env.adminSql), { submissionId: kyb.latest_submission!.id, action: "approve", actor: "ops:d" });
     expect(businessOf(ok(await h.call(h.svc, "getBusinessVerification", auth)))).toMatchObject({ status: "approved", tax_certified: true });
     const rows = await h.env.adminSql`select livemode, status from kyc.business_verifications where org_id = ${auth.org_id} order by livemode`;
     expect(rows).toEqual([{ livemode: false, status: "approved" }]);

@@ -7,6 +7,7 @@
 import {
   ConfigError,
   createService,
+  natsLedgerPort,
   parseKeyRing,
   Sealer,
   SealedValueError,
@@ -15,11 +16,12 @@ import {
   type ServiceConfig,
   type ServiceDeps,
 } from "@treasury/service-kit";
-import { natsParticipants, type ParticipantDirectory } from "./adapters/ledger.ts";
+import { ledgerParticipants } from "./adapters/ledger.ts";
 import { KycEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
-import type { KycDeps } from "./usecases/deps.ts";
-import { resealBatch } from "./usecases/reseal.ts";
+import { registerReseal } from "./jobs/reseal.ts";
+import { pgKycStore } from "./store/verifications.ts";
+import type { KycDeps, ParticipantDirectory } from "./usecases/ports.ts";
 
 /** What a test (or host process) may supply instead of configuration. */
 export interface KycServiceDeps extends ServiceDeps {
@@ -52,10 +54,11 @@ export async function buildKyc(env: Record<string, string | undefined>, deps: Ky
     await svc.stop();
     throw e;
   }
+  const ledger = natsLedgerPort(svc.nc, svc.prefix, { caller: "kyc", timeoutMs: cfg.KYC_LEDGER_TIMEOUT_MS });
   const useCaseDeps: KycDeps = {
-    sql: svc.sql,
+    store: pgKycStore(svc.sql),
     sealer: ring === undefined ? undefined : new Sealer(ring),
-    participants: deps.participants ?? natsParticipants(svc.nc, svc.prefix, cfg.KYC_LEDGER_TIMEOUT_MS),
+    participants: deps.participants ?? ledgerParticipants(ledger),
     now: deps.now ?? (() => new Date()),
   };
   if (ring === undefined) {
@@ -66,48 +69,6 @@ export async function buildKyc(env: Record<string, string | undefined>, deps: Ky
   }
   registerHandlers(svc, useCaseDeps);
   const keyIds = ring === undefined ? [] : [...ring.keys.keys()];
-  const reseal = async (): Promise<number> => {
-    const sealer = useCaseDeps.sealer;
-    if (sealer === undefined) return 0;
-    let moved = 0;
-    for (;;) {
-      const n = await resealBatch({ ...useCaseDeps, sealer }, keyIds, cfg.KYC_RESEAL_BATCH_MAX);
-      moved += n;
-      if (n < cfg.KYC_RESEAL_BATCH_MAX) return moved;
-    }
-  };
-  let timer: NodeJS.Timeout | undefined;
-  svc.onShutdown(async () => clearInterval(timer));
-  const start = svc.start.bind(svc);
-  return Object.assign(svc, {
-    deps: useCaseDeps,
-    keyIds,
-    reseal,
-    start: async () => {
-      const res = await start();
-      timer = startResealLoop(svc, reseal, cfg.KYC_RESEAL_INTERVAL_MS, keyIds.length > 1);
-      return res;
-    },
-  });
-}
-
-/** With retired keys in the ring, moves their rows to the active key now and then (never with one key). */
-function startResealLoop(svc: Service, reseal: () => Promise<number>, intervalMs: number, enabled: boolean): NodeJS.Timeout | undefined {
-  if (!enabled || intervalMs === 0) return undefined;
-  let running = false;
-  const tick = (): void => {
-    if (running) return;
-    running = true;
-    reseal()
-      .then((n) => {
-        if (n > 0) svc.log.info({ resealed: n }, "personal data re-sealed with the active key");
-      })
-      .catch((err: unknown) => svc.log.error({ err }, "re-sealing personal data failed; retried on the next pass"))
-      .finally(() => {
-        running = false;
-      });
-  };
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return timer;
+  const reseal = registerReseal(svc, useCaseDeps, keyIds);
+  return Object.assign(svc, { deps: useCaseDeps, keyIds, reseal: async () => (await reseal.runOnce()) ?? 0 });
 }

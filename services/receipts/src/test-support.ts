@@ -5,6 +5,8 @@
  * sales (a sandbox checkout completed through payments, a recorded sale, a transaction that is no sale).
  */
 import { randomBytes } from "node:crypto";
+import type { JSONWebKeySet } from "jose";
+import { expect } from "vitest";
 import { ledgerPostSubject, rpcSubject, type AuthContext, type RpcReply, type schemas } from "@treasury/contracts";
 import { generateKeyRingEntry, parseKeyRing, rpcCall, Sealer } from "@treasury/service-kit";
 import { freePort, setupTestEnv, spawnService, type SpawnedService, type TestEnv } from "@treasury/testing";
@@ -65,64 +67,51 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(opts: { receiptsEnv?: Record<string, string> } = {}): Promise<Harness> {
-  const env = await setupTestEnv();
-  const sealingKeys = newSealingKeys();
-  const spawned: SpawnedService[] = [];
-  for (const name of ["ledger", "payments"])
-    spawned.push(spawnService(name, env.env(name as "ledger" | "payments", { HEALTH_PORT: String(await freePort()) })));
-  const logLines: string[] = [];
-  const log = pino({ level: "trace" }, { write: (line: string) => void logLines.push(line) });
-  const receipts = await buildReceipts(env.env("receipts", { RECEIPTS_SEALING_KEYS: sealingKeys, ...opts.receiptsEnv }), { log });
-  await receipts.start();
-  await Promise.all(spawned.map((p) => p.ready));
-  const sql = postgres(env.dbUrl("receipts"), { max: 4, onnotice: () => {} });
-  // The test superuser's connection: receipts' own may call only the internal reads it needs (ADR 0011).
-  const call: Harness["call"] = async (service, op, auth, req = {}) =>
+type Call = Harness["call"];
+
+/** RPC calls as the gateway makes them, on the test superuser's connection: receipts' own may call only the internal reads it needs (ADR 0011). */
+function callerOf(env: TestEnv): Call {
+  return async (service, op, auth, req = {}) =>
     rpcCall(
       await env.nats(),
       rpcSubject(env.prefix, service, op),
       { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {}, alt_base_url: ALT_BASE },
       { timeoutMs: RPC_TIMEOUT_TEST_MS },
     );
-  const okOf = async (service: string, op: string, auth: AuthContext, req: Parameters<Harness["call"]>[3] = {}) => {
+}
+
+function okOf(call: Call) {
+  return async (service: string, op: string, auth: AuthContext, req: Parameters<Call>[3] = {}) => {
     const r = await call(service, op, auth, req);
     if (!r.ok) throw new Error(`${service}.${op}: expected success, got ${r.error.code}: ${r.error.message}`);
     return { status: r.status, body: r.body };
   };
+}
+
+/** Participants, checkouts and ledger transactions, made through the real ledger and payments. */
+function salesHelpers(env: TestEnv, call: Call): Pick<Harness, "participant" | "checkout" | "recordSale" | "adjustment"> {
+  const ok = okOf(call);
   let seq = 0;
   const participant = async (auth: AuthContext, displayName = "Ana's Studio") => {
     const pid = `creator_${++seq}_${randomBytes(3).toString("hex")}`;
-    await okOf("ledger", "createParticipant", auth, { body: { participant_id: pid, display_name: displayName, default_split_percent: 80 } });
+    await ok("ledger", "createParticipant", auth, { body: { participant_id: pid, display_name: displayName, default_split_percent: 80 } });
     return pid;
   };
   return {
-    env,
-    sealingKeys,
-    receipts,
-    logLines,
-    sql,
-    call,
-    ok: (op, auth, req) => okOf("receipts", op, auth, req),
-    err: async (op, auth, req = {}) => {
-      const r = await call("receipts", op, auth, req);
-      if (r.ok) throw new Error(`receipts.${op}: expected an error, got ${r.status} ${JSON.stringify(r.body)}`);
-      return r.error;
-    },
     participant,
     checkout: async (auth, o = {}) => {
       const pid = await participant(auth);
-      const created = await okOf("payments", "createCheckoutSession", auth, {
+      const created = await ok("payments", "createCheckoutSession", auth, {
         body: { participant_id: pid, amount: o.amount ?? 4_999, product_name: o.productName ?? "Guitar lessons" },
       });
       const id = (created.body["checkout_session"] as { id: string }).id;
       if (o.complete === false) return { id, saleTransactionId: null };
-      const done = await okOf("payments", "sandboxCompleteCheckout", auth, { params: { checkout_id: id }, body: {} });
+      const done = await ok("payments", "sandboxCompleteCheckout", auth, { params: { checkout_id: id }, body: {} });
       return { id, saleTransactionId: (done.body["checkout_session"] as { sale_transaction_id: string }).sale_transaction_id };
     },
     recordSale: async (auth, amount = 2_500) => {
       const pid = await participant(auth, "Recorded Seller");
-      const r = await okOf("ledger", "recordSale", auth, {
+      const r = await ok("ledger", "recordSale", auth, {
         body: { reference_id: `sale_${++seq}_${randomBytes(3).toString("hex")}`, creator_id: pid, amount, description: "Workshop ticket" },
       });
       return r.body["transaction_id"] as string;
@@ -143,6 +132,36 @@ export async function startHarness(opts: { receiptsEnv?: Record<string, string> 
       if (!r.ok) throw new Error(`ledger.post: ${r.error.code}`);
       return r.body["transaction_id"] as string;
     },
+  };
+}
+
+export async function startHarness(opts: { receiptsEnv?: Record<string, string> } = {}): Promise<Harness> {
+  const env = await setupTestEnv();
+  const sealingKeys = newSealingKeys();
+  const spawned: SpawnedService[] = [];
+  for (const name of ["ledger", "payments"])
+    spawned.push(spawnService(name, env.env(name as "ledger" | "payments", { HEALTH_PORT: String(await freePort()) })));
+  const logLines: string[] = [];
+  const log = pino({ level: "trace" }, { write: (line: string) => void logLines.push(line) });
+  const receipts = await buildReceipts(env.env("receipts", { RECEIPTS_SEALING_KEYS: sealingKeys, ...opts.receiptsEnv }), { log });
+  await receipts.start();
+  await Promise.all(spawned.map((p) => p.ready));
+  const sql = postgres(env.dbUrl("receipts"), { max: 4, onnotice: () => {} });
+  const call = callerOf(env);
+  return {
+    env,
+    sealingKeys,
+    receipts,
+    logLines,
+    sql,
+    call,
+    ok: (op, auth, req) => okOf(call)("receipts", op, auth, req),
+    err: async (op, auth, req = {}) => {
+      const r = await call("receipts", op, auth, req);
+      if (r.ok) throw new Error(`receipts.${op}: expected an error, got ${r.status} ${JSON.stringify(r.body)}`);
+      return r.error;
+    },
+    ...salesHelpers(env, call),
     close: async () => {
       await sql.end({ timeout: 5 });
       await receipts.stop();
@@ -154,3 +173,54 @@ export async function startHarness(opts: { receiptsEnv?: Record<string, string> 
 }
 
 export type Proof = schemas.ProofView;
+
+export type Verified = {
+  valid: boolean;
+  checks: { receipt_hash: boolean; chain: boolean; service_signature: boolean; counterparty_signatures: Array<{ key_id: string; valid: boolean }> };
+  problems: string[];
+};
+
+/** What the proof tests do again and again, on the harness `harness()` answers (started in a beforeAll). */
+export function proofHelpers(harness: () => Harness) {
+  const receiptOf = async (auth: AuthContext): Promise<{ receiptId: string; saleTransactionId: string }> => {
+    const cs = await harness().checkout(auth);
+    const r = await harness().ok("generateReceipt", auth, { body: { checkout_id: cs.id } });
+    return { receiptId: r.body["receipt_id"] as string, saleTransactionId: cs.saleTransactionId ?? "" };
+  };
+  const proofOf = async (auth: AuthContext, receiptId: string): Promise<Proof> =>
+    (await harness().ok("getReceiptProof", auth, { params: { receipt_id: receiptId } })).body["proof"] as Proof;
+  const verify = async (auth: AuthContext, body: Record<string, unknown>): Promise<Verified> =>
+    (await harness().ok("verifyReceiptProof", auth, { body })).body as Verified;
+  return {
+    receiptOf,
+    proofOf,
+    verify,
+    jwks: async (): Promise<JSONWebKeySet> => {
+      const r = await harness().ok("getReceiptJwks", authFor(""), {});
+      return { keys: r.body["keys"] as JSONWebKeySet["keys"] };
+    },
+    /** Runs `fn` with the append-only guard of receipts.proofs lifted, as someone with the database's superuser could. */
+    bypassingGuard: async (fn: (sql: TestEnv["adminSql"]) => Promise<unknown>): Promise<void> => {
+      await harness().env.adminSql.begin(async (tx) => {
+        await tx`alter table receipts.proofs disable trigger proofs_append_only`;
+        await fn(tx as unknown as TestEnv["adminSql"]);
+        await tx`alter table receipts.proofs enable trigger proofs_append_only`;
+      });
+    },
+    /** A new org's chain of `n` proofs (a receipt's first), verified whole. */
+    chainOf: async (n: number): Promise<{ auth: AuthContext; receiptId: string; txns: string[] }> => {
+      const h = harness();
+      const auth = authFor(newOrg());
+      const { receiptId, saleTransactionId } = await receiptOf(auth);
+      await proofOf(auth, receiptId);
+      const txns = [saleTransactionId];
+      for (let i = 1; i < n; i++) {
+        const t = await h.adjustment(auth);
+        await h.ok("getTransactionReceiptProof", auth, { params: { transaction_id: t } });
+        txns.push(t);
+      }
+      expect((await verify(auth, { receipt_id: receiptId })).valid).toBe(true);
+      return { auth, receiptId, txns };
+    },
+  };
+}

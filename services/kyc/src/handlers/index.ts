@@ -1,9 +1,10 @@
 /** RPC handlers of kyc: decode with the shared contracts → use case → named-key body. */
-import { DomainError, ParticipantId, parseOrThrow, schemas } from "@treasury/contracts";
+import { DomainError, ParticipantId, parseOrThrow, schemas, tenantOf, type AuthContext } from "@treasury/contracts";
 import type { Service } from "@treasury/service-kit";
+import type { Submitter } from "../usecases/deps.ts";
+import type { KycDeps } from "../usecases/ports.ts";
 import { getBusiness, getCreator, getCreatorStatus } from "../usecases/read.ts";
 import { submitBusiness, submitCreator } from "../usecases/submit.ts";
-import type { KycDeps } from "../usecases/deps.ts";
 
 /** Path parameter participant_id, checked like the participant ids the ledger issues. */
 function participantId(params: Record<string, string>): string {
@@ -16,14 +17,23 @@ function participantId(params: Record<string, string>): string {
   return parsed.data;
 }
 
+/** Who submitted, for the submission's audit trail. */
+function submitterOf(auth: AuthContext): Submitter {
+  return { requestId: auth.request_id, keyId: auth.key_id };
+}
+
 export function registerHandlers(svc: Pick<Service, "handle">, deps: KycDeps): void {
-  svc.handle("getBusinessVerification", async (_req, ctx) => ({ body: await getBusiness(deps, ctx.auth) }));
+  svc.handle("getBusinessVerification", async (_req, ctx) => ({ body: await getBusiness(deps, tenantOf(ctx.auth)) }));
   // Bodies are parsed again here: the gateway validates too, but a direct RPC caller may not have.
-  svc.handle("submitBusinessVerification", (req, ctx) => submitBusiness(deps, ctx.auth, parseOrThrow(schemas.SubmitBusinessBody, req.body)));
-  svc.handle("getCreatorVerification", async (req, ctx) => ({ body: await getCreator(deps, ctx.auth, participantId(req.params)) }));
+  svc.handle("submitBusinessVerification", (req, ctx) =>
+    submitBusiness(deps, tenantOf(ctx.auth), submitterOf(ctx.auth), parseOrThrow(schemas.SubmitBusinessBody, req.body)),
+  );
+  svc.handle("getCreatorVerification", async (req, ctx) => ({ body: await getCreator(deps, tenantOf(ctx.auth), participantId(req.params)) }));
   svc.handle("submitCreatorVerification", (req, ctx) =>
-    submitCreator(deps, ctx.auth, participantId(req.params), parseOrThrow(schemas.SubmitCreatorBody, req.body)),
+    submitCreator(deps, tenantOf(ctx.auth), submitterOf(ctx.auth), participantId(req.params), parseOrThrow(schemas.SubmitCreatorBody, req.body)),
   );
   // Internal (no public route): payout eligibility reads a creator's status and tax certification.
-  svc.handle(schemas.CREATOR_KYC_STATUS_OPERATION, async (req, ctx) => ({ body: await getCreatorStatus(deps, ctx.auth, participantId(req.params)) }));
+  svc.handle(schemas.CREATOR_KYC_STATUS_OPERATION, async (req, ctx) => ({
+    body: await getCreatorStatus(deps, tenantOf(ctx.auth), participantId(req.params)),
+  }));
 }

@@ -3,64 +3,36 @@
  * creator (pointing at its latest submission) and the append-only review actions. Tables are named with their
  * schema, so the same queries run on the service's pool and on an operator's admin connection.
  */
-import type { Sql, Tx } from "@treasury/service-kit";
-import type { KycStatus, Subject, SubmissionStatus } from "../domain/states.ts";
+import { withTx, writeOutbox, type Sql, type Tx } from "@treasury/service-kit";
+import type { KycStatus } from "../domain/states.ts";
+import type {
+  HistoryRow,
+  KycStore,
+  KycTx,
+  ListQuery,
+  NewReviewAction,
+  NewSubmission,
+  ReviewActionRow,
+  ReviewQueueRow,
+  SubmissionRow,
+  VerificationKey,
+  VerificationRow,
+} from "../usecases/ports.ts";
 
 /** A pool or a transaction. */
-export type Q = Sql | Tx;
-
-/**
- * Which verification: the organisation's business or one creator, each in one environment (a sandbox submission
- * never changes a live verification).
- */
-export type VerificationKey =
-  | { subject: "business"; orgId: string; livemode: boolean }
-  | { subject: "creator"; orgId: string; livemode: boolean; participantId: string };
-
-export interface SubmissionRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  subject: Subject;
-  participant_id: string | null;
-  status: SubmissionStatus;
-  business_type: string | null;
-  tax_id_type: string | null;
-  tax_id_last4: string | null;
-  certify_tax_info: boolean;
-  document_types: string[];
-  missing_fields: string[];
-  pii: string;
-  pii_key_id: string;
-  submitted_at: Date | null;
-  reviewed_at: Date | null;
-  rejection_reason: string | null;
-  created_at: Date;
-}
-
-export interface VerificationRow {
-  org_id: string;
-  livemode: boolean;
-  participant_id: string | null;
-  status: KycStatus;
-  tax_certified: boolean;
-  latest_submission_id: string;
-  updated_at: Date;
-}
-
-export type NewSubmission = Omit<SubmissionRow, "rejection_reason" | "created_at"> & { request_id: string | null; key_id: string | null };
+type Q = Sql | Tx;
 
 /**
  * Serialises every write to one verification (first submissions included, when there is no row to lock yet)
  * until the transaction ends. An organisation's two business verifications share one lock: a submission can be
  * the latest of both, and whether it is still the latest of one decides whether it is superseded.
  */
-export async function lockVerification(tx: Tx, key: VerificationKey): Promise<void> {
+async function lockVerification(tx: Tx, key: VerificationKey): Promise<void> {
   const name = key.subject === "business" ? `kyc:business:${key.orgId}` : `kyc:creator:${key.orgId}:${String(key.livemode)}:${key.participantId}`;
   await tx`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`;
 }
 
-export async function findVerification(q: Q, key: VerificationKey): Promise<VerificationRow | undefined> {
+async function findVerification(q: Q, key: VerificationKey): Promise<VerificationRow | undefined> {
   const rows =
     key.subject === "business"
       ? await q<VerificationRow[]>`
@@ -78,7 +50,7 @@ export async function findVerification(q: Q, key: VerificationKey): Promise<Veri
  * own environment only; a business record a test key sent before verifications were kept per environment can be
  * the latest of both the sandbox and the live verification (the 0002 migration copied it to live).
  */
-export async function verificationsOf(q: Q, s: SubmissionRow): Promise<VerificationRow[]> {
+async function verificationsOf(q: Q, s: SubmissionRow): Promise<VerificationRow[]> {
   if (s.subject === "business") {
     return q<VerificationRow[]>`
       select org_id, livemode, null::text as participant_id, status, tax_certified, latest_submission_id, updated_at
@@ -92,11 +64,7 @@ export async function verificationsOf(q: Q, s: SubmissionRow): Promise<Verificat
 }
 
 /** Points the verification at its latest submission, with that submission's status. */
-export async function saveVerification(
-  tx: Tx,
-  key: VerificationKey,
-  v: { status: KycStatus; taxCertified: boolean; latestSubmissionId: string },
-): Promise<void> {
+async function saveVerification(tx: Tx, key: VerificationKey, v: { status: KycStatus; taxCertified: boolean; latestSubmissionId: string }): Promise<void> {
   if (key.subject === "business") {
     await tx`
       insert into kyc.business_verifications (org_id, livemode, status, tax_certified, latest_submission_id)
@@ -112,7 +80,7 @@ export async function saveVerification(
       latest_submission_id = excluded.latest_submission_id, updated_at = now()`;
 }
 
-export async function insertSubmission(tx: Tx, s: NewSubmission): Promise<SubmissionRow> {
+async function insertSubmission(tx: Tx, s: NewSubmission): Promise<SubmissionRow> {
   const [row] = await tx<SubmissionRow[]>`
     insert into kyc.submissions (id, org_id, livemode, subject, participant_id, status, business_type, tax_id_type, tax_id_last4,
       certify_tax_info, document_types, missing_fields, pii, pii_key_id, request_id, key_id, submitted_at, reviewed_at)
@@ -124,7 +92,7 @@ export async function insertSubmission(tx: Tx, s: NewSubmission): Promise<Submis
   return row;
 }
 
-export async function getSubmission(q: Q, id: string, opts: { forUpdate?: boolean } = {}): Promise<SubmissionRow | undefined> {
+async function getSubmission(q: Q, id: string, opts: { forUpdate?: boolean } = {}): Promise<SubmissionRow | undefined> {
   const rows = opts.forUpdate
     ? await q<SubmissionRow[]>`select * from kyc.submissions where id = ${id} for update`
     : await q<SubmissionRow[]>`select * from kyc.submissions where id = ${id}`;
@@ -135,7 +103,7 @@ export async function getSubmission(q: Q, id: string, opts: { forUpdate?: boolea
  * A submission replaced before its decision, once no verification rests on it any more (call it after moving the
  * verification's pointer): one still the latest of the other environment's verification must stay decidable.
  */
-export async function supersede(tx: Tx, id: string): Promise<void> {
+async function supersede(tx: Tx, id: string): Promise<void> {
   await tx`
     update kyc.submissions set status = 'superseded', updated_at = now()
     where id = ${id} and status in ('pending', 'under_review')
@@ -143,11 +111,7 @@ export async function supersede(tx: Tx, id: string): Promise<void> {
       and not exists (select 1 from kyc.creator_verifications where latest_submission_id = ${id})`;
 }
 
-export async function setSubmissionDecision(
-  tx: Tx,
-  id: string,
-  d: { status: KycStatus; reviewedAt: Date; rejectionReason: string | null },
-): Promise<SubmissionRow> {
+async function setSubmissionDecision(tx: Tx, id: string, d: { status: KycStatus; reviewedAt: Date; rejectionReason: string | null }): Promise<SubmissionRow> {
   const [row] = await tx<SubmissionRow[]>`
     update kyc.submissions set status = ${d.status}, reviewed_at = ${d.reviewedAt}, rejection_reason = ${d.rejectionReason}, updated_at = now()
     where id = ${id} returning *`;
@@ -155,22 +119,7 @@ export async function setSubmissionDecision(
   return row;
 }
 
-export interface NewReviewAction {
-  org_id: string;
-  livemode: boolean;
-  submission_id: string;
-  subject: Subject;
-  participant_id: string | null;
-  action: "approve" | "reject" | "suspend" | "auto_approve" | "view";
-  from_status: string;
-  to_status: string;
-  actor: string;
-  reason: string | null;
-  event_id: string | null;
-  created_at: Date;
-}
-
-export async function insertReviewAction(tx: Tx, a: NewReviewAction): Promise<string> {
+async function insertReviewAction(tx: Tx, a: NewReviewAction): Promise<string> {
   const [row] = await tx<{ id: string }[]>`
     insert into kyc.review_actions (org_id, livemode, submission_id, subject, participant_id, action, from_status, to_status, actor, reason, event_id, created_at)
     values (${a.org_id}, ${a.livemode}, ${a.submission_id}, ${a.subject}, ${a.participant_id}, ${a.action}, ${a.from_status}, ${a.to_status},
@@ -180,31 +129,12 @@ export async function insertReviewAction(tx: Tx, a: NewReviewAction): Promise<st
   return row.id;
 }
 
-export interface ReviewQueueRow {
-  submission_id: string;
-  subject: Subject;
-  org_id: string;
-  livemode: boolean;
-  participant_id: string | null;
-  status: KycStatus;
-  business_type: string | null;
-  tax_id_type: string | null;
-  tax_id_last4: string | null;
-  certify_tax_info: boolean;
-  document_types: string[];
-  submitted_at: Date | null;
-  updated_at: Date;
-}
-
 /**
  * Verifications in a status (oldest first, as a review queue), their latest submission's clear facts only.
  * `livemode` is the verification's environment: a submission can be the latest of both of an organisation's
  * business verifications (the 0002 migration), and is then listed once for each.
  */
-export async function listByStatus(
-  q: Q,
-  opts: { status: KycStatus; orgId?: string | undefined; subject?: Subject | undefined; livemode?: boolean | undefined; limit: number },
-): Promise<ReviewQueueRow[]> {
+async function listByStatus(q: Q, opts: ListQuery): Promise<ReviewQueueRow[]> {
   const org = opts.orgId ?? null;
   const subject = opts.subject ?? null;
   const livemode = opts.livemode ?? null;
@@ -223,27 +153,17 @@ export async function listByStatus(
 }
 
 /** Submissions sealed with one of `keyIds`, locked for a re-seal; another replica re-sealing skips them. */
-export async function lockStaleSealed(tx: Tx, keyIds: readonly string[], limit: number): Promise<{ id: string; pii: string }[]> {
+async function lockStaleSealed(tx: Tx, keyIds: readonly string[], limit: number): Promise<{ id: string; pii: string }[]> {
   return tx<{ id: string; pii: string }[]>`
     select id, pii from kyc.submissions where pii_key_id = any(${tx.array([...keyIds])}) order by id limit ${limit} for update skip locked`;
 }
 
-export async function updateSealed(tx: Tx, id: string, pii: string, keyId: string): Promise<void> {
+async function updateSealed(tx: Tx, id: string, pii: string, keyId: string): Promise<void> {
   await tx`update kyc.submissions set pii = ${pii}, pii_key_id = ${keyId} where id = ${id}`;
 }
 
-export interface HistoryRow {
-  id: string;
-  status: SubmissionStatus;
-  livemode: boolean;
-  submitted_at: Date | null;
-  reviewed_at: Date | null;
-  rejection_reason: string | null;
-  created_at: Date;
-}
-
 /** Every submission of one verification, oldest first. */
-export async function submissionHistory(q: Q, key: VerificationKey): Promise<HistoryRow[]> {
+async function submissionHistory(q: Q, key: VerificationKey): Promise<HistoryRow[]> {
   return key.subject === "business"
     ? q<HistoryRow[]>`
         select id, status, livemode, submitted_at, reviewed_at, rejection_reason, created_at from kyc.submissions
@@ -254,19 +174,37 @@ export async function submissionHistory(q: Q, key: VerificationKey): Promise<His
         order by created_at, id`;
 }
 
-export interface ReviewActionRow {
-  id: string;
-  action: string;
-  from_status: string;
-  to_status: string;
-  actor: string;
-  reason: string | null;
-  event_id: string | null;
-  created_at: Date;
-}
-
-export async function reviewActionsOf(q: Q, submissionId: string): Promise<ReviewActionRow[]> {
+async function reviewActionsOf(q: Q, submissionId: string): Promise<ReviewActionRow[]> {
   return q<ReviewActionRow[]>`
     select id::text as id, action, from_status, to_status, actor, reason, event_id, created_at from kyc.review_actions
     where submission_id = ${submissionId} order by id`;
+}
+
+function pgKycTx(tx: Tx): KycTx {
+  return {
+    lockVerification: (key) => lockVerification(tx, key),
+    findVerification: (key) => findVerification(tx, key),
+    verificationsOf: (s) => verificationsOf(tx, s),
+    saveVerification: (key, v) => saveVerification(tx, key, v),
+    insertSubmission: (s) => insertSubmission(tx, s),
+    getSubmission: (id, opts) => getSubmission(tx, id, opts),
+    supersede: (id) => supersede(tx, id),
+    setSubmissionDecision: (id, d) => setSubmissionDecision(tx, id, d),
+    insertReviewAction: (a) => insertReviewAction(tx, a),
+    writeEvent: (e) => writeOutbox(tx, "kyc", e),
+    submissionHistory: (key) => submissionHistory(tx, key),
+    reviewActionsOf: (submissionId) => reviewActionsOf(tx, submissionId),
+    lockStaleSealed: (keyIds, limit) => lockStaleSealed(tx, keyIds, limit),
+    updateSealed: (id, pii, keyId) => updateSealed(tx, id, pii, keyId),
+  };
+}
+
+/** The KycStore port on a pool: the service's own, or an operator's admin connection (the CLI). */
+export function pgKycStore(sql: Sql): KycStore {
+  return {
+    transaction: (fn) => withTx(sql, (tx) => fn(pgKycTx(tx))),
+    findVerification: (key) => findVerification(sql, key),
+    getSubmission: (id) => getSubmission(sql, id),
+    listByStatus: (q) => listByStatus(sql, q),
+  };
 }

@@ -3,9 +3,8 @@
  * in the caller's transaction, so a decision, its audit and its event exist together or not at all.
  */
 import { newId, type KycEventType } from "@treasury/contracts";
-import { writeOutbox, type Tx } from "@treasury/service-kit";
 import type { KycStatus, SubmissionStatus } from "../domain/states.ts";
-import { insertReviewAction, type NewReviewAction, type SubmissionRow } from "../store/verifications.ts";
+import type { KycTx, NewReviewAction, SubmissionRow } from "./ports.ts";
 
 const EVENT_OF: Record<KycStatus, KycEventType | undefined> = {
   pending: undefined,
@@ -34,10 +33,10 @@ export function eventData(
 }
 
 /** Writes the event a submission's new status announces (none for a draft); returns its id. */
-export async function announce(tx: Tx, s: SubmissionRow, data: Record<string, unknown>): Promise<string | undefined> {
+export async function announce(tx: KycTx, s: SubmissionRow, data: Record<string, unknown>): Promise<string | undefined> {
   const type = s.status === "superseded" ? undefined : EVENT_OF[s.status];
   if (type === undefined) return undefined;
-  return writeOutbox(tx, "kyc", { type, org_id: s.org_id, livemode: s.livemode, data });
+  return tx.writeEvent({ type, org_id: s.org_id, livemode: s.livemode, data });
 }
 
 export interface Decision {
@@ -54,13 +53,13 @@ export interface Decision {
  * environment `livemode`. Both carry that environment: a decision on a business submission that both the sandbox
  * and the live verification rest on (the 0002 migration) changes both, and is recorded once for each.
  */
-export async function recordDecision(tx: Tx, s: SubmissionRow, livemode: boolean, d: Decision): Promise<{ actionId: string; eventId: string }> {
+export async function recordDecision(tx: KycTx, s: SubmissionRow, livemode: boolean, d: Decision): Promise<{ actionId: string; eventId: string }> {
   const eventId = newId("evt");
   const data = eventData(s, { previousStatus: d.from, taxCertified: d.taxCertified, actor: d.actor, reason: d.reason, at: d.at });
   const type = s.status === "superseded" ? undefined : EVENT_OF[s.status];
   if (type === undefined) throw new Error(`a decision cannot lead to ${s.status}`);
-  await writeOutbox(tx, "kyc", { id: eventId, type, org_id: s.org_id, livemode, data });
-  const actionId = await insertReviewAction(tx, {
+  await tx.writeEvent({ id: eventId, type, org_id: s.org_id, livemode, data });
+  const actionId = await tx.insertReviewAction({
     org_id: s.org_id,
     livemode,
     submission_id: s.id,

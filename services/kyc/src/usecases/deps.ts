@@ -1,17 +1,7 @@
-/** What the kyc use cases need: the pool, the sealer for personal data, the ledger's participants, the clock. */
-import { DomainError, type AuthContext } from "@treasury/contracts";
-import type { Sealer, Sql } from "@treasury/service-kit";
-import type { ParticipantDirectory } from "../adapters/ledger.ts";
-
-export interface KycDeps {
-  sql: Sql;
-  /** Absent when no PII keys are configured: then nothing personal can be stored. */
-  sealer: Sealer | undefined;
-  participants: ParticipantDirectory;
-  now: () => Date;
-}
-
-export type { AuthContext };
+/** Helpers the kyc use cases share around their deps (usecases/ports.ts): the sealer they need, and what binds it. */
+import { DomainError } from "@treasury/contracts";
+import type { Sealer } from "@treasury/service-kit";
+import type { KycDeps } from "./ports.ts";
 
 /** Who submitted: kept with each submission for the audit trail (never personal data). */
 export interface Submitter {
@@ -19,7 +9,7 @@ export interface Submitter {
   keyId: string;
 }
 
-export function requireSealer(deps: KycDeps): Sealer {
+export function requireSealer(deps: Pick<KycDeps, "sealer">): Sealer {
   if (deps.sealer === undefined) {
     throw new DomainError("service_unavailable", "Personal data cannot be stored: the kyc service has no encryption keys configured (PII_KEYS)");
   }

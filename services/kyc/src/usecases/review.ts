@@ -1,6 +1,6 @@
 /**
- * Operators' review (the admin CLI, with an admin database connection): the review queue, and approve / reject /
- * suspend of a verification's latest submission. Each decision writes the submission's new status, the
+ * Operators' review (the admin CLI, its store on an admin database connection): the review queue, and approve /
+ * reject / suspend of a verification's latest submission. Each decision writes the submission's new status, the
  * verification's, the audit row and the event in one transaction; the kyc service's relay publishes the event.
  *
  * Opening a submission's personal data for review is audited the same way (a `view` action, no event).
@@ -9,25 +9,11 @@
  * validation_error (missing reason, bad actor).
  */
 import { DomainError } from "@treasury/contracts";
-import { withTx, type Sealer, type Sql, type Tx } from "@treasury/service-kit";
+import type { Sealer } from "@treasury/service-kit";
 import { decide, taxCertified, type KycStatus, type ReviewAction, type Subject } from "../domain/states.ts";
-import {
-  findVerification,
-  getSubmission,
-  insertReviewAction,
-  listByStatus,
-  lockVerification,
-  reviewActionsOf,
-  submissionHistory,
-  saveVerification,
-  setSubmissionDecision,
-  verificationsOf,
-  type ReviewQueueRow,
-  type SubmissionRow,
-  type VerificationKey,
-} from "../store/verifications.ts";
 import { recordDecision } from "./decisions.ts";
 import { piiContext } from "./deps.ts";
+import type { KycStore, KycTx, ReviewQueueRow, SubmissionRow, VerificationKey } from "./ports.ts";
 
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 500;
@@ -91,10 +77,10 @@ function keyOf(s: SubmissionRow, livemode = s.livemode): VerificationKey {
  * verification of the submission's own environment, and for a business record a test key sent before
  * verifications were kept per environment, its live copy too (the 0002 migration).
  */
-async function targetsOf(tx: Tx, s: SubmissionRow): Promise<VerificationKey[]> {
-  const resting = await verificationsOf(tx, s);
+async function targetsOf(tx: KycTx, s: SubmissionRow): Promise<VerificationKey[]> {
+  const resting = await tx.verificationsOf(s);
   if (resting.length === 0) {
-    const own = await findVerification(tx, keyOf(s));
+    const own = await tx.findVerification(keyOf(s));
     if (own === undefined) throw new Error(`kyc submission ${s.id} has no verification`);
     throw new DomainError("invalid_state_transition", `KYC submission ${s.id} was replaced by ${own.latest_submission_id}; decide on that one`, {
       extra: { state: s.status, latest_submission_id: own.latest_submission_id },
@@ -108,23 +94,23 @@ async function targetsOf(tx: Tx, s: SubmissionRow): Promise<VerificationKey[]> {
  * audit row and event, in its environment. The submission's own environment comes first. A decision on a sandbox
  * submission never reaches a live verification that rests on another submission.
  */
-export async function reviewSubmission(sql: Sql, input: ReviewInput): Promise<ReviewResult> {
+export async function reviewSubmission(store: KycStore, input: ReviewInput): Promise<ReviewResult> {
   // A refusal is explained to the platform (latest_submission.rejection_reason) and kept in the audit trail.
   const { actor, reason } = checkActorAndReason(input, input.action === "approve" ? undefined : input.action);
   const at = input.now ?? new Date();
-  return withTx(sql, async (tx) => {
-    const found = await getSubmission(tx, input.submissionId);
+  return store.transaction(async (tx) => {
+    const found = await tx.getSubmission(input.submissionId);
     if (found === undefined) throw new DomainError("kyc_not_found", `KYC submission ${input.submissionId} not found`);
-    await lockVerification(tx, keyOf(found));
-    const submission = await getSubmission(tx, input.submissionId, { forUpdate: true });
+    await tx.lockVerification(keyOf(found));
+    const submission = await tx.getSubmission(input.submissionId, { forUpdate: true });
     if (submission === undefined) throw new Error(`kyc submission ${input.submissionId} vanished under its lock`);
     const targets = await targetsOf(tx, submission);
     const to = decide(input.action, submission.status);
     const certified = taxCertified(submission.subject, to, submission.certify_tax_info);
-    const decided = await setSubmissionDecision(tx, submission.id, { status: to, reviewedAt: at, rejectionReason: to === "approved" ? null : reason });
+    const decided = await tx.setSubmissionDecision(submission.id, { status: to, reviewedAt: at, rejectionReason: to === "approved" ? null : reason });
     const verifications: ReviewResult["verifications"] = [];
     for (const key of targets) {
-      await saveVerification(tx, key, { status: to, taxCertified: certified, latestSubmissionId: submission.id });
+      await tx.saveVerification(key, { status: to, taxCertified: certified, latestSubmissionId: submission.id });
       const decision = { action: input.action, from: submission.status, actor, reason, taxCertified: certified, at };
       const { actionId, eventId } = await recordDecision(tx, decided, key.livemode, decision);
       verifications.push({ livemode: key.livemode, review_action_id: actionId, event_id: eventId });
@@ -158,12 +144,12 @@ export interface ReviewQueueItem extends Omit<ReviewQueueRow, "submitted_at" | "
 
 /** Verifications in `status` (latest submissions, oldest first), without personal data; `livemode` picks one environment. */
 export async function listVerifications(
-  sql: Sql,
+  store: KycStore,
   opts: { status: KycStatus; orgId?: string | undefined; subject?: Subject | undefined; livemode?: boolean | undefined; limit?: number | undefined },
 ): Promise<ReviewQueueItem[]> {
   const limit = opts.limit ?? LIST_LIMIT_DEFAULT;
   if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) throw invalid("limit", `must be an integer from 1 to ${LIST_LIMIT_MAX}`);
-  const rows = await listByStatus(sql, { status: opts.status, orgId: opts.orgId, subject: opts.subject, livemode: opts.livemode, limit });
+  const rows = await store.listByStatus({ status: opts.status, orgId: opts.orgId, subject: opts.subject, livemode: opts.livemode, limit });
   return rows.map((r) => ({ ...r, submitted_at: r.submitted_at?.toISOString() ?? null, updated_at: r.updated_at.toISOString() }));
 }
 
@@ -175,18 +161,18 @@ const isoOrNull = (d: Date | null): string | null => d?.toISOString() ?? null;
  * before the data is returned, in the same transaction.
  */
 export async function showSubmission(
-  sql: Sql,
+  store: KycStore,
   sealer: Sealer,
   input: { submissionId: string; actor: string; reason?: string | undefined; now?: Date },
 ): Promise<Record<string, unknown>> {
   // Opening personal data needs a stated purpose, kept with the access.
   const { actor, reason } = checkActorAndReason(input, "open personal data");
   const at = input.now ?? new Date();
-  return withTx(sql, async (tx) => {
-    const s = await getSubmission(tx, input.submissionId);
+  return store.transaction(async (tx) => {
+    const s = await tx.getSubmission(input.submissionId);
     if (s === undefined) throw new DomainError("kyc_not_found", `KYC submission ${input.submissionId} not found`);
     const personal = sealer.openJson<Record<string, unknown>>(s.pii, piiContext(s.id));
-    await insertReviewAction(tx, {
+    await tx.insertReviewAction({
       org_id: s.org_id,
       livemode: s.livemode,
       submission_id: s.id,
@@ -200,8 +186,8 @@ export async function showSubmission(
       event_id: null,
       created_at: at,
     });
-    const history = await submissionHistory(tx, keyOf(s));
-    const actions = await reviewActionsOf(tx, s.id);
+    const history = await tx.submissionHistory(keyOf(s));
+    const actions = await tx.reviewActionsOf(s.id);
     return {
       submission: {
         id: s.id,

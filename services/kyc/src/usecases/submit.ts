@@ -10,14 +10,13 @@
  * file_id or url), participant_not_found, invalid_state_transition (suspended; a draft over an approved
  * verification), service_unavailable (no PII keys; the ledger did not answer).
  */
-import { newId, type AuthContext, type schemas } from "@treasury/contracts";
-import { withTx } from "@treasury/service-kit";
+import { newId, type schemas, type Tenant } from "@treasury/contracts";
 import { presentVerification } from "../domain/present.ts";
 import { businessMissingFields, checkDocuments, creatorMissingFields, refuseIncomplete, type BusinessBody, type CreatorBody } from "../domain/requirements.ts";
 import { statusOfNewSubmission, taxCertified, type Subject } from "../domain/states.ts";
-import { findVerification, insertSubmission, lockVerification, saveVerification, supersede, type VerificationKey } from "../store/verifications.ts";
 import { announce, eventData, recordDecision } from "./decisions.ts";
-import { piiContext, requireSealer, type KycDeps } from "./deps.ts";
+import { piiContext, requireSealer, type Submitter } from "./deps.ts";
+import type { KycDeps, VerificationKey } from "./ports.ts";
 
 /** The system's name in the audit trail for the spec's sandbox auto-approval. */
 export const SANDBOX_AUTO_APPROVER = "system:sandbox_auto_approval";
@@ -39,13 +38,14 @@ function documentsPii(docs: BusinessBody["document_evidence"]): Record<string, u
 
 export async function submitBusiness(
   deps: KycDeps,
-  auth: AuthContext,
+  tenant: Tenant,
+  submitter: Submitter,
   body: BusinessBody,
 ): Promise<{ status: number; body: { business_kyb: schemas.KycProfileView } }> {
-  checkDocuments(body.document_evidence, auth.livemode);
+  checkDocuments(body.document_evidence, tenant.livemode);
   const intake: Intake = {
     // The caller's environment: a sandbox submission never changes the live verification.
-    key: { subject: "business", orgId: auth.org_id, livemode: auth.livemode },
+    key: { subject: "business", orgId: tenant.orgId, livemode: tenant.livemode },
     subject: "business",
     participantId: null,
     forReview: body.submit_for_review ?? true,
@@ -67,18 +67,19 @@ export async function submitBusiness(
     },
   };
   if (intake.forReview) refuseIncomplete(intake.missing);
-  return { status: 201, body: { business_kyb: await record(deps, auth, intake) } };
+  return { status: 201, body: { business_kyb: await record(deps, tenant, submitter, intake) } };
 }
 
 export async function submitCreator(
   deps: KycDeps,
-  auth: AuthContext,
+  tenant: Tenant,
+  submitter: Submitter,
   participantId: string,
   body: CreatorBody,
 ): Promise<{ status: number; body: { creator_kyc: schemas.KycProfileView & { participant_id: string } } }> {
-  checkDocuments(body.document_evidence, auth.livemode);
+  checkDocuments(body.document_evidence, tenant.livemode);
   const intake: Intake = {
-    key: { subject: "creator", orgId: auth.org_id, livemode: auth.livemode, participantId },
+    key: { subject: "creator", orgId: tenant.orgId, livemode: tenant.livemode, participantId },
     subject: "creator",
     participantId,
     forReview: body.submit_for_review ?? true,
@@ -102,25 +103,25 @@ export async function submitCreator(
   };
   if (intake.forReview) refuseIncomplete(intake.missing);
   // The ledger owns participants: only a participant of this org and environment gets a verification.
-  await deps.participants.requireParticipant(auth, participantId);
-  return { status: 201, body: { creator_kyc: { participant_id: participantId, ...(await record(deps, auth, intake)) } } };
+  await deps.participants.requireParticipant(tenant, participantId);
+  return { status: 201, body: { creator_kyc: { participant_id: participantId, ...(await record(deps, tenant, submitter, intake)) } } };
 }
 
 /** Seals, then in one transaction: the submission, the verification's new pointer and status, the audit row and event. */
-async function record(deps: KycDeps, auth: AuthContext, intake: Intake): Promise<schemas.KycProfileView> {
+async function record(deps: KycDeps, tenant: Tenant, submitter: Submitter, intake: Intake): Promise<schemas.KycProfileView> {
   const sealer = requireSealer(deps);
   const id = newId("kycs");
   const pii = sealer.sealJson(intake.pii, piiContext(id));
   const now = deps.now();
-  return withTx(deps.sql, async (tx) => {
-    await lockVerification(tx, intake.key);
-    const current = await findVerification(tx, intake.key);
-    const status = statusOfNewSubmission({ subject: intake.subject, livemode: auth.livemode, forReview: intake.forReview, current: current?.status });
+  return deps.store.transaction(async (tx) => {
+    await tx.lockVerification(intake.key);
+    const current = await tx.findVerification(intake.key);
+    const status = statusOfNewSubmission({ subject: intake.subject, livemode: tenant.livemode, forReview: intake.forReview, current: current?.status });
     const certified = taxCertified(intake.subject, status, intake.clear.certify_tax_info);
-    const row = await insertSubmission(tx, {
+    const row = await tx.insertSubmission({
       id,
-      org_id: auth.org_id,
-      livemode: auth.livemode,
+      org_id: tenant.orgId,
+      livemode: tenant.livemode,
       subject: intake.subject,
       participant_id: intake.participantId,
       status,
@@ -128,15 +129,15 @@ async function record(deps: KycDeps, auth: AuthContext, intake: Intake): Promise
       missing_fields: intake.forReview ? [] : intake.missing,
       pii,
       pii_key_id: sealer.activeKeyId,
-      request_id: auth.request_id,
-      key_id: auth.key_id,
+      request_id: submitter.requestId,
+      key_id: submitter.keyId,
       submitted_at: intake.forReview ? now : null,
       reviewed_at: status === "approved" ? now : null,
     });
-    await saveVerification(tx, intake.key, { status, taxCertified: certified, latestSubmissionId: id });
-    if (current !== undefined) await supersede(tx, current.latest_submission_id);
+    await tx.saveVerification(intake.key, { status, taxCertified: certified, latestSubmissionId: id });
+    if (current !== undefined) await tx.supersede(current.latest_submission_id);
     if (status === "approved") {
-      await recordDecision(tx, row, auth.livemode, {
+      await recordDecision(tx, row, tenant.livemode, {
         action: "auto_approve",
         from: "pending",
         actor: SANDBOX_AUTO_APPROVER,

@@ -1,17 +1,11 @@
 /**
- * What receipts read from other services, over NATS with explicit deadlines: the ledger's record of a
- * transaction and the sale behind a checkout session. Their domain errors come back as the same DomainError.
+ * What receipts read from other services (the Reads port), over NATS with explicit deadlines: the ledger's
+ * record of a transaction and the sale behind a checkout session. Their domain errors come back as the same
+ * DomainError.
  */
 import { DomainError, internalSubject, schemas } from "@treasury/contracts";
 import { rpcCall, type NatsConnection } from "@treasury/service-kit";
-import type { Scope } from "../store/db.ts";
-
-export interface Reads {
-  /** Errors: transaction_not_found. */
-  transactionRecord(scope: Scope, transactionId: string): Promise<schemas.TransactionRecord>;
-  /** Errors: checkout_session_not_found. */
-  checkoutSale(scope: Scope, checkoutId: string): Promise<schemas.CheckoutSale>;
-}
+import type { Reads } from "../usecases/ports.ts";
 
 export function natsReads(nc: NatsConnection, prefix: string, timeoutMs: number): Reads {
   async function ask(service: string, operation: string, payload: unknown): Promise<Record<string, unknown>> {
@@ -21,12 +15,12 @@ export function natsReads(nc: NatsConnection, prefix: string, timeoutMs: number)
     throw new DomainError(code, message, hint === undefined ? {} : { hint });
   }
   return {
-    transactionRecord: async (scope, transactionId) =>
-      (await ask("ledger", schemas.TRANSACTION_RECORD_OPERATION, { org_id: scope.orgId, livemode: scope.livemode, transaction_id: transactionId }))[
+    transactionRecord: async (tenant, transactionId) =>
+      (await ask("ledger", schemas.TRANSACTION_RECORD_OPERATION, { org_id: tenant.orgId, livemode: tenant.livemode, transaction_id: transactionId }))[
         "transaction"
       ] as schemas.TransactionRecord,
-    checkoutSale: async (scope, checkoutId) =>
-      (await ask("payments", schemas.CHECKOUT_SALE_OPERATION, { org_id: scope.orgId, livemode: scope.livemode, checkout_id: checkoutId }))[
+    checkoutSale: async (tenant, checkoutId) =>
+      (await ask("payments", schemas.CHECKOUT_SALE_OPERATION, { org_id: tenant.orgId, livemode: tenant.livemode, checkout_id: checkoutId }))[
         "checkout"
       ] as schemas.CheckoutSale,
   };

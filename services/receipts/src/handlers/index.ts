@@ -1,12 +1,12 @@
 /** RPC handlers of receipts: decode with the shared contracts → use case → named-key body. */
-import { DomainError, parseOrThrow, schemas, type RpcRequest } from "@treasury/contracts";
+import { DomainError, parseOrThrow, schemas, tenantOf, type RpcRequest } from "@treasury/contracts";
 import type { RpcHandler, Service } from "@treasury/service-kit";
-import { receiptPageHandler } from "../pages/receipt-page.ts";
-import { scopeOfAuth, type ReceiptsDeps } from "../usecases/deps.ts";
+import { receiptPage } from "../pages/receipt-page.ts";
 import { generateReceipt } from "../usecases/generate-receipt.ts";
 import { getReceiptProof, getTransactionProof } from "../usecases/get-proof.ts";
 import { loadReceipt } from "../usecases/get-receipt.ts";
 import { jwks } from "../usecases/jwks.ts";
+import type { ReceiptsDeps } from "../usecases/ports.ts";
 import { presentReceipt } from "../usecases/present.ts";
 import { submitSignature } from "../usecases/submit-signature.ts";
 import { verifyProof } from "../usecases/verify-proof.ts";
@@ -23,21 +23,21 @@ function altBase(req: RpcRequest): string {
   return base;
 }
 
-export function registerHandlers(svc: Pick<Service, "handle" | "rpc">, deps: ReceiptsDeps): void {
+export function registerHandlers(svc: Pick<Service, "handle" | "handlePage">, deps: ReceiptsDeps): void {
   const ops: Record<string, RpcHandler> = {
-    generateReceipt: (req) => generateReceipt(deps, scopeOfAuth(req.auth), parseOrThrow(schemas.GenerateReceiptBody, req.body), altBase(req)),
+    generateReceipt: (req) => generateReceipt(deps, tenantOf(req.auth), parseOrThrow(schemas.GenerateReceiptBody, req.body), altBase(req)),
     getReceipt: async (req) => {
-      const row = await loadReceipt(deps.sql, scopeOfAuth(req.auth), param(req, "receipt_id"));
+      const row = await loadReceipt(deps.receipts, tenantOf(req.auth), param(req, "receipt_id"));
       return { body: { receipt_id: row.id, hosted_url: row.hosted_url, receipt: presentReceipt(row) } };
     },
-    getReceiptProof: async (req) => ({ body: { proof: await getReceiptProof(deps, scopeOfAuth(req.auth), param(req, "receipt_id")) } }),
-    getTransactionReceiptProof: async (req) => ({ body: { proof: await getTransactionProof(deps, scopeOfAuth(req.auth), param(req, "transaction_id")) } }),
+    getReceiptProof: async (req) => ({ body: { proof: await getReceiptProof(deps, tenantOf(req.auth), param(req, "receipt_id")) } }),
+    getTransactionReceiptProof: async (req) => ({ body: { proof: await getTransactionProof(deps, tenantOf(req.auth), param(req, "transaction_id")) } }),
     submitReceiptProofSignature: (req) =>
-      submitSignature(deps, scopeOfAuth(req.auth), param(req, "receipt_id"), parseOrThrow(schemas.ProofSignatureBody, req.body)),
-    verifyReceiptProof: async (req) => ({ body: await verifyProof(deps, scopeOfAuth(req.auth), parseOrThrow(schemas.VerifyReceiptBody, req.body)) }),
+      submitSignature(deps, tenantOf(req.auth), param(req, "receipt_id"), parseOrThrow(schemas.ProofSignatureBody, req.body)),
+    verifyReceiptProof: async (req) => ({ body: await verifyProof(deps, tenantOf(req.auth), parseOrThrow(schemas.VerifyReceiptBody, req.body)) }),
     // The JWKS route takes no API key: the keys are the service's, not an org's, and public by design.
     getReceiptJwks: async () => ({ body: await jwks(deps.keyring) }),
   };
   for (const [operation, handler] of Object.entries(ops)) svc.handle(operation, handler);
-  svc.rpc.handleRaw("page.receipt", (payload) => receiptPageHandler(deps, payload));
+  svc.handlePage("page.receipt", (req) => receiptPage(deps, req));
 }

@@ -3,22 +3,18 @@
  * key): what was bought, from whom, when and for how much, and the signed ledger proof with what an outsider
  * needs to check it. Printable: the print style sheet keeps every fact and drops the on-screen hints.
  */
-import { DomainError, PageRequest, type RpcReply } from "@treasury/contracts";
-import { findReceiptForPage, type ReceiptRow } from "../store/receipts.ts";
-import type { ProofRow } from "../store/proofs.ts";
-import type { ReceiptsDeps } from "../usecases/deps.ts";
+import { DomainError, type PageRequest, type RpcReply } from "@treasury/contracts";
 import { proofOf } from "../usecases/get-proof.ts";
+import type { ProofRow, ReceiptRow, ReceiptsDeps } from "../usecases/ports.ts";
 import { esc, page, usd } from "./html.ts";
 
 const RECEIPT_ID_RE = /^rcpt_[A-Za-z0-9]{1,64}$/;
 
-async function loadReceipt(deps: ReceiptsDeps, payload: unknown): Promise<{ req: PageRequest; row: ReceiptRow }> {
-  const parsed = PageRequest.safeParse(payload);
-  if (!parsed.success) throw new DomainError("validation_error", "Malformed page request");
-  const id = parsed.data.params["receipt_id"] ?? "";
-  const row = RECEIPT_ID_RE.test(id) ? await findReceiptForPage(deps.sql, id) : undefined;
+async function loadReceipt(deps: ReceiptsDeps, req: PageRequest): Promise<ReceiptRow> {
+  const id = req.params["receipt_id"] ?? "";
+  const row = RECEIPT_ID_RE.test(id) ? await deps.receipts.findForPage(id) : undefined;
   if (row === undefined) throw new DomainError("receipt_not_found", "This receipt does not exist.");
-  return { req: parsed.data, row };
+  return row;
 }
 
 /** The proof, made now if this is its first fetch; a receipt is still worth showing when signing is unavailable. */
@@ -61,8 +57,8 @@ function proofSection(altBase: string, p: ProofRow | undefined): string {
   );
 }
 
-export async function receiptPageHandler(deps: ReceiptsDeps, payload: unknown): Promise<RpcReply> {
-  const { req, row } = await loadReceipt(deps, payload);
+export async function receiptPage(deps: ReceiptsDeps, req: PageRequest): Promise<RpcReply> {
+  const row = await loadReceipt(deps, req);
   const proof = await proofFor(deps, row);
   const sandbox = row.livemode ? "" : `<p class="sandbox" id="sandbox-note">Sandbox receipt: no real money moved.</p>`;
   const body =

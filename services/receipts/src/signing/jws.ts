@@ -16,7 +16,8 @@ import {
 } from "jose";
 
 export const SERVICE_ALG = "EdDSA";
-type PrivateKey = Awaited<ReturnType<typeof importPKCS8>>;
+/** The service's private Ed25519 key, opened in memory. */
+export type PrivateSigningKey = Awaited<ReturnType<typeof importPKCS8>>;
 
 export interface NewSigningKey {
   kid: string;
@@ -35,11 +36,11 @@ export async function generateSigningKey(): Promise<NewSigningKey> {
   return { kid: await calculateJwkThumbprint(publicJwk), publicJwk, privatePkcs8: await exportPKCS8(privateKey) };
 }
 
-export function importPrivateKey(pkcs8: string): Promise<PrivateKey> {
+export function importPrivateKey(pkcs8: string): Promise<PrivateSigningKey> {
   return importPKCS8(pkcs8, SERVICE_ALG);
 }
 
-export async function signCompact(key: PrivateKey, kid: string, payload: string): Promise<string> {
+export async function signCompact(key: PrivateSigningKey, kid: string, payload: string): Promise<string> {
   return new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ alg: SERVICE_ALG, kid }).sign(key);
 }
 

@@ -2,8 +2,3 @@ import type { Sql, Tx } from "@treasury/service-kit";
 export type { Sql, Tx };
 /** A pool or a transaction: queries that work in either. */
 export type Q = Sql | Tx;
-
-export interface Scope {
-  orgId: string;
-  livemode: boolean;
-}

@@ -1,35 +1,25 @@
-/** SQL of the service's signing keys (receipts.signing_keys). */
-import type { Q } from "./db.ts";
-
-export interface SigningKeyRow {
-  kid: string;
-  alg: string;
-  public_jwk: Record<string, unknown>;
-  sealed_private_key: string;
-  status: "active" | "retired";
-  created_at: Date;
-  retired_at: Date | null;
-}
-
-export type PublicKeyRow = Omit<SigningKeyRow, "sealed_private_key">;
+/** SQL of the service's signing keys (receipts.signing_keys; the KeyStore port). */
+import { withTx } from "@treasury/service-kit";
+import type { KeyStore, NewSigningKeyRow, PublicKeyRow, SigningKeyRow } from "../usecases/ports.ts";
+import type { Q, Sql } from "./db.ts";
 
 /** Rotation and the first key's creation take this lock, so two never race to make the active key. */
-export async function lockKeys(q: Q): Promise<void> {
+async function lockKeys(q: Q): Promise<void> {
   await q`select pg_advisory_xact_lock(hashtext('treasury.receipts.signing_keys'))`;
 }
 
-export async function findActiveKey(q: Q): Promise<SigningKeyRow | undefined> {
+async function findActiveKey(q: Q): Promise<SigningKeyRow | undefined> {
   const [row] = await q<SigningKeyRow[]>`select * from receipts.signing_keys where status = 'active'`;
   return row;
 }
 
-export async function retireActiveKeys(q: Q): Promise<string[]> {
+async function retireActiveKeys(q: Q): Promise<string[]> {
   const rows = await q<{ kid: string }[]>`
     update receipts.signing_keys set status = 'retired', retired_at = now() where status = 'active' returning kid`;
   return rows.map((r) => r.kid);
 }
 
-export async function insertActiveKey(q: Q, k: { kid: string; alg: string; publicJwk: Record<string, unknown>; sealed: string }): Promise<SigningKeyRow> {
+async function insertActiveKey(q: Q, k: NewSigningKeyRow): Promise<SigningKeyRow> {
   const [row] = await q<SigningKeyRow[]>`
     insert into receipts.signing_keys (kid, alg, public_jwk, sealed_private_key, status)
     values (${k.kid}, ${k.alg}, ${q.json(k.publicJwk as Record<string, string>)}, ${k.sealed}, 'active')
@@ -38,12 +28,25 @@ export async function insertActiveKey(q: Q, k: { kid: string; alg: string; publi
   return row;
 }
 
-/** Every key, newest first: the published JWKS (retired keys stay so their proofs still verify). */
-export async function listPublicKeys(q: Q): Promise<PublicKeyRow[]> {
-  return q<PublicKeyRow[]>`select kid, alg, public_jwk, status, created_at, retired_at from receipts.signing_keys order by created_at desc, kid`;
-}
-
-export async function findPublicKey(q: Q, kid: string): Promise<PublicKeyRow | undefined> {
-  const [row] = await q<PublicKeyRow[]>`select kid, alg, public_jwk, status, created_at, retired_at from receipts.signing_keys where kid = ${kid}`;
-  return row;
+export function pgKeyStore(sql: Sql): KeyStore {
+  return {
+    findActive: () => findActiveKey(sql),
+    ensureActive: (make) =>
+      withTx(sql, async (tx) => {
+        await lockKeys(tx);
+        return (await findActiveKey(tx)) ?? (await insertActiveKey(tx, await make()));
+      }),
+    rotate: (make) =>
+      withTx(sql, async (tx) => {
+        await lockKeys(tx);
+        const retiredKids = await retireActiveKeys(tx);
+        const row = await insertActiveKey(tx, await make());
+        return { row, retiredKids };
+      }),
+    listPublic: () => sql<PublicKeyRow[]>`select kid, alg, public_jwk, status, created_at, retired_at from receipts.signing_keys order by created_at desc, kid`,
+    findPublic: async (kid) => {
+      const [row] = await sql<PublicKeyRow[]>`select kid, alg, public_jwk, status, created_at, retired_at from receipts.signing_keys where kid = ${kid}`;
+      return row;
+    },
+  };
 }

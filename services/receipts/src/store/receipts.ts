@@ -1,27 +1,7 @@
-/** SQL of receipts. int8 columns are parsed into numbers once, here, with safe-integer checks. */
-import { parseCents } from "@treasury/contracts";
-import type { Q, Scope } from "./db.ts";
-
-export interface ReceiptRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  sale_transaction_id: string;
-  checkout_session_id: string | null;
-  order_id: string | null;
-  external_order_id: string | null;
-  status: "issued";
-  total_amount: number;
-  sales_tax: number;
-  currency: string;
-  metadata: Record<string, unknown>;
-  hosted_url: string;
-  merchant_name: string | null;
-  product_name: string | null;
-  description: string | null;
-  sold_at: Date;
-  created_at: Date;
-}
+/** SQL of receipts (the ReceiptStore port). int8 columns are parsed into numbers once, here, with safe-integer checks. */
+import { parseCents, type Tenant } from "@treasury/contracts";
+import type { NewReceipt, ReceiptRow, ReceiptStore } from "../usecases/ports.ts";
+import type { Sql } from "./db.ts";
 
 type RawRow = Omit<ReceiptRow, "total_amount" | "sales_tax"> & { total_amount: string; sales_tax: string };
 
@@ -29,10 +9,7 @@ function parse(r: RawRow): ReceiptRow {
   return { ...r, total_amount: parseCents(r.total_amount), sales_tax: parseCents(r.sales_tax) };
 }
 
-export type NewReceipt = Omit<ReceiptRow, "status" | "created_at">;
-
-/** Inserts a receipt; undefined when the sale already has one (the caller answers that one). */
-export async function insertReceipt(q: Q, r: NewReceipt): Promise<ReceiptRow | undefined> {
+async function insertReceipt(q: Sql, r: NewReceipt): Promise<ReceiptRow | undefined> {
   const [row] = await q<RawRow[]>`
     insert into receipts.receipts (id, org_id, livemode, sale_transaction_id, checkout_session_id, order_id, external_order_id,
       total_amount, sales_tax, currency, metadata, hosted_url, merchant_name, product_name, description, sold_at)
@@ -44,19 +21,27 @@ export async function insertReceipt(q: Q, r: NewReceipt): Promise<ReceiptRow | u
   return row === undefined ? undefined : parse(row);
 }
 
-export async function findReceipt(q: Q, s: Scope, id: string): Promise<ReceiptRow | undefined> {
-  const [row] = await q<RawRow[]>`select * from receipts.receipts where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+async function findReceipt(q: Sql, t: Tenant, id: string): Promise<ReceiptRow | undefined> {
+  const [row] = await q<RawRow[]>`select * from receipts.receipts where id = ${id} and org_id = ${t.orgId} and livemode = ${t.livemode}`;
   return row === undefined ? undefined : parse(row);
 }
 
-export async function findReceiptBySale(q: Q, s: Scope, saleTransactionId: string): Promise<ReceiptRow | undefined> {
+async function findReceiptBySale(q: Sql, t: Tenant, saleTransactionId: string): Promise<ReceiptRow | undefined> {
   const [row] = await q<RawRow[]>`
-    select * from receipts.receipts where sale_transaction_id = ${saleTransactionId} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+    select * from receipts.receipts where sale_transaction_id = ${saleTransactionId} and org_id = ${t.orgId} and livemode = ${t.livemode}`;
   return row === undefined ? undefined : parse(row);
 }
 
-/** Hosted pages: the unguessable id alone authorises; the row names its org and environment. */
-export async function findReceiptForPage(q: Q, id: string): Promise<ReceiptRow | undefined> {
+async function findReceiptForPage(q: Sql, id: string): Promise<ReceiptRow | undefined> {
   const [row] = await q<RawRow[]>`select * from receipts.receipts where id = ${id}`;
   return row === undefined ? undefined : parse(row);
+}
+
+export function pgReceiptStore(sql: Sql): ReceiptStore {
+  return {
+    insert: (r) => insertReceipt(sql, r),
+    find: (t, id) => findReceipt(sql, t, id),
+    findBySale: (t, saleTransactionId) => findReceiptBySale(sql, t, saleTransactionId),
+    findForPage: (id) => findReceiptForPage(sql, id),
+  };
 }

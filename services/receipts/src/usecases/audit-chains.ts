@@ -5,9 +5,8 @@
  * audit finds it whole again; the problems are logged (sequence numbers and hashes only).
  */
 import type { Logger } from "pino";
-import { findAudit, listChains, recordAudit } from "../store/checkpoints.ts";
-import type { ReceiptsDeps } from "./deps.ts";
-import { walkChain } from "./walk-chain.ts";
+import type { ReceiptsDeps } from "./ports.ts";
+import { walkChain, type Walker } from "./walk-chain.ts";
 
 export interface AuditReport {
   chains: number;
@@ -15,26 +14,20 @@ export interface AuditReport {
 }
 
 /**
- * Audits every chain once (until `stopping` says the service is shutting down), but for chains audited less than
- * `skipAuditedWithinMs` ago: the replicas of the service each run the audit, and a chain one of them has just
- * walked is not walked again by the others.
+ * Audits every chain once, but for chains audited less than `skipAuditedWithinMs` ago: the replicas of the
+ * service each run the audit, and a chain one of them has just walked is not walked again by the others.
  */
-export async function auditChains(
-  deps: Pick<ReceiptsDeps, "sql" | "keyring" | "checkpointEvery">,
-  log: Logger,
-  opts: { skipAuditedWithinMs?: number; stopping?: () => boolean } = {},
-): Promise<AuditReport> {
+export async function auditChains(deps: Walker & Pick<ReceiptsDeps, "now">, log: Logger, opts: { skipAuditedWithinMs?: number } = {}): Promise<AuditReport> {
   const report: AuditReport = { chains: 0, broken: [] };
-  for (const scope of await listChains(deps.sql)) {
-    if (opts.stopping?.() === true) break;
-    const last = opts.skipAuditedWithinMs === undefined ? undefined : await findAudit(deps.sql, scope);
-    if (last !== undefined && Date.now() - last.audited_at.getTime() < (opts.skipAuditedWithinMs ?? 0)) continue;
-    const { problems, through } = await walkChain(deps, scope, { full: true });
-    await recordAudit(deps.sql, scope, { audited_at: new Date(), through_sequence: through, problems });
+  for (const tenant of await deps.chains.listChains()) {
+    const last = opts.skipAuditedWithinMs === undefined ? undefined : await deps.chains.findAudit(tenant);
+    if (last !== undefined && deps.now().getTime() - last.audited_at.getTime() < (opts.skipAuditedWithinMs ?? 0)) continue;
+    const { problems, through } = await walkChain(deps, tenant, { full: true });
+    await deps.chains.recordAudit(tenant, { audited_at: deps.now(), through_sequence: through, problems });
     report.chains++;
     if (problems.length === 0) continue;
-    report.broken.push({ org_id: scope.orgId, livemode: scope.livemode, problems });
-    log.error({ org_id: scope.orgId, livemode: scope.livemode, problems: problems.slice(0, 20) }, "a receipt proof chain is broken");
+    report.broken.push({ org_id: tenant.orgId, livemode: tenant.livemode, problems });
+    log.error({ org_id: tenant.orgId, livemode: tenant.livemode, problems: problems.slice(0, 20) }, "a receipt proof chain is broken");
   }
   return report;
 }

@@ -4,11 +4,9 @@
  * sale answers the same receipt (200, created: false); different labels for it are idempotency_conflict.
  */
 import { isDeepStrictEqual } from "node:util";
-import { DomainError, newId, type schemas } from "@treasury/contracts";
+import { DomainError, newId, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
-import type { Scope } from "../store/db.ts";
-import { findReceiptBySale, insertReceipt, type ReceiptRow } from "../store/receipts.ts";
-import type { ReceiptsDeps } from "./deps.ts";
+import type { ReceiptRow, ReceiptsDeps } from "./ports.ts";
 import { presentReceipt } from "./present.ts";
 
 type Body = z.output<typeof schemas.GenerateReceiptBody>;
@@ -18,7 +16,11 @@ export function hostedUrlOf(altBaseUrl: string, receiptId: string): string {
 }
 
 /** The sale a request names, and what a checkout knows of it. Errors: see generateReceipt. */
-async function resolveSale(deps: ReceiptsDeps, scope: Scope, body: Body): Promise<{ saleTransactionId: string; checkout: schemas.CheckoutSale | undefined }> {
+async function resolveSale(
+  deps: Pick<ReceiptsDeps, "receipts" | "reads">,
+  tenant: Tenant,
+  body: Body,
+): Promise<{ saleTransactionId: string; checkout: schemas.CheckoutSale | undefined }> {
   if (body.checkout_id === undefined) {
     if (body.sale_transaction_id === undefined) {
       throw new DomainError("validation_error", "Name the sale: checkout_id or sale_transaction_id is required", {
@@ -28,7 +30,7 @@ async function resolveSale(deps: ReceiptsDeps, scope: Scope, body: Body): Promis
     }
     return { saleTransactionId: body.sale_transaction_id, checkout: undefined };
   }
-  const checkout = await deps.reads.checkoutSale(scope, body.checkout_id.toLowerCase());
+  const checkout = await deps.reads.checkoutSale(tenant, body.checkout_id.toLowerCase());
   if (checkout.status !== "completed" || checkout.sale_transaction_id === null) {
     throw new DomainError("checkout_not_completed", `Checkout session ${checkout.id} is ${checkout.status}; a receipt needs its sale`, {
       hint: "Generate the receipt after the checkout completes (checkout.completed webhook)",
@@ -65,25 +67,25 @@ function replay(existing: ReceiptRow, body: Body): { status: number; body: Recor
  * receipt_sale_mismatch, transaction_not_found, transaction_not_a_sale, idempotency_conflict.
  */
 export async function generateReceipt(
-  deps: ReceiptsDeps,
-  scope: Scope,
+  deps: Pick<ReceiptsDeps, "receipts" | "reads">,
+  tenant: Tenant,
   body: Body,
   altBaseUrl: string,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const { saleTransactionId, checkout } = await resolveSale(deps, scope, body);
-  const existing = await findReceiptBySale(deps.sql, scope, saleTransactionId);
+  const { saleTransactionId, checkout } = await resolveSale(deps, tenant, body);
+  const existing = await deps.receipts.findBySale(tenant, saleTransactionId);
   if (existing !== undefined) return replay(existing, body);
-  const record = await deps.reads.transactionRecord(scope, saleTransactionId);
+  const record = await deps.reads.transactionRecord(tenant, saleTransactionId);
   if (record.sale === null) {
     throw new DomainError("transaction_not_a_sale", `Transaction ${saleTransactionId} is a ${record.transaction_type}, not a sale`, {
       hint: "Pass the sale_transaction_id of a checkout or recorded sale, or GET /v1/receipts/proofs/{transaction_id} for a proof of any transaction",
     });
   }
   const id = newId("rcpt");
-  const inserted = await insertReceipt(deps.sql, {
+  const inserted = await deps.receipts.insert({
     id,
-    org_id: scope.orgId,
-    livemode: scope.livemode,
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
     sale_transaction_id: saleTransactionId,
     checkout_session_id: checkout?.id ?? null,
     order_id: body.order_id ?? null,
@@ -100,7 +102,7 @@ export async function generateReceipt(
   });
   // A concurrent request for the same sale won the insert: answer its receipt, as a repeat would.
   if (inserted === undefined) {
-    const winner = await findReceiptBySale(deps.sql, scope, saleTransactionId);
+    const winner = await deps.receipts.findBySale(tenant, saleTransactionId);
     if (winner === undefined) throw new Error("receipt insert conflicted but no receipt is visible");
     return replay(winner, body);
   }

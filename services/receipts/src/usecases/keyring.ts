@@ -6,30 +6,27 @@
 import { DomainError } from "@treasury/contracts";
 import { SealedValueError, type Sealer } from "@treasury/service-kit";
 import type { Logger } from "pino";
-import { importPrivateKey, publicJwkOf, type PublicJwk } from "../signing/jws.ts";
-import type { Sql } from "../store/db.ts";
-import { findPublicKey, listPublicKeys, type PublicKeyRow } from "../store/keys.ts";
+import { importPrivateKey, publicJwkOf, type PrivateSigningKey, type PublicJwk } from "../signing/jws.ts";
+import type { KeyStore, PublicKeyRow, SigningKeys } from "./ports.ts";
 import { ensureActiveKey, sealingContext } from "./rotate-key.ts";
 
-type PrivateKey = Awaited<ReturnType<typeof importPrivateKey>>;
-
-export class Keyring {
-  private readonly privateByKid = new Map<string, PrivateKey>();
+export class Keyring implements SigningKeys {
+  private readonly privateByKid = new Map<string, PrivateSigningKey>();
   private readonly publicByKid = new Map<string, PublicJwk>();
 
   constructor(
-    private readonly sql: Sql,
+    private readonly keys: KeyStore,
     private readonly sealer: Sealer | undefined,
     private readonly log: Logger,
   ) {}
 
   /** Errors: service_unavailable (no sealing keys configured, or none of them opens the active signing key). */
-  async signingKey(): Promise<{ kid: string; key: PrivateKey }> {
+  async signingKey(): Promise<{ kid: string; key: PrivateSigningKey }> {
     const sealer = this.sealer;
     if (sealer === undefined) {
       throw new DomainError("service_unavailable", "Receipt signing is not configured (RECEIPTS_SEALING_KEYS); existing proofs can still be read and verified");
     }
-    const row = await ensureActiveKey(this.sql, sealer);
+    const row = await ensureActiveKey(this.keys, sealer);
     const cached = this.privateByKid.get(row.kid);
     if (cached !== undefined) return { kid: row.kid, key: cached };
     let pkcs8: string;
@@ -50,12 +47,12 @@ export class Keyring {
   async publicKey(kid: string): Promise<PublicJwk | undefined> {
     const cached = this.publicByKid.get(kid);
     if (cached !== undefined) return cached;
-    const row = await findPublicKey(this.sql, kid);
+    const row = await this.keys.findPublic(kid);
     return row === undefined ? undefined : this.remember(row);
   }
 
   async allPublicKeys(): Promise<Array<{ kid: string; alg: string; jwk: PublicJwk }>> {
-    const rows = await listPublicKeys(this.sql);
+    const rows = await this.keys.listPublic();
     return rows.map((r) => ({ kid: r.kid, alg: r.alg, jwk: this.remember(r) }));
   }
 

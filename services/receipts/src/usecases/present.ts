@@ -1,7 +1,6 @@
 /** The wire shapes of receipts and proofs (docs/api.md, Receipts), from their rows. */
 import type { schemas } from "@treasury/contracts";
-import type { ProofRow, SignatureRow } from "../store/proofs.ts";
-import type { ReceiptRow } from "../store/receipts.ts";
+import type { ProofRow, ReceiptRow, SignatureRow } from "./ports.ts";
 
 export function presentReceipt(r: ReceiptRow): schemas.ReceiptView {
   return {

@@ -3,14 +3,12 @@
  * 64-character hex text itself), as a compact JWS (ES256 or EdDSA), attached or detached. It is verified
  * before it is stored; a key_id is accepted once per proof.
  */
-import { DomainError, type schemas } from "@treasury/contracts";
+import { DomainError, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
 import { publicJwkOf, verifiesOver } from "../signing/jws.ts";
-import type { Scope } from "../store/db.ts";
-import { findSignature, insertSignature, listSignatures } from "../store/proofs.ts";
-import type { ReceiptsDeps } from "./deps.ts";
 import { proofOf } from "./get-proof.ts";
 import { loadReceipt } from "./get-receipt.ts";
+import type { ReceiptsDeps } from "./ports.ts";
 import { presentProof, presentSignature } from "./present.ts";
 
 type Body = z.output<typeof schemas.ProofSignatureBody>;
@@ -32,13 +30,13 @@ export function counterpartyKey(jwk: Record<string, unknown>): NonNullable<Retur
  */
 export async function submitSignature(
   deps: ReceiptsDeps,
-  scope: Scope,
+  tenant: Tenant,
   receiptId: string,
   body: Body,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const receipt = await loadReceipt(deps.sql, scope, receiptId);
+  const receipt = await loadReceipt(deps.receipts, tenant, receiptId);
   const key = counterpartyKey(body.public_key_jwk);
-  const proof = await proofOf(deps, scope, receipt.sale_transaction_id);
+  const proof = await proofOf(deps, tenant, receipt.sale_transaction_id);
   if (body.signed_payload !== undefined && body.signed_payload !== proof.receipt_hash) {
     throw new DomainError("signed_payload_mismatch", `signed_payload must be this proof's receipt_hash (${proof.receipt_hash})`, {
       hint: `GET /v1/receipts/${receipt.id}/proof and sign its receipt_hash`,
@@ -49,7 +47,7 @@ export async function submitSignature(
       hint: `Sign the receipt_hash text of GET /v1/receipts/${receipt.id}/proof as a compact JWS (${key.alg})`,
     });
   }
-  const stored = await insertSignature(deps.sql, scope, proof.transaction_id, {
+  const stored = await deps.proofs.insertSignature(tenant, proof.transaction_id, {
     key_id: body.key_id,
     signer_type: body.signer_type ?? "platform",
     signer_id: body.signer_id ?? null,
@@ -59,11 +57,11 @@ export async function submitSignature(
     signed_payload: proof.receipt_hash,
   });
   if (stored === undefined) {
-    const existing = await findSignature(deps.sql, scope, proof.transaction_id, body.key_id);
+    const existing = await deps.proofs.findSignature(tenant, proof.transaction_id, body.key_id);
     throw new DomainError("duplicate_signature", `This proof already has a signature with key_id ${body.key_id}`, {
       ...(existing === undefined ? {} : { extra: { signature: presentSignature(existing) } }),
     });
   }
-  const signatures = await listSignatures(deps.sql, scope, proof.transaction_id);
+  const signatures = await deps.proofs.listSignatures(tenant, proof.transaction_id);
   return { status: 201, body: { signature: presentSignature(stored), proof: presentProof(proof, receipt.id, signatures) } };
 }

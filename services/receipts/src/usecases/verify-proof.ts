@@ -11,16 +11,13 @@
  *                           the receipt hash.
  * An unknown hash is not an error: its checks are false.
  */
-import { DomainError, type schemas } from "@treasury/contracts";
+import { DomainError, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
 import { entryHash, sha256Hex } from "../domain/canonical.ts";
 import { publicJwkOf, verifiesOver } from "../signing/jws.ts";
-import type { Scope } from "../store/db.ts";
-import { findAudit } from "../store/checkpoints.ts";
-import { findProofByHash, listSignatures, type ProofRow } from "../store/proofs.ts";
-import type { ReceiptsDeps } from "./deps.ts";
 import { proofOf } from "./get-proof.ts";
 import { loadReceipt } from "./get-receipt.ts";
+import type { ProofRow, ReceiptsDeps } from "./ports.ts";
 import { counterpartyKey } from "./submit-signature.ts";
 import { serviceSignatureValid, walkChain } from "./walk-chain.ts";
 
@@ -30,35 +27,35 @@ type Body = z.output<typeof schemas.VerifyReceiptBody>;
  * The chain check of a verification: the links after the newest checkpoint (usecases/walk-chain.ts), the proof's
  * own link, and what the last full audit of the chain found (usecases/audit-chains.ts).
  */
-async function chainProblems(deps: ReceiptsDeps, scope: Scope, proof: ProofRow): Promise<string[]> {
-  const { problems } = await walkChain(deps, scope, { full: false });
+async function chainProblems(deps: ReceiptsDeps, tenant: Tenant, proof: ProofRow): Promise<string[]> {
+  const { problems } = await walkChain(deps, tenant, { full: false });
   if (entryHash(proof) !== proof.entry_hash) problems.push(`sequence ${proof.sequence}: entry_hash does not recompute`);
-  const audit = await findAudit(deps.sql, scope);
+  const audit = await deps.chains.findAudit(tenant);
   if (audit !== undefined && audit.problems.length > 0) {
     problems.push(...audit.problems.map((p) => `full audit of ${audit.audited_at.toISOString()}: ${p}`));
   }
   return problems;
 }
 
-async function targetProof(deps: ReceiptsDeps, scope: Scope, body: Body): Promise<{ proof: ProofRow | undefined; receiptId: string | null }> {
+async function targetProof(deps: ReceiptsDeps, tenant: Tenant, body: Body): Promise<{ proof: ProofRow | undefined; receiptId: string | null }> {
   if (body.receipt_id !== undefined) {
-    const receipt = await loadReceipt(deps.sql, scope, body.receipt_id);
-    return { proof: await proofOf(deps, scope, receipt.sale_transaction_id), receiptId: receipt.id };
+    const receipt = await loadReceipt(deps.receipts, tenant, body.receipt_id);
+    return { proof: await proofOf(deps, tenant, receipt.sale_transaction_id), receiptId: receipt.id };
   }
   if (body.receipt_hash === undefined) {
     throw new DomainError("validation_error", "receipt_id or receipt_hash is required", {
       details: [{ path: "receipt_id", message: "receipt_id or receipt_hash is required" }],
     });
   }
-  return { proof: await findProofByHash(deps.sql, scope, body.receipt_hash), receiptId: null };
+  return { proof: await deps.proofs.findByHash(tenant, body.receipt_hash), receiptId: null };
 }
 
 type Key = ReturnType<typeof counterpartyKey>;
 
 /** Stored signatures of the proof, then the one given with a public key, each checked over `hash`. */
-async function counterpartyChecks(deps: ReceiptsDeps, scope: Scope, proof: ProofRow | undefined, hash: string, body: Body, provided: Key | undefined) {
+async function counterpartyChecks(deps: ReceiptsDeps, tenant: Tenant, proof: ProofRow | undefined, hash: string, body: Body, provided: Key | undefined) {
   const out: Array<{ key_id: string; valid: boolean }> = [];
-  for (const s of proof === undefined ? [] : await listSignatures(deps.sql, scope, proof.transaction_id)) {
+  for (const s of proof === undefined ? [] : await deps.proofs.listSignatures(tenant, proof.transaction_id)) {
     const key = publicJwkOf(s.public_key_jwk);
     out.push({ key_id: s.key_id, valid: key !== undefined && s.signed_payload === hash && (await verifiesOver(s.signature, key, hash)) });
   }
@@ -78,14 +75,14 @@ async function serviceChecks(deps: ReceiptsDeps, proof: ProofRow | undefined, bo
 }
 
 /** Errors: validation_error, receipt_not_found, invalid_public_key, transaction_not_found, service_unavailable. */
-export async function verifyProof(deps: ReceiptsDeps, scope: Scope, body: Body): Promise<Record<string, unknown>> {
+export async function verifyProof(deps: ReceiptsDeps, tenant: Tenant, body: Body): Promise<Record<string, unknown>> {
   if (body.public_key_jwk !== undefined && body.signature === undefined) {
     throw new DomainError("validation_error", "signature is required with public_key_jwk", {
       details: [{ path: "signature", message: "required with public_key_jwk" }],
     });
   }
   const provided = body.public_key_jwk === undefined ? undefined : counterpartyKey(body.public_key_jwk);
-  const { proof, receiptId } = await targetProof(deps, scope, body);
+  const { proof, receiptId } = await targetProof(deps, tenant, body);
   const hash = proof?.receipt_hash ?? body.receipt_hash ?? "";
   const problems: string[] = [];
   const hashOk =
@@ -93,11 +90,11 @@ export async function verifyProof(deps: ReceiptsDeps, scope: Scope, body: Body):
     sha256Hex(proof.canonical_payload) === proof.receipt_hash &&
     (body.receipt_hash === undefined || body.receipt_hash === proof.receipt_hash);
   if (!hashOk) problems.push(proof === undefined ? "no proof has this receipt_hash" : "receipt_hash does not match the proof's canonical payload");
-  const chainIssues = proof === undefined ? [] : await chainProblems(deps, scope, proof);
+  const chainIssues = proof === undefined ? [] : await chainProblems(deps, tenant, proof);
   problems.push(...chainIssues);
   const serviceOk = await serviceChecks(deps, proof, body, provided);
   if (proof !== undefined && !serviceOk) problems.push("service signature does not verify");
-  const counterparties = await counterpartyChecks(deps, scope, proof, hash, body, provided);
+  const counterparties = await counterpartyChecks(deps, tenant, proof, hash, body, provided);
   for (const c of counterparties) if (!c.valid) problems.push(`counterparty signature ${c.key_id} does not verify`);
   const checks: schemas.VerifyReceiptResult["checks"] = {
     receipt_hash: hashOk,

@@ -1,0 +1,31 @@
+/** Submission bodies for the unit tests, checked by the same schemas the handlers use. */
+import { parseOrThrow, schemas } from "@treasury/contracts";
+import type { BusinessBody, CreatorBody } from "../src/domain/requirements.ts";
+
+export function creator(extra: Record<string, unknown> = {}): CreatorBody {
+  return parseOrThrow(schemas.SubmitCreatorBody, {
+    legal_name: "Ada Quill Lovelace",
+    email: "ada.quill@example.com",
+    date_of_birth: "1990-12-10",
+    address: { line1: "12 Analytical Row", city: "London", postal_code: "NW1 6XE", country: "GB" },
+    document_evidence: [{ type: "government_id", file_id: "file_passport", description: "passport" }],
+    tax_id_type: "ssn",
+    tax_id_last4: "6789",
+    certify_tax_info: true,
+    ...extra,
+  });
+}
+
+export function business(extra: Record<string, unknown> = {}): BusinessBody {
+  return parseOrThrow(schemas.SubmitBusinessBody, {
+    business_type: "llc",
+    legal_name: "Quill Works LLC",
+    primary_contact: { name: "Grace Quill", email: "grace@quill.example", phone: "+1 (415) 555-0134" },
+    business_address: { line1: "500 Market St", city: "San Francisco", state: "CA", postal_code: "94105", country: "US" },
+    document_evidence: [{ type: "articles_of_incorporation", file_id: "file_articles" }],
+    tax_id_type: "ein",
+    tax_id_last4: "4321",
+    beneficial_owners: [{ name: "Grace Quill", date_of_birth: "1985-03-14", ownership_percent: 60 }],
+    ...extra,
+  });
+}
