@@ -62,7 +62,8 @@ export class Leadership {
 
 export class Job<T> {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<T | undefined> | undefined;
+  /** The end of the last pass asked for (never rejects); undefined when none is running or waiting. */
+  private running: Promise<void> | undefined;
   private stopped = true;
   private readonly leadership: Leadership | undefined;
 
@@ -89,17 +90,27 @@ export class Job<T> {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.running?.catch(() => undefined);
+    await this.running;
     await this.leadership?.release();
   }
 
   /**
-   * One pass now (tests, operators), joined with the one in progress if any. A leader job answers undefined when
-   * another replica holds its lock. A failing pass rejects here (the loop logs it instead).
+   * One pass that starts after this call (tests, operators): after the pass in progress, if any, so that passes
+   * never overlap and the caller's pass sees everything done before it asked. A leader job answers undefined
+   * when another replica holds its lock. A failing pass rejects here (the loop logs it instead).
    */
   runOnce(): Promise<T | undefined> {
-    this.running ??= this.pass().finally(() => (this.running = undefined));
-    return this.running;
+    const previous = this.running?.catch(() => undefined) ?? Promise.resolve();
+    const next = previous.then(() => this.pass());
+    const tail = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.running = tail;
+    void tail.then(() => {
+      if (this.running === tail) this.running = undefined;
+    });
+    return next;
   }
 
   private async pass(): Promise<T | undefined> {
