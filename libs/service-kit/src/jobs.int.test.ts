@@ -66,3 +66,31 @@ it("logs a failing pass, runs the next on time, runs passes asked for at once on
   expect(joined).toEqual(["failed", undefined]);
   expect(lines.some((l) => l["msg"] === "flaky pass failed; it runs again at the next interval")).toBe(true);
 });
+
+it("aborts a long pass's signal on stop, so the pass ends between its units of work", async () => {
+  let units = 0;
+  let entered: () => void = () => {};
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  const job = new Job(
+    {
+      name: "long",
+      intervalMs: 0,
+      run: async (_leader, signal) => {
+        entered();
+        while (!signal.aborted) {
+          units++;
+          await new Promise((r) => setImmediate(r));
+        }
+        return units;
+      },
+    },
+    log,
+    sql,
+    "kit-test",
+  );
+  const pass = job.runOnce();
+  await inside;
+  await job.stop();
+  expect(await pass).toBe(units);
+  expect(units).toBeGreaterThan(0);
+});

@@ -23,7 +23,11 @@ export interface JobSpec<T> {
   name: string;
   /** Milliseconds between the end of one pass and the start of the next; 0 turns the loop off (runOnce still works). */
   intervalMs: number;
-  run: (leader: LeaderSession | undefined) => Promise<T>;
+  /**
+   * One pass. `signal` aborts when the job stops (the service shuts down): a long pass ends between two of its
+   * units of work instead of running to its end.
+   */
+  run: (leader: LeaderSession | undefined, signal: AbortSignal) => Promise<T>;
   /** Runs on one replica at a time (see above). */
   leader?: boolean;
   /** Called when a leader job's pass is skipped because another replica holds the lock. */
@@ -66,6 +70,7 @@ export class Job<T> {
   private running: Promise<void> | undefined;
   private stopped = true;
   private readonly leadership: Leadership | undefined;
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly spec: JobSpec<T>,
@@ -90,6 +95,7 @@ export class Job<T> {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.stopping.abort();
     await this.running;
     await this.leadership?.release();
   }
@@ -115,13 +121,14 @@ export class Job<T> {
 
   private async pass(): Promise<T | undefined> {
     const leadership = this.leadership;
-    if (leadership === undefined) return this.spec.run(undefined);
+    const signal = this.stopping.signal;
+    if (leadership === undefined) return this.spec.run(undefined, signal);
     const session = await leadership.acquire();
     if (session === undefined) {
       this.spec.onNotLeader?.();
       return undefined;
     }
-    return this.spec.run({ session, resign: () => leadership.release() });
+    return this.spec.run({ session, resign: () => leadership.release() }, signal);
   }
 
   private schedule(): void {

@@ -6,7 +6,7 @@
  * every replica must refresh its own `receipt_chains_broken` after its passes, since the alert in
  * k8s/monitoring takes the largest value any replica reports. Its findings reach /metrics:
  * `receipt_chains_broken` counts the chains whose stored audit found problems, the same on every replica, read
- * at start and after each pass. A pass in progress at shutdown runs to its end (within SHUTDOWN_TIMEOUT_MS).
+ * at start and after each pass. A pass in progress at shutdown ends after the chain it is walking.
  */
 import { Gauge, type Job, type Service } from "@treasury/service-kit";
 import { auditChains, type AuditReport } from "../usecases/audit-chains.ts";
@@ -30,8 +30,8 @@ export function registerChainAudit(svc: Pick<Service, "every" | "onStart" | "met
   return svc.every({
     name: "receipt chain audit",
     intervalMs,
-    run: async () => {
-      const report = await auditChains(deps, svc.log, { skipAuditedWithinMs: intervalMs / 2 });
+    run: async (_leader, signal) => {
+      const report = await auditChains(deps, svc.log, { skipAuditedWithinMs: intervalMs / 2, signal });
       lastPass.set(Date.now() / 1000);
       await refresh();
       return report;

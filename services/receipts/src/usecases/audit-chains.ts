@@ -17,9 +17,15 @@ export interface AuditReport {
  * Audits every chain once, but for chains audited less than `skipAuditedWithinMs` ago: the replicas of the
  * service each run the audit, and a chain one of them has just walked is not walked again by the others.
  */
-export async function auditChains(deps: Walker & Pick<ReceiptsDeps, "now">, log: Logger, opts: { skipAuditedWithinMs?: number } = {}): Promise<AuditReport> {
+export async function auditChains(
+  deps: Walker & Pick<ReceiptsDeps, "now">,
+  log: Logger,
+  opts: { skipAuditedWithinMs?: number; signal?: AbortSignal } = {},
+): Promise<AuditReport> {
   const report: AuditReport = { chains: 0, broken: [] };
   for (const tenant of await deps.chains.listChains()) {
+    // A shutdown ends the pass between two chains; the next pass (here or on another replica) goes on.
+    if (opts.signal?.aborted === true) break;
     const last = opts.skipAuditedWithinMs === undefined ? undefined : await deps.chains.findAudit(tenant);
     if (last !== undefined && deps.now().getTime() - last.audited_at.getTime() < (opts.skipAuditedWithinMs ?? 0)) continue;
     const { problems, through } = await walkChain(deps, tenant, { full: true });
