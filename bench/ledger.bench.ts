@@ -25,7 +25,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { connect, createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
-import { checkInvariants } from "../services/ledger/src/invariants.ts";
+import { checkInvariants } from "../services/ledger/src/verify/invariants.ts";
 import { adminSql, cpuMs, LEDGER_NODE_OPTIONS, pgbenchBaseline, pgbenchLine, pgbenchRunner, startChild, startInfra, type Child } from "./lib.ts";
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
