@@ -92,14 +92,7 @@ async function inTransaction(
   }
 
   const rows = await readRows(conn, begin, list, solo, cache, opts, used);
-  const byKey = new Map(rows.claims.map((e) => [`${e.org_id}\u0000${e.livemode}\u0000${e.kind}\u0000${e.reference_id}`, e]));
-  const fresh: Pending[] = [];
-  for (const p of list) {
-    const e = byKey.get(p.key);
-    if (e === undefined) fresh.push(p);
-    else verdicts.set(p, replayVerdict(p, e.id, e.request_hash, e.result));
-  }
-
+  const fresh = answerClaimed(list, rows, verdicts);
   const batch = new BatchBuilder(rows, systemIds, solo);
   for (const p of fresh) {
     const v = batch.apply(p);
@@ -111,21 +104,9 @@ async function inTransaction(
     }
   }
   if (!opts.readClaims) await answerReplays(conn, begin, fresh, verdicts);
-  await writeAndCommit(conn, begin, batch, rows, cache, used.cache, opts.shard);
-  return verdicts;
-}
 
-/** Step 4: the batch's one write with COMMIT pipelined behind it; then the wallet rows as it left them are remembered. */
-async function writeAndCommit(
-  conn: ReservedSql,
-  begin: Begin,
-  batch: BatchBuilder,
-  rows: Rows,
-  cache: WalletCache,
-  remembered: boolean,
-  shard: () => number,
-): Promise<void> {
-  const write = batch.write(remembered, shard);
+  // Step 4: the batch's one write with COMMIT pipelined behind it; then the wallet rows as it left them are remembered.
+  const write = batch.write(used.cache, opts.shard);
   let xmin: string | null = null;
   try {
     if (write.transactions.length === 0 && write.wallets.length === 0) {
@@ -140,6 +121,19 @@ async function writeAndCommit(
     throw e;
   }
   cache.remember(rows.locked, new Map(write.wallets.map((w) => [w.id, w])), xmin);
+  return verdicts;
+}
+
+/** Requests whose key the read found posted already get their replay's answer here; the others are returned for the engine. */
+function answerClaimed(list: readonly Pending[], rows: Rows, verdicts: Map<Pending, Verdict>): Pending[] {
+  const byKey = new Map(rows.claims.map((e) => [`${e.org_id}\u0000${e.livemode}\u0000${e.kind}\u0000${e.reference_id}`, e]));
+  const fresh: Pending[] = [];
+  for (const p of list) {
+    const e = byKey.get(p.key);
+    if (e === undefined) fresh.push(p);
+    else verdicts.set(p, replayVerdict(p, e.id, e.request_hash, e.result));
+  }
+  return fresh;
 }
 
 /**

@@ -24,7 +24,7 @@ import { findHoldsByIds, lockHolds } from "../store/holds.ts";
 import type { HoldRow } from "../usecases/rows.ts";
 import type { Derived } from "../usecases/ports.ts";
 import { scopeKey, type CommitOptions, type Pending, type SoloClaim } from "./pending.ts";
-import { settled } from "./statements.ts";
+import { settled, type Settled } from "./statements.ts";
 import type { WalletCache } from "./wallet-cache.ts";
 
 /** What the read step found, for every request of the batch. */
@@ -60,12 +60,23 @@ interface RefundNames {
   planHolds: string[];
 }
 
-/** What a request that runs alone adds: its tenant and the holds it locks. */
+/** What a request that runs alone adds: its tenant, the holds it locks, the accounts its extension named by id. */
 interface SoloNames {
   scope: Tenant | undefined;
   holdIds: string[];
+  derivedIds: string[];
 }
 
+const NOT_ALONE: SoloNames = { scope: undefined, holdIds: [], derivedIds: [] };
+
+/** The statements' results, in the order lockStatements sends them. */
+type Locked = Settled<ReturnType<typeof lockStatements>>;
+
+/**
+ * The batch's rows. Awaits what the transaction must wait for and nothing more: a solo request's plain read of its
+ * holds' wallets and extension's accounts (when it names any), the one locking round trip, and the receivables of
+ * creators named by wallet id (when there are any).
+ */
 export async function readRows(
   conn: ReservedSql,
   begin: () => Promise<unknown>,
@@ -77,7 +88,15 @@ export async function readRows(
 ): Promise<Rows> {
   const names = namesOf(list);
   const refunds = refundNames(list, names);
-  const alone = await soloNames(conn, begin, list, solo, names);
+  const alone = solo === undefined ? NOT_ALONE : soloNames(list, solo);
+  if (alone.scope !== undefined && (alone.holdIds.length > 0 || alone.derivedIds.length > 0)) {
+    const [, seen, kinds] = await settled([begin(), findHoldsByIds(conn, alone.scope, alone.holdIds), accountKinds(conn, alone.scope, alone.derivedIds)]);
+    for (const h of seen) names.ids.add(h.wallet_id);
+    for (const k of kinds) {
+      if (k.is_wallet) names.ids.add(k.id);
+      else names.systemNormals.set(k.id, k.normal_side);
+    }
+  }
   const partList = [...names.parts.values()];
   const sortedIds = [...names.ids].sort();
   const remembered =
@@ -85,19 +104,13 @@ export async function readRows(
       ? cache.all(sortedIds)
       : undefined;
   used.cache = remembered !== undefined;
-  if (remembered !== undefined) {
-    return {
-      participants: new Map(),
-      locked: remembered,
-      holds: new Map(),
-      sales: new Map(),
-      claims: [],
-      owed: new Map(),
-      existingParticipants: new Set(),
-      systemNormals: names.systemNormals,
-    };
-  }
-  return lockAll(conn, begin, list, { names, refunds, alone, partList, sortedIds, readClaims: opts.readClaims && solo === undefined });
+  if (remembered !== undefined) return rememberedRows(remembered, names.systemNormals);
+  const read = await settled(
+    lockStatements(conn, begin, list, { names, refunds, alone, partList, sortedIds, readClaims: opts.readClaims && solo === undefined }),
+  );
+  const missing = unaskedCreators(read[3], partList);
+  const more = missing.length > 0 ? await receivables(conn, missing) : undefined;
+  return rowsOf(read, names.systemNormals, more);
 }
 
 function namesOf(list: readonly Pending[]): Names {
@@ -134,33 +147,17 @@ function refundNames(list: readonly Pending[], names: Names): RefundNames {
   return { plans, saleKeys, planHolds };
 }
 
-/**
- * What a request that runs alone adds: the wallets of the holds it releases (a hold's wallet never changes, so a
- * plain read finds it before the wallets are locked), and the accounts its extension named by id.
- */
-async function soloNames(
-  conn: ReservedSql,
-  begin: () => Promise<unknown>,
-  list: readonly Pending[],
-  solo: SoloClaim | undefined,
-  names: Names,
-): Promise<SoloNames> {
-  const alone = solo === undefined ? undefined : list[0];
-  const scope = alone === undefined ? undefined : { orgId: alone.req.org_id, livemode: alone.req.livemode };
-  const releaseIds = alone === undefined ? [] : alone.req.holds_release.map((h) => h.hold_id);
-  const coverHold = solo?.derived?.cover?.holdId;
-  // The holds locked: those released, and the sale's hold a cover may use.
-  const holdIds = [...new Set([...releaseIds, ...(coverHold === null || coverHold === undefined ? [] : [coverHold])])].sort();
-  const derivedIds = derivedAccountIds(solo?.derived);
-  if (scope !== undefined && (holdIds.length > 0 || derivedIds.length > 0)) {
-    const [, seen, kinds] = await settled([begin(), findHoldsByIds(conn, scope, holdIds), accountKinds(conn, scope, derivedIds)]);
-    for (const h of seen) names.ids.add(h.wallet_id);
-    for (const k of kinds) {
-      if (k.is_wallet) names.ids.add(k.id);
-      else names.systemNormals.set(k.id, k.normal_side);
-    }
-  }
-  return { scope, holdIds };
+function rememberedRows(locked: LockedWallet[], systemNormals: Map<string, Side>): Rows {
+  return {
+    participants: new Map(),
+    locked,
+    holds: new Map(),
+    sales: new Map(),
+    claims: [],
+    owed: new Map(),
+    existingParticipants: new Set(),
+    systemNormals,
+  };
 }
 
 function derivedAccountIds(derived: Derived | undefined): string[] {
@@ -177,15 +174,29 @@ function derivedAccountIds(derived: Derived | undefined): string[] {
   return [...ids];
 }
 
-/** The one round trip that reads and locks, in the lock order, then the rows as the engine's view needs them. */
-async function lockAll(
+/**
+ * What a request that runs alone adds: the wallets of the holds it releases (a hold's wallet never changes, so a
+ * plain read finds it before the wallets are locked), and the accounts its extension named by id.
+ */
+function soloNames(list: readonly Pending[], solo: SoloClaim): SoloNames {
+  const alone = list[0];
+  const scope = alone === undefined ? undefined : { orgId: alone.req.org_id, livemode: alone.req.livemode };
+  const releaseIds = alone === undefined ? [] : alone.req.holds_release.map((h) => h.hold_id);
+  const coverHold = solo.derived?.cover?.holdId;
+  // The holds locked: those released, and the sale's hold a cover may use.
+  const holdIds = [...new Set([...releaseIds, ...(coverHold === null || coverHold === undefined ? [] : [coverHold])])].sort();
+  return { scope, holdIds, derivedIds: derivedAccountIds(solo.derived) };
+}
+
+/** The one round trip that reads and locks, in the lock order: its statements, sent together. */
+function lockStatements(
   conn: ReservedSql,
   begin: () => Promise<unknown>,
   list: readonly Pending[],
   n: { names: Names; refunds: RefundNames; alone: SoloNames; partList: ParticipantKey[]; sortedIds: string[]; readClaims: boolean },
-): Promise<Rows> {
+) {
   const { scope, holdIds } = n.alone;
-  const [, saleRows, participantRows, locked, claims, receivableRows, holdRows, planHoldRows] = await settled([
+  return [
     begin(),
     // Sales, then wallets, then holds: the one lock order.
     lockSalesAnyScope(conn, n.refunds.saleKeys),
@@ -205,34 +216,33 @@ async function lockAll(
       conn,
       n.refunds.planHolds.filter((id) => !holdIds.includes(id)),
     ),
-  ]);
-  const owed = await creatorReceivables(conn, locked, n.partList, receivableRows);
+  ] as const;
+}
+
+/**
+ * Creators with an outstanding receivable repay it from credits. Those named by participant are read with the
+ * locks; creator wallets named by wallet id are read after their lock, if any: these.
+ */
+function unaskedCreators(locked: readonly LockedWallet[], partList: readonly ParticipantKey[]): ParticipantKey[] {
+  const asked = new Set(partList.map((k) => scopeKey(k.orgId, k.livemode, k.participantId)));
+  return locked
+    .filter((w) => w.account_type === "creator_earnings" && w.participant_id !== null && !asked.has(scopeKey(w.org_id, w.livemode, w.participant_id)))
+    .map((w) => ({ orgId: w.org_id, livemode: w.livemode, participantId: w.participant_id ?? "" }));
+}
+
+function rowsOf(read: Locked, systemNormals: Map<string, Side>, more: Locked[5] | undefined): Rows {
+  const [, saleRows, participantRows, locked, claims, receivableRows, holdRows, planHoldRows] = read;
+  const allReceivables = more === undefined ? receivableRows : [...receivableRows, ...more];
   return {
     participants: new Map(participantRows.map((r) => [scopeKey(r.org_id, r.livemode, r.participant_id), r.wallet_id])),
     locked,
     holds: new Map<string, LockedHold>([...holdRows, ...planHoldRows].map((h) => [h.id, h])),
     sales: new Map(saleRows.map((r) => [scopeKey(r.org_id, r.livemode, r.sale_reference), r])),
     claims,
-    owed,
+    owed: new Map(
+      allReceivables.filter((r) => r.outstanding > 0).map((r) => [scopeKey(r.org_id, r.livemode, r.entity_id), { id: r.id, outstanding: r.outstanding }]),
+    ),
     existingParticipants: new Set(participantRows.map((r) => scopeKey(r.org_id, r.livemode, r.participant_id))),
-    systemNormals: n.names.systemNormals,
+    systemNormals,
   };
-}
-
-/**
- * Creators with an outstanding receivable repay it from credits. Those named by participant were read with the
- * locks; creator wallets named by wallet id are read now (after their lock), if any.
- */
-async function creatorReceivables(
-  conn: ReservedSql,
-  locked: readonly LockedWallet[],
-  partList: readonly ParticipantKey[],
-  receivableRows: Awaited<ReturnType<typeof receivables>>,
-): Promise<Map<string, { id: string; outstanding: number }>> {
-  const asked = new Set(partList.map((k) => scopeKey(k.orgId, k.livemode, k.participantId)));
-  const missing = locked
-    .filter((w) => w.account_type === "creator_earnings" && w.participant_id !== null && !asked.has(scopeKey(w.org_id, w.livemode, w.participant_id)))
-    .map((w) => ({ orgId: w.org_id, livemode: w.livemode, participantId: w.participant_id ?? "" }));
-  const all = missing.length > 0 ? [...receivableRows, ...(await receivables(conn, missing))] : receivableRows;
-  return new Map(all.filter((r) => r.outstanding > 0).map((r) => [scopeKey(r.org_id, r.livemode, r.entity_id), { id: r.id, outstanding: r.outstanding }]));
 }

@@ -15,7 +15,8 @@ export function referenceTakenError(e: unknown): DomainError | undefined {
   return undefined;
 }
 
-type Settled<T extends readonly unknown[]> = { -readonly [K in keyof T]: Awaited<T[K]> };
+/** What pipelined statements answer, in sending order. */
+export type Settled<T extends readonly unknown[]> = { -readonly [K in keyof T]: Awaited<T[K]> };
 
 /**
  * Awaits pipelined statements of one connection: all of them settle (no rejection is left unobserved when an
