@@ -13,7 +13,7 @@ import { money, type Q } from "./db.ts";
  * per key, because `reference_id = any(...)` and joins against unnest() were planned (with the statistics of
  * a young table, and then kept as the cached generic plan) as a scan of every transaction of the kind, which
  * grew with the table and cost more than the rest of the batch. The batch path runs this only after a
- * reference was found already claimed (see usecases/batch.ts); otherwise the unique index decides.
+ * reference was found already claimed (posting/poster.ts, readClaims); otherwise the unique index decides.
  */
 export async function claimsByKey(q: Q, keys: readonly { orgId: string; livemode: boolean; kind: string; referenceId: string }[]): Promise<ExistingClaim[]> {
   if (keys.length === 0) return [];

@@ -4,7 +4,8 @@
  * refundParts of @treasury/money-rules), and posts the money back to where the sale took it from (platform cash
  * for a card sale, the buyer's wallet for a wallet-funded one): the creator's part from the creator wallet,
  * covered by the sale's hold first, then the available balance, a shortfall booked to creator_receivable or
- * refused (domain/engine.ts cover); the platform's part from sales tax payable and platform revenue in proportion.
+ * refused (the engine's cover, posting/cover.ts); the platform's part from sales tax payable and platform revenue
+ * in proportion.
  * Works for every sale the ledger records (checkout sales and record-sale; shared-wallet spends record no sale
  * and are undone by their own reversal).
  */
