@@ -6,7 +6,7 @@
  */
 import type postgres from "postgres";
 import { PUBLIC_EVENT_TYPES, SERVICES } from "@treasury/contracts";
-import { checkInvariants } from "../services/ledger/src/invariants.ts";
+import { checkInvariants } from "../services/ledger/src/verify/invariants.ts";
 import type { Flow, Load } from "./chaos-load.ts";
 import type { WebhookReceiver } from "./webhook-receiver.ts";
 

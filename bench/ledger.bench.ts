@@ -25,7 +25,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { connect, createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
-import { checkInvariants } from "../services/ledger/src/invariants.ts";
+import { checkInvariants } from "../services/ledger/src/verify/invariants.ts";
 import { adminSql, pgbenchBaseline, pgbenchLine, pgbenchRunner, startInfra } from "./lib.ts";
 import { cpuMs, LEDGER_NODE_OPTIONS, startChild, type Child } from "./lib/processes.ts";
 

@@ -23,7 +23,7 @@ import { Pool } from "undici";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
-import { checkInvariants } from "../services/ledger/src/invariants.ts";
+import { checkInvariants } from "../services/ledger/src/verify/invariants.ts";
 import {
   adminSql,
   closedLoop,

@@ -11,7 +11,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { checkInvariants } from "../services/ledger/src/invariants.ts";
+import { checkInvariants } from "../services/ledger/src/verify/invariants.ts";
 import { CREATOR_PERCENT, FULL_PLAN, setUp, STACK_ENV } from "./chaos-run.ts";
 import { client, isRetryable, Load } from "./chaos-load.ts";
 import { startChaosStack, type Instance } from "./chaos-stack.ts";

@@ -1,5 +1,5 @@
 /** Ledger checks for operators (read-only). */
-import { checkInvariants } from "../../services/ledger/src/invariants.ts";
+import { checkInvariants } from "../../services/ledger/src/verify/invariants.ts";
 import type { Commands } from "./command.ts";
 
 export const ledgerCommands: Commands = {

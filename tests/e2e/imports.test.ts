@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IMPORT_BODY_LIMIT_BYTES, RPC_ENVELOPE_BYTES_MAX } from "@treasury/contracts";
 import { createOrg } from "../../services/gateway/src/admin.ts";
-import { fixtureBody, FIXTURES } from "../../services/ledger/src/import-fixtures.ts";
-import { verifyLedger } from "../../services/ledger/src/verify.ts";
+import { fixtureBody, FIXTURES } from "../../services/ledger/src/statement-parser/testing/import-fixtures.ts";
+import { verifyLedger } from "../../services/ledger/src/verify/verify.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
 let stack: Stack;

@@ -2,7 +2,7 @@
 // reverse-transaction (409 duplicate_reversal_reference), get-transactions paging, the trial balance, scopes,
 // and a consistent ledger afterwards.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyLedger } from "../../services/ledger/src/verify.ts";
+import { verifyLedger } from "../../services/ledger/src/verify/verify.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
 let stack: Stack;

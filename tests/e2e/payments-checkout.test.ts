@@ -6,7 +6,7 @@ import { eventsStreamName, rpcSubject } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
 import { waitFor } from "@treasury/testing";
 import type { PaymentsService } from "../../services/payments/src/service.ts";
-import { checkInvariants } from "../../services/ledger/src/invariants.ts";
+import { checkInvariants } from "../../services/ledger/src/verify/invariants.ts";
 import { startProcessorStandIn, type ProcessorStandIn } from "./processor-stand-in.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 

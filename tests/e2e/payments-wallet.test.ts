@@ -1,6 +1,6 @@
 // Wallet sessions, the hosted wallet page's refusals, and shared-wallet spend with its reversal, through the gateway.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkInvariants } from "../../services/ledger/src/invariants.ts";
+import { checkInvariants } from "../../services/ledger/src/verify/invariants.ts";
 import type { PaymentsService } from "../../services/payments/src/service.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 

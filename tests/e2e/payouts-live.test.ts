@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "@treasury/testing";
-import { checkInvariants } from "../../services/ledger/src/invariants.ts";
+import { checkInvariants } from "../../services/ledger/src/verify/invariants.ts";
 import { buildReturnFile, readNachaFile } from "../../services/payouts/test/nacha-reader.ts";
 import {
   admin,

@@ -10,8 +10,9 @@
  *    bears any excess.
  *
  * Checkouts, shared-wallet spends and record-sale split with `splitSale` (or `shareSale` then `chargeFee` when the
- * fee is known only once the payment happened). A dispute's hold (`disputeParts`) and a refund (`refundParts`)
- * take money back pro rata to that split, cumulatively, so they always sum to what they take.
+ * fee is known only once the payment happened). A dispute's hold (`disputeParts`), a refund (`refundParts`) and
+ * a reversal (`reversalAmount`, `reversalShare`, `reversalSides`) take money back pro rata to that split,
+ * cumulatively, so they always sum to what they take.
  */
 import { cents, DomainError, percentToBps, shareOf, type Cents, type RefundFrom } from "@treasury/contracts";
 
@@ -237,4 +238,61 @@ export function refundParts(sale: SaleState, asked: number | undefined, from: Re
     remaining: cents(after),
     full: after === 0,
   };
+}
+
+/*
+ * Reversals. A reversal takes back `reversedBefore → reversedAfter` of a transaction's `total` (a sale's gross, or
+ * the transaction's amount). Each original part (every posting of it, a sale's creator side) is taken back by its
+ * cumulative share: floor(part × after / total) − floor(part × before / total), so several partial reversals end
+ * exactly where one full reversal would.
+ */
+
+/**
+ * What a reversal takes back: `partial` (undefined: all that remains of `total` once `reversedBefore` is taken),
+ * or why it cannot.
+ */
+export function reversalAmount(total: number, reversedBefore: number, partial: number | undefined): Cents | DomainError {
+  const remaining = total - reversedBefore;
+  if (total <= 0 || remaining <= 0) {
+    return new DomainError("reversal_amount_exceeds_remaining", "Nothing of this transaction remains to reverse", { extra: { remaining_amount: 0 } });
+  }
+  const amount = partial ?? remaining;
+  if (amount > remaining) {
+    return new DomainError("reversal_amount_exceeds_remaining", `partial_amount ${amount} exceeds the unreversed ${remaining}`, {
+      extra: { remaining_amount: remaining },
+      hint: `POST /v1/reverse-transaction with partial_amount at most ${remaining}, or without it to reverse the rest`,
+    });
+  }
+  return cents(amount);
+}
+
+/** The part of `part` (one posting's amount) a reversal of `reversedBefore → reversedAfter` out of `total` takes back. */
+export function reversalShare(part: number, total: number, reversedBefore: number, reversedAfter: number): Cents {
+  return cents(target(part, reversedAfter, total) - target(part, reversedBefore, total));
+}
+
+/** A sale's remainder by side, as its row keeps it (refunds and reversals both move it). */
+export interface SaleSides {
+  /** The creator's side of the gross (everything else is the platform's). */
+  creatorAmount: number;
+  /** What refunds and reversals have taken back from the creator's side so far. */
+  creatorRefunded: number;
+}
+
+/**
+ * A sale's sides once a reversal brought what is taken back of it from `reversedBefore` to `reversedAfter` (out of
+ * its gross, `total`): the creator's side gives back its cumulative share, within what it has and no less than the
+ * platform's side cannot cover; the platform's side the rest. The sides always sum to `reversedAfter`, and a full
+ * reversal leaves each side given back whole.
+ */
+export function reversalSides(
+  sale: SaleSides,
+  total: number,
+  reversedBefore: number,
+  reversedAfter: number,
+): { creatorRefunded: Cents; platformRefunded: Cents } {
+  const platformTotal = total - sale.creatorAmount;
+  const share = reversalShare(sale.creatorAmount, total, reversedBefore, reversedAfter);
+  const creatorRefunded = Math.min(Math.max(sale.creatorRefunded + share, reversedAfter - platformTotal, 0), sale.creatorAmount, reversedAfter);
+  return { creatorRefunded: cents(creatorRefunded), platformRefunded: cents(reversedAfter - creatorRefunded) };
 }

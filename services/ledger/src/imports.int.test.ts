@@ -6,9 +6,9 @@ import { IMPORT_BODY_LIMIT_BYTES, RPC_ENVELOPE_BYTES_MAX, type AuthContext, type
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pathologicalStatements } from "../../../libs/bank-statements/src/testing/pathological.ts";
-import { fixture, fixtureBody, FIXTURES } from "./import-fixtures.ts";
+import { fixture, fixtureBody, FIXTURES } from "./statement-parser/testing/import-fixtures.ts";
 import { StatementParserPool } from "./statement-parser/pool.ts";
-import { StatementParserEnv } from "./statement-parser/register.ts";
+import { LedgerEnv } from "./config.ts";
 import { ENDLESS_STATEMENT, ENDLESS_WORKER_URL } from "./statement-parser/testing/endless.ts";
 import { authFor, err, newOrg, ok, startLedger, type LedgerHarness } from "./test-support.ts";
 import { createWallet } from "./usecases/wallets.ts";
@@ -175,7 +175,7 @@ describe("statement parsing off the event loop", () => {
   /** The largest statement an import request carries: the body limit less the RPC envelope and the other fields. */
   const INPUT_BYTES = IMPORT_BODY_LIMIT_BYTES - RPC_ENVELOPE_BYTES_MAX - 1024;
   /** The ledger's default parse budget (STATEMENT_PARSE_BUDGET_MS), which the shared harness runs with. */
-  const BUDGET_MS = StatementParserEnv.STATEMENT_PARSE_BUDGET_MS.parse(undefined);
+  const BUDGET_MS = LedgerEnv.STATEMENT_PARSE_BUDGET_MS.parse(undefined);
   /** Above the budget: the RPC, a worker replaced, and a loaded machine. */
   const ANSWER_MARGIN_MS = 10_000;
   /**
@@ -193,7 +193,7 @@ describe("statement parsing off the event loop", () => {
   /** Posts top-ups one after another until `work` settles; answers its value, how long it took, each posting's latency. */
   async function postingWhile<T>(harness: LedgerHarness, work: Promise<T>): Promise<Timed<T>> {
     const org = newOrg();
-    const created = await createWallet(harness.sql, { orgId: org, livemode: false }, { owner_id: "statement-load", redeemable: true, transferable: true });
+    const created = await createWallet(harness.deps, { orgId: org, livemode: false }, { owner_id: "statement-load", redeemable: true, transferable: true });
     const wallet = String(created.wallet["id"]);
     const started = performance.now();
     let settled = false;

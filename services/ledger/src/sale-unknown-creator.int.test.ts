@@ -2,7 +2,7 @@
 // default split in the sale's own transaction, concurrent first sales create it once, a replay is 409
 // duplicate_reference_id with the existing transaction and idempotent: true, and the ledger stays consistent.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyLedger } from "./verify.ts";
+import { verifyLedger } from "./verify/verify.ts";
 import { authFor, err, newOrg, ok, startLedger, type LedgerHarness } from "./test-support.ts";
 
 let h: LedgerHarness;

@@ -1,26 +1,22 @@
 /**
- * The ledger service: participants, wallets, holds, transfers, top-ups, withdrawals, and the posting engine
- * every other service moves money through (`svc.ledger.post`). Operations it has not built yet answer 501
- * not_implemented through the real path (gateway → NATS → this process), never a fake success.
+ * The ledger service: participants, wallets, holds, transfers, top-ups, withdrawals, accounting records, reports,
+ * bank imports and reconciliation, and the posting engine every other service moves money through
+ * (`svc.ledger.post`). Composes: the posting engine (posting/), the use cases' deps (deps.ts), the handlers and the
+ * invariant check (jobs/verify.ts).
  */
-import { createService, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
-import { z } from "zod";
+import { createService, type Job, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { LedgerEnv } from "./config.ts";
+import { ledgerDeps } from "./deps.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { registerImportHandlers } from "./handlers/imports.ts";
-import { registerInternalReads } from "./handlers/internal-reads.ts";
-import { postBatchSizes } from "./metrics.ts";
-import { registerStatementParser, StatementParserEnv } from "./statement-parser/register.ts";
-import type { StatementParser } from "./usecases/import-transactions.ts";
-import { Poster } from "./usecases/poster.ts";
-import { registerVerifyJob, VerifyEnv } from "./verify-job.ts";
+import { registerInternalHandlers } from "./handlers/internal.ts";
+import { registerVerifyJob, type VerifyOutcome } from "./jobs/verify.ts";
+import { postBatchSizes, Poster } from "./posting/index.ts";
+import { registerStatementParser } from "./statement-parser/register.ts";
+import type { LedgerDeps } from "./usecases/deps.ts";
+import type { StatementParser } from "./usecases/ports.ts";
 
-/**
- * The ledger's own settings: how many group-commit batches may be in flight at once (ADR 0004), the periodic
- * invariant check, and the worker threads that read bank statements.
- */
-const LedgerEnv = { POST_BATCH_SLOTS: z.coerce.number().int().min(1).max(4).default(4), ...VerifyEnv, ...StatementParserEnv };
-
-export interface LedgerDeps extends ServiceDeps {
+export interface LedgerBuildDeps extends ServiceDeps {
   /** Pins the balance shard each system-account delta lands on (tests that count shards). */
   pickShard?: () => number;
   /** Reads bank statements; by default a pool of worker threads with a time budget (STATEMENT_PARSE_*). */
@@ -30,19 +26,24 @@ export interface LedgerDeps extends ServiceDeps {
 export interface LedgerService extends Service<ServiceConfig<typeof LedgerEnv>> {
   /** The posting engine every money-moving operation goes through. */
   poster: Poster;
+  /** What the handlers give the use cases. */
+  deps: LedgerDeps;
+  /** The periodic invariant check (a leader job: one replica runs it). */
+  verify: Job<VerifyOutcome>;
 }
 
-export async function buildLedger(env: Record<string, string | undefined>, deps: LedgerDeps = {}): Promise<LedgerService> {
-  const svc = await createService({ name: "ledger", env, deps, extraEnv: LedgerEnv });
+export async function buildLedger(env: Record<string, string | undefined>, build: LedgerBuildDeps = {}): Promise<LedgerService> {
+  const svc = await createService({ name: "ledger", env, deps: build, extraEnv: LedgerEnv });
   const poster = new Poster(svc.sql, {
     log: svc.log,
     slots: svc.config.POST_BATCH_SLOTS,
     batchSizes: postBatchSizes(svc.metrics),
-    ...(deps.pickShard === undefined ? {} : { pickShard: deps.pickShard }),
+    ...(build.pickShard === undefined ? {} : { pickShard: build.pickShard }),
   });
-  registerHandlers(svc, poster);
-  registerImportHandlers(svc, deps.statementParser ?? registerStatementParser(svc));
-  registerInternalReads(svc);
-  registerVerifyJob(svc);
-  return Object.assign(svc, { poster });
+  const deps = ledgerDeps(svc.sql, { poster, parser: build.statementParser ?? registerStatementParser(svc) });
+  registerHandlers(svc, deps);
+  registerImportHandlers(svc, deps);
+  registerInternalHandlers(svc, deps);
+  const verify = registerVerifyJob(svc);
+  return Object.assign(svc, { poster, deps, verify });
 }

@@ -7,9 +7,12 @@ import { rpcSubject, type AuthContext, type RpcReply } from "@treasury/contracts
 import { rpcCall } from "@treasury/service-kit";
 import { setupTestEnv, type TestEnv } from "@treasury/testing";
 import postgres from "postgres";
-import { buildLedger, type LedgerDeps, type LedgerService } from "./service.ts";
-import type { Poster } from "./usecases/poster.ts";
+import { ledgerDeps } from "./deps.ts";
+import type { Poster } from "./posting/poster.ts";
+import { buildLedger, type LedgerBuildDeps, type LedgerService } from "./service.ts";
 import type { Sql } from "./store/db.ts";
+import type { LedgerDeps } from "./usecases/deps.ts";
+import type { StatementParser } from "./usecases/ports.ts";
 
 export interface LedgerHarness {
   env: TestEnv;
@@ -18,6 +21,8 @@ export interface LedgerHarness {
   poster: Poster;
   /** A pool as the ledger's own role (ledger_svc), for calling use cases directly. */
   sql: Sql;
+  /** The use cases' deps over that pool and the service's posting engine (statements are read through RPC only). */
+  deps: LedgerDeps;
   call(op: string, auth: AuthContext, req?: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }): Promise<RpcReply>;
   /** Sends a raw PostRequest to `svc.ledger.post`. */
   postRpc(payload: unknown): Promise<RpcReply>;
@@ -34,7 +39,10 @@ export function newOrg(): string {
   return `org_${randomBytes(8).toString("hex")}`;
 }
 
-export async function startLedger(opts: { poolMax?: number; deps?: LedgerDeps } = {}): Promise<LedgerHarness> {
+/** Direct use-case calls in these tests never read a statement (imports go through RPC, to the service's own parser). */
+const noStatements: StatementParser = { parse: () => Promise.reject(new Error("the harness's deps read no statements")) };
+
+export async function startLedger(opts: { poolMax?: number; deps?: LedgerBuildDeps } = {}): Promise<LedgerHarness> {
   const env = await setupTestEnv();
   const svc = await buildLedger(env.env("ledger", { DB_POOL_MAX: String(opts.poolMax ?? 10) }), opts.deps);
   await svc.start();
@@ -44,6 +52,7 @@ export async function startLedger(opts: { poolMax?: number; deps?: LedgerDeps } 
     svc,
     poster: svc.poster,
     sql,
+    deps: ledgerDeps(sql, { poster: svc.poster, parser: noStatements }),
     // The test superuser's connection: the ledger's own may not publish to its public subjects (ADR 0011).
     call: async (op, auth, req = {}) =>
       rpcCall(

@@ -50,3 +50,10 @@ export function sortableIds(prefix: SortablePrefix, n: number, now: number = Dat
   for (let i = 0; i < n; i++) out.push(sortableId(prefix, now));
   return out;
 }
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids from clients are checked before they reach a uuid column, so a malformed one is "not found", not a 500. */
+export function isUuid(s: string): boolean {
+  return UUID_RE.test(s);
+}

@@ -1,6 +1,6 @@
 /**
  * Pure posting arithmetic: from resolved accounts and postings to entries with balance_after, the wallets'
- * new states and the system accounts' deltas. No I/O; the use case feeds it locked rows.
+ * new states and the system accounts' deltas. No I/O; the posting engine (posting/) feeds it locked rows.
  */
 import type { Cents } from "@treasury/contracts";
 import { signedDelta, type Side } from "./accounts.ts";
@@ -34,6 +34,22 @@ export interface PostingPlan {
   wallets: Map<string, AccountState>;
   /** Net change of each system account, in its normal-side terms. */
   systemDeltas: Map<string, number>;
+}
+
+/**
+ * Who covers what a take-back's postings (a reversal, a refund) take from a creator wallet: the sale's hold first
+ * (while it is still held), then the available balance; a shortfall is debited to the platform-funded
+ * creator_receivable instead, which the creator repays from later earnings. Wallets never go negative. The posting
+ * engine applies it (posting/engine.ts).
+ */
+export interface Cover {
+  walletId: string;
+  holdId: string | null;
+  receivableId: string;
+  /** Why the hold shrinks or ends (on its hold.released event). */
+  reason: string;
+  /** Refuse (insufficient_balance) instead of booking a shortfall to the receivable. */
+  refuseShortfall?: boolean;
 }
 
 /** A broken invariant: a bug in the caller, never a client error. */

@@ -1,14 +1,9 @@
 /** Decoding RPC bodies and queries with the shared contracts: a bad one is a typed 400, never a 500. */
-import { DomainError, parseOrThrow, type AuthContext } from "@treasury/contracts";
+import { DomainError, parseOrThrow } from "@treasury/contracts";
 import type { z } from "zod";
-import type { Scope } from "../store/accounts.ts";
 
 export function decode<T extends z.ZodType>(schema: T, value: unknown, where: "body" | "query"): z.output<T> {
   return parseOrThrow(schema, value, where);
-}
-
-export function scopeOf(auth: AuthContext): Scope {
-  return { orgId: auth.org_id, livemode: auth.livemode };
 }
 
 export function param(params: Record<string, string>, name: string): string {

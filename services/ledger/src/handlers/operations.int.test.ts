@@ -1,7 +1,7 @@
 // Proves the ledger's public operations through real RPC (NATS → handler → PostgreSQL): fields, statuses,
 // named keys, replays and every error code docs/api.md assign them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkInvariants } from "../invariants.ts";
+import { checkInvariants } from "../verify/invariants.ts";
 import { authFor, err, errorCode, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
 
 let h: LedgerHarness;

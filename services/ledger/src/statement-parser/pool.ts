@@ -8,7 +8,7 @@ import { Worker } from "node:worker_threads";
 import { StatementError, type ParseOptions, type ParseResult } from "@treasury/bank-statements";
 import { DomainError } from "@treasury/contracts";
 import type { Logger } from "pino";
-import type { StatementParser } from "../usecases/import-transactions.ts";
+import type { StatementParser } from "../usecases/ports.ts";
 import type { ParseJob, WorkerMessage } from "./protocol.ts";
 
 export interface ParserPoolOptions {

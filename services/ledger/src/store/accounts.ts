@@ -1,37 +1,8 @@
 /** Accounts: system accounts (sharded balances) and wallets (one exact row each). */
-import { newUuid, type Cents } from "@treasury/contracts";
-import {
-  BALANCE_SHARDS,
-  NORMAL_SIDE,
-  SYSTEM_ACCOUNT_NAMES,
-  type AccountType,
-  type Side,
-  type SystemAccountType,
-  type WalletFlags,
-  type WalletType,
-} from "../domain/accounts.ts";
+import { newUuid, type Tenant } from "@treasury/contracts";
+import { BALANCE_SHARDS, NORMAL_SIDE, SYSTEM_ACCOUNT_NAMES, type AccountType, type Side, type SystemAccountType } from "../domain/accounts.ts";
+import type { NewWallet, SystemAccount, WalletFilter, WalletRow } from "../usecases/rows.ts";
 import { money, type Json, type Q, type Sql } from "./db.ts";
-
-export interface WalletRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  account_type: WalletType;
-  normal_side: Side;
-  balance: Cents;
-  held_amount: Cents;
-  owner_id: string;
-  owner_type: string | null;
-  participant_id: string | null;
-  name: string;
-  status: "active" | "frozen" | "closed";
-  redeemable: boolean;
-  transferable: boolean;
-  topup_supported: boolean;
-  payout_supported: boolean;
-  metadata: Record<string, unknown>;
-  created_at: Date;
-}
 
 interface RawWallet extends Omit<WalletRow, "balance" | "held_amount"> {
   balance: string;
@@ -46,19 +17,14 @@ const walletColumns = (q: Q) => q`
   id, org_id, livemode, account_type, normal_side, balance, held_amount, owner_id, owner_type, participant_id, name,
   status, redeemable, transferable, topup_supported, payout_supported, metadata, created_at`;
 
-export interface Scope {
-  orgId: string;
-  livemode: boolean;
-}
-
-export async function findWalletById(q: Q, s: Scope, id: string): Promise<WalletRow | undefined> {
+export async function findWalletById(q: Q, s: Tenant, id: string): Promise<WalletRow | undefined> {
   const [row] = await q<RawWallet[]>`
     select ${walletColumns(q)} from ledger.accounts
     where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} and is_wallet`;
   return row === undefined ? undefined : toWallet(row);
 }
 
-export async function findCreatorWallet(q: Q, s: Scope, participantId: string): Promise<WalletRow | undefined> {
+export async function findCreatorWallet(q: Q, s: Tenant, participantId: string): Promise<WalletRow | undefined> {
   const [row] = await q<RawWallet[]>`
     select ${walletColumns(q)} from ledger.accounts
     where org_id = ${s.orgId} and livemode = ${s.livemode} and account_type = 'creator_earnings'
@@ -66,44 +32,15 @@ export async function findCreatorWallet(q: Q, s: Scope, participantId: string): 
   return row === undefined ? undefined : toWallet(row);
 }
 
-export async function findConsumerWallet(q: Q, s: Scope, ownerId: string): Promise<WalletRow | undefined> {
+export async function findConsumerWallet(q: Q, s: Tenant, ownerId: string): Promise<WalletRow | undefined> {
   const [row] = await q<RawWallet[]>`
     select ${walletColumns(q)} from ledger.accounts
     where org_id = ${s.orgId} and livemode = ${s.livemode} and account_type = 'consumer_credit' and owner_id = ${ownerId}`;
   return row === undefined ? undefined : toWallet(row);
 }
 
-/** Locks wallets in ascending id order (the one lock order every transaction uses), scoped to org+env. */
-export async function lockWallets(q: Q, s: Scope, ids: readonly string[]): Promise<WalletRow[]> {
-  if (ids.length === 0) return [];
-  const rows = await q<RawWallet[]>`
-    select ${walletColumns(q)} from ledger.accounts
-    where id = any(${[...ids]}::uuid[]) and org_id = ${s.orgId} and livemode = ${s.livemode} and is_wallet
-    order by id
-    for update`;
-  return rows.map(toWallet);
-}
-
-export async function updateWalletBalance(q: Q, s: Scope, id: string, balance: number, held: number): Promise<void> {
-  const res = await q`
-    update ledger.accounts set balance = ${balance}, held_amount = ${held}
-    where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} and is_wallet`;
-  if (res.count !== 1) throw new Error(`wallet ${id} not updated`);
-}
-
-export interface NewWallet {
-  id?: string;
-  type: WalletType;
-  ownerId: string;
-  ownerType: string;
-  participantId: string | null;
-  name: string;
-  flags: WalletFlags;
-  metadata: Record<string, unknown>;
-}
-
 /** Inserts a wallet; answers undefined when the owner already has one of that type (the unique key). */
-export async function insertWallet(q: Q, s: Scope, w: NewWallet): Promise<WalletRow | undefined> {
+export async function insertWallet(q: Q, s: Tenant, w: NewWallet): Promise<WalletRow | undefined> {
   const conflict =
     w.type === "creator_earnings"
       ? q`on conflict (org_id, livemode, participant_id) where account_type = 'creator_earnings' do nothing`
@@ -119,13 +56,7 @@ export async function insertWallet(q: Q, s: Scope, w: NewWallet): Promise<Wallet
   return row === undefined ? undefined : toWallet(row);
 }
 
-export interface WalletFilter {
-  ownerId?: string | undefined;
-  ownerType?: string | undefined;
-  walletType?: WalletType | undefined;
-}
-
-export async function listWallets(q: Q, s: Scope, f: WalletFilter, limit: number, offset: number): Promise<{ rows: WalletRow[]; total: number }> {
+export async function listWallets(q: Q, s: Tenant, f: WalletFilter, limit: number, offset: number): Promise<{ rows: WalletRow[]; total: number }> {
   const where = q`
     org_id = ${s.orgId} and livemode = ${s.livemode} and is_wallet
     ${f.ownerId !== undefined ? q`and owner_id = ${f.ownerId}` : q``}
@@ -137,19 +68,13 @@ export async function listWallets(q: Q, s: Scope, f: WalletFilter, limit: number
   return { rows: rows.map(toWallet), total: Number(count?.n ?? 0) };
 }
 
-export interface SystemAccount {
-  id: string;
-  type: SystemAccountType;
-  normal: Side;
-}
-
 /**
  * System account ids never change once created, so they are cached per pool. Creation happens outside any
  * posting transaction (its own autocommit statement), so a cached id always names a committed row.
  */
 const systemAccountCache = new WeakMap<object, Map<string, string>>();
 
-export async function ensureSystemAccount(sql: Sql, s: Scope, type: SystemAccountType, entityId = ""): Promise<SystemAccount> {
+export async function ensureSystemAccount(sql: Sql, s: Tenant, type: SystemAccountType, entityId = ""): Promise<SystemAccount> {
   const key = `${s.orgId}\u0000${s.livemode}\u0000${type}\u0000${entityId}`;
   let cache = systemAccountCache.get(sql);
   if (cache === undefined) {
@@ -177,58 +102,14 @@ export async function ensureSystemAccount(sql: Sql, s: Scope, type: SystemAccoun
   return { id: row.id, type, normal: NORMAL_SIDE[type] };
 }
 
-/**
- * Adds each delta to one random shard of its account, in ascending account order so two transactions never
- * wait for each other's shards in opposite orders.
- */
-export async function addToShards(q: Q, s: Scope, deltas: ReadonlyMap<string, number>, pickShard: () => number): Promise<void> {
-  const ordered = [...deltas.entries()].filter(([, d]) => d !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const [accountId, delta] of ordered) {
-    const shard = pickShard();
-    const res = await q`
-      update ledger.account_balance_shards sh set balance = sh.balance + ${delta}
-      from ledger.accounts a
-      where sh.account_id = ${accountId} and sh.shard = ${shard}
-        and a.id = sh.account_id and a.org_id = ${s.orgId} and a.livemode = ${s.livemode} and not a.is_wallet`;
-    if (res.count !== 1) throw new Error(`balance shard ${accountId}/${shard} missing`);
-  }
-}
-
-/** A system account's balance: the sum of its shards. */
-export async function systemBalance(q: Q, s: Scope, accountId: string): Promise<Cents> {
-  const [row] = await q<{ b: string }[]>`
-    select coalesce(sum(sh.balance), 0)::bigint as b
-    from ledger.account_balance_shards sh join ledger.accounts a on a.id = sh.account_id
-    where sh.account_id = ${accountId} and a.org_id = ${s.orgId} and a.livemode = ${s.livemode}`;
-  return money(row?.b ?? "0");
-}
-
-export function isWalletAccountType(t: AccountType): t is WalletType {
-  return t === "creator_earnings" || t === "consumer_credit";
-}
-
 /** Kinds of accounts named by id (posting hooks name accounts by id), scoped to org+env. */
 export async function accountKinds(
   q: Q,
-  s: Scope,
+  s: Tenant,
   ids: readonly string[],
 ): Promise<{ id: string; normal_side: Side; is_wallet: boolean; account_type: AccountType }[]> {
   if (ids.length === 0) return [];
   return q<{ id: string; normal_side: Side; is_wallet: boolean; account_type: AccountType }[]>`
     select id, normal_side, is_wallet, account_type from ledger.accounts
     where id = any(${[...ids]}::uuid[]) and org_id = ${s.orgId} and livemode = ${s.livemode}`;
-}
-
-/**
- * A creator's receivable (what the platform advanced when a reversal took back more than the creator had) and
- * what is outstanding. Exact when the caller holds the creator's wallet lock: every change to it does.
- */
-export async function creatorReceivable(q: Q, s: Scope, participantId: string): Promise<{ id: string; outstanding: number } | undefined> {
-  const [row] = await q<{ id: string; outstanding: string }[]>`
-    select a.id, coalesce(sum(sh.balance), 0)::bigint as outstanding
-    from ledger.accounts a join ledger.account_balance_shards sh on sh.account_id = a.id
-    where a.org_id = ${s.orgId} and a.livemode = ${s.livemode} and a.account_type = 'creator_receivable'
-      and a.entity_id = ${participantId} and not a.is_wallet
-    group by a.id`;
-  return row === undefined ? undefined : { id: row.id, outstanding: money(row.outstanding) };
 }

@@ -1,24 +1,15 @@
 /** Bank lines imported from statements, their imports, and saved CSV templates (migration 0005). */
+import type { Tenant } from "@treasury/contracts";
+import type { BankLineFilter, BankLineRow, NewBankLine, NewImport, TemplateRow } from "../usecases/rows.ts";
 import { money, type Json, type Q } from "./db.ts";
-import type { Scope } from "./accounts.ts";
 
 /** Rows per INSERT statement: bounds one statement's parameters and memory. */
 const INSERT_ROWS_MAX = 5000;
 
-export interface TemplateRow {
-  id: string;
-  name: string;
-  format: string;
-  mapping: Record<string, unknown>;
-  description: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
 /** Saves a template, replacing the mapping of one with the same name; `created` says which happened. */
 export async function upsertTemplate(
   q: Q,
-  s: Scope,
+  s: Tenant,
   t: { id: string; name: string; mapping: Record<string, unknown>; description: string | null },
 ): Promise<TemplateRow & { created: boolean }> {
   const [row] = await q<(TemplateRow & { created: boolean })[]>`
@@ -30,63 +21,36 @@ export async function upsertTemplate(
   return row;
 }
 
-export async function findTemplate(q: Q, s: Scope, id: string): Promise<TemplateRow | undefined> {
+export async function findTemplate(q: Q, s: Tenant, id: string): Promise<TemplateRow | undefined> {
   const [row] = await q<TemplateRow[]>`
     select id, name, format, mapping, description, created_at, updated_at from ledger.import_templates
     where org_id = ${s.orgId} and livemode = ${s.livemode} and id = ${id}`;
   return row;
 }
 
-export async function listTemplates(q: Q, s: Scope): Promise<TemplateRow[]> {
+export async function listTemplates(q: Q, s: Tenant): Promise<TemplateRow[]> {
   return q<TemplateRow[]>`
     select id, name, format, mapping, description, created_at, updated_at from ledger.import_templates
     where org_id = ${s.orgId} and livemode = ${s.livemode} order by name`;
 }
 
-export interface NewImport {
-  id: string;
-  format: string;
-  accountName: string | null;
-  templateId: string | null;
-  statements: number;
-  lines: number;
-  errors: number;
-}
-
-export async function insertImport(q: Q, s: Scope, i: NewImport): Promise<void> {
+export async function insertImport(q: Q, s: Tenant, i: NewImport): Promise<void> {
   await q`
     insert into ledger.bank_imports (id, org_id, livemode, format, account_name, template_id, statements, lines, imported, duplicates, errors)
     values (${i.id}, ${s.orgId}, ${s.livemode}, ${i.format}, ${i.accountName}, ${i.templateId}, ${i.statements}, ${i.lines}, 0, 0, ${i.errors})`;
 }
 
-export async function settleImport(q: Q, s: Scope, id: string, imported: number, duplicates: number): Promise<void> {
+export async function settleImport(q: Q, s: Tenant, id: string, imported: number, duplicates: number): Promise<void> {
   await q`
     update ledger.bank_imports set imported = ${imported}, duplicates = ${duplicates}
     where org_id = ${s.orgId} and livemode = ${s.livemode} and id = ${id}`;
-}
-
-export interface NewBankLine {
-  id: string;
-  bankAccount: string;
-  currency: string;
-  bookingDate: string;
-  valueDate: string | null;
-  amount: number;
-  amountDecimal: string;
-  description: string;
-  reference: string;
-  bankReference: string | null;
-  counterparty: Record<string, unknown> | null;
-  bankCode: string | null;
-  lineNo: number;
-  dedupeRef: string;
 }
 
 /**
  * Inserts bank lines; a line whose (account, date, amount, dedupe_ref) is already stored, by an earlier import,
  * a concurrent one, or earlier in this list, is skipped. Answers the ids that were inserted.
  */
-export async function insertBankLines(q: Q, s: Scope, importId: string, lines: readonly NewBankLine[]): Promise<Set<string>> {
+export async function insertBankLines(q: Q, s: Tenant, importId: string, lines: readonly NewBankLine[]): Promise<Set<string>> {
   const inserted = new Set<string>();
   for (let from = 0; from < lines.length; from += INSERT_ROWS_MAX) {
     const chunk = lines.slice(from, from + INSERT_ROWS_MAX);
@@ -110,24 +74,6 @@ export async function insertBankLines(q: Q, s: Scope, importId: string, lines: r
   return inserted;
 }
 
-export interface BankLineRow {
-  id: string;
-  import_id: string;
-  bank_account: string;
-  currency: string;
-  booking_date: string;
-  value_date: string | null;
-  amount: number;
-  amount_decimal: string;
-  description: string;
-  reference: string;
-  bank_reference: string | null;
-  counterparty: Record<string, unknown> | null;
-  bank_code: string | null;
-  line_no: number;
-  created_at: Date;
-}
-
 type RawBankLine = Omit<BankLineRow, "amount"> & { amount: string };
 
 const lineColumns = (q: Q) => q`
@@ -137,21 +83,14 @@ const lineColumns = (q: Q) => q`
 
 const toLine = (r: RawBankLine): BankLineRow => ({ ...r, amount: money(r.amount) });
 
-export async function findBankLine(q: Q, s: Scope, id: string): Promise<BankLineRow | undefined> {
+export async function findBankLine(q: Q, s: Tenant, id: string): Promise<BankLineRow | undefined> {
   const [row] = await q<RawBankLine[]>`
     select ${lineColumns(q)} from ledger.bank_lines b where b.org_id = ${s.orgId} and b.livemode = ${s.livemode} and b.id = ${id}`;
   return row === undefined ? undefined : toLine(row);
 }
 
-export interface BankLineFilter {
-  bankAccount?: string | undefined;
-  /** Booking dates, inclusive, `YYYY-MM-DD`. */
-  from?: string | undefined;
-  to?: string | undefined;
-}
-
 /** Bank lines without an active match, oldest booking date first. */
-export async function unmatchedBankLines(q: Q, s: Scope, f: BankLineFilter, limit: number, offset: number): Promise<{ rows: BankLineRow[]; total: number }> {
+export async function unmatchedBankLines(q: Q, s: Tenant, f: BankLineFilter, limit: number, offset: number): Promise<{ rows: BankLineRow[]; total: number }> {
   const where = q`
     b.org_id = ${s.orgId} and b.livemode = ${s.livemode}
     ${f.bankAccount !== undefined ? q`and b.bank_account = ${f.bankAccount}` : q``}
@@ -168,7 +107,7 @@ export async function unmatchedBankLines(q: Q, s: Scope, f: BankLineFilter, limi
 /** What auto-match needs of every unmatched bank line in a range (at most `limit`, oldest first). */
 export async function unmatchedBankLinesForMatching(
   q: Q,
-  s: Scope,
+  s: Tenant,
   f: BankLineFilter,
   limit: number,
 ): Promise<{ id: string; date: string; amount: number; currency: string; reference: string; description: string }[]> {

@@ -1,16 +1,7 @@
 /** Bills (record-bill) and what pay-bill has paid of them. */
-import type { Cents } from "@treasury/contracts";
+import type { Tenant } from "@treasury/contracts";
+import type { BillRow } from "../usecases/rows.ts";
 import { money, type Q } from "./db.ts";
-import type { Scope } from "./accounts.ts";
-
-export interface BillRow {
-  id: string;
-  transaction_id: string;
-  vendor_name: string;
-  amount: Cents;
-  paid_amount: Cents;
-  due_date: Date | null;
-}
 
 type RawBill = Omit<BillRow, "amount" | "paid_amount"> & { amount: string; paid_amount: string };
 const toBill = (r: RawBill): BillRow => ({ ...r, amount: money(r.amount), paid_amount: money(r.paid_amount) });
@@ -18,14 +9,14 @@ const cols = (q: Q) => q`id, transaction_id, vendor_name, amount, paid_amount, d
 
 export async function insertBill(
   q: Q,
-  s: Scope,
+  s: Tenant,
   b: { id: string; transactionId: string; vendorName: string; amount: number; dueDate: Date | null },
 ): Promise<void> {
   await q`insert into ledger.bills (id, org_id, livemode, transaction_id, vendor_name, amount, due_date)
     values (${b.id}, ${s.orgId}, ${s.livemode}, ${b.transactionId}, ${b.vendorName}, ${b.amount}, ${b.dueDate})`;
 }
 
-export async function findBill(q: Q, s: Scope, by: { id?: string | undefined; transactionId?: string | undefined }): Promise<BillRow | undefined> {
+export async function findBill(q: Q, s: Tenant, by: { id?: string | undefined; transactionId?: string | undefined }): Promise<BillRow | undefined> {
   const [row] = await q<RawBill[]>`
     select ${cols(q)} from ledger.bills
     where org_id = ${s.orgId} and livemode = ${s.livemode}
@@ -33,13 +24,13 @@ export async function findBill(q: Q, s: Scope, by: { id?: string | undefined; tr
   return row === undefined ? undefined : toBill(row);
 }
 
-export async function lockBill(q: Q, s: Scope, id: string): Promise<BillRow | undefined> {
+export async function lockBill(q: Q, s: Tenant, id: string): Promise<BillRow | undefined> {
   const [row] = await q<RawBill[]>`
     select ${cols(q)} from ledger.bills where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} for update`;
   return row === undefined ? undefined : toBill(row);
 }
 
-export async function payBillAmount(q: Q, s: Scope, id: string, amount: number): Promise<BillRow> {
+export async function payBillAmount(q: Q, s: Tenant, id: string, amount: number): Promise<BillRow> {
   const [row] = await q<RawBill[]>`
     update ledger.bills set paid_amount = paid_amount + ${amount}
     where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}

@@ -5,6 +5,8 @@ export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
 /** Anything that runs a query: the pool or a transaction. */
 export type Q = postgres.ISql;
+/** A piece of a statement (a tagged template never run on its own), inlined where another statement names it. */
+export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /** int8 columns arrive as strings (postgres.js default, kept on purpose): parsed into Cents here, once. */
 export function money(v: string | number | bigint): Cents {
@@ -13,13 +15,6 @@ export function money(v: string | number | bigint): Cents {
 
 export function moneyOrNull(v: string | number | bigint | null): Cents | null {
   return v === null ? null : parseCents(v);
-}
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Ids from clients are checked before they reach a uuid column, so a malformed one is "not found", not a 500. */
-export function isUuid(s: string): boolean {
-  return UUID_RE.test(s);
 }
 
 export function iso(d: Date | string | null): string | null {

@@ -1,22 +1,10 @@
 /** Read models: transaction listing and per-account totals for reports. */
-import type { Cents } from "@treasury/contracts";
+import type { Tenant } from "@treasury/contracts";
 import type { Side } from "../domain/accounts.ts";
+import type { AccountTotals, HistoryRow, ListedEntry, ListedRow, TransactionFilter } from "../usecases/rows.ts";
 import { money, type Q } from "./db.ts";
-import type { Scope } from "./accounts.ts";
-import type { TransactionRow } from "./transactions.ts";
 
-export interface TransactionFilter {
-  kind?: string | undefined;
-  status?: "posted" | "reversed" | undefined;
-  from?: Date | undefined;
-  to?: Date | undefined;
-  /** Only transactions with an entry on this wallet (a creator's). */
-  walletId?: string | undefined;
-}
-
-type ListedRow = Omit<TransactionRow, "result">;
-
-export async function listTransactions(q: Q, s: Scope, f: TransactionFilter, limit: number, offset: number): Promise<{ rows: ListedRow[]; total: number }> {
+export async function listTransactions(q: Q, s: Tenant, f: TransactionFilter, limit: number, offset: number): Promise<{ rows: ListedRow[]; total: number }> {
   const where = q`
     t.org_id = ${s.orgId} and t.livemode = ${s.livemode}
     ${f.kind !== undefined ? q`and t.kind = ${f.kind}` : q``}
@@ -32,16 +20,7 @@ export async function listTransactions(q: Q, s: Scope, f: TransactionFilter, lim
   return { rows: rows.map((r) => ({ ...r, amount: money(r.amount), reversed_amount: money(r.reversed_amount) })), total: Number(count?.n ?? 0) };
 }
 
-export interface ListedEntry {
-  id: string;
-  account_id: string;
-  entry_type: Side;
-  amount: Cents;
-  balance_after: Cents | null;
-  account: { account_type: string; entity_id: string | null; name: string };
-}
-
-export async function entriesWithAccounts(q: Q, s: Scope, transactionIds: readonly string[]): Promise<Map<string, ListedEntry[]>> {
+export async function entriesWithAccounts(q: Q, s: Tenant, transactionIds: readonly string[]): Promise<Map<string, ListedEntry[]>> {
   const out = new Map<string, ListedEntry[]>();
   if (transactionIds.length === 0) return out;
   const rows = await q<
@@ -78,17 +57,6 @@ export async function entriesWithAccounts(q: Q, s: Scope, transactionIds: readon
   return out;
 }
 
-export interface AccountTotals {
-  account_id: string;
-  account_type: string;
-  entity_id: string;
-  name: string;
-  normal_side: Side;
-  is_wallet: boolean;
-  debits: number;
-  credits: number;
-}
-
 /**
  * Debit and credit totals per account from the entries (the only exact history: system-account shards hold
  * no history), of the transactions whose accounting time (effective_at, else created_at) is within [from, to].
@@ -96,7 +64,7 @@ export interface AccountTotals {
  * of a past time reads only the transactions up to it. Wallets are summed per wallet type (they are the
  * sub-ledgers of one liability each); system accounts are listed one by one.
  */
-export async function accountTotals(q: Q, s: Scope, range: { from?: Date | undefined; to?: Date | undefined }): Promise<AccountTotals[]> {
+export async function accountTotals(q: Q, s: Tenant, range: { from?: Date | undefined; to?: Date | undefined }): Promise<AccountTotals[]> {
   const rows = await q<
     { account_id: string; account_type: string; entity_id: string; name: string; normal_side: Side; is_wallet: boolean; debits: string; credits: string }[]
   >`
@@ -124,19 +92,17 @@ export async function accountTotals(q: Q, s: Scope, range: { from?: Date | undef
  * The condition "transaction `tr` of this org and environment, with its accounting time in [from, to]", written
  * with the very expression transactions_accounted_idx indexes so the planner can use it.
  */
-function accountedWithin(q: Q, s: Scope, range: { from?: Date | undefined; to?: Date | undefined }) {
+function accountedWithin(q: Q, s: Tenant, range: { from?: Date | undefined; to?: Date | undefined }) {
   return q`
     tr.org_id = ${s.orgId} and tr.livemode = ${s.livemode}
     ${range.from !== undefined ? q`and coalesce(tr.effective_at, tr.created_at) >= ${range.from}` : q``}
     ${range.to !== undefined ? q`and coalesce(tr.effective_at, tr.created_at) <= ${range.to}` : q``}`;
 }
 
-export type HistoryRow = ListedRow & { effective_at: Date | null; accounted_at: Date };
-
 /** Transactions by accounting time, oldest first, within [from, to]; paged. */
 export async function transactionsByAccountingTime(
   q: Q,
-  s: Scope,
+  s: Tenant,
   range: { from?: Date | undefined; to?: Date | undefined },
   limit: number,
   offset: number,

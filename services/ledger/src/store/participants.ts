@@ -1,48 +1,14 @@
 /** Participants: the client's creators, each with its creator_earnings wallet. */
-import type { Cents } from "@treasury/contracts";
+import type { Tenant } from "@treasury/contracts";
+import type { NewParticipant, ParticipantRow, ParticipantWithBalance } from "../usecases/rows.ts";
 import { money, type Json, type Q } from "./db.ts";
-import type { Scope } from "./accounts.ts";
-
-export interface ParticipantRow {
-  participant_id: string;
-  account_id: string;
-  wallet_id: string;
-  user_id: string | null;
-  display_name: string | null;
-  email: string | null;
-  default_split_bps: number | null;
-  tax_info: Record<string, unknown> | null;
-  payout_preferences: Record<string, unknown> | null;
-  metadata: Record<string, unknown>;
-  request_hash: string;
-  created_at: Date;
-}
-
-/** A participant with its wallet's balance snapshot. */
-export interface ParticipantWithBalance extends ParticipantRow {
-  balance: Cents;
-  held_amount: Cents;
-}
 
 const cols = (q: Q) => q`
   p.participant_id, p.account_id, p.wallet_id, p.user_id, p.display_name, p.email, p.default_split_bps, p.tax_info,
   p.payout_preferences, p.metadata, p.request_hash, p.created_at`;
 
-export interface NewParticipant {
-  participantId: string;
-  walletId: string;
-  userId: string | null;
-  displayName: string | null;
-  email: string | null;
-  defaultSplitBps: number | null;
-  taxInfo: Record<string, unknown> | null;
-  payoutPreferences: Record<string, unknown> | null;
-  metadata: Record<string, unknown>;
-  requestHash: string;
-}
-
 /** Inserts a participant; undefined when the participant id exists already. */
-export async function insertParticipant(q: Q, s: Scope, p: NewParticipant): Promise<ParticipantRow | undefined> {
+export async function insertParticipant(q: Q, s: Tenant, p: NewParticipant): Promise<ParticipantRow | undefined> {
   const [row] = await q<ParticipantRow[]>`
     insert into ledger.participants as p (org_id, livemode, participant_id, account_id, wallet_id, user_id, display_name,
       email, default_split_bps, tax_info, payout_preferences, metadata, request_hash)
@@ -61,7 +27,7 @@ function toWithBalance(r: RawWithBalance): ParticipantWithBalance {
   return { ...r, balance: money(r.balance), held_amount: money(r.held_amount) };
 }
 
-export async function findParticipant(q: Q, s: Scope, participantId: string): Promise<ParticipantWithBalance | undefined> {
+export async function findParticipant(q: Q, s: Tenant, participantId: string): Promise<ParticipantWithBalance | undefined> {
   const [row] = await q<RawWithBalance[]>`
     select ${cols(q)}, a.balance, a.held_amount
     from ledger.participants p join ledger.accounts a on a.id = p.wallet_id
@@ -69,7 +35,7 @@ export async function findParticipant(q: Q, s: Scope, participantId: string): Pr
   return row === undefined ? undefined : toWithBalance(row);
 }
 
-export async function listParticipants(q: Q, s: Scope, limit: number, offset: number): Promise<{ rows: ParticipantWithBalance[]; total: number }> {
+export async function listParticipants(q: Q, s: Tenant, limit: number, offset: number): Promise<{ rows: ParticipantWithBalance[]; total: number }> {
   const rows = await q<RawWithBalance[]>`
     select ${cols(q)}, a.balance, a.held_amount
     from ledger.participants p join ledger.accounts a on a.id = p.wallet_id
@@ -81,7 +47,7 @@ export async function listParticipants(q: Q, s: Scope, limit: number, offset: nu
   return { rows: rows.map(toWithBalance), total: Number(count?.n ?? 0) };
 }
 
-export async function participantExists(q: Q, s: Scope, participantId: string): Promise<boolean> {
+export async function participantExists(q: Q, s: Tenant, participantId: string): Promise<boolean> {
   const [row] = await q`
     select 1 from ledger.participants where org_id = ${s.orgId} and livemode = ${s.livemode} and participant_id = ${participantId}`;
   return row !== undefined;

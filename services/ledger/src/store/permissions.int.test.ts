@@ -3,7 +3,7 @@
 import postgres from "postgres";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkInvariants } from "../invariants.ts";
+import { checkInvariants } from "../verify/invariants.ts";
 import { authFor, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
 
 let h: LedgerHarness;

@@ -3,44 +3,21 @@
  * A transaction's bank-side amount is its net movement on platform cash (debits in, credits out), so it has the
  * sign a bank line has: money in is positive. Transactions that do not move cash have nothing to match.
  */
+import type { Tenant } from "@treasury/contracts";
+import type { BankSideTransaction, MatchCandidate, MatchRow, NewMatch, TransactionRange } from "../usecases/rows.ts";
 import { money, type Q } from "./db.ts";
-import type { Scope } from "./accounts.ts";
 
 /** The system accounts whose movements a bank statement reports. */
 export const BANK_SIDE_ACCOUNT_TYPES = ["platform_cash"] as const;
 
-export interface MatchRow {
-  id: string;
-  bank_line_id: string;
-  transaction_id: string;
-  method: "auto" | "manual";
-  confidence: number | null;
-  days_apart: number | null;
-  reference_match: boolean | null;
-  note: string | null;
-  created_at: Date;
-  unmatched_at: Date | null;
-}
-
 const matchColumns = (q: Q) => q`
   m.id, m.bank_line_id, m.transaction_id, m.method, m.confidence, m.days_apart, m.reference_match, m.note, m.created_at, m.unmatched_at`;
-
-export interface NewMatch {
-  id: string;
-  bankLineId: string;
-  transactionId: string;
-  method: "auto" | "manual";
-  confidence: number | null;
-  daysApart: number | null;
-  referenceMatch: boolean | null;
-  note: string | null;
-}
 
 /**
  * The insert of matches; one whose bank line or transaction already has an active match (committed, or
  * inserted by a concurrent transaction that then commits) is skipped.
  */
-function insertMatchRows(q: Q, s: Scope, matches: readonly NewMatch[]) {
+function insertMatchRows(q: Q, s: Tenant, matches: readonly NewMatch[]) {
   const col = <T>(f: (m: NewMatch) => T): T[] => matches.map(f);
   return q`
     insert into ledger.reconciliation_matches as m (id, org_id, livemode, bank_line_id, transaction_id, method, confidence,
@@ -55,19 +32,19 @@ function insertMatchRows(q: Q, s: Scope, matches: readonly NewMatch[]) {
 }
 
 /** Inserts matches (see insertMatchRows); answers the rows inserted. */
-export async function insertMatches(q: Q, s: Scope, matches: readonly NewMatch[]): Promise<MatchRow[]> {
+export async function insertMatches(q: Q, s: Tenant, matches: readonly NewMatch[]): Promise<MatchRow[]> {
   if (matches.length === 0) return [];
   return q<MatchRow[]>`${insertMatchRows(q, s, matches)} returning ${matchColumns(q)}`;
 }
 
 /** Inserts matches (see insertMatchRows); answers only the ids inserted (bulk runs keep no rows in memory). */
-export async function insertMatchIds(q: Q, s: Scope, matches: readonly NewMatch[]): Promise<string[]> {
+export async function insertMatchIds(q: Q, s: Tenant, matches: readonly NewMatch[]): Promise<string[]> {
   if (matches.length === 0) return [];
   const rows = await q<{ id: string }[]>`${insertMatchRows(q, s, matches)} returning m.id`;
   return rows.map((r) => r.id);
 }
 
-export async function findMatches(q: Q, s: Scope, ids: readonly string[]): Promise<MatchRow[]> {
+export async function findMatches(q: Q, s: Tenant, ids: readonly string[]): Promise<MatchRow[]> {
   if (ids.length === 0) return [];
   return q<MatchRow[]>`
     select ${matchColumns(q)} from ledger.reconciliation_matches m
@@ -76,7 +53,7 @@ export async function findMatches(q: Q, s: Scope, ids: readonly string[]): Promi
 }
 
 /** The active match of a bank line or of a transaction, if any. */
-export async function activeMatchOf(q: Q, s: Scope, by: { bankLineId: string } | { transactionId: string }): Promise<MatchRow | undefined> {
+export async function activeMatchOf(q: Q, s: Tenant, by: { bankLineId: string } | { transactionId: string }): Promise<MatchRow | undefined> {
   const [row] = await q<MatchRow[]>`
     select ${matchColumns(q)} from ledger.reconciliation_matches m
     where m.org_id = ${s.orgId} and m.livemode = ${s.livemode} and m.unmatched_at is null
@@ -84,7 +61,7 @@ export async function activeMatchOf(q: Q, s: Scope, by: { bankLineId: string } |
   return row;
 }
 
-export async function findMatch(q: Q, s: Scope, id: string): Promise<MatchRow | undefined> {
+export async function findMatch(q: Q, s: Tenant, id: string): Promise<MatchRow | undefined> {
   const [row] = await q<MatchRow[]>`
     select ${matchColumns(q)} from ledger.reconciliation_matches m
     where m.org_id = ${s.orgId} and m.livemode = ${s.livemode} and m.id = ${id}`;
@@ -92,7 +69,7 @@ export async function findMatch(q: Q, s: Scope, id: string): Promise<MatchRow | 
 }
 
 /** Ends an active match; undefined when the match is not active (unknown or already ended). */
-export async function endMatch(q: Q, s: Scope, id: string): Promise<MatchRow | undefined> {
+export async function endMatch(q: Q, s: Tenant, id: string): Promise<MatchRow | undefined> {
   const [row] = await q<MatchRow[]>`
     update ledger.reconciliation_matches m set unmatched_at = now()
     where m.org_id = ${s.orgId} and m.livemode = ${s.livemode} and m.id = ${id} and m.unmatched_at is null
@@ -100,30 +77,13 @@ export async function endMatch(q: Q, s: Scope, id: string): Promise<MatchRow | u
   return row;
 }
 
-export async function transactionExists(q: Q, s: Scope, id: string): Promise<boolean> {
+export async function transactionExists(q: Q, s: Tenant, id: string): Promise<boolean> {
   const [row] = await q`select 1 from ledger.transactions where org_id = ${s.orgId} and livemode = ${s.livemode} and id = ${id}`;
   return row !== undefined;
 }
 
-export interface BankSideTransaction {
-  id: string;
-  /** Accounting day (UTC), `YYYY-MM-DD`. */
-  date: string;
-  accounted_at: Date;
-  kind: string;
-  reference_id: string;
-  description: string | null;
-  /** Net movement on the bank-side accounts: positive in, negative out. */
-  amount: number;
-}
-
-export interface TransactionRange {
-  from?: Date | undefined;
-  to?: Date | undefined;
-}
-
 /** The org's bank-side accounts (its platform cash accounts). */
-async function bankSideAccountIds(q: Q, s: Scope): Promise<string[]> {
+async function bankSideAccountIds(q: Q, s: Tenant): Promise<string[]> {
   const rows = await q<{ id: string }[]>`
     select id from ledger.accounts
     where org_id = ${s.orgId} and livemode = ${s.livemode} and not is_wallet and account_type = any(${[...BANK_SIDE_ACCOUNT_TYPES]}::text[])`;
@@ -139,7 +99,7 @@ async function bankSideAccountIds(q: Q, s: Scope): Promise<string[]> {
  * index for: on tables whose statistics are not yet gathered (a bulk load), it chose to scan a cash account's
  * whole history once per transaction, which took minutes for 100,000 transactions.
  */
-function bankSide(q: Q, s: Scope, range: TransactionRange, cashIds: readonly string[]) {
+function bankSide(q: Q, s: Tenant, range: TransactionRange, cashIds: readonly string[]) {
   return q`
     select t.id, to_char(coalesce(t.effective_at, t.created_at) at time zone 'UTC', 'YYYY-MM-DD') as date,
       coalesce(t.effective_at, t.created_at) as accounted_at, t.kind, t.reference_id, t.description, c.amount
@@ -158,7 +118,7 @@ function bankSide(q: Q, s: Scope, range: TransactionRange, cashIds: readonly str
 }
 
 /** Unmatched transactions that moved cash, oldest accounting time first; `limit` bounds the rows. */
-export async function unmatchedBankSideTransactions(q: Q, s: Scope, range: TransactionRange, limit: number, offset = 0): Promise<BankSideTransaction[]> {
+export async function unmatchedBankSideTransactions(q: Q, s: Tenant, range: TransactionRange, limit: number, offset = 0): Promise<BankSideTransaction[]> {
   const cashIds = await bankSideAccountIds(q, s);
   if (cashIds.length === 0) return [];
   const rows = await q<(Omit<BankSideTransaction, "amount"> & { amount: string })[]>`
@@ -167,25 +127,15 @@ export async function unmatchedBankSideTransactions(q: Q, s: Scope, range: Trans
 }
 
 /** How many transactions unmatchedBankSideTransactions would list without a limit. */
-export async function countUnmatchedBankSideTransactions(q: Q, s: Scope, range: TransactionRange): Promise<number> {
+export async function countUnmatchedBankSideTransactions(q: Q, s: Tenant, range: TransactionRange): Promise<number> {
   const cashIds = await bankSideAccountIds(q, s);
   if (cashIds.length === 0) return 0;
   const [row] = await q<{ n: string }[]>`select count(*) as n from (${bankSide(q, s, range, cashIds)}) x`;
   return Number(row?.n ?? 0);
 }
 
-/** What auto-match needs of a bank-side transaction, in the shape autoMatch reads (one object per row). */
-export interface MatchCandidate {
-  id: string;
-  date: string;
-  amount: number;
-  currency: string;
-  reference: string;
-  description: string;
-}
-
 /** Unmatched transactions that moved cash, as auto-match candidates in `currency`, oldest first. */
-export async function bankSideCandidates(q: Q, s: Scope, range: TransactionRange, currency: string, limit: number): Promise<MatchCandidate[]> {
+export async function bankSideCandidates(q: Q, s: Tenant, range: TransactionRange, currency: string, limit: number): Promise<MatchCandidate[]> {
   const cashIds = await bankSideAccountIds(q, s);
   if (cashIds.length === 0) return [];
   const rows = await q<(Omit<MatchCandidate, "amount"> & { amount: string | number })[]>`

@@ -1,7 +1,7 @@
 /** Sales and their refundable remainders. */
-import type { Cents } from "@treasury/contracts";
+import type { Tenant } from "@treasury/contracts";
+import type { SaleRow } from "../usecases/rows.ts";
 import { money, type Q } from "./db.ts";
-import type { Scope } from "./accounts.ts";
 
 export interface NewSale {
   saleReference: string;
@@ -42,31 +42,6 @@ export function newSale(
   };
 }
 
-/** Records a sale; answers false when the sale reference already exists (a second recording of it). */
-export async function insertSale(q: Q, s: Scope, sale: NewSale): Promise<boolean> {
-  const res = await q`
-    insert into ledger.sales (org_id, livemode, sale_reference, transaction_id, participant_id, gross, creator_amount,
-      platform_amount, sales_tax, processing_fee, hold_id)
-    values (${s.orgId}, ${s.livemode}, ${sale.saleReference}, ${sale.transactionId}, ${sale.participantId}, ${sale.gross},
-      ${sale.creatorAmount}, ${sale.platformAmount}, ${sale.salesTax}, ${sale.processingFee}, ${sale.holdId})
-    on conflict (org_id, livemode, sale_reference) do nothing`;
-  return res.count === 1;
-}
-
-export interface SaleRow {
-  sale_reference: string;
-  transaction_id: string;
-  participant_id: string | null;
-  gross: Cents;
-  creator_amount: Cents;
-  sales_tax: Cents;
-  refunded_amount: Cents;
-  creator_refunded: Cents;
-  platform_refunded: Cents;
-  reversed: boolean;
-  hold_id: string | null;
-}
-
 type RawSale = Omit<SaleRow, "gross" | "creator_amount" | "sales_tax" | "refunded_amount" | "creator_refunded" | "platform_refunded"> &
   Record<"gross" | "creator_amount" | "sales_tax" | "refunded_amount" | "creator_refunded" | "platform_refunded", string>;
 
@@ -90,7 +65,7 @@ function toSale(r: RawSale): SaleRow {
  * The sale a transaction recorded, locked FOR UPDATE: refunds and reversals both change its remainder under
  * this lock (taken before any wallet lock).
  */
-export async function lockSaleByTransaction(q: Q, s: Scope, transactionId: string): Promise<SaleRow | undefined> {
+export async function lockSaleByTransaction(q: Q, s: Tenant, transactionId: string): Promise<SaleRow | undefined> {
   const [row] = await q<RawSale[]>`
     select ${saleCols(q)} from ledger.sales where transaction_id = ${transactionId} and org_id = ${s.orgId} and livemode = ${s.livemode}
     for update`;
@@ -98,7 +73,7 @@ export async function lockSaleByTransaction(q: Q, s: Scope, transactionId: strin
 }
 
 /** A sale by its reference, locked FOR UPDATE (the same lock as lockSaleByTransaction). */
-export async function lockSaleByReference(q: Q, s: Scope, saleReference: string): Promise<SaleRow | undefined> {
+export async function lockSaleByReference(q: Q, s: Tenant, saleReference: string): Promise<SaleRow | undefined> {
   const [row] = await q<RawSale[]>`
     select ${saleCols(q)} from ledger.sales where sale_reference = ${saleReference} and org_id = ${s.orgId} and livemode = ${s.livemode}
     for update`;
@@ -106,7 +81,7 @@ export async function lockSaleByReference(q: Q, s: Scope, saleReference: string)
 }
 
 /** A sale by its reference, unlocked (identity: its transaction, creator and hold never change). */
-export async function findSale(q: Q, s: Scope, saleReference: string): Promise<SaleRow | undefined> {
+export async function findSale(q: Q, s: Tenant, saleReference: string): Promise<SaleRow | undefined> {
   const [row] = await q<RawSale[]>`
     select ${saleCols(q)} from ledger.sales where sale_reference = ${saleReference} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
   return row === undefined ? undefined : toSale(row);
@@ -115,7 +90,7 @@ export async function findSale(q: Q, s: Scope, saleReference: string): Promise<S
 /** The sale's remainder after a refund or reversal, by side (refunded = creator + platform, checked by the table). */
 export async function updateSaleRemainder(
   q: Q,
-  s: Scope,
+  s: Tenant,
   saleReference: string,
   r: { refunded: number; creatorRefunded: number; platformRefunded: number; reversed: boolean },
 ): Promise<void> {
@@ -124,4 +99,11 @@ export async function updateSaleRemainder(
       platform_refunded = ${r.platformRefunded}, reversed = ${r.reversed}
     where sale_reference = ${saleReference} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
   if (res.count !== 1) throw new Error(`sale ${saleReference} not updated`);
+}
+
+/** The participant of the sale a transaction recorded; undefined when it recorded none, or one without a creator. */
+export async function saleParticipant(q: Q, s: Tenant, transactionId: string): Promise<string | undefined> {
+  const [row] = await q<{ participant_id: string | null }[]>`
+    select participant_id from ledger.sales where transaction_id = ${transactionId} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
+  return row?.participant_id ?? undefined;
 }

@@ -1,38 +1,9 @@
 /** The SQL behind the transaction-record read: one transaction, its entries with their accounts, its sale. */
-import type { Side } from "../domain/accounts.ts";
-import type { Scope } from "./accounts.ts";
+import type { Tenant } from "@treasury/contracts";
+import type { RecordEntryRow, RecordRow, RecordSaleRow } from "../usecases/rows.ts";
 import { money, type Q } from "./db.ts";
 
-export interface RecordRow {
-  id: string;
-  kind: string;
-  reference_id: string;
-  amount: number;
-  description: string | null;
-  metadata: Record<string, unknown>;
-  reversal_of: string | null;
-  effective_at: Date | null;
-  created_at: Date;
-}
-
-export interface RecordEntryRow {
-  id: string;
-  account_id: string;
-  account_type: string;
-  entity_id: string | null;
-  entry_type: Side;
-  amount: number;
-}
-
-export interface RecordSaleRow {
-  sale_reference: string;
-  participant_id: string | null;
-  participant_display_name: string | null;
-  gross: number;
-  sales_tax: number;
-}
-
-export async function findTransactionRow(q: Q, s: Scope, id: string): Promise<RecordRow | undefined> {
+export async function findTransactionRow(q: Q, s: Tenant, id: string): Promise<RecordRow | undefined> {
   const [row] = await q<(Omit<RecordRow, "amount"> & { amount: string })[]>`
     select id, kind, reference_id, amount, description, metadata, reversal_of, effective_at, created_at
     from ledger.transactions where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
@@ -40,7 +11,7 @@ export async function findTransactionRow(q: Q, s: Scope, id: string): Promise<Re
 }
 
 /** Entries in the order they were written; a wallet's entity is its participant or owner id. */
-export async function findRecordEntries(q: Q, s: Scope, transactionId: string): Promise<RecordEntryRow[]> {
+export async function findRecordEntries(q: Q, s: Tenant, transactionId: string): Promise<RecordEntryRow[]> {
   const rows = await q<(Omit<RecordEntryRow, "amount"> & { amount: string })[]>`
     select e.id, e.account_id, a.account_type, e.entry_type, e.amount,
       coalesce(a.participant_id, a.owner_id, nullif(a.entity_id, '')) as entity_id
@@ -50,7 +21,7 @@ export async function findRecordEntries(q: Q, s: Scope, transactionId: string): 
   return rows.map((r) => ({ ...r, amount: money(r.amount) }));
 }
 
-export async function findRecordSale(q: Q, s: Scope, transactionId: string): Promise<RecordSaleRow | undefined> {
+export async function findRecordSale(q: Q, s: Tenant, transactionId: string): Promise<RecordSaleRow | undefined> {
   const [row] = await q<(Omit<RecordSaleRow, "gross" | "sales_tax"> & { gross: string; sales_tax: string })[]>`
     select sa.sale_reference, sa.participant_id, p.display_name as participant_display_name, sa.gross, sa.sales_tax
     from ledger.sales sa

@@ -1,8 +1,8 @@
 /** Transactions (the idempotency rows of every posting) and their entries. */
-import { newId, type Cents } from "@treasury/contracts";
+import type { Tenant } from "@treasury/contracts";
+import type { EntryRow, TransactionRow, WalletEntryRow } from "../usecases/rows.ts";
 import type { Side } from "../domain/accounts.ts";
 import { iso, money, moneyOrNull, type Json, type Q } from "./db.ts";
-import type { Scope } from "./accounts.ts";
 
 export interface NewTransaction {
   id: string;
@@ -23,7 +23,7 @@ export type Claim = { inserted: true; createdAt: Date } | { inserted: false; id:
  * transaction to end: if it commits, this one sees the row and answers its result; if it rolls back, this
  * one inserts. So concurrent duplicates produce exactly one transaction.
  */
-export async function claimTransaction(q: Q, s: Scope, t: NewTransaction): Promise<Claim> {
+export async function claimTransaction(q: Q, s: Tenant, t: NewTransaction): Promise<Claim> {
   const [ins] = await q<{ created_at: Date }[]>`
     insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, metadata, effective_at)
     values (${t.id}, ${s.orgId}, ${s.livemode}, ${t.kind}, ${t.referenceId}, ${t.requestHash}, ${t.amount},
@@ -38,60 +38,8 @@ export async function claimTransaction(q: Q, s: Scope, t: NewTransaction): Promi
   return { inserted: false, id: existing.id, requestHash: existing.request_hash, result: existing.result };
 }
 
-export async function storeResult(q: Q, s: Scope, id: string, result: Record<string, unknown>): Promise<void> {
-  await q`
-    update ledger.transactions set result = ${q.json(result as Json)}
-    where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
-}
-
-export async function findTransactionByReference(
-  q: Q,
-  s: Scope,
-  kind: string,
-  referenceId: string,
-): Promise<{ id: string; result: Record<string, unknown> } | undefined> {
-  const [row] = await q<{ id: string; result: Record<string, unknown> }[]>`
-    select id, result from ledger.transactions
-    where org_id = ${s.orgId} and livemode = ${s.livemode} and kind = ${kind} and reference_id = ${referenceId}`;
-  return row;
-}
-
-export interface NewEntry {
-  account_id: string;
-  entry_type: Side;
-  amount: number;
-  balance_after: number | null;
-}
-
-export async function insertEntries(q: Q, s: Scope, transactionId: string, entries: readonly NewEntry[]): Promise<void> {
-  if (entries.length === 0) return;
-  const rows = entries.map((e) => ({
-    id: newId("ent"),
-    org_id: s.orgId,
-    livemode: s.livemode,
-    transaction_id: transactionId,
-    account_id: e.account_id,
-    entry_type: e.entry_type,
-    amount: e.amount,
-    balance_after: e.balance_after,
-  }));
-  await q`insert into ledger.entries ${q(rows, "id", "org_id", "livemode", "transaction_id", "account_id", "entry_type", "amount", "balance_after")}`;
-}
-
-export interface WalletEntryRow {
-  entry_id: string;
-  entry_type: Side;
-  amount: Cents;
-  transaction_id: string;
-  reference_id: string;
-  transaction_type: string;
-  description: string | null;
-  balance_after: Cents | null;
-  created_at: string | null;
-}
-
 /** A wallet's entries, newest first. */
-export async function listWalletEntries(q: Q, s: Scope, walletId: string, limit: number, offset: number): Promise<{ rows: WalletEntryRow[]; total: number }> {
+export async function listWalletEntries(q: Q, s: Tenant, walletId: string, limit: number, offset: number): Promise<{ rows: WalletEntryRow[]; total: number }> {
   const rows = await q<
     {
       id: string;
@@ -129,24 +77,6 @@ export async function listWalletEntries(q: Q, s: Scope, walletId: string, limit:
   };
 }
 
-export async function setTransactionAmount(q: Q, s: Scope, id: string, amount: number): Promise<void> {
-  await q`update ledger.transactions set amount = ${amount} where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
-}
-
-export interface TransactionRow {
-  id: string;
-  kind: string;
-  reference_id: string;
-  status: "posted" | "reversed";
-  amount: Cents;
-  reversed_amount: Cents;
-  reversal_of: string | null;
-  description: string | null;
-  metadata: Record<string, unknown>;
-  result: Record<string, unknown>;
-  created_at: Date;
-}
-
 type RawTransaction = Omit<TransactionRow, "amount" | "reversed_amount"> & { amount: string; reversed_amount: string };
 
 function toTransaction(r: RawTransaction): TransactionRow {
@@ -155,7 +85,7 @@ function toTransaction(r: RawTransaction): TransactionRow {
 
 const txCols = (q: Q) => q`id, kind, reference_id, status, amount, reversed_amount, reversal_of, description, metadata, result, created_at`;
 
-export async function findTransaction(q: Q, s: Scope, id: string, opts: { forUpdate?: boolean } = {}): Promise<TransactionRow | undefined> {
+export async function findTransaction(q: Q, s: Tenant, id: string, opts: { forUpdate?: boolean } = {}): Promise<TransactionRow | undefined> {
   const [row] = await q<RawTransaction[]>`
     select ${txCols(q)} from ledger.transactions
     where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}
@@ -164,7 +94,7 @@ export async function findTransaction(q: Q, s: Scope, id: string, opts: { forUpd
 }
 
 /** The latest reversal of a transaction (answered with duplicate_reversal_reference). */
-export async function latestReversal(q: Q, s: Scope, id: string): Promise<TransactionRow | undefined> {
+export async function latestReversal(q: Q, s: Tenant, id: string): Promise<TransactionRow | undefined> {
   const [row] = await q<RawTransaction[]>`
     select ${txCols(q)} from ledger.transactions
     where reversal_of = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode}
@@ -172,24 +102,15 @@ export async function latestReversal(q: Q, s: Scope, id: string): Promise<Transa
   return row === undefined ? undefined : toTransaction(row);
 }
 
-export async function markReversal(q: Q, s: Scope, reversalId: string, originalId: string, reversedAmount: number, fully: boolean): Promise<void> {
+export async function markReversal(q: Q, s: Tenant, reversalId: string, originalId: string, reversedAmount: number, fully: boolean): Promise<void> {
   await q`update ledger.transactions set reversal_of = ${originalId}
     where id = ${reversalId} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
   await q`update ledger.transactions set reversed_amount = ${reversedAmount}, status = ${fully ? "reversed" : "posted"}
     where id = ${originalId} and org_id = ${s.orgId} and livemode = ${s.livemode}`;
 }
 
-export interface EntryRow {
-  seq: number;
-  id: string;
-  transaction_id: string;
-  account_id: string;
-  entry_type: Side;
-  amount: Cents;
-}
-
 /** A transaction's entries in the order they were written (each posting wrote its debit, then its credit). */
-export async function transactionEntries(q: Q, s: Scope, transactionId: string): Promise<EntryRow[]> {
+export async function transactionEntries(q: Q, s: Tenant, transactionId: string): Promise<EntryRow[]> {
   const rows = await q<(Omit<EntryRow, "amount" | "seq"> & { amount: string; seq: string })[]>`
     select seq, id, transaction_id, account_id, entry_type, amount from ledger.entries
     where transaction_id = ${transactionId} and org_id = ${s.orgId} and livemode = ${s.livemode}

@@ -2,7 +2,7 @@
 // and its recovery), accounting records, get-transactions and reports; every file ends on the invariants.
 import type { AuthContext } from "@treasury/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyLedger } from "../verify.ts";
+import { verifyLedger } from "../verify/verify.ts";
 import { authFor, err, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
 
 let h: LedgerHarness;

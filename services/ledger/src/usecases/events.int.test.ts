@@ -47,7 +47,7 @@ async function streamEvents(orgId: string): Promise<{ type: string; requestId: s
 describe("event headers", () => {
   it("events carry their request's id and trace, from batches and from requests that run alone", async () => {
     const org = newOrg();
-    await createParticipant(h.sql, { orgId: org, livemode: false }, { participant_id: "c1" });
+    await createParticipant(h.deps, { orgId: org, livemode: false }, { participant_id: "c1" });
     const traceA = "0af7651916cd43dd8448eb211c80319c";
     const traceB = "1bf7651916cd43dd8448eb211c80319d";
     const traceC = "2cf7651916cd43dd8448eb211c80319e";

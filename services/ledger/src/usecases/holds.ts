@@ -1,27 +1,24 @@
 /** Holds: create, list, summary, release (optionally executing the hold's release transfer, never a payout). */
-import { DomainError, type schemas } from "@treasury/contracts";
+import { DomainError, type PostOutcome, type PostRequestInput, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
-import type { PostOutcome, PostRequestInput } from "@treasury/contracts";
-import { findCreatorWallet, type Scope, type WalletRow } from "../store/accounts.ts";
-import type { Sql } from "../store/db.ts";
-import { findHold, holdsSummary, listHolds as listRows } from "../store/holds.ts";
-import { participantExists } from "../store/participants.ts";
+import type { LedgerDeps } from "./deps.ts";
 import { duplicateReference } from "./movements.ts";
-import type { PostPort } from "./post-request.ts";
 import { holdReady, presentHold, presentRelease } from "./present.ts";
+import type { HoldRow, WalletRow } from "./rows.ts";
 import { loadWallet } from "./wallets.ts";
 
 type CreateHoldBody = z.output<typeof schemas.CreateHoldBody>;
 type ListHoldsQuery = z.output<typeof schemas.ListHoldsQuery>;
+export type HoldDeps = Pick<LedgerDeps, "wallets" | "participants" | "holds" | "poster" | "now">;
 
 export const KIND_HOLD = "hold";
 export const KIND_HOLD_RELEASE = "hold_release";
 export const HOLD_PAGE_DEFAULT = 100;
 export const DEFAULT_HOLD_REASON = "temporary_hold";
 
-async function holdWallet(sql: Sql, scope: Scope, body: CreateHoldBody): Promise<WalletRow> {
+async function holdWallet(deps: Pick<LedgerDeps, "wallets">, tenant: Tenant, body: CreateHoldBody): Promise<WalletRow> {
   if (body.wallet_id !== undefined) {
-    const w = await loadWallet(sql, scope, body.wallet_id);
+    const w = await loadWallet(deps, tenant, body.wallet_id);
     if (body.participant_id !== undefined && w.participant_id !== body.participant_id) {
       throw new DomainError("validation_error", "wallet_id is not the participant's wallet", {
         details: [{ path: "wallet_id", message: "does not belong to participant_id" }],
@@ -34,14 +31,14 @@ async function holdWallet(sql: Sql, scope: Scope, body: CreateHoldBody): Promise
       details: [{ path: "participant_id", message: "participant_id or wallet_id is required" }],
     });
   }
-  const w = await findCreatorWallet(sql, scope, body.participant_id);
+  const w = await deps.wallets.findCreator(tenant, body.participant_id);
   if (w === undefined) throw new DomainError("participant_not_found", `Participant ${body.participant_id} not found`);
   return w;
 }
 
-async function loadCreatedHold(sql: Sql, scope: Scope, outcome: PostOutcome, now: Date): Promise<Record<string, unknown>> {
+async function loadCreatedHold(deps: Pick<LedgerDeps, "holds">, tenant: Tenant, outcome: PostOutcome, now: Date): Promise<Record<string, unknown>> {
   const created = outcome.result.holds_created[0];
-  const hold = created === undefined ? undefined : await findHold(sql, scope, created.hold_id);
+  const hold = created === undefined ? undefined : await deps.holds.find(tenant, created.hold_id);
   if (hold === undefined) throw new Error(`hold of transaction ${outcome.result.transaction_id} not found`);
   return presentHold(hold, now);
 }
@@ -51,15 +48,15 @@ async function loadCreatedHold(sql: Sql, scope: Scope, outcome: PostOutcome, now
  * Errors: validation_error, wallet_not_found, participant_not_found, insufficient_balance, wallet_not_active,
  * duplicate_reference_id, idempotency_conflict.
  */
-export async function createHold(sql: Sql, scope: Scope, body: CreateHoldBody, poster: PostPort, now: () => Date = () => new Date()) {
-  const wallet = await holdWallet(sql, scope, body);
+export async function createHold(deps: HoldDeps, tenant: Tenant, body: CreateHoldBody) {
+  const wallet = await holdWallet(deps, tenant, body);
   const target = body.release_transfer_to_participant_id;
-  if (target !== undefined && !(await participantExists(sql, scope, target))) {
+  if (target !== undefined && !(await deps.participants.exists(tenant, target))) {
     throw new DomainError("participant_not_found", `Participant ${target} not found`);
   }
   const request: PostRequestInput = {
-    org_id: scope.orgId,
-    livemode: scope.livemode,
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
     kind: KIND_HOLD,
     reference_id: body.reference_id,
     holds_create: [
@@ -76,28 +73,27 @@ export async function createHold(sql: Sql, scope: Scope, body: CreateHoldBody, p
     ],
     ...(body.description !== undefined ? { description: body.description } : {}),
   };
-  const outcome = await poster.post(request);
-  const hold = await loadCreatedHold(sql, scope, outcome, now());
+  const outcome = await deps.poster.post(request);
+  const hold = await loadCreatedHold(deps, tenant, outcome, deps.now());
   if (outcome.duplicate) throw duplicateReference(outcome, "hold", hold);
   return { hold };
 }
 
-export async function listHolds(sql: Sql, scope: Scope, query: ListHoldsQuery & { offset?: number | undefined }, now: () => Date = () => new Date()) {
+export async function listHolds(deps: Pick<LedgerDeps, "holds" | "now">, tenant: Tenant, query: ListHoldsQuery & { offset?: number | undefined }) {
   const limit = query.limit ?? HOLD_PAGE_DEFAULT;
   const offset = query.offset ?? 0;
-  const { rows, total } = await listRows(
-    sql,
-    scope,
+  const { rows, total } = await deps.holds.list(
+    tenant,
     { participantId: query.participant_id, ventureId: query.venture_id, readyOnly: query.ready_only, status: "held" },
     limit,
     offset,
   );
-  const at = now();
+  const at = deps.now();
   return { holds: rows.map((h) => presentHold(h, at)), count: rows.length, total, limit, offset };
 }
 
-export async function getHoldsSummary(sql: Sql, scope: Scope) {
-  return { summary: await holdsSummary(sql, scope) };
+export async function getHoldsSummary(deps: Pick<LedgerDeps, "holds">, tenant: Tenant) {
+  return { summary: await deps.holds.summary(tenant) };
 }
 
 /**
@@ -106,18 +102,11 @@ export async function getHoldsSummary(sql: Sql, scope: Scope) {
  * Errors: hold_not_found, hold_already_released (with the earlier release), hold_not_ready,
  * wallet_not_transferable, participant_not_found, wallet_not_active.
  */
-export async function releaseHold(
-  sql: Sql,
-  scope: Scope,
-  holdId: string,
-  body: { execute_transfer?: boolean | undefined },
-  poster: PostPort,
-  now: () => Date = () => new Date(),
-) {
-  const hold = await findHold(sql, scope, holdId);
+export async function releaseHold(deps: HoldDeps, tenant: Tenant, holdId: string, body: { execute_transfer?: boolean | undefined }) {
+  const hold = await deps.holds.find(tenant, holdId);
   if (hold === undefined) throw new DomainError("hold_not_found", `Hold ${holdId} not found`);
   if (hold.status === "released") throw alreadyReleased(hold);
-  if (!holdReady(hold, now())) {
+  if (!holdReady(hold, deps.now())) {
     throw new DomainError("hold_not_ready", `Hold ${holdId} is held until ${hold.hold_until?.toISOString()}`, {
       hint: `Release after hold_until (${hold.hold_until?.toISOString()}); GET /v1/holds?ready_only=true lists releasable holds`,
       extra: { hold_until: hold.hold_until?.toISOString() ?? null },
@@ -125,17 +114,10 @@ export async function releaseHold(
   }
   const target = hold.release_transfer_to_participant_id;
   const execute = body.execute_transfer === true && target !== null;
-  if (execute) {
-    const from = await loadWallet(sql, scope, hold.wallet_id);
-    const to = await findCreatorWallet(sql, scope, target);
-    if (to === undefined) throw new DomainError("participant_not_found", `Participant ${target} not found`);
-    for (const w of [from, to]) {
-      if (!w.transferable) throw new DomainError("wallet_not_transferable", `Wallet ${w.id} does not permit transfers`, { extra: { wallet_id: w.id } });
-    }
-  }
+  if (execute) await checkReleaseTransfer(deps, tenant, hold.wallet_id, target);
   const request: PostRequestInput = {
-    org_id: scope.orgId,
-    livemode: scope.livemode,
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
     kind: KIND_HOLD_RELEASE,
     reference_id: hold.id,
     holds_release: [{ hold_id: hold.id, transfer_executed: execute }],
@@ -144,22 +126,32 @@ export async function releaseHold(
   };
   let outcome: PostOutcome;
   try {
-    outcome = await poster.post(request);
+    outcome = await deps.poster.post(request);
   } catch (e) {
     // A concurrent release won: answer what it did.
     if (e instanceof DomainError && (e.code === "hold_already_released" || e.code === "idempotency_conflict")) {
-      const now2 = await findHold(sql, scope, holdId);
+      const now2 = await deps.holds.find(tenant, holdId);
       if (now2 !== undefined && now2.status === "released") throw alreadyReleased(now2);
     }
     throw e;
   }
-  const after = await findHold(sql, scope, holdId);
+  const after = await deps.holds.find(tenant, holdId);
   if (after === undefined || after.status !== "released") throw new Error(`hold ${holdId} not released after its release posted`);
   if (outcome.duplicate) throw alreadyReleased(after);
   return { release: presentRelease(after) };
 }
 
-function alreadyReleased(hold: Parameters<typeof presentRelease>[0]): DomainError {
+/** A release transfer moves money from the hold's wallet to the target's creator wallet: both must permit transfers. */
+async function checkReleaseTransfer(deps: Pick<LedgerDeps, "wallets">, tenant: Tenant, walletId: string, target: string): Promise<void> {
+  const from = await loadWallet(deps, tenant, walletId);
+  const to = await deps.wallets.findCreator(tenant, target);
+  if (to === undefined) throw new DomainError("participant_not_found", `Participant ${target} not found`);
+  for (const w of [from, to]) {
+    if (!w.transferable) throw new DomainError("wallet_not_transferable", `Wallet ${w.id} does not permit transfers`, { extra: { wallet_id: w.id } });
+  }
+}
+
+function alreadyReleased(hold: HoldRow): DomainError {
   return new DomainError("hold_already_released", `Hold ${hold.id} was already released`, {
     extra: { release: presentRelease(hold), existing_transaction_id: hold.release_transaction_id },
   });

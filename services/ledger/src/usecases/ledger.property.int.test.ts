@@ -5,12 +5,12 @@
 import fc from "fast-check";
 import { DomainError } from "@treasury/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkInvariants } from "../invariants.ts";
+import { checkInvariants } from "../verify/invariants.ts";
 import { newOrg, startLedger, type LedgerHarness } from "../test-support.ts";
 import { createHold, releaseHold } from "./holds.ts";
 import { depositToWallet, transferBetweenWallets, withdrawFromWallet } from "./movements.ts";
 import { createParticipant } from "./participants.ts";
-import { Poster } from "./poster.ts";
+import { Poster } from "../posting/poster.ts";
 import { createWallet } from "./wallets.ts";
 
 let h: LedgerHarness;
@@ -87,11 +87,12 @@ async function ledgerOf(orgId: string): Promise<unknown> {
 /** Runs the commands on a fresh org through one engine, checking each answer against the model. */
 async function run(cmds: readonly Cmd[], poster: Poster): Promise<string> {
   const scope = { orgId: newOrg(), livemode: false };
+  const deps = { ...h.deps, poster };
   const ids: string[] = [];
   for (const owner of ["buyer-0", "buyer-1"]) {
-    ids.push(String((await createWallet(h.sql, scope, { owner_id: owner, redeemable: true, transferable: true })).wallet["id"]));
+    ids.push(String((await createWallet(h.deps, scope, { owner_id: owner, redeemable: true, transferable: true })).wallet["id"]));
   }
-  ids.push(String((await createParticipant(h.sql, scope, { participant_id: "creator" })).participant["wallet_id"]));
+  ids.push(String((await createParticipant(h.deps, scope, { participant_id: "creator" })).participant["wallet_id"]));
   const id = (w: number): string => ids[w] ?? "";
   const bal = Array<number>(WALLETS).fill(0);
   const held = Array<number>(WALLETS).fill(0);
@@ -116,14 +117,12 @@ async function run(cmds: readonly Cmd[], poster: Poster): Promise<string> {
     switch (c.t) {
       case "topup":
         expected = c.w === CREATOR ? "wallet_not_topupable" : null;
-        got = await codeOf(depositToWallet(h.sql, scope, id(c.w), { amount: c.amount, reference_id: ref }, poster));
+        got = await codeOf(depositToWallet(deps, scope, id(c.w), { amount: c.amount, reference_id: ref }));
         if (expected === null) add(bal, c.w, c.amount);
         break;
       case "transfer":
         expected = c.from === c.to ? "transfer_to_self" : c.amount > avail(c.from) ? "insufficient_balance" : null;
-        got = await codeOf(
-          transferBetweenWallets(h.sql, scope, { amount: c.amount, reference_id: ref, from_wallet_id: id(c.from), to_wallet_id: id(c.to) }, poster),
-        );
+        got = await codeOf(transferBetweenWallets(deps, scope, { amount: c.amount, reference_id: ref, from_wallet_id: id(c.from), to_wallet_id: id(c.to) }));
         if (expected === null) {
           add(bal, c.from, -c.amount);
           add(bal, c.to, c.amount);
@@ -132,7 +131,7 @@ async function run(cmds: readonly Cmd[], poster: Poster): Promise<string> {
         break;
       case "withdraw":
         expected = c.w === CREATOR ? "wallet_withdrawal_not_supported" : c.amount > avail(c.w) ? "insufficient_balance" : null;
-        got = await codeOf(withdrawFromWallet(h.sql, scope, id(c.w), { amount: c.amount, reference_id: ref }, poster));
+        got = await codeOf(withdrawFromWallet(deps, scope, id(c.w), { amount: c.amount, reference_id: ref }));
         if (expected === null) add(bal, c.w, -c.amount);
         break;
       case "hold": {
@@ -140,12 +139,12 @@ async function run(cmds: readonly Cmd[], poster: Poster): Promise<string> {
         expected = c.amount > avail(c.w) ? "insufficient_balance" : null;
         let holdId = "";
         got = await codeOf(
-          createHold(
-            h.sql,
-            scope,
-            { wallet_id: id(c.w), amount: c.amount, reference_id: ref, ...(target ? { release_transfer_to_participant_id: "creator" } : {}) },
-            poster,
-          ).then((r) => {
+          createHold(deps, scope, {
+            wallet_id: id(c.w),
+            amount: c.amount,
+            reference_id: ref,
+            ...(target ? { release_transfer_to_participant_id: "creator" } : {}),
+          }).then((r) => {
             holdId = String(r.hold["id"]);
           }),
         );
@@ -159,7 +158,7 @@ async function run(cmds: readonly Cmd[], poster: Poster): Promise<string> {
         const hold = holds[c.i % Math.max(1, holds.length)];
         if (hold === undefined) continue;
         expected = hold.released ? "hold_already_released" : null;
-        got = await codeOf(releaseHold(h.sql, scope, hold.id, { execute_transfer: c.execute }, poster));
+        got = await codeOf(releaseHold(deps, scope, hold.id, { execute_transfer: c.execute }));
         if (expected === null) {
           hold.released = true;
           add(held, hold.w, -hold.amount);

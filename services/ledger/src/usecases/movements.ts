@@ -1,14 +1,13 @@
 /** Wallet top-ups, withdrawals and transfers: each one posting through the engine. */
-import { DomainError, type schemas } from "@treasury/contracts";
+import { DomainError, type PostOutcome, type PostRequestInput, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
-import type { PostOutcome, PostRequestInput } from "@treasury/contracts";
-import { findCreatorWallet, type Scope, type WalletRow } from "../store/accounts.ts";
-import type { Sql } from "../store/db.ts";
-import type { PostPort } from "./post-request.ts";
+import type { LedgerDeps } from "./deps.ts";
+import type { WalletRow } from "./rows.ts";
 import { loadWallet } from "./wallets.ts";
 
 type MovementBody = z.output<typeof schemas.WalletMovementBody>;
 type TransferBody = z.output<typeof schemas.TransferBody>;
+export type MovementDeps = Pick<LedgerDeps, "wallets" | "poster">;
 
 export const KIND_TOPUP = "wallet_topup";
 export const KIND_WITHDRAWAL = "wallet_withdrawal";
@@ -27,10 +26,10 @@ function balanceOf(outcome: PostOutcome, walletId: string): { balance: number; a
   return { balance: w.balance, available_balance: w.available_balance };
 }
 
-function base(scope: Scope, kind: string, body: { reference_id: string; description?: string | undefined; metadata?: Record<string, unknown> | undefined }) {
+function base(tenant: Tenant, kind: string, body: { reference_id: string; description?: string | undefined; metadata?: Record<string, unknown> | undefined }) {
   return {
-    org_id: scope.orgId,
-    livemode: scope.livemode,
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
     kind,
     reference_id: body.reference_id,
     ...(body.description !== undefined ? { description: body.description } : {}),
@@ -44,21 +43,21 @@ function base(scope: Scope, kind: string, body: { reference_id: string; descript
  * Errors: wallet_not_found, wallet_not_topupable, topup_requires_checkout, wallet_not_active,
  * duplicate_reference_id, idempotency_conflict.
  */
-export async function depositToWallet(sql: Sql, scope: Scope, walletId: string, body: MovementBody, poster: PostPort) {
-  const wallet = await loadWallet(sql, scope, walletId);
+export async function depositToWallet(deps: MovementDeps, tenant: Tenant, walletId: string, body: MovementBody) {
+  const wallet = await loadWallet(deps, tenant, walletId);
   if (wallet.account_type !== "consumer_credit" || !wallet.topup_supported) {
     throw new DomainError("wallet_not_topupable", `Wallet ${wallet.id} (${wallet.account_type}) does not support top-ups`);
   }
-  if (scope.livemode) {
+  if (tenant.livemode) {
     throw new DomainError("topup_requires_checkout", "Live top-ups go through hosted checkout", {
       hint: 'POST /v1/wallet-sessions with wallet_id and permissions ["top_up"] opens the hosted wallet page that funds it',
     });
   }
   const request: PostRequestInput = {
-    ...base(scope, KIND_TOPUP, body),
+    ...base(tenant, KIND_TOPUP, body),
     postings: [{ debit: { system: "sandbox_funding" }, credit: { wallet_id: wallet.id }, amount: body.amount }],
   };
-  const outcome = await poster.post(request);
+  const outcome = await deps.poster.post(request);
   const topup = {
     wallet_id: wallet.id,
     owner_id: wallet.owner_id,
@@ -76,8 +75,8 @@ export async function depositToWallet(sql: Sql, scope: Scope, walletId: string, 
  * Errors: wallet_not_found, wallet_withdrawal_not_supported, wallet_not_redeemable, insufficient_balance,
  * wallet_not_active, duplicate_reference_id, idempotency_conflict.
  */
-export async function withdrawFromWallet(sql: Sql, scope: Scope, walletId: string, body: MovementBody, poster: PostPort) {
-  const wallet = await loadWallet(sql, scope, walletId);
+export async function withdrawFromWallet(deps: MovementDeps, tenant: Tenant, walletId: string, body: MovementBody) {
+  const wallet = await loadWallet(deps, tenant, walletId);
   if (wallet.account_type === "creator_earnings") {
     throw new DomainError("wallet_withdrawal_not_supported", "Creator earnings leave through payouts", {
       hint: "POST /v1/payouts with participant_id and amount",
@@ -85,10 +84,10 @@ export async function withdrawFromWallet(sql: Sql, scope: Scope, walletId: strin
   }
   if (!wallet.redeemable) throw new DomainError("wallet_not_redeemable", `Wallet ${wallet.id} is not redeemable`);
   const request: PostRequestInput = {
-    ...base(scope, KIND_WITHDRAWAL, body),
-    postings: [{ debit: { wallet_id: wallet.id }, credit: { system: scope.livemode ? "platform_cash" : "sandbox_funding" }, amount: body.amount }],
+    ...base(tenant, KIND_WITHDRAWAL, body),
+    postings: [{ debit: { wallet_id: wallet.id }, credit: { system: tenant.livemode ? "platform_cash" : "sandbox_funding" }, amount: body.amount }],
   };
-  const outcome = await poster.post(request);
+  const outcome = await deps.poster.post(request);
   const withdrawal = {
     wallet_id: wallet.id,
     owner_id: wallet.owner_id,
@@ -100,10 +99,16 @@ export async function withdrawFromWallet(sql: Sql, scope: Scope, walletId: strin
   return { withdrawal };
 }
 
-async function transferEnd(sql: Sql, scope: Scope, walletId: string | undefined, participantId: string | undefined, side: "from" | "to"): Promise<WalletRow> {
-  if (walletId !== undefined) return loadWallet(sql, scope, walletId);
+async function transferEnd(
+  deps: Pick<LedgerDeps, "wallets">,
+  tenant: Tenant,
+  walletId: string | undefined,
+  participantId: string | undefined,
+  side: "from" | "to",
+): Promise<WalletRow> {
+  if (walletId !== undefined) return loadWallet(deps, tenant, walletId);
   if (participantId !== undefined) {
-    const w = await findCreatorWallet(sql, scope, participantId);
+    const w = await deps.wallets.findCreator(tenant, participantId);
     if (w === undefined) throw new DomainError("participant_not_found", `Participant ${participantId} not found`);
     return w;
   }
@@ -117,18 +122,18 @@ async function transferEnd(sql: Sql, scope: Scope, walletId: string | undefined,
  * Errors: validation_error, wallet_not_found, participant_not_found, transfer_to_self, wallet_not_transferable,
  * insufficient_balance, wallet_not_active, duplicate_reference_id, idempotency_conflict.
  */
-export async function transferBetweenWallets(sql: Sql, scope: Scope, body: TransferBody, poster: PostPort) {
-  const from = await transferEnd(sql, scope, body.from_wallet_id, body.from_participant_id, "from");
-  const to = await transferEnd(sql, scope, body.to_wallet_id, body.to_participant_id, "to");
+export async function transferBetweenWallets(deps: MovementDeps, tenant: Tenant, body: TransferBody) {
+  const from = await transferEnd(deps, tenant, body.from_wallet_id, body.from_participant_id, "from");
+  const to = await transferEnd(deps, tenant, body.to_wallet_id, body.to_participant_id, "to");
   if (from.id === to.id) throw new DomainError("transfer_to_self", "Cannot transfer a wallet to itself");
   for (const w of [from, to]) {
     if (!w.transferable) throw new DomainError("wallet_not_transferable", `Wallet ${w.id} does not permit transfers`, { extra: { wallet_id: w.id } });
   }
   const request: PostRequestInput = {
-    ...base(scope, KIND_TRANSFER, body),
+    ...base(tenant, KIND_TRANSFER, body),
     postings: [{ debit: { wallet_id: from.id }, credit: { wallet_id: to.id }, amount: body.amount }],
   };
-  const outcome = await poster.post(request);
+  const outcome = await deps.poster.post(request);
   const transfer = {
     transaction_id: outcome.result.transaction_id,
     from_wallet_id: from.id,

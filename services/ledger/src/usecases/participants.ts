@@ -1,13 +1,10 @@
 /** Participants: create (idempotent on participant_id), list and get with balance snapshots. */
-import { DomainError, newUuid, percentToBps, type schemas } from "@treasury/contracts";
-import { withTx } from "@treasury/service-kit";
+import { DomainError, newUuid, percentToBps, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
 import { CREATOR_EARNINGS_FLAGS } from "../domain/accounts.ts";
 import { requestHash } from "../domain/canonical.ts";
-import { insertWallet, type Scope } from "../store/accounts.ts";
-import type { Q, Sql } from "../store/db.ts";
-import { activeHoldsOfWallets } from "../store/holds.ts";
-import { findParticipant, insertParticipant, listParticipants as listRows } from "../store/participants.ts";
+import type { LedgerDeps } from "./deps.ts";
+import type { TxStore } from "./ports.ts";
 import { presentParticipant, presentParticipantBalance } from "./present.ts";
 
 type CreateBody = z.output<typeof schemas.CreateParticipantBody>;
@@ -45,8 +42,12 @@ export function sanitizeTaxInfo(taxInfo: Record<string, unknown> | undefined): R
  * answers the stored participant (created: false); other fields: participant_already_exists.
  * Errors: participant_already_exists.
  */
-export async function createParticipant(sql: Sql, scope: Scope, body: CreateBody): Promise<{ created: boolean; participant: Record<string, unknown> }> {
-  return withTx(sql, (tx) => createParticipantIn(tx, scope, body));
+export async function createParticipant(
+  deps: Pick<LedgerDeps, "transaction">,
+  tenant: Tenant,
+  body: CreateBody,
+): Promise<{ created: boolean; participant: Record<string, unknown> }> {
+  return deps.transaction((tx) => createParticipantIn(tx, tenant, body));
 }
 
 /**
@@ -54,8 +55,8 @@ export async function createParticipant(sql: Sql, scope: Scope, body: CreateBody
  * creates it in the sale's own transaction). Errors: participant_already_exists.
  */
 export async function createParticipantIn(
-  tx: Q,
-  scope: Scope,
+  tx: TxStore,
+  tenant: Tenant,
   body: CreateBody,
 ): Promise<{ created: boolean; walletId: string; participant: Record<string, unknown> }> {
   const fields = {
@@ -70,7 +71,7 @@ export async function createParticipantIn(
   const hash = requestHash(fields);
   const walletId = newUuid();
   // The wallet's unique key (one creator wallet per participant id) is the creation race's arbiter.
-  const wallet = await insertWallet(tx, scope, {
+  const wallet = await tx.wallets.insert(tenant, {
     id: walletId,
     type: "creator_earnings",
     ownerId: body.participant_id,
@@ -81,7 +82,7 @@ export async function createParticipantIn(
     metadata: {},
   });
   if (wallet !== undefined) {
-    const row = await insertParticipant(tx, scope, {
+    const row = await tx.participants.insert(tenant, {
       participantId: body.participant_id,
       walletId,
       userId: fields.user_id,
@@ -96,7 +97,7 @@ export async function createParticipantIn(
     if (row === undefined) throw new Error(`participant ${body.participant_id} exists without its creator wallet`);
     return { created: true, walletId, participant: presentParticipant(row, true) };
   }
-  const existing = await findParticipant(tx, scope, body.participant_id);
+  const existing = await tx.participants.find(tenant, body.participant_id);
   if (existing === undefined) throw new Error(`creator wallet of ${body.participant_id} exists without its participant`);
   if (existing.request_hash !== hash) {
     throw new DomainError("participant_already_exists", `Participant ${body.participant_id} exists with different fields`, {
@@ -108,22 +109,25 @@ export async function createParticipantIn(
 }
 
 /** Errors: participant_not_found. */
-export async function getParticipant(sql: Sql, scope: Scope, participantId: string): Promise<Record<string, unknown>> {
-  const p = await findParticipant(sql, scope, participantId);
+export async function getParticipant(
+  deps: Pick<LedgerDeps, "participants" | "holds">,
+  tenant: Tenant,
+  participantId: string,
+): Promise<Record<string, unknown>> {
+  const p = await deps.participants.find(tenant, participantId);
   if (p === undefined) throw new DomainError("participant_not_found", `Participant ${participantId} not found`);
-  const holds = await activeHoldsOfWallets(sql, scope, [p.wallet_id]);
+  const holds = await deps.holds.activeOfWallets(tenant, [p.wallet_id]);
   return presentParticipantBalance(p, holds);
 }
 
 export async function listParticipants(
-  sql: Sql,
-  scope: Scope,
+  deps: Pick<LedgerDeps, "participants" | "holds">,
+  tenant: Tenant,
   page: { limit: number; offset: number },
 ): Promise<{ participants: Record<string, unknown>[]; total: number; limit: number; offset: number }> {
-  const { rows, total } = await listRows(sql, scope, page.limit, page.offset);
-  const holds = await activeHoldsOfWallets(
-    sql,
-    scope,
+  const { rows, total } = await deps.participants.list(tenant, page.limit, page.offset);
+  const holds = await deps.holds.activeOfWallets(
+    tenant,
     rows.map((r) => r.wallet_id),
   );
   const participants = rows.map((p) =>

@@ -1,7 +1,5 @@
 /** Wire shapes of the ledger's resources (docs/api.md). */
-import type { WalletRow } from "../store/accounts.ts";
-import type { HoldRow } from "../store/holds.ts";
-import type { ParticipantRow, ParticipantWithBalance } from "../store/participants.ts";
+import type { HoldRow, ParticipantRow, ParticipantWithBalance, WalletRow } from "./rows.ts";
 
 export const CURRENCY = "USD";
 const DAY_MS = 86_400_000;

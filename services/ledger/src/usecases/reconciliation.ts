@@ -5,32 +5,17 @@
  * enforce it, so concurrent runs never match one twice.
  */
 import { autoMatch, type MatchedPair } from "@treasury/bank-statements";
-import { DomainError, type schemas } from "@treasury/contracts";
+import { DomainError, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
 import { sortableId } from "../domain/ids.ts";
-import type { Scope } from "../store/accounts.ts";
-import { findBankLine, unmatchedBankLines, unmatchedBankLinesForMatching, type BankLineRow } from "../store/bank-lines.ts";
-import type { Sql } from "../store/db.ts";
-import {
-  activeMatchOf,
-  bankSideCandidates,
-  countUnmatchedBankSideTransactions,
-  endMatch,
-  findMatch,
-  findMatches,
-  insertMatches,
-  insertMatchIds,
-  transactionExists,
-  unmatchedBankSideTransactions,
-  type BankSideTransaction,
-  type MatchRow,
-  type NewMatch,
-} from "../store/reconciliation.ts";
+import type { LedgerDeps } from "./deps.ts";
 import { CURRENCY } from "./present.ts";
+import type { BankLineRow, BankSideTransaction, MatchRow, NewMatch } from "./rows.ts";
 
 type AutoMatchBody = z.output<typeof schemas.AutoMatchBody>;
 type ManualMatchBody = z.output<typeof schemas.ManualMatchBody>;
 type UnmatchedQuery = z.output<typeof schemas.UnmatchedQuery>;
+export type ReconciliationDeps = Pick<LedgerDeps, "bankLines" | "reconciliation">;
 
 /** Bank lines one auto-match run considers, oldest first; a later run continues with the rest. */
 export const AUTO_MATCH_LINES_MAX = 200_000;
@@ -119,25 +104,24 @@ function presentBankSide(t: BankSideTransaction) {
  * whose line or transaction was matched meanwhile (by hand, or by a concurrent run) is skipped and counted.
  * Errors: validation_error.
  */
-export async function autoMatchReconciliation(sql: Sql, scope: Scope, body: AutoMatchBody) {
+export async function autoMatchReconciliation(deps: ReconciliationDeps, tenant: Tenant, body: AutoMatchBody) {
   const window = body.date_window_days ?? DATE_WINDOW_DAYS_DEFAULT;
   const range = dayRange(body.start_date, body.end_date);
-  const bank = await unmatchedBankLinesForMatching(sql, scope, { bankAccount: body.bank_account, ...range }, AUTO_MATCH_LINES_MAX);
+  const bank = await deps.bankLines.unmatchedForMatching(tenant, { bankAccount: body.bank_account, ...range }, AUTO_MATCH_LINES_MAX);
   const first = bank[0]?.date;
   const last = bank[bank.length - 1]?.date;
   const ledger =
     first === undefined || last === undefined
       ? []
-      : await bankSideCandidates(
-          sql,
-          scope,
+      : await deps.reconciliation.candidates(
+          tenant,
           { from: addDays(first, -window), to: new Date(addDays(last, window + 1).getTime() - 1) },
           CURRENCY,
           AUTO_MATCH_TRANSACTIONS_MAX,
         );
   const result = autoMatch(bank, ledger, { dateWindowDays: window, ...(body.min_confidence !== undefined ? { minConfidence: body.min_confidence } : {}) });
-  const stored = await storeAutoMatches(sql, scope, result.matched);
-  const listed = await findMatches(sql, scope, stored.slice(0, MATCHES_LISTED_MAX));
+  const stored = await storeAutoMatches(deps, tenant, result.matched);
+  const listed = await deps.reconciliation.findMany(tenant, stored.slice(0, MATCHES_LISTED_MAX));
   return {
     auto_match: {
       bank_lines_considered: bank.length,
@@ -160,7 +144,7 @@ export async function autoMatchReconciliation(sql: Sql, scope: Scope, body: Auto
  * indexes keep a line or a transaction in one active match whatever order the chunks commit in. Answers the
  * ids of the matches stored, in the pairs' order.
  */
-async function storeAutoMatches(sql: Sql, scope: Scope, pairs: readonly MatchedPair[]): Promise<string[]> {
+async function storeAutoMatches(deps: ReconciliationDeps, tenant: Tenant, pairs: readonly MatchedPair[]): Promise<string[]> {
   const chunkCount = Math.ceil(pairs.length / MATCH_INSERT_ROWS_MAX);
   const stored: string[][] = new Array<string[]>(chunkCount);
   let next = 0;
@@ -177,7 +161,7 @@ async function storeAutoMatches(sql: Sql, scope: Scope, pairs: readonly MatchedP
         referenceMatch: p.reference_match,
         note: null,
       }));
-      const inserted = new Set(await insertMatchIds(sql, scope, chunk));
+      const inserted = new Set(await deps.reconciliation.insertIds(tenant, chunk));
       stored[i] = chunk.filter((m) => inserted.has(m.id)).map((m) => m.id);
     }
   };
@@ -190,17 +174,17 @@ async function storeAutoMatches(sql: Sql, scope: Scope, pairs: readonly MatchedP
  * Errors: bank_line_not_found, transaction_not_found, bank_line_already_matched, transaction_already_matched
  * (each with the existing match).
  */
-export async function createReconciliationMatch(sql: Sql, scope: Scope, body: ManualMatchBody) {
-  if ((await findBankLine(sql, scope, body.bank_line_id)) === undefined) {
+export async function createReconciliationMatch(deps: ReconciliationDeps, tenant: Tenant, body: ManualMatchBody) {
+  if ((await deps.bankLines.find(tenant, body.bank_line_id)) === undefined) {
     throw new DomainError("bank_line_not_found", `Bank line ${body.bank_line_id} not found`, {
       hint: "GET /v1/reconciliations/unmatched lists unmatched bank lines",
     });
   }
-  if (!(await transactionExists(sql, scope, body.transaction_id)))
+  if (!(await deps.reconciliation.transactionExists(tenant, body.transaction_id)))
     throw new DomainError("transaction_not_found", `Transaction ${body.transaction_id} not found`);
   // Twice at most: a conflicting match can be ended between the insert and the look-up that names it.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const [row] = await insertMatches(sql, scope, [
+    const [row] = await deps.reconciliation.insert(tenant, [
       {
         id: sortableId("rm"),
         bankLineId: body.bank_line_id,
@@ -213,14 +197,14 @@ export async function createReconciliationMatch(sql: Sql, scope: Scope, body: Ma
       },
     ]);
     if (row !== undefined) return { match: presentMatch(row) };
-    const byLine = await activeMatchOf(sql, scope, { bankLineId: body.bank_line_id });
+    const byLine = await deps.reconciliation.activeOf(tenant, { bankLineId: body.bank_line_id });
     if (byLine !== undefined) {
       throw new DomainError("bank_line_already_matched", `Bank line ${body.bank_line_id} is already matched`, {
         extra: { match: presentMatch(byLine) },
         hint: `POST /v1/reconciliations/matches/${byLine.id}/delete unmatches it`,
       });
     }
-    const byTxn = await activeMatchOf(sql, scope, { transactionId: body.transaction_id });
+    const byTxn = await deps.reconciliation.activeOf(tenant, { transactionId: body.transaction_id });
     if (byTxn !== undefined) {
       throw new DomainError("transaction_already_matched", `Transaction ${body.transaction_id} is already matched`, {
         extra: { match: presentMatch(byTxn) },
@@ -232,10 +216,10 @@ export async function createReconciliationMatch(sql: Sql, scope: Scope, body: Ma
 }
 
 /** Ends a match; ending one already ended answers it again. Errors: match_not_found. */
-export async function deleteReconciliationMatch(sql: Sql, scope: Scope, matchId: string) {
-  const ended = await endMatch(sql, scope, matchId);
+export async function deleteReconciliationMatch(deps: ReconciliationDeps, tenant: Tenant, matchId: string) {
+  const ended = await deps.reconciliation.end(tenant, matchId);
   if (ended !== undefined) return { match: presentMatch(ended) };
-  const existing = await findMatch(sql, scope, matchId);
+  const existing = await deps.reconciliation.find(tenant, matchId);
   if (existing === undefined) throw new DomainError("match_not_found", `Reconciliation match ${matchId} not found`);
   return { match: presentMatch(existing) };
 }
@@ -244,7 +228,7 @@ export async function deleteReconciliationMatch(sql: Sql, scope: Scope, matchId:
  * Both sides of what is not reconciled: bank lines without a match and transactions that moved cash without
  * one, each side paged with the same limit and offset. Errors: validation_error, invalid_limit.
  */
-export async function listUnmatched(sql: Sql, scope: Scope, q: UnmatchedQuery) {
+export async function listUnmatched(deps: ReconciliationDeps, tenant: Tenant, q: UnmatchedQuery) {
   const limit = q.limit ?? UNMATCHED_PAGE_DEFAULT;
   const offset = q.offset ?? 0;
   const range = dayRange(q.start_date, q.end_date);
@@ -253,9 +237,9 @@ export async function listUnmatched(sql: Sql, scope: Scope, q: UnmatchedQuery) {
     to: range.to === undefined ? undefined : new Date(addDays(range.to, 1).getTime() - 1),
   };
   const [bank, transactions, transactionsTotal] = await Promise.all([
-    unmatchedBankLines(sql, scope, { bankAccount: q.bank_account, ...range }, limit, offset),
-    unmatchedBankSideTransactions(sql, scope, txnRange, limit, offset),
-    countUnmatchedBankSideTransactions(sql, scope, txnRange),
+    deps.bankLines.unmatched(tenant, { bankAccount: q.bank_account, ...range }, limit, offset),
+    deps.reconciliation.unmatchedTransactions(tenant, txnRange, limit, offset),
+    deps.reconciliation.countUnmatchedTransactions(tenant, txnRange),
   ]);
   return {
     bank_lines: bank.rows.map(presentBankLine),

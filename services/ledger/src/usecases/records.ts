@@ -5,17 +5,17 @@
  * duplicate_reference_id with the existing record.
  */
 import { randomBytes } from "node:crypto";
-import { cents, DomainError, type PostOutcome, type PostRequestInput, type schemas } from "@treasury/contracts";
+import { cents, DomainError, type PostOutcome, type PostRequestInput, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
 import { isSystemAccountType, NORMAL_SIDE, type SystemAccountType } from "../domain/accounts.ts";
 import { requestHash } from "../domain/canonical.ts";
-import { ensureSystemAccount, type Scope } from "../store/accounts.ts";
-import { findBill, insertBill, lockBill, payBillAmount, type BillRow } from "../store/bills.ts";
-import type { Sql } from "../store/db.ts";
-import type { PostHooks, PostPort } from "./post-request.ts";
+import type { LedgerDeps } from "./deps.ts";
+import type { PostHooks, PostPort } from "./ports.ts";
+import type { BillRow } from "./rows.ts";
 
 type Body<T extends z.ZodType> = z.output<T>;
 type SystemRef = { system: SystemAccountType; entity_id?: string };
+export type RecordDeps = Pick<LedgerDeps, "poster">;
 
 export const RECORD_KINDS = {
   income: "income",
@@ -37,15 +37,8 @@ function flat(outcome: PostOutcome): Record<string, unknown> {
   };
 }
 
-async function record(
-  sql: Sql,
-  scope: Scope,
-  kind: string,
-  request: Omit<PostRequestInput, "org_id" | "livemode" | "kind">,
-  poster: PostPort,
-  hooks?: PostHooks,
-) {
-  const outcome = await poster.post({ org_id: scope.orgId, livemode: scope.livemode, kind, ...request }, hooks);
+async function record(poster: PostPort, tenant: Tenant, kind: string, request: Omit<PostRequestInput, "org_id" | "livemode" | "kind">, hooks?: PostHooks) {
+  const outcome = await poster.post({ org_id: tenant.orgId, livemode: tenant.livemode, kind, ...request }, hooks);
   const resource = flat(outcome);
   if (outcome.duplicate) {
     throw new DomainError("duplicate_reference_id", `A ${kind} with reference_id ${outcome.result.reference_id} exists`, {
@@ -80,37 +73,25 @@ function systemRef(type: string, path: string, entityId?: string): SystemRef {
 }
 
 /** Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
-export async function recordIncome(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordIncomeBody>, poster: PostPort) {
-  return record(
-    sql,
-    scope,
-    RECORD_KINDS.income,
-    {
-      reference_id: b.reference_id,
-      postings: [{ debit: { system: "platform_cash" }, credit: { system: "income" }, amount: b.amount }],
-      ...describe(b, { category: b.category, date: b.date, customer_name: b.customer_name }),
-      ...effectiveDate(b.date),
-      result_extra: { type: "income", category: b.category ?? null },
-    },
-    poster,
-  );
+export async function recordIncome(deps: RecordDeps, tenant: Tenant, b: Body<typeof schemas.RecordIncomeBody>) {
+  return record(deps.poster, tenant, RECORD_KINDS.income, {
+    reference_id: b.reference_id,
+    postings: [{ debit: { system: "platform_cash" }, credit: { system: "income" }, amount: b.amount }],
+    ...describe(b, { category: b.category, date: b.date, customer_name: b.customer_name }),
+    ...effectiveDate(b.date),
+    result_extra: { type: "income", category: b.category ?? null },
+  });
 }
 
 /** Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
-export async function recordExpense(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordExpenseBody>, poster: PostPort) {
-  return record(
-    sql,
-    scope,
-    RECORD_KINDS.expense,
-    {
-      reference_id: b.reference_id,
-      postings: [{ debit: { system: "expense" }, credit: { system: "platform_cash" }, amount: b.amount }],
-      ...describe(b, { category: b.category, date: b.date, vendor_name: b.vendor_name, paid_from: b.paid_from }),
-      ...effectiveDate(b.date),
-      result_extra: { type: "expense", category: b.category ?? null, vendor_name: b.vendor_name ?? null },
-    },
-    poster,
-  );
+export async function recordExpense(deps: RecordDeps, tenant: Tenant, b: Body<typeof schemas.RecordExpenseBody>) {
+  return record(deps.poster, tenant, RECORD_KINDS.expense, {
+    reference_id: b.reference_id,
+    postings: [{ debit: { system: "expense" }, credit: { system: "platform_cash" }, amount: b.amount }],
+    ...describe(b, { category: b.category, date: b.date, vendor_name: b.vendor_name, paid_from: b.paid_from }),
+    ...effectiveDate(b.date),
+    result_extra: { type: "expense", category: b.category ?? null, vendor_name: b.vendor_name ?? null },
+  });
 }
 
 function presentBill(bill: BillRow): Record<string, unknown> {
@@ -126,11 +107,11 @@ function presentBill(bill: BillRow): Record<string, unknown> {
 }
 
 /** A bill: an expense owed (accounts_payable) until pay-bill settles it. Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
-export async function recordBill(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordBillBody>, poster: PostPort) {
+export async function recordBill(deps: RecordDeps, tenant: Tenant, b: Body<typeof schemas.RecordBillBody>) {
   const billId = `bill_${randomBytes(12).toString("hex")}`;
   const res = await record(
-    sql,
-    scope,
+    deps.poster,
+    tenant,
     RECORD_KINDS.bill,
     {
       reference_id: b.reference_id,
@@ -144,13 +125,12 @@ export async function recordBill(sql: Sql, scope: Scope, b: Body<typeof schemas.
         due_date: b.due_date === undefined ? null : new Date(b.due_date).toISOString(),
       },
     },
-    poster,
     {
       // The bill id is fresh per attempt, so the idempotency hash is the client's body, not the request.
       hashInput: b,
       // The bill row commits with its transaction; the hook adds no postings.
       derive: async (tx, ctx) => {
-        await insertBill(tx, scope, {
+        await tx.bills.insert(tenant, {
           id: billId,
           transactionId: ctx.transactionId,
           vendorName: b.vendor_name,
@@ -168,29 +148,28 @@ export async function recordBill(sql: Sql, scope: Scope, b: Body<typeof schemas.
  * Pays a bill (all that is due, or `amount`), under the bill row's lock.
  * Errors: validation_error, bill_not_found, bill_amount_exceeds_unpaid, duplicate_reference_id, idempotency_conflict.
  */
-export async function payBill(sql: Sql, scope: Scope, b: Body<typeof schemas.PayBillBody>, poster: PostPort) {
+export async function payBill(deps: Pick<LedgerDeps, "bills" | "accounts" | "poster">, tenant: Tenant, b: Body<typeof schemas.PayBillBody>) {
   if (b.bill_id === undefined && b.bill_transaction_id === undefined) {
     throw new DomainError("validation_error", "bill_id or bill_transaction_id is required", {
       details: [{ path: "bill_id", message: "bill_id or bill_transaction_id is required" }],
     });
   }
-  const bill = await findBill(sql, scope, { id: b.bill_id, transactionId: b.bill_transaction_id });
+  const bill = await deps.bills.find(tenant, { id: b.bill_id, transactionId: b.bill_transaction_id });
   if (bill === undefined) throw new DomainError("bill_not_found", "Bill not found", { hint: "POST /v1/record-bill answers the bill_id" });
-  const payable = await ensureSystemAccount(sql, scope, "accounts_payable");
-  const cash = await ensureSystemAccount(sql, scope, "platform_cash");
+  const payable = await deps.accounts.ensureSystem(tenant, "accounts_payable");
+  const cash = await deps.accounts.ensureSystem(tenant, "platform_cash");
   const res = await record(
-    sql,
-    scope,
+    deps.poster,
+    tenant,
     RECORD_KINDS.billPayment,
     {
       reference_id: b.reference_id,
       ...describe(b, { bill_id: bill.id }),
     },
-    poster,
     {
       hashInput: { bill_id: bill.id, amount: b.amount ?? null },
       derive: async (tx) => {
-        const locked = await lockBill(tx, scope, bill.id);
+        const locked = await tx.bills.lock(tenant, bill.id);
         if (locked === undefined) throw new Error(`bill ${bill.id} vanished`);
         const due = locked.amount - locked.paid_amount;
         const amount = b.amount ?? due;
@@ -199,7 +178,7 @@ export async function payBill(sql: Sql, scope: Scope, b: Body<typeof schemas.Pay
             extra: { bill: presentBill(locked) },
           });
         }
-        const after = await payBillAmount(tx, scope, bill.id, amount);
+        const after = await tx.bills.pay(tenant, bill.id, amount);
         return { postings: [{ debit: payable.id, credit: cash.id, amount: cents(amount) }], amount, extra: { type: "bill_payment", ...presentBill(after) } };
       },
     },
@@ -229,7 +208,7 @@ function linesToPostings(lines: readonly { ref: SystemRef; side: "debit" | "cred
 }
 
 /** Errors: validation_error (unknown account type, unbalanced entries), duplicate_reference_id, idempotency_conflict. */
-export async function recordAdjustment(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordAdjustmentBody>, poster: PostPort) {
+export async function recordAdjustment(deps: RecordDeps, tenant: Tenant, b: Body<typeof schemas.RecordAdjustmentBody>) {
   const lines = b.entries.map((e, i) => ({ ref: systemRef(e.account_type, `entries.${i}.account_type`, e.entity_id), side: e.entry_type, amount: e.amount }));
   const debits = lines.filter((l) => l.side === "debit").reduce((s, l) => s + l.amount, 0);
   const credits = lines.filter((l) => l.side === "credit").reduce((s, l) => s + l.amount, 0);
@@ -238,29 +217,23 @@ export async function recordAdjustment(sql: Sql, scope: Scope, b: Body<typeof sc
       details: [{ path: "entries", message: "debits must equal credits" }],
     });
   }
-  return record(
-    sql,
-    scope,
-    RECORD_KINDS.adjustment,
-    {
-      reference_id: b.reference_id,
-      postings: linesToPostings(lines),
-      description: b.reason,
-      metadata: {
-        ...(b.metadata ?? {}),
-        adjustment_type: b.adjustment_type,
-        ...(b.adjustment_date !== undefined ? { adjustment_date: b.adjustment_date } : {}),
-        ...(b.prepared_by !== undefined ? { prepared_by: b.prepared_by } : {}),
-      },
-      result_extra: { type: "adjustment", adjustment_type: b.adjustment_type, debits, credits },
-      ...effectiveDate(b.adjustment_date),
+  return record(deps.poster, tenant, RECORD_KINDS.adjustment, {
+    reference_id: b.reference_id,
+    postings: linesToPostings(lines),
+    description: b.reason,
+    metadata: {
+      ...(b.metadata ?? {}),
+      adjustment_type: b.adjustment_type,
+      ...(b.adjustment_date !== undefined ? { adjustment_date: b.adjustment_date } : {}),
+      ...(b.prepared_by !== undefined ? { prepared_by: b.prepared_by } : {}),
     },
-    poster,
-  );
+    result_extra: { type: "adjustment", adjustment_type: b.adjustment_type, debits, credits },
+    ...effectiveDate(b.adjustment_date),
+  });
 }
 
 /** Each balance against opening_balance_equity. Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
-export async function recordOpeningBalance(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordOpeningBalanceBody>, poster: PostPort) {
+export async function recordOpeningBalance(deps: RecordDeps, tenant: Tenant, b: Body<typeof schemas.RecordOpeningBalanceBody>) {
   const postings: NonNullable<PostRequestInput["postings"]> = [];
   for (const [i, line] of b.balances.entries()) {
     const ref = systemRef(line.account_type, `balances.${i}.account_type`, line.entity_id);
@@ -283,39 +256,27 @@ export async function recordOpeningBalance(sql: Sql, scope: Scope, b: Body<typeo
   }
   if (postings.length === 0)
     throw new DomainError("validation_error", "Every balance is zero", { details: [{ path: "balances", message: "at least one balance must be non-zero" }] });
-  return record(
-    sql,
-    scope,
-    RECORD_KINDS.openingBalance,
-    {
-      reference_id: b.reference_id ?? derivedReference(RECORD_KINDS.openingBalance, b),
-      postings,
-      metadata: { ...(b.metadata ?? {}), as_of_date: b.as_of_date },
-      result_extra: { type: "opening_balance", as_of_date: b.as_of_date, accounts: postings.length },
-      ...effectiveDate(b.as_of_date),
-    },
-    poster,
-  );
+  return record(deps.poster, tenant, RECORD_KINDS.openingBalance, {
+    reference_id: b.reference_id ?? derivedReference(RECORD_KINDS.openingBalance, b),
+    postings,
+    metadata: { ...(b.metadata ?? {}), as_of_date: b.as_of_date },
+    result_extra: { type: "opening_balance", as_of_date: b.as_of_date, accounts: postings.length },
+    ...effectiveDate(b.as_of_date),
+  });
 }
 
 /** Moves money between two of the org's own accounts. Errors: validation_error, duplicate_reference_id, idempotency_conflict. */
-export async function recordTransfer(sql: Sql, scope: Scope, b: Body<typeof schemas.RecordTransferBody>, poster: PostPort) {
+export async function recordTransfer(deps: RecordDeps, tenant: Tenant, b: Body<typeof schemas.RecordTransferBody>) {
   const from = systemRef(b.from_account_type, "from_account_type");
   const to = systemRef(b.to_account_type, "to_account_type");
   if (from.system === to.system)
     throw new DomainError("validation_error", "from_account_type and to_account_type are the same", {
       details: [{ path: "to_account_type", message: "must differ from from_account_type" }],
     });
-  return record(
-    sql,
-    scope,
-    RECORD_KINDS.transfer,
-    {
-      reference_id: b.reference_id ?? derivedReference(RECORD_KINDS.transfer, b),
-      postings: [{ debit: to, credit: from, amount: b.amount }],
-      ...describe(b, { transfer_type: b.transfer_type }),
-      result_extra: { type: "transfer", transfer_type: b.transfer_type, from_account_type: from.system, to_account_type: to.system },
-    },
-    poster,
-  );
+  return record(deps.poster, tenant, RECORD_KINDS.transfer, {
+    reference_id: b.reference_id ?? derivedReference(RECORD_KINDS.transfer, b),
+    postings: [{ debit: to, credit: from, amount: b.amount }],
+    ...describe(b, { transfer_type: b.transfer_type }),
+    result_extra: { type: "transfer", transfer_type: b.transfer_type, from_account_type: from.system, to_account_type: to.system },
+  });
 }

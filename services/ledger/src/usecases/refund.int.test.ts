@@ -4,7 +4,7 @@
 // concurrency, and leaves every invariant intact for random sequences of partial refunds.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkInvariants } from "../invariants.ts";
+import { checkInvariants } from "../verify/invariants.ts";
 import { err, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
 import { createParticipant } from "./participants.ts";
 import { createWallet } from "./wallets.ts";
@@ -28,7 +28,7 @@ interface Sale {
 async function sale(opts: { gross: number; creator: number; tax: number; hold: boolean; org?: string; buyerWallet?: string; ref?: string }): Promise<Sale> {
   const org = opts.org ?? newOrg();
   const scope = { orgId: org, livemode: false };
-  const p = await createParticipant(h.sql, scope, { participant_id: "creator" }).catch(() => undefined);
+  const p = await createParticipant(h.deps, scope, { participant_id: "creator" }).catch(() => undefined);
   const creatorWallet = String(p?.participant["wallet_id"] ?? "");
   const ref = opts.ref ?? `sale-${Math.random().toString(36).slice(2)}`;
   const source = opts.buyerWallet === undefined ? { system: "platform_cash" } : { wallet_id: opts.buyerWallet };
@@ -173,7 +173,7 @@ describe("refunds", () => {
   it("a wallet-funded sale's refund goes back to the buyer's wallet", async () => {
     const org = newOrg();
     const scope = { orgId: org, livemode: false };
-    const buyer = String((await createWallet(h.sql, scope, { owner_id: "buyer" })).wallet["id"]);
+    const buyer = String((await createWallet(h.deps, scope, { owner_id: "buyer" })).wallet["id"]);
     ok(
       await h.postRpc({
         org_id: org,

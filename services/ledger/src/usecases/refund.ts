@@ -4,19 +4,18 @@
  * refundParts of @treasury/money-rules), and posts the money back to where the sale took it from (platform cash
  * for a card sale, the buyer's wallet for a wallet-funded one): the creator's part from the creator wallet,
  * covered by the sale's hold first, then the available balance, a shortfall booked to creator_receivable or
- * refused (domain/engine.ts cover); the platform's part from sales tax payable and platform revenue in proportion.
+ * refused (the engine's cover, posting/cover.ts); the platform's part from sales tax payable and platform revenue
+ * in proportion.
  * Works for every sale the ledger records (checkout sales and record-sale; shared-wallet spends record no sale
  * and are undone by their own reversal).
  */
-import { DomainError, type PostOutcome, type PostRequest } from "@treasury/contracts";
+import { DomainError, type PostOutcome, type PostRequest, type Tenant } from "@treasury/contracts";
 import { KIND_REFUND, type RefundPlan } from "../domain/refund.ts";
 import { InvariantViolation, type ResolvedPosting } from "../domain/posting.ts";
-import { accountKinds, ensureSystemAccount, findCreatorWallet, type Scope } from "../store/accounts.ts";
-import type { Sql } from "../store/db.ts";
-import { findSale } from "../store/sales.ts";
-import { transactionEntries } from "../store/transactions.ts";
-import type { PostPort } from "./post-request.ts";
+import type { LedgerDeps } from "./deps.ts";
 import { entriesToPostings } from "./reverse.ts";
+
+export type RefundDeps = Pick<LedgerDeps, "sales" | "wallets" | "accounts" | "transactions" | "poster">;
 
 /** Where the sale's money came from: the account its inflow postings debit (never the processing-fee posting). */
 function saleSource(postings: readonly ResolvedPosting[], credited: ReadonlySet<string>): string {
@@ -30,7 +29,7 @@ function saleSource(postings: readonly ResolvedPosting[], credited: ReadonlySet<
  * sale_already_fully_refunded, refund_amount_exceeds_remaining (with remaining_amount), insufficient_balance
  * (shortfall: refuse), wallet_not_active, idempotency_conflict.
  */
-export async function postRefund(sql: Sql, poster: PostPort, req: PostRequest): Promise<PostOutcome> {
+export async function postRefund(deps: RefundDeps, req: PostRequest): Promise<PostOutcome> {
   const spec = req.refund;
   if (spec === undefined) throw new InvariantViolation("postRefund without a refund");
   if (req.kind !== KIND_REFUND || req.postings.length > 0 || req.holds_create.length > 0 || req.holds_release.length > 0 || req.sale !== undefined) {
@@ -38,40 +37,40 @@ export async function postRefund(sql: Sql, poster: PostPort, req: PostRequest): 
       details: [{ path: "refund", message: "the ledger computes a refund's postings" }],
     });
   }
-  const plan = await refundPlan(sql, { orgId: req.org_id, livemode: req.livemode }, spec.sale_reference);
-  return poster.post(req, { refund: plan });
+  const plan = await refundPlan(deps, { orgId: req.org_id, livemode: req.livemode }, spec.sale_reference);
+  return deps.poster.post(req, { refund: plan });
 }
 
-/** Plans by sale: a sale's identity never changes, so its second refund reads nothing before its transaction. */
+/** Plans by sale, per sale store: a sale's identity never changes, so its second refund reads nothing before its transaction. */
 const plans = new WeakMap<object, Map<string, RefundPlan>>();
 const PLANS_MAX = 10_000;
 
-/** What the refund needs to know about its sale, read before the transaction (and remembered per pool). */
-async function refundPlan(sql: Sql, scope: Scope, saleReference: string): Promise<RefundPlan> {
-  let known = plans.get(sql);
+/** What the refund needs to know about its sale, read before the transaction (and remembered per sale store). */
+async function refundPlan(deps: RefundDeps, tenant: Tenant, saleReference: string): Promise<RefundPlan> {
+  let known = plans.get(deps.sales);
   if (known === undefined) {
     known = new Map();
-    plans.set(sql, known);
+    plans.set(deps.sales, known);
   }
-  const key = `${scope.orgId}\u0000${scope.livemode}\u0000${saleReference}`;
+  const key = `${tenant.orgId}\u0000${tenant.livemode}\u0000${saleReference}`;
   const cached = known.get(key);
   if (cached !== undefined) return cached;
-  const sale = await findSale(sql, scope, saleReference);
+  const sale = await deps.sales.find(tenant, saleReference);
   if (sale === undefined)
     throw new DomainError("original_sale_not_found", `Sale ${saleReference} not found`, {
       hint: "GET /v1/get-transactions lists sales and their reference_id",
     });
-  const creatorWallet = sale.participant_id === null ? undefined : await findCreatorWallet(sql, scope, sale.participant_id);
-  const receivable = sale.participant_id === null ? undefined : await ensureSystemAccount(sql, scope, "creator_receivable", sale.participant_id);
-  const tax = await ensureSystemAccount(sql, scope, "sales_tax_payable");
-  const revenue = await ensureSystemAccount(sql, scope, "platform_revenue");
+  const creatorWallet = sale.participant_id === null ? undefined : await deps.wallets.findCreator(tenant, sale.participant_id);
+  const receivable = sale.participant_id === null ? undefined : await deps.accounts.ensureSystem(tenant, "creator_receivable", sale.participant_id);
+  const tax = await deps.accounts.ensureSystem(tenant, "sales_tax_payable");
+  const revenue = await deps.accounts.ensureSystem(tenant, "platform_revenue");
   const credited = new Set([tax.id, revenue.id, ...(creatorWallet === undefined ? [] : [creatorWallet.id])]);
-  const sourceId = saleSource(entriesToPostings(await transactionEntries(sql, scope, sale.transaction_id)), credited);
-  const [source] = await accountKinds(sql, scope, [sourceId]);
+  const sourceId = saleSource(entriesToPostings(await deps.transactions.entries(tenant, sale.transaction_id)), credited);
+  const [source] = await deps.accounts.kinds(tenant, [sourceId]);
   if (source === undefined) throw new InvariantViolation(`the source account ${sourceId} of sale ${saleReference} is missing`);
   const plan: RefundPlan = {
-    orgId: scope.orgId,
-    livemode: scope.livemode,
+    orgId: tenant.orgId,
+    livemode: tenant.livemode,
     saleReference: sale.sale_reference,
     saleTransactionId: sale.transaction_id,
     participantId: sale.participant_id,

@@ -1,23 +1,21 @@
 /** The transaction_history report: a period's transactions in accounting-time order, with their entries, paged. */
-import type { Scope } from "../store/accounts.ts";
-import type { Sql } from "../store/db.ts";
-import { entriesWithAccounts, transactionsByAccountingTime } from "../store/listing.ts";
+import type { Tenant } from "@treasury/contracts";
+import type { LedgerDeps } from "./deps.ts";
 import { CURRENCY } from "./present.ts";
 
 export const HISTORY_PAGE_DEFAULT = 50;
 
 /** Errors: none beyond decoding (validation_error). */
 export async function transactionHistory(
-  sql: Sql,
-  scope: Scope,
+  deps: Pick<LedgerDeps, "listing">,
+  tenant: Tenant,
   range: { from: Date | undefined; to: Date },
   paging: { page: number; perPage: number | undefined },
 ) {
   const perPage = paging.perPage ?? HISTORY_PAGE_DEFAULT;
-  const { rows, total } = await transactionsByAccountingTime(sql, scope, range, perPage, (paging.page - 1) * perPage);
-  const entries = await entriesWithAccounts(
-    sql,
-    scope,
+  const { rows, total } = await deps.listing.byAccountingTime(tenant, range, perPage, (paging.page - 1) * perPage);
+  const entries = await deps.listing.entriesWithAccounts(
+    tenant,
     rows.map((r) => r.id),
   );
   return {

@@ -3,14 +3,14 @@
  * whose accounting time (effective_at, else created_at) is within the report's period, so a report as of a past
  * time shows the ledger as it stood then; and the transaction history of a period.
  */
-import type { schemas } from "@treasury/contracts";
+import type { schemas, Tenant } from "@treasury/contracts";
 import type { z } from "zod";
-import type { Scope } from "../store/accounts.ts";
-import type { Sql } from "../store/db.ts";
-import { accountTotals, type AccountTotals } from "../store/listing.ts";
+import type { LedgerDeps } from "./deps.ts";
 import { transactionHistory } from "./reports-history.ts";
+import type { AccountTotals } from "./rows.ts";
 
 type Body = z.output<typeof schemas.GenerateReportBody>;
+export type ReportDeps = Pick<LedgerDeps, "listing" | "now">;
 
 const ASSETS = new Set(["platform_cash", "payouts_in_transit", "creator_receivable", "sandbox_funding"]);
 const LIABILITIES = new Set(["creator_earnings", "consumer_credit", "sales_tax_payable", "refunds_payable", "accounts_payable"]);
@@ -42,15 +42,15 @@ function row(a: AccountTotals) {
 }
 
 /** Errors: validation_error (from decoding). */
-export async function generateReport(sql: Sql, scope: Scope, body: Body, now: () => Date = () => new Date()) {
-  const asOf = upper(body.as_of ?? body.end_date) ?? now();
+export async function generateReport(deps: ReportDeps, tenant: Tenant, body: Body) {
+  const asOf = upper(body.as_of ?? body.end_date) ?? deps.now();
   if (body.report_type === "transaction_history") {
     const from = body.start_date === undefined ? undefined : new Date(body.start_date);
-    return { report: await transactionHistory(sql, scope, { from, to: asOf }, { page: body.page ?? 1, perPage: body.per_page }) };
+    return { report: await transactionHistory(deps, tenant, { from, to: asOf }, { page: body.page ?? 1, perPage: body.per_page }) };
   }
   if (body.report_type === "profit_loss") {
     const from = body.start_date === undefined ? undefined : new Date(body.start_date);
-    const totals = (await accountTotals(sql, scope, { from, to: asOf })).map(row);
+    const totals = (await deps.listing.accountTotals(tenant, { from, to: asOf })).map(row);
     const revenue = totals.filter((a) => REVENUE.has(a.account_type));
     const expenses = totals.filter((a) => EXPENSES.has(a.account_type));
     const sum = (xs: typeof totals) => xs.reduce((s, a) => s + a.balance, 0);
@@ -65,7 +65,7 @@ export async function generateReport(sql: Sql, scope: Scope, body: Body, now: ()
       },
     };
   }
-  const accounts = (await accountTotals(sql, scope, { to: asOf })).map(row);
+  const accounts = (await deps.listing.accountTotals(tenant, { to: asOf })).map(row);
   if (body.report_type === "balance_sheet") {
     const pick = (set: Set<string>) => accounts.filter((a) => set.has(a.account_type));
     const sum = (xs: typeof accounts) => xs.reduce((s, a) => s + a.balance, 0);

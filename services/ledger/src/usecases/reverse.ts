@@ -1,24 +1,25 @@
 /**
  * reverse-transaction: a reversing transaction, never an edit. Full, or partial by `partial_amount`; each
- * original posting is taken back by its cumulative share (floor(p × reversed_after / total) − floor(p ×
- * reversed_before / total)), so several partial reversals end exactly where one full reversal would.
+ * original posting is taken back by its cumulative share, and a sale's creator and platform sides by theirs (the
+ * reversal arithmetic of @treasury/money-rules: reversalAmount, reversalShare, reversalSides), so several partial
+ * reversals end exactly where one full reversal would.
  *
  * Sales: the remainder lives in ledger.sales and is changed under that row's lock (FOR UPDATE, before any
  * wallet lock), the same lock refunds take. The creator's part is taken from the sale's hold first; what the
  * creator's available balance cannot cover is booked to the platform-funded creator_receivable, which the
  * posting engine recovers from the creator's next earnings.
  */
-import { cents, DomainError, type schemas } from "@treasury/contracts";
+import { DomainError, type schemas, type Tenant } from "@treasury/contracts";
+import { reversalAmount, reversalShare, reversalSides } from "@treasury/money-rules";
 import type { z } from "zod";
-import { InvariantViolation, type ResolvedPosting } from "../domain/posting.ts";
+import { InvariantViolation, type Cover, type ResolvedPosting } from "../domain/posting.ts";
 import { KIND_REFUND } from "../domain/refund.ts";
-import { ensureSystemAccount, findCreatorWallet, type Scope } from "../store/accounts.ts";
-import type { Q, Sql } from "../store/db.ts";
-import { lockSaleByReference, lockSaleByTransaction, updateSaleRemainder } from "../store/sales.ts";
-import { findTransaction, latestReversal, markReversal, transactionEntries, type EntryRow, type TransactionRow } from "../store/transactions.ts";
-import type { Derived, PostPort } from "./post-request.ts";
+import type { LedgerDeps } from "./deps.ts";
+import type { Derived, TxStore } from "./ports.ts";
+import type { EntryRow, SaleRow, TransactionRow } from "./rows.ts";
 
 type ReverseBody = z.output<typeof schemas.ReverseTransactionBody>;
+export type ReverseDeps = Pick<LedgerDeps, "transactions" | "sales" | "wallets" | "accounts" | "poster">;
 
 export const KIND_REVERSAL = "reversal";
 
@@ -37,13 +38,12 @@ export function entriesToPostings(entries: readonly EntryRow[]): ResolvedPosting
   return out;
 }
 
-/** The reversing postings that take `reversedBefore → reversedAfter` (out of `total`) back. */
+/** The reversing postings that take `reversedBefore → reversedAfter` (out of `total`) back: each posting's share, the other way round. */
 export function reversingPostings(original: readonly ResolvedPosting[], total: number, reversedBefore: number, reversedAfter: number): ResolvedPosting[] {
-  const cum = (p: number, r: number) => Number((BigInt(p) * BigInt(r)) / BigInt(total));
   const out: ResolvedPosting[] = [];
   for (const p of original) {
-    const part = cum(p.amount, reversedAfter) - cum(p.amount, reversedBefore);
-    if (part > 0) out.push({ debit: p.credit, credit: p.debit, amount: cents(part) });
+    const part = reversalShare(p.amount, total, reversedBefore, reversedAfter);
+    if (part > 0) out.push({ debit: p.credit, credit: p.debit, amount: part });
   }
   return out;
 }
@@ -54,11 +54,21 @@ function presentReversal(r: TransactionRow | { transaction_id: string; extra: Re
   return { transaction_id: r.id, amount: r.amount, ...extra };
 }
 
-async function alreadyReversed(sql: Q, scope: Scope, original: TransactionRow): Promise<DomainError> {
-  const last = await latestReversal(sql, scope, original.id);
+async function alreadyReversed(store: Pick<TxStore["transactions"], "latestReversal">, tenant: Tenant, original: TransactionRow): Promise<DomainError> {
+  const last = await store.latestReversal(tenant, original.id);
   return new DomainError("duplicate_reversal_reference", `Transaction ${original.id} was already reversed`, {
     extra: { existing_transaction_id: last?.id ?? null, ...(last !== undefined ? { reversal: presentReversal(last) } : {}) },
   });
+}
+
+/** What a reversal knows before its transaction: the original, its postings, and a sale's creator accounts. */
+interface Original {
+  row: TransactionRow;
+  postings: ResolvedPosting[];
+  /** A sale's creator wallet and receivable (the receivable is created outside the transaction, like every system account). */
+  creator: { walletId: string; receivableId: string } | undefined;
+  /** The parts a refund took, when the original is one (a reversal gives them back to its sale). */
+  refunded: RefundParts | undefined;
 }
 
 /**
@@ -68,111 +78,107 @@ async function alreadyReversed(sql: Q, scope: Scope, original: TransactionRow): 
  * reversal_amount_exceeds_remaining, insufficient_balance (a non-sale reversal a wallet cannot cover),
  * idempotency_conflict.
  */
-export async function reverseTransaction(sql: Sql, scope: Scope, body: ReverseBody, poster: PostPort) {
-  const original = await findTransaction(sql, scope, body.transaction_id);
-  if (original === undefined)
-    throw new DomainError("transaction_not_found", `Transaction ${body.transaction_id} not found`, { hint: "GET /v1/get-transactions lists transaction ids" });
-  if (original.kind === KIND_REVERSAL)
-    throw new DomainError("validation_error", "A reversal cannot be reversed", { details: [{ path: "transaction_id", message: "names a reversal" }] });
-  if (original.status === "reversed") throw await alreadyReversed(sql, scope, original);
-  const entries = await transactionEntries(sql, scope, original.id);
-  if (entries.length === 0)
-    throw new DomainError("validation_error", "The transaction moved no money", {
-      details: [{ path: "transaction_id", message: "has no entries to reverse" }],
-    });
-  const postings = entriesToPostings(entries);
-
-  // Sales: the creator's wallet and receivable are known before the transaction (the receivable is created
-  // outside it, like every system account).
-  const participantId = await saleParticipant(sql, scope, original.id);
-  const creatorWallet = participantId === undefined ? undefined : await findCreatorWallet(sql, scope, participantId);
-  const receivable = participantId === undefined ? undefined : await ensureSystemAccount(sql, scope, "creator_receivable", participantId);
-
-  // A refund taken back (the card processor failed it): the sale's remainder gets the refund's parts back.
-  const refunded = refundOf(original);
-  if (refunded !== undefined && body.partial_amount !== undefined && body.partial_amount !== original.amount) {
-    throw new DomainError("validation_error", "A refund is reversed whole", {
-      details: [{ path: "partial_amount", message: "a refund cannot be reversed in part" }],
-    });
-  }
-  const reference = body.idempotency_key ?? `${original.id}:${body.partial_amount ?? "full"}`;
-  const derive = async (tx: Q, ctx: { transactionId: string }): Promise<Derived> => {
-    const sale = await lockSaleByTransaction(tx, scope, original.id);
-    const locked = await findTransaction(tx, scope, original.id, { forUpdate: true });
-    if (locked === undefined) throw new InvariantViolation(`transaction ${original.id} vanished`);
-    if (locked.status === "reversed" || sale?.reversed === true) throw await alreadyReversed(tx, scope, locked);
-    const total = sale?.gross ?? locked.amount;
-    const before = sale?.refunded_amount ?? locked.reversed_amount;
-    const remaining = total - before;
-    if (total <= 0 || remaining <= 0) {
-      throw new DomainError("reversal_amount_exceeds_remaining", "Nothing of this transaction remains to reverse", { extra: { remaining_amount: 0 } });
-    }
-    const amount = body.partial_amount ?? remaining;
-    if (amount > remaining) {
-      throw new DomainError("reversal_amount_exceeds_remaining", `partial_amount ${amount} exceeds the unreversed ${remaining}`, {
-        extra: { remaining_amount: remaining },
-        hint: `POST /v1/reverse-transaction with partial_amount at most ${remaining}, or without it to reverse the rest`,
-      });
-    }
-    const after = before + amount;
-    if (sale !== undefined) {
-      // The creator's part is the creator posting's cumulative share; the sides always sum to what is refunded.
-      const share = (done: number): number => Number((BigInt(sale.creator_amount) * BigInt(done)) / BigInt(total));
-      const platformTotal = total - sale.creator_amount;
-      const creatorRefunded = Math.min(Math.max(sale.creator_refunded + share(after) - share(before), after - platformTotal, 0), sale.creator_amount, after);
-      await updateSaleRemainder(tx, scope, sale.sale_reference, {
-        refunded: after,
-        creatorRefunded,
-        platformRefunded: after - creatorRefunded,
-        reversed: after === total,
-      });
-    }
-    if (refunded !== undefined) await restoreRefunded(tx, scope, refunded);
-    await markReversal(tx, scope, ctx.transactionId, original.id, locked.reversed_amount + amount, after === total);
-    const cover =
-      sale !== undefined && creatorWallet !== undefined && receivable !== undefined
-        ? { walletId: creatorWallet.id, holdId: sale.hold_id, receivableId: receivable.id, reason: KIND_REVERSAL }
-        : undefined;
-    return {
-      postings: reversingPostings(postings, total, before, after),
-      ...(cover === undefined ? {} : { cover }),
-      amount,
-      extra: {
-        reversed_transaction_id: original.id,
-        status: after === total ? "reversed" : "partially_reversed",
-        is_partial: body.partial_amount !== undefined && after !== total,
-        remaining_amount: total - after,
-        reason: body.reason,
-        // The engine's cover replaces these for a sale (domain/engine.ts).
-        hold_amount_used: 0,
-        creator_receivable_amount: 0,
-      },
-    };
-  };
-  const outcome = await poster.post(
+export async function reverseTransaction(deps: ReverseDeps, tenant: Tenant, body: ReverseBody) {
+  const original = await loadOriginal(deps, tenant, body);
+  const reference = body.idempotency_key ?? `${original.row.id}:${body.partial_amount ?? "full"}`;
+  const outcome = await deps.poster.post(
     {
-      org_id: scope.orgId,
-      livemode: scope.livemode,
+      org_id: tenant.orgId,
+      livemode: tenant.livemode,
       kind: KIND_REVERSAL,
       reference_id: reference,
       description: body.reason,
       ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
     },
-    { derive, hashInput: { transaction_id: original.id, partial_amount: body.partial_amount ?? null } },
+    {
+      derive: (tx, ctx) => deriveReversal(tx, tenant, original, body, ctx.transactionId),
+      hashInput: { transaction_id: original.row.id, partial_amount: body.partial_amount ?? null },
+    },
   );
   const reversal = presentReversal({ transaction_id: outcome.result.transaction_id, amount: outcome.result.amount, extra: outcome.result.extra });
   if (outcome.duplicate) {
-    throw new DomainError("duplicate_reversal_reference", `This reversal of ${original.id} was already recorded`, {
+    throw new DomainError("duplicate_reversal_reference", `This reversal of ${original.row.id} was already recorded`, {
       extra: { existing_transaction_id: outcome.result.transaction_id, reversal },
     });
   }
   return reversal;
 }
 
-async function saleParticipant(sql: Sql, scope: Scope, transactionId: string): Promise<string | undefined> {
-  const [row] = await sql<{ participant_id: string | null }[]>`
-    select participant_id from ledger.sales where transaction_id = ${transactionId} and org_id = ${scope.orgId} and livemode = ${scope.livemode}`;
-  return row?.participant_id ?? undefined;
+/** The original as read before the transaction, and every refusal that needs no lock. */
+async function loadOriginal(deps: ReverseDeps, tenant: Tenant, body: ReverseBody): Promise<Original> {
+  const row = await deps.transactions.find(tenant, body.transaction_id);
+  if (row === undefined)
+    throw new DomainError("transaction_not_found", `Transaction ${body.transaction_id} not found`, { hint: "GET /v1/get-transactions lists transaction ids" });
+  if (row.kind === KIND_REVERSAL)
+    throw new DomainError("validation_error", "A reversal cannot be reversed", { details: [{ path: "transaction_id", message: "names a reversal" }] });
+  if (row.status === "reversed") throw await alreadyReversed(deps.transactions, tenant, row);
+  const entries = await deps.transactions.entries(tenant, row.id);
+  if (entries.length === 0)
+    throw new DomainError("validation_error", "The transaction moved no money", {
+      details: [{ path: "transaction_id", message: "has no entries to reverse" }],
+    });
+  const postings = entriesToPostings(entries);
+  const participantId = await deps.sales.participantOf(tenant, row.id);
+  const creatorWallet = participantId === undefined ? undefined : await deps.wallets.findCreator(tenant, participantId);
+  const receivable = participantId === undefined ? undefined : await deps.accounts.ensureSystem(tenant, "creator_receivable", participantId);
+  // A refund taken back (the card processor failed it): the sale's remainder gets the refund's parts back.
+  const refunded = refundOf(row);
+  if (refunded !== undefined && body.partial_amount !== undefined && body.partial_amount !== row.amount) {
+    throw new DomainError("validation_error", "A refund is reversed whole", {
+      details: [{ path: "partial_amount", message: "a refund cannot be reversed in part" }],
+    });
+  }
+  const creator = creatorWallet !== undefined && receivable !== undefined ? { walletId: creatorWallet.id, receivableId: receivable.id } : undefined;
+  return { row, postings, creator, refunded };
+}
+
+/**
+ * The in-process extension: under the sale's lock (then the original's), how much remains, the sale's sides after
+ * it, the refund's parts given back, the original marked, and the reversing postings with their cover.
+ */
+async function deriveReversal(tx: TxStore, tenant: Tenant, original: Original, body: ReverseBody, reversalId: string): Promise<Derived> {
+  const sale = await tx.sales.lockByTransaction(tenant, original.row.id);
+  const locked = await tx.transactions.lock(tenant, original.row.id);
+  if (locked === undefined) throw new InvariantViolation(`transaction ${original.row.id} vanished`);
+  if (locked.status === "reversed" || sale?.reversed === true) throw await alreadyReversed(tx.transactions, tenant, locked);
+  const total = sale?.gross ?? locked.amount;
+  const before = sale?.refunded_amount ?? locked.reversed_amount;
+  const amount = reversalAmount(total, before, body.partial_amount);
+  if (amount instanceof DomainError) throw amount;
+  const after = before + amount;
+  if (sale !== undefined) await updateSaleSides(tx, tenant, sale, total, before, after);
+  if (original.refunded !== undefined) await restoreRefunded(tx, tenant, original.refunded);
+  await tx.transactions.markReversal(tenant, reversalId, original.row.id, locked.reversed_amount + amount, after === total);
+  const cover: Cover | undefined =
+    sale !== undefined && original.creator !== undefined
+      ? { walletId: original.creator.walletId, holdId: sale.hold_id, receivableId: original.creator.receivableId, reason: KIND_REVERSAL }
+      : undefined;
+  return {
+    postings: reversingPostings(original.postings, total, before, after),
+    ...(cover === undefined ? {} : { cover }),
+    amount,
+    extra: {
+      reversed_transaction_id: original.row.id,
+      status: after === total ? "reversed" : "partially_reversed",
+      is_partial: body.partial_amount !== undefined && after !== total,
+      remaining_amount: total - after,
+      reason: body.reason,
+      // The engine's cover replaces these for a sale (posting/engine.ts).
+      hold_amount_used: 0,
+      creator_receivable_amount: 0,
+    },
+  };
+}
+
+/** The sale's remainder after the reversal, by side (reversalSides); the sale is reversed once nothing remains. */
+async function updateSaleSides(tx: TxStore, tenant: Tenant, sale: SaleRow, total: number, before: number, after: number): Promise<void> {
+  const sides = reversalSides({ creatorAmount: sale.creator_amount, creatorRefunded: sale.creator_refunded }, total, before, after);
+  await tx.sales.updateRemainder(tenant, sale.sale_reference, {
+    refunded: after,
+    creatorRefunded: sides.creatorRefunded,
+    platformRefunded: sides.platformRefunded,
+    reversed: after === total,
+  });
 }
 
 interface RefundParts {
@@ -196,10 +202,10 @@ function refundOf(t: TransactionRow): RefundParts | undefined {
 }
 
 /** Gives a reversed refund's parts back to its sale's remainder, under the sale's lock (taken before any wallet's). */
-async function restoreRefunded(tx: Q, scope: Scope, r: RefundParts): Promise<void> {
-  const sale = await lockSaleByReference(tx, scope, r.saleReference);
+async function restoreRefunded(tx: TxStore, tenant: Tenant, r: RefundParts): Promise<void> {
+  const sale = await tx.sales.lockByReference(tenant, r.saleReference);
   if (sale === undefined) throw new InvariantViolation(`sale ${r.saleReference} of a refund vanished`);
-  await updateSaleRemainder(tx, scope, sale.sale_reference, {
+  await tx.sales.updateRemainder(tenant, sale.sale_reference, {
     refunded: sale.refunded_amount - r.amount,
     creatorRefunded: sale.creator_refunded - r.fromCreator,
     platformRefunded: sale.platform_refunded - r.fromPlatform,

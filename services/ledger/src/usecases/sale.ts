@@ -1,12 +1,10 @@
 /** record-sale: a sale's split posted in one transaction, with its refundable remainder kept in the ledger. */
-import { DomainError, type PostOutcome, type PostRequestInput, type schemas } from "@treasury/contracts";
+import { DomainError, type PostOutcome, type PostRequestInput, type schemas, type Tenant } from "@treasury/contracts";
 import { creatorBpsFor, DEFAULT_FEE_PAYER, saleInputProblem, splitSale, type SaleSplit } from "@treasury/money-rules";
 import type { z } from "zod";
-import type { Scope } from "../store/accounts.ts";
-import type { Sql } from "../store/db.ts";
-import { findParticipant } from "../store/participants.ts";
+import type { LedgerDeps } from "./deps.ts";
 import { createParticipantIn } from "./participants.ts";
-import type { PostHooks, PostPort } from "./post-request.ts";
+import type { PostHooks } from "./ports.ts";
 
 type RecordSaleBody = z.output<typeof schemas.RecordSaleBody>;
 
@@ -51,8 +49,8 @@ function present(outcome: PostOutcome, walletId: string): Record<string, unknown
  * Errors: validation_error, wallet_not_active, duplicate_reference_id (with the sale and idempotent: true),
  * idempotency_conflict.
  */
-export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, poster: PostPort) {
-  const participant = await findParticipant(sql, scope, body.creator_id);
+export async function recordSale(deps: Pick<LedgerDeps, "participants" | "poster">, tenant: Tenant, body: RecordSaleBody) {
+  const participant = await deps.participants.find(tenant, body.creator_id);
   const problem = saleInputProblem(body.amount, body.sales_tax ?? 0, body.processing_fee ?? 0);
   if (problem !== undefined) throw new DomainError("validation_error", `Invalid body: ${problem.path}: ${problem.message}`, { details: [problem] });
   const split = splitSale({
@@ -62,13 +60,13 @@ export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, p
     feePaidBy: body.processing_fee_paid_by ?? DEFAULT_FEE_PAYER,
     creatorBps: creatorBpsFor(body.creator_percent, participant?.default_split_bps),
   });
-  const request = saleRequest(scope, body, split);
+  const request = saleRequest(tenant, body, split);
   let walletId = participant?.wallet_id;
   const outcome =
     participant !== undefined
-      ? await poster.post(request)
-      : await poster.post(request, { derive: createCreator(scope, body.creator_id, (id) => (walletId = id)) });
-  walletId ??= (await findParticipant(sql, scope, body.creator_id))?.wallet_id;
+      ? await deps.poster.post(request)
+      : await deps.poster.post(request, { derive: createCreator(tenant, body.creator_id, (id) => (walletId = id)) });
+  walletId ??= (await deps.participants.find(tenant, body.creator_id))?.wallet_id;
   const sale = present(outcome, walletId ?? "");
   if (outcome.duplicate) {
     throw new DomainError("duplicate_reference_id", `A sale with reference_id ${body.reference_id} exists`, {
@@ -83,10 +81,10 @@ export async function recordSale(sql: Sql, scope: Scope, body: RecordSaleBody, p
  * the posting transaction, before the engine reads and locks wallets, so the sale's postings find it. A
  * participant created meanwhile by someone else is simply used.
  */
-function createCreator(scope: Scope, creatorId: string, onWallet: (walletId: string) => void): NonNullable<PostHooks["derive"]> {
+function createCreator(tenant: Tenant, creatorId: string, onWallet: (walletId: string) => void): NonNullable<PostHooks["derive"]> {
   return async (tx) => {
     try {
-      onWallet((await createParticipantIn(tx, scope, { participant_id: creatorId })).walletId);
+      onWallet((await createParticipantIn(tx, tenant, { participant_id: creatorId })).walletId);
     } catch (e) {
       if (!(e instanceof DomainError && e.code === "participant_already_exists")) throw e;
     }
@@ -94,7 +92,7 @@ function createCreator(scope: Scope, creatorId: string, onWallet: (walletId: str
   };
 }
 
-function saleRequest(scope: Scope, body: RecordSaleBody, split: SaleSplit): PostRequestInput {
+function saleRequest(tenant: Tenant, body: RecordSaleBody, split: SaleSplit): PostRequestInput {
   const hold = body.hold_funds === true && split.creatorAmount > 0;
   const breakdown = {
     gross_amount: split.gross,
@@ -106,8 +104,8 @@ function saleRequest(scope: Scope, body: RecordSaleBody, split: SaleSplit): Post
     creator_percent: split.creatorBps / 100,
   };
   return {
-    org_id: scope.orgId,
-    livemode: scope.livemode,
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
     kind: KIND_SALE,
     reference_id: body.reference_id,
     amount: split.gross,

@@ -3,21 +3,19 @@
  * that never change after posting are part of it: its status and reversed amount move with later reversals,
  * so they are left out, as are wallet balances, which a receipt must not reveal.
  */
-import { DomainError, type schemas } from "@treasury/contracts";
-import type { Scope } from "../store/accounts.ts";
-import type { Q } from "../store/db.ts";
-import { findRecordEntries, findRecordSale, findTransactionRow } from "../store/transaction-record.ts";
+import { DomainError, type schemas, type Tenant } from "@treasury/contracts";
+import type { LedgerDeps } from "./deps.ts";
 import { CURRENCY } from "./present.ts";
 
 /** Errors: transaction_not_found (unknown id, or another org or environment's). */
-export async function transactionRecord(q: Q, scope: Scope, transactionId: string): Promise<schemas.TransactionRecord> {
-  const row = await findTransactionRow(q, scope, transactionId);
+export async function transactionRecord(deps: Pick<LedgerDeps, "records">, tenant: Tenant, transactionId: string): Promise<schemas.TransactionRecord> {
+  const row = await deps.records.transaction(tenant, transactionId);
   if (row === undefined) throw new DomainError("transaction_not_found", `Transaction ${transactionId} not found`);
-  const [entries, sale] = await Promise.all([findRecordEntries(q, scope, row.id), findRecordSale(q, scope, row.id)]);
+  const [entries, sale] = await Promise.all([deps.records.entries(tenant, row.id), deps.records.sale(tenant, row.id)]);
   return {
     id: row.id,
-    org_id: scope.orgId,
-    livemode: scope.livemode,
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
     transaction_type: row.kind,
     reference_id: row.reference_id,
     amount: row.amount,

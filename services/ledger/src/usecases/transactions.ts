@@ -1,9 +1,7 @@
 /** get-transactions: the ledger's transactions, newest first, filtered and paged (docs/api.md, Transactions and accounting). */
-import type { schemas } from "@treasury/contracts";
+import type { schemas, Tenant } from "@treasury/contracts";
 import type { z } from "zod";
-import { findCreatorWallet, type Scope } from "../store/accounts.ts";
-import type { Sql } from "../store/db.ts";
-import { entriesWithAccounts, listTransactions } from "../store/listing.ts";
+import type { LedgerDeps } from "./deps.ts";
 import { CURRENCY } from "./present.ts";
 
 type Query = z.output<typeof schemas.GetTransactionsQuery>;
@@ -11,17 +9,16 @@ type Query = z.output<typeof schemas.GetTransactionsQuery>;
 export const TRANSACTIONS_PAGE_DEFAULT = 50;
 
 /** Errors: validation_error, invalid_limit (from decoding). */
-export async function getTransactions(sql: Sql, scope: Scope, q: Query) {
+export async function getTransactions(deps: Pick<LedgerDeps, "wallets" | "listing">, tenant: Tenant, q: Query) {
   const page = q.page ?? 1;
   const perPage = q.per_page ?? TRANSACTIONS_PAGE_DEFAULT;
   let creatorWalletId: string | null | undefined;
-  if (q.creator_id !== undefined) creatorWalletId = (await findCreatorWallet(sql, scope, q.creator_id))?.id ?? null;
+  if (q.creator_id !== undefined) creatorWalletId = (await deps.wallets.findCreator(tenant, q.creator_id))?.id ?? null;
   const empty = creatorWalletId === null;
   const { rows, total } = empty
     ? { rows: [], total: 0 }
-    : await listTransactions(
-        sql,
-        scope,
+    : await deps.listing.transactions(
+        tenant,
         {
           kind: q.type,
           status: q.status,
@@ -34,9 +31,8 @@ export async function getTransactions(sql: Sql, scope: Scope, q: Query) {
       );
   const entries =
     q.include_entries === true
-      ? await entriesWithAccounts(
-          sql,
-          scope,
+      ? await deps.listing.entriesWithAccounts(
+          tenant,
           rows.map((r) => r.id),
         )
       : undefined;

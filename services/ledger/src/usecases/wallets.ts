@@ -1,32 +1,38 @@
 /** Wallet reads and consumer wallet creation. */
-import { DomainError, type schemas } from "@treasury/contracts";
+import { DomainError, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
 import { consumerCreditFlags } from "../domain/accounts.ts";
-import { findConsumerWallet, findWalletById, insertWallet, listWallets as listRows, type Scope, type WalletRow } from "../store/accounts.ts";
-import { isUuid, type Sql } from "../store/db.ts";
-import { listWalletEntries as listEntryRows } from "../store/transactions.ts";
+import { isUuid } from "../domain/ids.ts";
+import type { LedgerDeps } from "./deps.ts";
 import { presentWallet } from "./present.ts";
+import type { WalletRow } from "./rows.ts";
 
 type CreateWalletBody = z.output<typeof schemas.CreateWalletBody>;
 type ListWalletsQuery = z.output<typeof schemas.ListWalletsQuery>;
+export type WalletDeps = Pick<LedgerDeps, "wallets">;
 
 export const WALLET_PAGE_DEFAULT = 25;
 
 /** Errors: wallet_not_found (also for another org's or environment's wallet, and for a malformed id). */
-export async function loadWallet(sql: Sql, scope: Scope, walletId: string): Promise<WalletRow> {
-  const w = isUuid(walletId) ? await findWalletById(sql, scope, walletId) : undefined;
+export async function loadWallet(deps: WalletDeps, tenant: Tenant, walletId: string): Promise<WalletRow> {
+  const w = isUuid(walletId) ? await deps.wallets.findById(tenant, walletId) : undefined;
   if (w === undefined) throw new DomainError("wallet_not_found", `Wallet ${walletId} not found`);
   return w;
 }
 
-export async function getWallet(sql: Sql, scope: Scope, walletId: string): Promise<Record<string, unknown>> {
-  return presentWallet(await loadWallet(sql, scope, walletId));
+export async function getWallet(deps: WalletDeps, tenant: Tenant, walletId: string): Promise<Record<string, unknown>> {
+  return presentWallet(await loadWallet(deps, tenant, walletId));
 }
 
-export async function listWallets(sql: Sql, scope: Scope, query: ListWalletsQuery) {
+export async function listWallets(deps: WalletDeps, tenant: Tenant, query: ListWalletsQuery) {
   const limit = query.limit ?? WALLET_PAGE_DEFAULT;
   const offset = query.offset ?? 0;
-  const { rows, total } = await listRows(sql, scope, { ownerId: query.owner_id, ownerType: query.owner_type, walletType: query.wallet_type }, limit, offset);
+  const { rows, total } = await deps.wallets.list(
+    tenant,
+    { ownerId: query.owner_id, ownerType: query.owner_type, walletType: query.wallet_type },
+    limit,
+    offset,
+  );
   return { wallets: rows.map(presentWallet), total, limit, offset };
 }
 
@@ -34,13 +40,13 @@ export async function listWallets(sql: Sql, scope: Scope, query: ListWalletsQuer
  * Creates a consumer_credit wallet, or answers the owner's existing one (upsert on owner_id; an existing
  * wallet is never changed). Errors: creator_earnings_requires_participant.
  */
-export async function createWallet(sql: Sql, scope: Scope, body: CreateWalletBody): Promise<{ created: boolean; wallet: Record<string, unknown> }> {
+export async function createWallet(deps: WalletDeps, tenant: Tenant, body: CreateWalletBody): Promise<{ created: boolean; wallet: Record<string, unknown> }> {
   if (body.wallet_type === "creator_earnings") {
     throw new DomainError("creator_earnings_requires_participant", "creator_earnings wallets are created with their participant", {
       hint: "POST /v1/participants with participant_id creates the participant and its creator_earnings wallet",
     });
   }
-  const inserted = await insertWallet(sql, scope, {
+  const inserted = await deps.wallets.insert(tenant, {
     type: "consumer_credit",
     ownerId: body.owner_id,
     ownerType: body.owner_type ?? "user",
@@ -50,16 +56,16 @@ export async function createWallet(sql: Sql, scope: Scope, body: CreateWalletBod
     metadata: body.metadata ?? {},
   });
   if (inserted !== undefined) return { created: true, wallet: presentWallet(inserted) };
-  const existing = await findConsumerWallet(sql, scope, body.owner_id);
+  const existing = await deps.wallets.findConsumer(tenant, body.owner_id);
   if (existing === undefined) throw new Error(`consumer wallet of ${body.owner_id} conflicted but is not visible`);
   return { created: false, wallet: presentWallet(existing) };
 }
 
 /** Errors: wallet_not_found. */
-export async function listWalletEntries(sql: Sql, scope: Scope, walletId: string, page: { limit?: number | undefined; offset?: number | undefined }) {
-  const wallet = await loadWallet(sql, scope, walletId);
+export async function listWalletEntries(deps: WalletDeps, tenant: Tenant, walletId: string, page: { limit?: number | undefined; offset?: number | undefined }) {
+  const wallet = await loadWallet(deps, tenant, walletId);
   const limit = page.limit ?? WALLET_PAGE_DEFAULT;
   const offset = page.offset ?? 0;
-  const { rows, total } = await listEntryRows(sql, scope, wallet.id, limit, offset);
+  const { rows, total } = await deps.wallets.entries(tenant, wallet.id, limit, offset);
   return { wallet: presentWallet(wallet), entries: rows, total, limit, offset };
 }

@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PostRequestInput } from "@treasury/contracts";
 import { BALANCE_SHARDS } from "../domain/accounts.ts";
 import { postRequestHashWithoutDate } from "../domain/canonical.ts";
-import { checkInvariants } from "../invariants.ts";
+import { checkInvariants } from "../verify/invariants.ts";
 import { errorCode, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
-import { createWallet } from "./wallets.ts";
-import { depositToWallet, withdrawFromWallet } from "./movements.ts";
-import { createParticipant } from "./participants.ts";
+import { createWallet } from "../usecases/wallets.ts";
+import { depositToWallet, withdrawFromWallet } from "../usecases/movements.ts";
+import { createParticipant } from "../usecases/participants.ts";
 import { Poster } from "./poster.ts";
 
 let h: LedgerHarness;
@@ -24,7 +24,7 @@ afterAll(async () => {
 
 async function consumerWallet(orgId: string, owner: string, opts: { redeemable?: boolean; transferable?: boolean } = {}): Promise<string> {
   const res = await createWallet(
-    h.sql,
+    h.deps,
     { orgId, livemode: false },
     { owner_id: owner, redeemable: opts.redeemable ?? true, transferable: opts.transferable ?? true },
   );
@@ -32,7 +32,7 @@ async function consumerWallet(orgId: string, owner: string, opts: { redeemable?:
 }
 
 async function fund(orgId: string, walletId: string, amount: number, ref: string): Promise<void> {
-  await depositToWallet(h.sql, { orgId, livemode: false }, walletId, { amount, reference_id: ref }, h.poster);
+  await depositToWallet(h.deps, { orgId, livemode: false }, walletId, { amount, reference_id: ref });
 }
 
 async function expectInvariants(orgId?: string): Promise<void> {
@@ -75,7 +75,7 @@ describe("post", () => {
     const w = await consumerWallet(org, "buyer-race");
     await fund(org, w, 50 * 100, "race-fund");
     const results = await Promise.allSettled(
-      Array.from({ length: 100 }, (_, i) => withdrawFromWallet(h.sql, scope, w, { amount: 100, reference_id: `race-${i}` }, h.poster)),
+      Array.from({ length: 100 }, (_, i) => withdrawFromWallet(h.deps, scope, w, { amount: 100, reference_id: `race-${i}` })),
     );
     const succeeded = results.filter((r) => r.status === "fulfilled");
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -185,8 +185,8 @@ describe("post", () => {
     // Proves holds_create/holds_release and postings commit together, and the sale's remainder row is kept.
     const org = newOrg();
     const scope = { orgId: org, livemode: false };
-    await createParticipant(h.sql, scope, { participant_id: "creator-1" });
-    await createParticipant(h.sql, scope, { participant_id: "creator-2" });
+    await createParticipant(h.deps, scope, { participant_id: "creator-1" });
+    await createParticipant(h.deps, scope, { participant_id: "creator-2" });
     const sale = await h.poster.post({
       org_id: org,
       livemode: false,

@@ -2,7 +2,7 @@
  * `npm run -s admin -- ledger verify [--org ID]`: the ledger's invariants checked against the stored rows.
  * Read-only; every table is named with its schema, so it runs as the ledger's role or as a superuser.
  */
-import type { Q } from "./store/db.ts";
+import type { Q } from "../store/db.ts";
 import { checkInvariants, type InvariantReport } from "./invariants.ts";
 
 export type { InvariantReport, InvariantViolationRow } from "./invariants.ts";

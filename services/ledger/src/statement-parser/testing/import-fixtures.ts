@@ -2,7 +2,7 @@
  * The statements of libs/bank-statements/test-data with the figures their SOURCES.md publishes, for the import
  * tests of the ledger and of the gateway.
  */
-import { fixture } from "../../../libs/bank-statements/src/testing/fixtures.ts";
+import { fixture } from "../../../../../libs/bank-statements/src/testing/fixtures.ts";
 
 export { fixture };
 

@@ -1,6 +1,6 @@
 /** The posting engine's series on the ledger's /metrics. */
 import { Histogram, type Service } from "@treasury/service-kit";
-import { BATCH_SIZE_MAX } from "./usecases/poster.ts";
+import { BATCH_SIZE_MAX } from "./poster.ts";
 
 /** Requests per posting transaction (group commit, ADR 0004): how much batching the load gets. */
 export function postBatchSizes(registry: Service["metrics"]): Histogram {

@@ -1,7 +1,7 @@
 // Proves checkInvariants can fail: each kind of corruption, made by hand as superuser, is reported by name.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkInvariants, type InvariantReport } from "./invariants.ts";
-import { authFor, newOrg, ok, startLedger, type LedgerHarness } from "./test-support.ts";
+import { authFor, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
 import type postgres from "postgres";
 
 let h: LedgerHarness;

@@ -1,8 +1,9 @@
 /**
  * The posting engine's entry: the one way money moves in the ledger. Every money-moving use case and the
- * internal `svc.ledger.post` RPC call `post`. Requests wait in a short in-memory queue and go, in arrival order,
- * into database transactions run by usecases/commit.ts: plain posting requests together (group commit,
- * ADR 0004), the others (hold releases, in-process extensions, requests posting nothing) as a batch of one.
+ * internal `svc.ledger.post` RPC call `post` (the PostPort of usecases/ports.ts). Requests wait in a short
+ * in-memory queue and go, in arrival order, into database transactions run by commit.ts: plain posting requests
+ * together (group commit, ADR 0004), the others (hold releases, in-process extensions, requests posting nothing)
+ * as a batch of one.
  *
  * Batches in flight never share a wallet: a request touching a wallet an in-flight batch holds waits for a
  * later batch instead of waiting on its row locks inside a transaction. Each in-flight batch owns its own
@@ -10,15 +11,19 @@
  * other's shard rows. If a batch fails as a whole (a bug, a constraint), each of its requests runs again
  * alone, so the failure stays with the request that causes it.
  */
-import { DomainError, type AccountRef, type PostOutcome, type PostRequest } from "@treasury/contracts";
+import { DomainError, type PostOutcome, type PostRequest } from "@treasury/contracts";
 import { captureContext, eventHeaders, isRetryableTxError } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import { BALANCE_SHARDS } from "../domain/accounts.ts";
 import { postRequestHash, postRequestHashWithoutDate, requestHash } from "../domain/canonical.ts";
 import { ensureSystemAccount } from "../store/accounts.ts";
 import type { Sql } from "../store/db.ts";
-import { commitBatch, isReferenceClaimed, keyOf, referenceTakenError, scopeKey, WalletCache, type Pending, type Verdict } from "./commit.ts";
-import { batchable, parsePostRequest, type PostHooks, type PostPort } from "./post-request.ts";
+import type { PostHooks, PostPort } from "../usecases/ports.ts";
+import { commitBatch } from "./commit.ts";
+import { keyOf, refsOf, scopeKey, walletKeys, type Pending, type Verdict } from "./pending.ts";
+import { batchable, parsePostRequest } from "./request.ts";
+import { isReferenceClaimed, referenceTakenError } from "./statements.ts";
+import { WalletCache } from "./wallet-cache.ts";
 
 /** Postings per database transaction: bounds the statement sizes and the time one COMMIT keeps callers waiting. */
 export const BATCH_SIZE_MAX = 256;
@@ -276,17 +281,4 @@ export class Poster implements PostPort {
     }
     return ids;
   }
-}
-
-function walletKeys(req: PostRequest, refs: readonly AccountRef[]): string[] {
-  const keys: string[] = [];
-  for (const ref of refs) {
-    if ("wallet_id" in ref) keys.push(`w:${ref.wallet_id.toLowerCase()}`);
-    else if ("participant_id" in ref) keys.push(`p:${scopeKey(req.org_id, req.livemode, ref.participant_id)}`);
-  }
-  return keys;
-}
-
-function refsOf(req: PostRequest): AccountRef[] {
-  return [...req.postings.flatMap((p) => [p.debit, p.credit]), ...req.preconditions.map((p) => p.wallet), ...req.holds_create.map((h) => h.wallet)];
 }

@@ -3,8 +3,8 @@
 // takes over when the holder stops; and posting batch sizes are observed.
 import { setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildLedger, type LedgerService } from "./service.ts";
-import { authFor, newOrg, ok } from "./test-support.ts";
+import { buildLedger, type LedgerService } from "../service.ts";
+import { authFor, newOrg, ok } from "../test-support.ts";
 import { rpcCall } from "@treasury/service-kit";
 import { rpcSubject } from "@treasury/contracts";
 

@@ -2,12 +2,12 @@
 // its own answer (a bad one fails alone), duplicates and conflicts are exact, replies come after COMMIT, and
 // every file-level invariant holds.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkInvariants } from "../invariants.ts";
+import { checkInvariants } from "../verify/invariants.ts";
 import { errorCode, newOrg, ok, startLedger, type LedgerHarness } from "../test-support.ts";
-import { createParticipant } from "./participants.ts";
-import { batchable, parsePostRequest } from "./post-request.ts";
+import { createParticipant } from "../usecases/participants.ts";
+import { batchable, parsePostRequest } from "./request.ts";
 import { Poster } from "./poster.ts";
-import { createWallet } from "./wallets.ts";
+import { createWallet } from "../usecases/wallets.ts";
 
 let h: LedgerHarness;
 /** A second engine, as another replica would be, that runs every request as a batch of one. */
@@ -24,7 +24,7 @@ afterAll(async () => {
 async function wallets(org: string, n: number, funded: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const res = await createWallet(h.sql, { orgId: org, livemode: false }, { owner_id: `o${i}`, transferable: true });
+    const res = await createWallet(h.deps, { orgId: org, livemode: false }, { owner_id: `o${i}`, transferable: true });
     const id = String((res.wallet as Record<string, unknown>)["id"]);
     ids.push(id);
     if (funded > 0)
@@ -230,7 +230,7 @@ describe("group commit", () => {
     const org = newOrg();
     const scope = { orgId: org, livemode: false };
     const creators = ["c0", "c1", "c2"];
-    for (const id of creators) await createParticipant(h.sql, scope, { participant_id: id });
+    for (const id of creators) await createParticipant(h.deps, scope, { participant_id: id });
     const sale = (i: number, hold: boolean, extra: Record<string, unknown> = {}) => {
       const creator = { participant_id: creators[i % 3] ?? "c0" };
       const [gross, share, tax] = [1000 + i, 800, 7];
@@ -310,7 +310,7 @@ describe("group commit", () => {
     // Proves receivable recovery on the group-commit path (receivables read under the wallet lock, in the
     // same round trip): the debt is repaid from the first credits only, and balances stay exact.
     const org = newOrg();
-    await createParticipant(h.sql, { orgId: org, livemode: false }, { participant_id: "owes" });
+    await createParticipant(h.deps, { orgId: org, livemode: false }, { participant_id: "owes" });
     await alone().post({
       org_id: org,
       livemode: false,
@@ -344,7 +344,7 @@ describe("group commit", () => {
     // Proves "recovered from the creator's next earnings before they become available" with holds: a batched
     // sale holding the share recovers nothing (nothing became available); releasing the hold repays first.
     const org = newOrg();
-    await createParticipant(h.sql, { orgId: org, livemode: false }, { participant_id: "held" });
+    await createParticipant(h.deps, { orgId: org, livemode: false }, { participant_id: "held" });
     await alone().post({
       org_id: org,
       livemode: false,
