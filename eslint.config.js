@@ -38,6 +38,19 @@ export default tseslint.config(
     },
   },
   {
+    // The house's limits: a file a reader can hold in mind, a function that does one named step
+    // (docs/architecture.md, "The shape of a service"). Tests may have longer bodies (a describe block is a
+    // list, not a step), never longer files.
+    rules: {
+      "max-lines": ["error", { max: 500, skipBlankLines: false, skipComments: false }],
+      "max-lines-per-function": ["error", { max: 70, skipBlankLines: false, skipComments: false, IIFEs: true }],
+    },
+  },
+  {
+    files: ["**/*.test.ts"],
+    rules: { "max-lines-per-function": "off" },
+  },
+  {
     // Services and libraries: the isolation rule. (Scripts, e2e tests and benchmarks compose services on
     // purpose: they are the composition root, not a service.)
     files: ["services/**/*.ts", "libs/**/*.ts"],

@@ -106,7 +106,7 @@ async function fundedConsumer(
 
 describe("wallets", () => {
   it("createWallet upserts consumer wallets on owner_id and refuses creator_earnings", async () => {
-    // Proves §2 wallet create: {created, wallet}, defaults, upsert, 409 creator_earnings_requires_participant.
+    // Proves wallet create (docs/api.md, Wallets): {created, wallet}, defaults, upsert, 409 creator_earnings_requires_participant.
     const auth = authFor(newOrg());
     const first = ok(await h.call("createWallet", auth, { body: { owner_id: "buyer-1", name: "Buyer" } }));
     expect(first.status).toBe(201);
@@ -171,7 +171,7 @@ describe("wallets", () => {
   });
 
   it("top-ups: sandbox posts, replay is 409 with the topup, live is topup_requires_checkout, creator wallets refuse", async () => {
-    // Proves §2 top-up rules and reference_id replays.
+    // Proves top-up rules (docs/api.md, Wallets) and reference_id replays.
     const auth = authFor(newOrg());
     const w = await fundedConsumer(auth, "tp", 0);
     const body = { amount: 700, reference_id: "top-1" };
@@ -196,7 +196,7 @@ describe("wallets", () => {
   });
 
   it("withdrawals: redeemable consumer wallets only; creator earnings point at payouts; insufficient is 422", async () => {
-    // Proves §2 withdrawal rules.
+    // Proves withdrawal rules (docs/api.md, Wallets).
     const auth = authFor(newOrg());
     const w = await fundedConsumer(auth, "wd", 300);
     const res = ok(await h.call("withdrawFromWallet", auth, { params: { wallet_id: w }, body: { amount: 100, reference_id: "w1" } }));
@@ -219,7 +219,7 @@ describe("wallets", () => {
 
 describe("transfers", () => {
   it("moves between transferable wallets by wallet or participant ids, with every refusal", async () => {
-    // Proves §2 transfer: answer shape, transfer_to_self, wallet_not_transferable, 404s, replay.
+    // Proves transfer (docs/api.md, Holds and transfers): answer shape, transfer_to_self, wallet_not_transferable, 404s, replay.
     const auth = authFor(newOrg());
     const a = await fundedConsumer(auth, "ta", 1000);
     ok(await h.call("createParticipant", auth, { body: { participant_id: "tp1" } }));
@@ -256,7 +256,7 @@ describe("transfers", () => {
 
 describe("holds", () => {
   it("create, list, summary, release with transfer; not ready; already released answers the earlier release", async () => {
-    // Proves §3 holds end to end, including that a release never pays out (money stays in wallets).
+    // Proves holds end to end (docs/api.md, Holds and transfers), including that a release never pays out (money stays in wallets).
     const auth = authFor(newOrg());
     const payer = await fundedConsumer(auth, "hp", 2000);
     ok(await h.call("createParticipant", auth, { body: { participant_id: "seller" } }));

@@ -70,7 +70,7 @@ export function registerVerifyJob(svc: Service<Pick<LedgerConfig, "LEDGER_VERIFY
     leader: true,
     intervalMs: svc.config.LEDGER_VERIFY_INTERVAL_MS,
     onNotLeader: () => notLeader(metrics),
-    run: (leader) => verifyPass(leader, { metrics, log: svc.log, timeoutMs }),
+    run: (leader, signal) => verifyPass(leader, { metrics, log: svc.log, timeoutMs, signal }),
   });
 }
 
@@ -81,7 +81,10 @@ function notLeader(metrics: VerifyMetrics): void {
 }
 
 /** One check on the leader's session, within the deadline; a failure is counted and logged, never thrown. */
-async function verifyPass(leader: LeaderSession | undefined, ctx: { metrics: VerifyMetrics; log: Logger; timeoutMs: number }): Promise<VerifyOutcome> {
+async function verifyPass(
+  leader: LeaderSession | undefined,
+  ctx: { metrics: VerifyMetrics; log: Logger; timeoutMs: number; signal: AbortSignal },
+): Promise<VerifyOutcome> {
   if (leader === undefined) throw new Error("the verify job runs only as a leader job");
   const started = performance.now();
   try {
@@ -93,26 +96,40 @@ async function verifyPass(leader: LeaderSession | undefined, ctx: { metrics: Ver
     );
     return record(ctx, report, (performance.now() - started) / 1000);
   } catch (err) {
+    // A shutdown abandons the check (its session ends): nothing failed, the next leader checks again.
+    if (ctx.signal.aborted) return "failed";
     ctx.log.error({ err }, "ledger invariant check failed to run; it runs again at the next interval");
     ctx.metrics.runs.inc({ outcome: "failed" });
     return "failed";
   }
 }
 
-/** Runs `fn`; past the timeout the leader resigns (its session ends, which abandons the run) and the run fails. */
-async function withDeadline<T>(leader: LeaderSession, ctx: { metrics: VerifyMetrics; timeoutMs: number }, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn`; past the timeout, or when the service stops, the leader resigns (its session ends, which abandons the
+ * run) and the run fails.
+ */
+async function withDeadline<T>(
+  leader: LeaderSession,
+  ctx: { metrics: VerifyMetrics; timeoutMs: number; signal: AbortSignal },
+  fn: () => Promise<T>,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  let onAbort: () => void = () => {};
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`ledger invariant check took longer than ${ctx.timeoutMs} ms`));
+    const abandon = (why: string): void => {
+      reject(new Error(why));
       ctx.metrics.leader.set(0);
       void leader.resign();
-    }, ctx.timeoutMs);
+    };
+    timer = setTimeout(() => abandon(`ledger invariant check took longer than ${ctx.timeoutMs} ms`), ctx.timeoutMs);
+    onAbort = () => abandon("the service is stopping");
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
   });
   try {
     return await Promise.race([fn(), deadline]);
   } finally {
     clearTimeout(timer);
+    ctx.signal.removeEventListener("abort", onAbort);
   }
 }
 

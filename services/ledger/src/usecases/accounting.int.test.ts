@@ -27,7 +27,7 @@ const reverse = (auth: AuthContext, body: Record<string, unknown>) => h.call("re
 
 describe("record-sale", () => {
   it("splits in basis points with tax and fee payers, holds on request, and a replay is 409 with the sale", async () => {
-    // Proves the §5 record-sale answer, the default split (participant's, else 80), hold_funds and replays.
+    // Proves the record-sale answer (docs/api.md, Transactions and accounting), the default split (participant's, else 80), hold_funds and replays.
     const auth = authFor(newOrg());
     await creator(auth, "c1");
     await creator(auth, "c2", 70);
@@ -310,7 +310,7 @@ describe("accounting dates", () => {
 
 describe("get-transactions", () => {
   it("filters by creator, type, status and dates, pages 50/100, and includes entries on request", async () => {
-    // Proves the §5 listing shape and each filter.
+    // Proves the listing shape (docs/api.md, Transactions and accounting) and each filter.
     const auth = authFor(newOrg());
     await creator(auth, "x");
     await creator(auth, "y");
