@@ -14,7 +14,7 @@ import { fakes, TENANT, type Fakes } from "./fakes.ts";
 async function pending(f: Fakes, body: Record<string, unknown> = {}): Promise<string> {
   if (!f.ledger.participants.has("creator_1")) f.ledger.addParticipant("creator_1", { split: 50 });
   const res = await createCheckoutSession(f.deps, TENANT, { participant_id: "creator_1", amount: 2_000, ...body }, "http://alt.test");
-  return String((res.body["checkout_session"] as Record<string, unknown>)["id"]);
+  return String(res.checkoutSession["id"]);
 }
 
 const sandbox = { source: "sandbox_api" as const };

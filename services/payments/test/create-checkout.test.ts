@@ -7,15 +7,14 @@ import { createCheckoutSession } from "../src/usecases/create-checkout.ts";
 import { fakes, TENANT } from "./fakes.ts";
 
 const ALT = "http://alt.test";
-const session = (body: Record<string, unknown>) => body["checkout_session"] as Record<string, unknown>;
 
 describe("createCheckoutSession", () => {
   it("stores a hosted session with its answer, split by the participant's default percent, and posts nothing", async () => {
     const f = fakes();
     f.ledger.addParticipant("creator_1", { split: 70, name: "Ada's Shop" });
     const res = await createCheckoutSession(f.deps, TENANT, { participant_id: "creator_1", amount: 1_000, sales_tax: 100 }, ALT);
-    expect(res.status).toBe(201);
-    const cs = session(res.body);
+    expect(res.replayed).toBe(false);
+    const cs = res.checkoutSession;
     expect(cs).toMatchObject({ status: "pending", mode: "session", provider: "soledgic", checkout_url: `${ALT}/v1/checkout/${String(cs["id"])}` });
     // 70 % of (1000 − 100) to the creator, the rest of the net to the platform.
     expect(cs["breakdown"]).toMatchObject({ gross_amount_cents: 1_000, sales_tax_amount_cents: 100, creator_amount_cents: 630, platform_amount_cents: 270 });
@@ -30,7 +29,7 @@ describe("createCheckoutSession", () => {
     const body = { participant_id: "creator_1", amount: 1_000, idempotency_key: "order_1" };
     const first = await createCheckoutSession(f.deps, TENANT, body, ALT);
     const again = await createCheckoutSession(f.deps, TENANT, body, ALT);
-    expect(again).toEqual({ status: 200, body: { checkout_session: session(first.body), idempotent: true } });
+    expect(again).toEqual({ checkoutSession: first.checkoutSession, replayed: true });
     expect(f.checkouts.rows.size).toBe(1);
     const other = await createCheckoutSession(f.deps, TENANT, { ...body, amount: 2_000 }, ALT).catch((e: unknown) => e);
     expect(other).toBeInstanceOf(DomainError);
@@ -41,8 +40,8 @@ describe("createCheckoutSession", () => {
     const f = fakes();
     f.ledger.addParticipant("creator_1", { split: 50 });
     const res = await createCheckoutSession(f.deps, TENANT, { participant_id: "creator_1", amount: 2_000, payment_method_id: "pm_card_visa" }, ALT);
-    const cs = session(res.body);
-    expect(res.status).toBe(201);
+    const cs = res.checkoutSession;
+    expect(res.replayed).toBe(false);
     expect(cs).toMatchObject({ status: "completed", mode: "direct", sale_reference: `checkout:${String(cs["id"])}` });
     const [sale] = f.ledger.movements("checkout_sale");
     expect(sale?.reference_id).toBe(`checkout:${String(cs["id"])}`);
@@ -85,7 +84,7 @@ describe("createCheckoutSession", () => {
       { participant_id: "creator_1", amount: 1_000, purchase_mode: "direct_funded_wallet", buyer_user_id: "buyer_1" },
       ALT,
     );
-    expect(session(res.body)).toMatchObject({ status: "completed", purchase_mode: "direct_funded_wallet" });
+    expect(res.checkoutSession).toMatchObject({ status: "completed", purchase_mode: "direct_funded_wallet" });
     expect(f.ledger.asked[0]?.preconditions).toEqual([{ wallet: { wallet_id: wallet.id }, available_gte: 1_000 }]);
     expect(f.ledger.asked[0]?.postings?.every((p) => "wallet_id" in p.debit && p.debit.wallet_id === wallet.id)).toBe(true);
   });

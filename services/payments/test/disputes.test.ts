@@ -15,7 +15,7 @@ async function sale(available: number): Promise<Fakes & { creatorWallet: string;
   const f = fakes();
   const p = f.ledger.addParticipant("creator_1", { split: 50, available });
   const res = await createCheckoutSession(f.deps, TENANT, { participant_id: "creator_1", amount: 2_000 }, "http://alt.test");
-  const id = String((res.body["checkout_session"] as Record<string, unknown>)["id"]);
+  const id = String(res.checkoutSession["id"]);
   await completeCheckout(f.deps, TENANT, id, { source: "processor", processor: { sessionId: "cs_1", paymentIntent: "pi_1", charge: "ch_1", fee: 0 } });
   return { ...f, creatorWallet: p.wallet_id, checkoutId: id };
 }

@@ -21,8 +21,7 @@ const spendBody = { consumer_sub: "sub_1", amount: 1_000, reference_id: "spend_1
 describe("spendSharedWallet", () => {
   it("charges the buyer's wallet for the split in one post and records the spend", async () => {
     const f = setUp();
-    const res = await spendSharedWallet(f.deps, TENANT, spendBody);
-    expect(res.status).toBe(201);
+    const spend = await spendSharedWallet(f.deps, TENANT, spendBody);
     const [req] = f.ledger.asked;
     expect(req).toMatchObject({ kind: "shared_spend", reference_id: "spend_1", preconditions: [{ wallet: { wallet_id: f.walletId }, available_gte: 1_000 }] });
     // 60 % of the net 900 to the creator, the rest of it to the platform, the tax to the tax account.
@@ -32,7 +31,7 @@ describe("spendSharedWallet", () => {
       { debit: { wallet_id: f.walletId }, credit: { system: "sales_tax_payable" }, amount: 100 },
     ]);
     const txn = f.ledger.movements("shared_spend")[0]?.transaction_id;
-    expect(res.body["spend"]).toMatchObject({ consumer_transaction_id: txn, platform_transaction_id: txn, creator_amount_cents: 540, creator_percent: 60 });
+    expect(spend).toMatchObject({ consumer_transaction_id: txn, platform_transaction_id: txn, creator_amount_cents: 540, creator_percent: 60 });
     expect(f.spends.spends).toEqual([expect.objectContaining({ reference_id: "spend_1", transaction_id: txn, creator_amount: 540, status: "settled" })]);
   });
 
@@ -42,7 +41,7 @@ describe("spendSharedWallet", () => {
     const replay = await spendSharedWallet(f.deps, TENANT, spendBody).catch((e: unknown) => e);
     expect(replay).toBeInstanceOf(DomainError);
     expect((replay as DomainError).code).toBe("duplicate_reference_id");
-    expect((replay as DomainError).extra?.["spend"]).toEqual(first.body["spend"]);
+    expect((replay as DomainError).extra?.["spend"]).toEqual(first);
     expect(f.ledger.movements("shared_spend")).toHaveLength(1);
     expect(f.spends.spends).toHaveLength(1);
   });
@@ -71,17 +70,17 @@ describe("spendSharedWallet", () => {
 
 describe("reverseSharedWalletSpend", () => {
   async function spent(f: Fakes): Promise<string> {
-    const res = await spendSharedWallet(f.deps, TENANT, spendBody);
-    return String((res.body["spend"] as Record<string, unknown>)["platform_transaction_id"]);
+    const spend = await spendSharedWallet(f.deps, TENANT, spendBody);
+    return String(spend["platform_transaction_id"]);
   }
 
   it("records the intent, posts the refund of the spend's sale once, and refuses a second reversal with the first", async () => {
     const f = setUp();
     const txn = await spent(f);
-    const res = await reverseSharedWalletSpend(f.deps, TENANT, AUTH, { sale_transaction_id: txn, reason: "duplicate charge" });
+    const reversal = await reverseSharedWalletSpend(f.deps, TENANT, AUTH, { sale_transaction_id: txn, reason: "duplicate charge" });
     const refund = f.ledger.asked.find((r) => r.kind === "refund");
     expect(refund).toMatchObject({ reference_id: `shared_spend_reversal:${txn}`, refund: { sale_reference: "shared_spend:spend_1", refund_from: "both" } });
-    expect(res.body["reversal"]).toMatchObject({ sale_transaction_id: txn, status: "reversed", reason: "duplicate charge" });
+    expect(reversal).toMatchObject({ sale_transaction_id: txn, status: "reversed", reason: "duplicate charge" });
     expect(f.spends.reversals[0]).toMatchObject({ status: "reversed", reason: "duplicate charge" });
     expect(f.spends.spends[0]?.status).toBe("reversed");
     const again = await reverseSharedWalletSpend(f.deps, TENANT, AUTH, { sale_transaction_id: txn }).catch((e: unknown) => e);

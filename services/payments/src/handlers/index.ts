@@ -43,8 +43,17 @@ function altBase(req: RpcRequest): string {
 export function registerHandlers(svc: Pick<Service, "handle" | "handlePage">, deps: PaymentsDeps, webhookSecrets: WebhookSecrets): void {
   const ops: Record<string, RpcHandler> = {
     // No API key: the body's signature authenticates it, and the event (not a key) names the org it concerns.
-    receiveStripeWebhook: (req) => receiveStripeWebhook(deps, webhookSecrets, parseOrThrow(schemas.ProcessorWebhookBody, req.body)),
-    createCheckoutSession: (req) => createCheckoutSession(deps, tenantOf(req.auth), parseOrThrow(schemas.CreateCheckoutBody, req.body), altBase(req)),
+    receiveStripeWebhook: async (req) => {
+      const { eventId, duplicate, handled } = await receiveStripeWebhook(deps, webhookSecrets, parseOrThrow(schemas.ProcessorWebhookBody, req.body));
+      return { status: 200, body: { received: true, event_id: eventId, duplicate, handled } };
+    },
+    createCheckoutSession: async (req) => {
+      const body = parseOrThrow(schemas.CreateCheckoutBody, req.body);
+      const { checkoutSession, replayed } = await createCheckoutSession(deps, tenantOf(req.auth), body, altBase(req));
+      return replayed
+        ? { status: 200, body: { checkout_session: checkoutSession, idempotent: true } }
+        : { status: 201, body: { checkout_session: checkoutSession } };
+    },
     sandboxCompleteCheckout: async (req) => {
       sandboxOnly(req);
       const body = parseOrThrow(schemas.SandboxCheckoutActionBody, req.body);
@@ -57,9 +66,19 @@ export function registerHandlers(svc: Pick<Service, "handle" | "handlePage">, de
       const row = await failCheckout(deps, tenantOf(req.auth), checkoutId(req), body.reason);
       return { body: { checkout_session: presentCheckout(row, deps.now()) } };
     },
-    createWalletSession: (req) => createWalletSession(deps, tenantOf(req.auth), parseOrThrow(schemas.CreateWalletSessionBody, req.body), altBase(req)),
-    spendSharedWallet: (req) => spendSharedWallet(deps, tenantOf(req.auth), parseOrThrow(schemas.SharedSpendBody, req.body)),
-    reverseSharedWalletSpend: (req) => reverseSharedWalletSpend(deps, tenantOf(req.auth), req.auth, parseOrThrow(schemas.SharedSpendReverseBody, req.body)),
+    createWalletSession: async (req) => {
+      const body = parseOrThrow(schemas.CreateWalletSessionBody, req.body);
+      const { walletSession, replayed } = await createWalletSession(deps, tenantOf(req.auth), body, altBase(req));
+      return replayed ? { status: 200, body: { wallet_session: walletSession, idempotent: true } } : { status: 201, body: { wallet_session: walletSession } };
+    },
+    spendSharedWallet: async (req) => {
+      const spend = await spendSharedWallet(deps, tenantOf(req.auth), parseOrThrow(schemas.SharedSpendBody, req.body));
+      return { status: 201, body: { spend } };
+    },
+    reverseSharedWalletSpend: async (req) => {
+      const reversal = await reverseSharedWalletSpend(deps, tenantOf(req.auth), req.auth, parseOrThrow(schemas.SharedSpendReverseBody, req.body));
+      return { status: 200, body: { reversal } };
+    },
   };
   for (const [operation, handler] of Object.entries(ops)) svc.handle(operation, handler);
   const pages: Record<string, (req: PageRequest, ctx: InternalCtx) => Promise<RpcReply>> = {

@@ -1,7 +1,7 @@
 /**
  * createCheckoutSession: hosted (`session`), direct card (`payment_method_id`) or wallet-funded
  * (`purchase_mode: direct_funded_wallet`). Direct modes record the sale at once through the completion use
- * case. A repeated idempotency_key answers the original body with `idempotent: true`.
+ * case. A repeated idempotency_key is a replay: it returns the session as first answered.
  *
  * Errors: validation_error, participant_not_found, wallet_not_found (no consumer wallet for the buyer),
  * rail_not_enabled (usdc in live), provider_not_configured, card_declined, insufficient_balance,
@@ -22,6 +22,12 @@ export type CreateCheckoutBody = z.output<typeof schemas.CreateCheckoutBody>;
 
 /** Sandbox test payment methods (docs/api.md, Checkout). */
 export const TEST_PAYMENT_METHODS = { pm_card_visa: "succeeds", pm_card_chargeDeclined: "declines" } as const;
+
+/** The session as answered when it was created (a replay answers the same), and whether this request was a replay. */
+export interface CreatedCheckout {
+  checkoutSession: Record<string, unknown>;
+  replayed: boolean;
+}
 
 function invalid(path: string, message: string, hint?: string): DomainError {
   return new DomainError("validation_error", `Invalid body: ${path}: ${message}`, { details: [{ path, message }], ...(hint !== undefined ? { hint } : {}) });
@@ -98,7 +104,7 @@ function checkBody(body: CreateCheckoutBody, tenant: Tenant): void {
   }
 }
 
-async function replay(deps: PaymentsDeps, existing: CheckoutRow, hash: string): Promise<{ status: number; body: Record<string, unknown> }> {
+async function replay(deps: PaymentsDeps, existing: CheckoutRow, hash: string): Promise<CreatedCheckout> {
   const now = deps.now();
   if (existing.request_hash !== hash) {
     throw new DomainError("idempotency_conflict", `idempotency_key ${existing.idempotency_key ?? ""} was used with a different request`, {
@@ -114,11 +120,8 @@ async function replay(deps: PaymentsDeps, existing: CheckoutRow, hash: string): 
     }
     if (row.status === "completing") row = await driveCompletion(deps, row);
   }
-  const original = row.create_response ?? presentCheckout(row, now);
-  return { status: 200, body: { checkout_session: original, idempotent: true } };
+  return { checkoutSession: row.create_response ?? presentCheckout(row, now), replayed: true };
 }
-
-type Created = { status: number; body: Record<string, unknown> };
 
 /** Who takes the payment, checked before anything is read or written. */
 function chooseProvider(deps: PaymentsDeps, body: CreateCheckoutBody, tenant: Tenant, mode: CheckoutMode): { name: ProviderName; provider: CheckoutProvider } {
@@ -270,7 +273,7 @@ async function planCheckout(deps: PaymentsDeps, tenant: Tenant, body: CreateChec
   return { id, now, expiresAt, mode, providerName, participant, split, buyerWalletId, hosted, hash };
 }
 
-export async function createCheckoutSession(deps: PaymentsDeps, tenant: Tenant, body: CreateCheckoutBody, altBaseUrl: string): Promise<Created> {
+export async function createCheckoutSession(deps: PaymentsDeps, tenant: Tenant, body: CreateCheckoutBody, altBaseUrl: string): Promise<CreatedCheckout> {
   const hash = requestHash(body);
   if (body.idempotency_key !== undefined) {
     const existing = await deps.checkouts.findByKey(tenant, body.idempotency_key);
@@ -286,9 +289,9 @@ export async function createCheckoutSession(deps: PaymentsDeps, tenant: Tenant, 
     if (existing === undefined) throw new Error("checkout insert conflicted without an idempotency key");
     return replay(deps, existing, hash);
   }
-  if (hostedAnswer !== null) return { status: 201, body: { checkout_session: hostedAnswer } };
+  if (hostedAnswer !== null) return { checkoutSession: hostedAnswer, replayed: false };
   const final = await driveCompletion(deps, inserted);
   const presented = presentCheckout(final, deps.now());
   await deps.checkouts.storeCreateResponse(final.id, presented);
-  return { status: 201, body: { checkout_session: presented } };
+  return { checkoutSession: presented, replayed: false };
 }

@@ -3,8 +3,8 @@
  * checked over the exact bytes received with the deployment's endpoint secret by the processor's own library,
  * which also refuses a signed timestamp older than the tolerance. A verified event is recorded once, by the
  * processor's event id, and answered at once; the work it asks for runs afterwards in the worker
- * (usecases/processor-events.ts), so the processor never waits on the ledger. A redelivery answers 200 and does
- * nothing; a type this service does not use is acknowledged and recorded as ignored.
+ * (usecases/processor-events.ts), so the processor never waits on the ledger. A redelivery is reported as a
+ * duplicate and does nothing; a type this service does not use is acknowledged and recorded as ignored.
  *
  * Errors: processor_signature_invalid (bad or missing signature, wrong secret, old timestamp, altered body, not
  * an event), provider_not_configured (no STRIPE_WEBHOOK_SECRET: nothing can be verified).
@@ -73,11 +73,14 @@ function verify(body: WebhookBody, secrets: WebhookSecrets): z.infer<typeof Even
   return parsed.data;
 }
 
-export async function receiveStripeWebhook(
-  deps: PaymentsDeps,
-  secrets: WebhookSecrets,
-  body: WebhookBody,
-): Promise<{ status: number; body: Record<string, unknown> }> {
+/** A verified event as recorded: its id, whether it was a redelivery, and whether the worker acts on its type. */
+export interface ReceivedEvent {
+  eventId: string;
+  duplicate: boolean;
+  handled: boolean;
+}
+
+export async function receiveStripeWebhook(deps: PaymentsDeps, secrets: WebhookSecrets, body: WebhookBody): Promise<ReceivedEvent> {
   const event = verify(body, secrets);
   const handled = HANDLED_EVENT_TYPES.has(event.type);
   const fresh = await deps.processorEvents.insert({
@@ -89,5 +92,5 @@ export async function receiveStripeWebhook(
     status: handled ? "pending" : "ignored",
   });
   if (fresh && handled) deps.wakeProcessorWorker();
-  return { status: 200, body: { received: true, event_id: event.id, duplicate: !fresh, handled } };
+  return { eventId: event.id, duplicate: !fresh, handled };
 }

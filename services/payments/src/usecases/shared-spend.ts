@@ -3,7 +3,8 @@
  *
  * spendSharedWallet: charges the buyer's consumer_credit wallet (owner = consumer_sub) and posts the
  * creator/platform/tax split in ONE ledger transaction with the precondition available ≥ amount. The
- * reference_id is the ledger's idempotency key: a replay is 409 duplicate_reference_id with the existing spend.
+ * reference_id is the ledger's idempotency key: a replay is refused with duplicate_reference_id and the existing
+ * spend. Returns the spend as recorded.
  * Errors: validation_error, participant_not_found, wallet_not_found, insufficient_balance, wallet_not_active,
  * duplicate_reference_id, idempotency_conflict, service_timeout.
  *
@@ -11,7 +12,7 @@
  * services": the intent (with its reason, in the audit table) is recorded first, then one ledger post with
  * reference = the spend's transaction id, then the outcome. What the creator's available balance cannot cover
  * is booked to the platform-funded creator_receivable account (docs/architecture.md), so a reversal never fails on a
- * creator who has already been paid out.
+ * creator who has already been paid out. Returns the reversal as first recorded.
  * Errors: transaction_not_found, duplicate_reversal_reference (already reversed; the reversal is returned),
  * insufficient_balance (the creator's balance moved under the plan: retry), service_timeout.
  */
@@ -106,7 +107,7 @@ async function recordSpend(
   split: SaleSplit,
   result: LedgerPosted,
   parties: { creator: ParticipantInfo; wallet: LedgerWallet },
-) {
+): Promise<Record<string, unknown>> {
   await deps.spends.record(tenant, {
     reference_id: body.reference_id,
     transaction_id: result.transaction_id,
@@ -128,10 +129,10 @@ async function recordSpend(
       extra: { existing_transaction_id: result.transaction_id, spend },
     });
   }
-  return { status: 201, body: { spend } };
+  return spend;
 }
 
-export async function spendSharedWallet(deps: PaymentsDeps, tenant: Tenant, body: SpendBody): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function spendSharedWallet(deps: PaymentsDeps, tenant: Tenant, body: SpendBody): Promise<Record<string, unknown>> {
   const problem = saleInputProblem(body.amount, body.sales_tax ?? 0);
   if (problem !== undefined) throw new DomainError("validation_error", `Invalid body: ${problem.path}: ${problem.message}`, { details: [problem] });
   const parties = await spendParties(deps, tenant, body);
@@ -210,12 +211,7 @@ function alreadyReversed(spend: SpendRow, rev: ReversalRow): DomainError {
   });
 }
 
-export async function reverseSharedWalletSpend(
-  deps: PaymentsDeps,
-  tenant: Tenant,
-  auth: AuthContext,
-  body: ReverseBody,
-): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function reverseSharedWalletSpend(deps: PaymentsDeps, tenant: Tenant, auth: AuthContext, body: ReverseBody): Promise<Record<string, unknown>> {
   const spend = await deps.spends.findByTransaction(tenant, body.sale_transaction_id);
   if (spend === undefined) {
     throw new DomainError("transaction_not_found", `No shared spend with transaction ${body.sale_transaction_id}`, {
@@ -236,8 +232,7 @@ export async function reverseSharedWalletSpend(
     });
     if (rev.status === "reversed") throw alreadyReversed(spend, rev);
   }
-  const reversal = await driveReversal(deps, tenant, spend, rev);
-  return { status: 200, body: { reversal } };
+  return driveReversal(deps, tenant, spend, rev);
 }
 
 /** Reconciler hook: reversals recorded but not settled (a crash or a ledger timeout in between). */

@@ -89,18 +89,19 @@ async function resolveWallet(deps: PaymentsDeps, tenant: Tenant, body: Body): Pr
   throw invalid("wallet_id", "wallet_id, owner_id, external_user_id or (sandbox) customer_email is required");
 }
 
-export async function createWalletSession(
-  deps: PaymentsDeps,
-  tenant: Tenant,
-  body: Body,
-  altBaseUrl: string,
-): Promise<{ status: number; body: Record<string, unknown> }> {
+/** The session as answered when it was created (a replay of its idempotency_key answers the same), and whether this request was a replay. */
+export interface CreatedWalletSession {
+  walletSession: Record<string, unknown>;
+  replayed: boolean;
+}
+
+export async function createWalletSession(deps: PaymentsDeps, tenant: Tenant, body: Body, altBaseUrl: string): Promise<CreatedWalletSession> {
   const hash = requestHash(body);
-  const replay = (row: WalletSessionRow) => {
+  const replay = (row: WalletSessionRow): CreatedWalletSession => {
     if (row.request_hash !== hash) {
       throw new DomainError("idempotency_conflict", `idempotency_key ${row.idempotency_key ?? ""} was used with a different request`);
     }
-    return { status: 200, body: { wallet_session: row.create_response ?? presentWalletSession(row, altBaseUrl, deps.now()), idempotent: true } };
+    return { walletSession: row.create_response ?? presentWalletSession(row, altBaseUrl, deps.now()), replayed: true };
   };
   if (body.idempotency_key !== undefined) {
     const existing = await deps.walletSessions.findByKey(tenant, body.idempotency_key);
@@ -140,5 +141,5 @@ export async function createWalletSession(
   }
   const presented = presentWalletSession(row, altBaseUrl, now);
   await deps.walletSessions.storeResponse(row.id, presented);
-  return { status: 201, body: { wallet_session: presented } };
+  return { walletSession: presented, replayed: false };
 }
