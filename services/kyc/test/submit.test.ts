@@ -17,8 +17,7 @@ describe("creator submissions", () => {
     const { deps, store, participants } = fakes();
     participants.add(sandbox, "c1");
     const r = await submitCreator(deps, sandbox, submitter, "c1", creator());
-    expect(r.status).toBe(201);
-    expect(r.body.creator_kyc).toMatchObject({ participant_id: "c1", status: "approved", tax_certified: true, missing_fields: [] });
+    expect(r).toMatchObject({ participant_id: "c1", status: "approved", tax_certified: true, missing_fields: [] });
     const [row] = store.state.submissions;
     expect(row).toMatchObject({ status: "approved", livemode: false, tax_id_last4: "6789", submitted_at: AT, reviewed_at: AT });
     expect(store.statusOf({ subject: "creator", orgId: sandbox.orgId, livemode: false, participantId: "c1" })).toBe("approved");
@@ -32,7 +31,7 @@ describe("creator submissions", () => {
     const { deps, store, participants } = fakes();
     participants.add(live, "c1");
     const r = await submitCreator(deps, live, submitter, "c1", creator());
-    expect(r.body.creator_kyc).toMatchObject({ status: "under_review", tax_certified: false });
+    expect(r).toMatchObject({ status: "under_review", tax_certified: false });
     expect(store.state.reviewActions).toEqual([]);
     expect(store.state.events).toEqual([
       expect.objectContaining({ type: "kyc.submitted", livemode: true, data: expect.objectContaining({ status: "under_review", previous_status: null }) }),
@@ -72,10 +71,10 @@ describe("business submissions", () => {
   it("never auto-approve, even in sandbox; a draft keeps what is missing and is not announced", async () => {
     const { deps, store } = fakes();
     const draft = await submitBusiness(deps, sandbox, submitter, business({ submit_for_review: false, beneficial_owners: [] }));
-    expect(draft.body.business_kyb).toMatchObject({ status: "pending", missing_fields: ["beneficial_owners"] });
+    expect(draft).toMatchObject({ status: "pending", missing_fields: ["beneficial_owners"] });
     expect(store.state.events).toEqual([]);
     const sent = await submitBusiness(deps, sandbox, submitter, business());
-    expect(sent.body.business_kyb).toMatchObject({ status: "under_review", tax_certified: false });
+    expect(sent).toMatchObject({ status: "under_review", tax_certified: false });
     // The draft it replaced is superseded; the live verification is untouched.
     expect(store.state.submissions.map((s) => s.status)).toEqual(["superseded", "under_review"]);
     expect(store.statusOf({ subject: "business", orgId: sandbox.orgId, livemode: true })).toBeUndefined();

@@ -1,4 +1,4 @@
-/** RPC handlers of kyc: decode with the shared contracts → use case → named-key body. */
+/** RPC handlers of kyc: decode with the shared contracts → use case → named-key body; the handler picks the status. */
 import { DomainError, ParticipantId, parseOrThrow, schemas, tenantOf, type AuthContext } from "@treasury/contracts";
 import type { Service } from "@treasury/service-kit";
 import type { Submitter } from "../usecases/deps.ts";
@@ -25,13 +25,16 @@ function submitterOf(auth: AuthContext): Submitter {
 export function registerHandlers(svc: Pick<Service, "handle">, deps: KycDeps): void {
   svc.handle("getBusinessVerification", async (_req, ctx) => ({ body: await getBusiness(deps, tenantOf(ctx.auth)) }));
   // Bodies are parsed again here: the gateway validates too, but a direct RPC caller may not have.
-  svc.handle("submitBusinessVerification", (req, ctx) =>
-    submitBusiness(deps, tenantOf(ctx.auth), submitterOf(ctx.auth), parseOrThrow(schemas.SubmitBusinessBody, req.body)),
-  );
+  svc.handle("submitBusinessVerification", async (req, ctx) => {
+    const verification = await submitBusiness(deps, tenantOf(ctx.auth), submitterOf(ctx.auth), parseOrThrow(schemas.SubmitBusinessBody, req.body));
+    return { status: 201, body: { business_kyb: verification } };
+  });
   svc.handle("getCreatorVerification", async (req, ctx) => ({ body: await getCreator(deps, tenantOf(ctx.auth), participantId(req.params)) }));
-  svc.handle("submitCreatorVerification", (req, ctx) =>
-    submitCreator(deps, tenantOf(ctx.auth), submitterOf(ctx.auth), participantId(req.params), parseOrThrow(schemas.SubmitCreatorBody, req.body)),
-  );
+  svc.handle("submitCreatorVerification", async (req, ctx) => {
+    const body = parseOrThrow(schemas.SubmitCreatorBody, req.body);
+    const verification = await submitCreator(deps, tenantOf(ctx.auth), submitterOf(ctx.auth), participantId(req.params), body);
+    return { status: 201, body: { creator_kyc: verification } };
+  });
   // Internal (no public route): payout eligibility reads a creator's status and tax certification.
   svc.handle(schemas.CREATOR_KYC_STATUS_OPERATION, async (req, ctx) => ({
     body: await getCreatorStatus(deps, tenantOf(ctx.auth), participantId(req.params)),

@@ -21,6 +21,9 @@ import type { KycDeps, VerificationKey } from "./ports.ts";
 /** The system's name in the audit trail for the spec's sandbox auto-approval. */
 export const SANDBOX_AUTO_APPROVER = "system:sandbox_auto_approval";
 
+/** A creator's verification as answers show it: whose it is, then the profile. */
+export type CreatorVerification = schemas.KycProfileView & { participant_id: string };
+
 interface Intake {
   key: VerificationKey;
   subject: Subject;
@@ -36,12 +39,8 @@ function documentsPii(docs: BusinessBody["document_evidence"]): Record<string, u
   return docs.map(({ type: _type, ...rest }) => rest);
 }
 
-export async function submitBusiness(
-  deps: KycDeps,
-  tenant: Tenant,
-  submitter: Submitter,
-  body: BusinessBody,
-): Promise<{ status: number; body: { business_kyb: schemas.KycProfileView } }> {
+/** The organisation's verification in the caller's environment as this submission left it. */
+export async function submitBusiness(deps: KycDeps, tenant: Tenant, submitter: Submitter, body: BusinessBody): Promise<schemas.KycProfileView> {
   checkDocuments(body.document_evidence, tenant.livemode);
   const intake: Intake = {
     // The caller's environment: a sandbox submission never changes the live verification.
@@ -67,16 +66,17 @@ export async function submitBusiness(
     },
   };
   if (intake.forReview) refuseIncomplete(intake.missing);
-  return { status: 201, body: { business_kyb: await record(deps, tenant, submitter, intake) } };
+  return record(deps, tenant, submitter, intake);
 }
 
+/** The creator's verification as this submission left it, naming its participant. */
 export async function submitCreator(
   deps: KycDeps,
   tenant: Tenant,
   submitter: Submitter,
   participantId: string,
   body: CreatorBody,
-): Promise<{ status: number; body: { creator_kyc: schemas.KycProfileView & { participant_id: string } } }> {
+): Promise<CreatorVerification> {
   checkDocuments(body.document_evidence, tenant.livemode);
   const intake: Intake = {
     key: { subject: "creator", orgId: tenant.orgId, livemode: tenant.livemode, participantId },
@@ -104,7 +104,7 @@ export async function submitCreator(
   if (intake.forReview) refuseIncomplete(intake.missing);
   // The ledger owns participants: only a participant of this org and environment gets a verification.
   await deps.participants.requireParticipant(tenant, participantId);
-  return { status: 201, body: { creator_kyc: { participant_id: participantId, ...(await record(deps, tenant, submitter, intake)) } } };
+  return { participant_id: participantId, ...(await record(deps, tenant, submitter, intake)) };
 }
 
 /** Seals, then in one transaction: the submission, the verification's new pointer and status, the audit row and event. */

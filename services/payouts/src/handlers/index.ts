@@ -1,4 +1,4 @@
-/** RPC handlers of payouts: decode with the shared contracts → use case → named-key body. */
+/** RPC handlers of payouts: decode with the shared contracts → use case → named-key body; the handler picks the status. */
 import { DomainError, ParticipantId, parseOrThrow, schemas, tenantOf } from "@treasury/contracts";
 import type { Service } from "@treasury/service-kit";
 import { z } from "zod";
@@ -6,6 +6,7 @@ import { getBankAccount, putBankAccount } from "../usecases/bank-account.ts";
 import { cutFile } from "../usecases/cut-file.ts";
 import type { PayoutsDeps } from "../usecases/deps.ts";
 import { checkEligibility } from "../usecases/eligibility.ts";
+import { presentPayout } from "../usecases/present.ts";
 import { getPayout, listPayouts } from "../usecases/read.ts";
 import { requestPayout } from "../usecases/request-payout.ts";
 import { ingestReturns } from "../usecases/returns.ts";
@@ -24,7 +25,10 @@ function participantId(params: Record<string, string>): string {
 
 export function registerHandlers(svc: Pick<Service, "handle">, deps: PayoutsDeps): void {
   // Bodies and queries are parsed again here: the gateway validates too, but a direct RPC caller may not have.
-  svc.handle("requestPayout", (req, ctx) => requestPayout(deps, tenantOf(ctx.auth), parseOrThrow(schemas.CreatePayoutBody, req.body)));
+  svc.handle("requestPayout", async (req, ctx) => {
+    const payout = await requestPayout(deps, tenantOf(ctx.auth), parseOrThrow(schemas.CreatePayoutBody, req.body));
+    return { status: 201, body: { payout: presentPayout(payout) } };
+  });
   svc.handle("getPayout", async (req, ctx) => ({ body: await getPayout(deps, tenantOf(ctx.auth), req.params["payout_id"] ?? "") }));
   svc.handle("listPayouts", async (req, ctx) => ({
     body: await listPayouts(deps, tenantOf(ctx.auth), parseOrThrow(schemas.ListPayoutsQuery, req.query, "query")),
@@ -33,9 +37,10 @@ export function registerHandlers(svc: Pick<Service, "handle">, deps: PayoutsDeps
     const { wallet_id: _w, ...eligibility } = await checkEligibility(deps, tenantOf(ctx.auth), participantId(req.params));
     return { body: { eligibility } };
   });
-  svc.handle("putBankAccount", (req, ctx) =>
-    putBankAccount(deps, tenantOf(ctx.auth), participantId(req.params), parseOrThrow(schemas.BankAccountBody, req.body)),
-  );
+  svc.handle("putBankAccount", async (req, ctx) => {
+    const { bankAccount, created } = await putBankAccount(deps, tenantOf(ctx.auth), participantId(req.params), parseOrThrow(schemas.BankAccountBody, req.body));
+    return { status: created ? 201 : 200, body: { bank_account: bankAccount } };
+  });
   svc.handle("getBankAccount", async (req, ctx) => ({ body: await getBankAccount(deps, tenantOf(ctx.auth), participantId(req.params)) }));
 }
 

@@ -29,12 +29,13 @@ function present(row: BankAccountRow, holder: string): Record<string, unknown> {
   };
 }
 
-export async function putBankAccount(
-  deps: PayoutsDeps,
-  tenant: Tenant,
-  participantId: string,
-  body: BankAccountBody,
-): Promise<{ status: number; body: Record<string, unknown> }> {
+/** The account as answers show it, and whether it is the participant's first (false: it replaced an earlier one). */
+export interface SavedBankAccount {
+  bankAccount: Record<string, unknown>;
+  created: boolean;
+}
+
+export async function putBankAccount(deps: PayoutsDeps, tenant: Tenant, participantId: string, body: BankAccountBody): Promise<SavedBankAccount> {
   const sealer = requireSealer(deps);
   await deps.ledger.getParticipant(tenant, participantId);
   const details: SealedBankDetails = { account_holder_name: body.account_holder_name, account_number: body.account_number };
@@ -52,7 +53,7 @@ export async function putBankAccount(
     livemode: tenant.livemode,
     data: present(saved, body.account_holder_name),
   }));
-  return { status: created ? 201 : 200, body: { bank_account: present(row, body.account_holder_name) } };
+  return { bankAccount: present(row, body.account_holder_name), created };
 }
 
 export async function getBankAccount(deps: PayoutsDeps, tenant: Tenant, participantId: string): Promise<Record<string, unknown>> {

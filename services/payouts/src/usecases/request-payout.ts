@@ -110,13 +110,11 @@ async function liveDestination(
   };
 }
 
-type Reply = { status: number; body: Record<string, unknown> };
-
 /**
- * An earlier request with the same reference_id: its payout (409), a conflict, or a refused intent driven
- * again. A refused intent of a different request moved nothing and is discarded (undefined: create anew).
+ * An earlier request with the same reference_id: its payout (duplicate_reference_id), a conflict, or a refused
+ * intent driven again. A refused intent of a different request moved nothing and is discarded (undefined: create anew).
  */
-async function replay(deps: PayoutsDeps, existing: PayoutRow, hash: string): Promise<Reply | undefined> {
+async function replay(deps: PayoutsDeps, existing: PayoutRow, hash: string): Promise<PayoutRow | undefined> {
   if (existing.status === "refused" && existing.request_hash !== hash) {
     await deps.payouts.discardRefused(existing.id);
     return undefined;
@@ -128,7 +126,7 @@ async function replay(deps: PayoutsDeps, existing: PayoutRow, hash: string): Pro
   }
   if (existing.status === "refused") {
     const again = await deps.payouts.retryRefused(existing.id);
-    if (again !== undefined) return { status: 201, body: { payout: presentPayout(await drivePayout(deps, again)) } };
+    if (again !== undefined) return drivePayout(deps, again);
     const now = await deps.payouts.findById(existing.id);
     return now === undefined ? undefined : replay(deps, now, hash);
   }
@@ -141,16 +139,17 @@ async function replay(deps: PayoutsDeps, existing: PayoutRow, hash: string): Pro
 /** Attempts at claiming a reference_id whose refused intents keep being replaced by concurrent requests. */
 const CLAIM_ATTEMPTS_MAX = 3;
 
-export async function requestPayout(deps: PayoutsDeps, tenant: Tenant, body: CreatePayoutBody): Promise<Reply> {
+/** The payout as it stands after this request drove it: a new one, or the refused intent of the same request driven again. */
+export async function requestPayout(deps: PayoutsDeps, tenant: Tenant, body: CreatePayoutBody): Promise<PayoutRow> {
   const hash = requestHash(body);
   for (let attempt = 1; ; attempt++) {
-    const reply = await attemptPayout(deps, tenant, body, hash);
-    if (reply !== undefined) return reply;
+    const payout = await attemptPayout(deps, tenant, body, hash);
+    if (payout !== undefined) return payout;
     if (attempt >= CLAIM_ATTEMPTS_MAX) throw new DomainError("service_unavailable", "The reference_id is being claimed by concurrent requests; retry");
   }
 }
 
-async function attemptPayout(deps: PayoutsDeps, tenant: Tenant, body: CreatePayoutBody, hash: string): Promise<Reply | undefined> {
+async function attemptPayout(deps: PayoutsDeps, tenant: Tenant, body: CreatePayoutBody, hash: string): Promise<PayoutRow | undefined> {
   // A live replay must answer with its payout even if the creator is no longer eligible, so it is looked up
   // before the eligibility checks; a sandbox request goes straight to the insert, whose conflict finds a replay.
   if (tenant.livemode) {
@@ -188,7 +187,7 @@ async function attemptPayout(deps: PayoutsDeps, tenant: Tenant, body: CreatePayo
     return raced === undefined ? undefined : replay(deps, raced, hash);
   }
   await deps.afterIntent();
-  return { status: 201, body: { payout: presentPayout(await drivePayout(deps, row)) } };
+  return drivePayout(deps, row);
 }
 
 function event(type: "payout.created" | "payout.executed", row: PayoutRow, override: { status?: "pending" } = {}): OutboxRowValues {
