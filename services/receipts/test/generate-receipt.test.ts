@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { schemas, Tenant } from "@treasury/contracts";
 import { generateReceipt } from "../src/usecases/generate-receipt.ts";
+import { presentReceipt } from "../src/usecases/present.ts";
 import { fakes, transactionRecord } from "./fakes.ts";
 
 const ALT = "https://alt.example/";
@@ -30,9 +31,9 @@ describe("generateReceipt", () => {
   it("issues one receipt per sale; a repeat by checkout, by sale id or at the same time answers the first", async () => {
     const { deps, receipts, sale } = withSale();
     const first = await generateReceipt(deps, tenant, { checkout_id: CHECKOUT_ID.toUpperCase(), order_id: "ord-1", metadata: { cart: "c9" } }, ALT);
-    expect(first.status).toBe(201);
-    const receipt = first.body["receipt"] as schemas.ReceiptView;
-    expect(first.body).toMatchObject({ created: true, receipt_id: receipt.id, hosted_url: `https://alt.example/v1/receipts/${receipt.id}/view` });
+    expect(first.created).toBe(true);
+    const receipt = presentReceipt(first.receipt);
+    expect(first.receipt.hosted_url).toBe(`https://alt.example/v1/receipts/${receipt.id}/view`);
     expect(receipt).toMatchObject({
       checkout_session_id: CHECKOUT_ID,
       sale_transaction_id: sale.id,
@@ -46,8 +47,8 @@ describe("generateReceipt", () => {
     const again = await generateReceipt(deps, tenant, { checkout_id: CHECKOUT_ID }, ALT);
     const bySale = await generateReceipt(deps, tenant, { sale_transaction_id: sale.id, order_id: "ord-1" }, ALT);
     for (const replay of [again, bySale]) {
-      expect(replay.status).toBe(200);
-      expect(replay.body).toMatchObject({ created: false, receipt_id: receipt.id, receipt });
+      expect(replay.created).toBe(false);
+      expect(presentReceipt(replay.receipt)).toEqual(receipt);
     }
     expect(receipts.rows).toHaveLength(1);
   });
@@ -56,8 +57,8 @@ describe("generateReceipt", () => {
     const { deps, receipts, sale } = withSale();
     const answers = await Promise.all(Array.from({ length: 5 }, () => generateReceipt(deps, tenant, { sale_transaction_id: sale.id }, ALT)));
     expect(receipts.rows).toHaveLength(1);
-    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 201]);
-    expect(new Set(answers.map((a) => a.body["receipt_id"]))).toEqual(new Set([receipts.rows[0]!.id]));
+    expect(answers.map((a) => a.created).sort()).toEqual([false, false, false, false, true]);
+    expect(new Set(answers.map((a) => a.receipt.id))).toEqual(new Set([receipts.rows[0]!.id]));
   });
 
   it("a repeat with other labels is idempotency_conflict, carrying the existing receipt", async () => {
@@ -70,7 +71,7 @@ describe("generateReceipt", () => {
     ]) {
       await expect(generateReceipt(deps, tenant, body, ALT)).rejects.toMatchObject({
         code: "idempotency_conflict",
-        extra: { receipt: { id: first.body["receipt_id"] } },
+        extra: { receipt: { id: first.receipt.id } },
       });
     }
     expect(receipts.rows).toHaveLength(1);

@@ -19,17 +19,29 @@ type Body = z.output<typeof schemas.ImportTransactionsBody>;
 /** Line numbers listed per outcome (errors, duplicates); the counts are always complete. */
 const LINES_LISTED_MAX = 1000;
 
+type TemplateView = ReturnType<typeof presentTemplate>;
+
+/**
+ * What an action did: the org's templates; the template saved (`created`: a new name, else its mapping was
+ * replaced); a statement read without storing anything; or the bank lines an import stored.
+ */
+export type ImportOutcome =
+  | { action: "get_templates"; templates: TemplateView[] }
+  | { action: "save_template"; template: TemplateView; created: boolean }
+  | { action: "parse_preview"; preview: Awaited<ReturnType<typeof preview>> }
+  | { action: "import"; import: ImportSummary };
+
 /** Errors: validation_error, template_not_found, invalid_mapping (save_template), and those of readStatement (import, parse_preview). */
-export async function importTransactions(deps: ImportDeps, req: ImportRequest, body: Body): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function importTransactions(deps: ImportDeps, req: ImportRequest, body: Body): Promise<ImportOutcome> {
   switch (body.action) {
     case "get_templates":
-      return { status: 200, body: { templates: (await deps.bankLines.templates(req.tenant)).map(presentTemplate) } };
+      return { action: "get_templates", templates: (await deps.bankLines.templates(req.tenant)).map(presentTemplate) };
     case "save_template":
-      return saveTemplate(deps, req.tenant, body);
+      return { action: "save_template", ...(await saveTemplate(deps, req.tenant, body)) };
     case "parse_preview":
-      return { status: 200, body: { preview: await preview(deps, req, body) } };
+      return { action: "parse_preview", preview: await preview(deps, req, body) };
     case "import":
-      return { status: 201, body: { import: await runImport(deps, req, body) } };
+      return { action: "import", import: await runImport(deps, req, body) };
   }
 }
 
@@ -46,7 +58,7 @@ function presentTemplate(t: TemplateRow) {
 }
 
 /** Saves a CSV mapping under a name (replacing the mapping of a template with that name). Errors: validation_error, invalid_mapping. */
-async function saveTemplate(deps: ImportDeps, tenant: Tenant, body: Body): Promise<{ status: number; body: Record<string, unknown> }> {
+async function saveTemplate(deps: ImportDeps, tenant: Tenant, body: Body): Promise<{ template: TemplateView; created: boolean }> {
   const t = body.template;
   if (t === undefined)
     throw new DomainError("validation_error", "save_template needs template: {name, mapping}", { details: [{ path: "template", message: "is required" }] });
@@ -56,7 +68,7 @@ async function saveTemplate(deps: ImportDeps, tenant: Tenant, body: Body): Promi
     throw e instanceof StatementError ? statementDomainError(e) : e;
   }
   const row = await deps.bankLines.saveTemplate(tenant, { id: sortableId("tmpl"), name: t.name, mapping: t.mapping, description: t.description ?? null });
-  return { status: row.created ? 201 : 200, body: { template: { ...presentTemplate(row), created: row.created } } };
+  return { template: presentTemplate(row), created: row.created };
 }
 
 /**
@@ -65,7 +77,7 @@ async function saveTemplate(deps: ImportDeps, tenant: Tenant, body: Body): Promi
  * than the currency's minor unit, a client line that does not validate) are listed in `errors` by line number.
  * Errors: those of readStatement (empty_statement when neither data nor transactions is given).
  */
-async function runImport(deps: ImportDeps, req: ImportRequest, body: Body) {
+async function runImport(deps: ImportDeps, req: ImportRequest, body: Body): Promise<ImportSummary> {
   const { tenant } = req;
   let format: string;
   let summaries: StatementSummary[] = [];
@@ -114,6 +126,8 @@ interface StatementSummary {
 function summaryOf(st: Statement): StatementSummary {
   return { account: st.account, statement_id: st.statement_id ?? null, line_count: st.transactions.length, reconciliation: st.reconciliation };
 }
+
+type ImportSummary = ReturnType<typeof presentImport>;
 
 function presentImport(
   importId: string,

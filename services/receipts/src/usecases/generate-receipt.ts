@@ -1,7 +1,7 @@
 /**
  * generateReceipt: one receipt per sale. The sale is named by a checkout session (its recorded sale) or by the
  * sale transaction itself; order ids and metadata are the merchant's labels. Generating again for the same
- * sale answers the same receipt (200, created: false); different labels for it are idempotency_conflict.
+ * sale answers the same receipt (created: false); different labels for it are idempotency_conflict.
  */
 import { isDeepStrictEqual } from "node:util";
 import { DomainError, newId, type schemas, type Tenant } from "@treasury/contracts";
@@ -45,21 +45,26 @@ async function resolveSale(
   return { saleTransactionId: checkout.sale_transaction_id, checkout };
 }
 
+/** The receipt of the sale, and whether this request issued it (false: an earlier or concurrent one did). */
+export interface GeneratedReceipt {
+  receipt: ReceiptRow;
+  created: boolean;
+}
+
 /** The existing receipt answers a repeat, unless the repeat gives it other labels. */
-function replay(existing: ReceiptRow, body: Body): { status: number; body: Record<string, unknown> } {
+function replay(existing: ReceiptRow, body: Body): GeneratedReceipt {
   const differs =
     (body.order_id !== undefined && body.order_id !== existing.order_id) ||
     (body.external_order_id !== undefined && body.external_order_id !== existing.external_order_id) ||
     (body.metadata !== undefined && !isDeepStrictEqual(JSON.parse(JSON.stringify(body.metadata)), existing.metadata)) ||
     (body.checkout_id !== undefined && existing.checkout_session_id !== null && body.checkout_id.toLowerCase() !== existing.checkout_session_id);
-  const view = presentReceipt(existing);
   if (differs) {
     throw new DomainError("idempotency_conflict", `Sale ${existing.sale_transaction_id} already has receipt ${existing.id} with other order ids or metadata`, {
-      extra: { receipt: view },
+      extra: { receipt: presentReceipt(existing) },
       hint: `GET /v1/receipts/${existing.id}`,
     });
   }
-  return { status: 200, body: { created: false, receipt_id: existing.id, hosted_url: existing.hosted_url, receipt: view } };
+  return { receipt: existing, created: false };
 }
 
 /**
@@ -71,7 +76,7 @@ export async function generateReceipt(
   tenant: Tenant,
   body: Body,
   altBaseUrl: string,
-): Promise<{ status: number; body: Record<string, unknown> }> {
+): Promise<GeneratedReceipt> {
   const { saleTransactionId, checkout } = await resolveSale(deps, tenant, body);
   const existing = await deps.receipts.findBySale(tenant, saleTransactionId);
   if (existing !== undefined) return replay(existing, body);
@@ -106,5 +111,5 @@ export async function generateReceipt(
     if (winner === undefined) throw new Error("receipt insert conflicted but no receipt is visible");
     return replay(winner, body);
   }
-  return { status: 201, body: { created: true, receipt_id: inserted.id, hosted_url: inserted.hosted_url, receipt: presentReceipt(inserted) } };
+  return { receipt: inserted, created: true };
 }

@@ -8,8 +8,8 @@ import type { z } from "zod";
 import { publicJwkOf, verifiesOver } from "../signing/jws.ts";
 import { proofOf } from "./get-proof.ts";
 import { loadReceipt } from "./get-receipt.ts";
-import type { ReceiptsDeps } from "./ports.ts";
-import { presentProof, presentSignature } from "./present.ts";
+import type { ProofRow, ReceiptsDeps, SignatureRow } from "./ports.ts";
+import { presentSignature } from "./present.ts";
 
 type Body = z.output<typeof schemas.ProofSignatureBody>;
 
@@ -24,16 +24,19 @@ export function counterpartyKey(jwk: Record<string, unknown>): NonNullable<Retur
   return key;
 }
 
+/** The signature stored, and the proof it signs as it stands now (with every signature it carries). */
+export interface SubmittedSignature {
+  signature: SignatureRow;
+  proof: ProofRow;
+  receiptId: string;
+  signatures: SignatureRow[];
+}
+
 /**
  * Errors: receipt_not_found, invalid_public_key, signed_payload_mismatch, invalid_signature, duplicate_signature,
  * transaction_not_found, service_unavailable.
  */
-export async function submitSignature(
-  deps: ReceiptsDeps,
-  tenant: Tenant,
-  receiptId: string,
-  body: Body,
-): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function submitSignature(deps: ReceiptsDeps, tenant: Tenant, receiptId: string, body: Body): Promise<SubmittedSignature> {
   const receipt = await loadReceipt(deps.receipts, tenant, receiptId);
   const key = counterpartyKey(body.public_key_jwk);
   const proof = await proofOf(deps, tenant, receipt.sale_transaction_id);
@@ -63,5 +66,5 @@ export async function submitSignature(
     });
   }
   const signatures = await deps.proofs.listSignatures(tenant, proof.transaction_id);
-  return { status: 201, body: { signature: presentSignature(stored), proof: presentProof(proof, receipt.id, signatures) } };
+  return { signature: stored, proof, receiptId: receipt.id, signatures };
 }
