@@ -17,8 +17,8 @@ import {
   type ServiceDeps,
 } from "@treasury/service-kit";
 import { WebhooksEnv, type WebhooksConfig } from "./config.ts";
-import { destroyAgents, nodeWebhookHttp } from "./delivery/http.ts";
-import { Dispatcher } from "./delivery/dispatcher.ts";
+import { destroyAgents, nodeWebhookHttp } from "./adapters/http.ts";
+import { Dispatcher } from "./jobs/dispatcher.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { droppedEventsCounter, registerMetrics } from "./metrics.ts";
 import { purgeFinished } from "./store/deliveries.ts";

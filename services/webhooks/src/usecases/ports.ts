@@ -1,6 +1,6 @@
 /**
  * Every port the webhooks use cases need: the service's own store (PostgreSQL: store/webhooks-store.ts), the
- * HTTP side of endpoints (delivery/http.ts) and the clock. Use cases see only these; the unit tests put
+ * HTTP side of endpoints (adapters/http.ts) and the clock. Use cases see only these; the unit tests put
  * in-memory fakes behind them (usecases/fakes.ts).
  */
 import type { Tenant } from "@treasury/contracts";

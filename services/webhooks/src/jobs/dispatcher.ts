@@ -26,7 +26,7 @@ import {
 } from "../store/deliveries.ts";
 import { requireSealer, signingSecrets } from "../usecases/secrets.ts";
 import type { AttemptResult } from "../usecases/ports.ts";
-import { postOnce } from "./http.ts";
+import { postOnce } from "../adapters/http.ts";
 
 /** Extra lease beyond the attempt timeouts, for settling the outcome in the database. */
 const LEASE_MARGIN_MS = 5_000;
