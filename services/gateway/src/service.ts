@@ -1,4 +1,5 @@
 /** Wires the gateway: service kit (config, logs, tracing, NATS, DB, health), auth, rate limits, listeners. */
+import type { Logger } from "pino";
 import { z } from "zod";
 import { Redis } from "ioredis";
 import type { FastifyInstance } from "fastify";
@@ -30,6 +31,8 @@ export interface Gateway {
   alt: FastifyInstance;
   /** Listening ports (useful when 0 asked for an ephemeral one). */
   ports: { main: number; alt: number; health: number };
+  /** The gateway's logger (the process logs a crash through it). */
+  log: Logger;
   stop(): Promise<void>;
 }
 
@@ -98,5 +101,5 @@ export async function buildGateway(env: Record<string, string | undefined>, deps
       await limiter.close();
       await svc.stop();
     })());
-  return { main, alt, ports, stop };
+  return { main, alt, ports, stop, log: svc.log };
 }
