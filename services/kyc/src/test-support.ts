@@ -11,6 +11,8 @@ import { createLogger, generateKeyRingEntry, parseKeyRing, rpcCall, RpcServer, t
 import { setupTestEnv, type TestEnv, natsOptions } from "@treasury/testing";
 import { buildKyc, type KycService, type KycServiceDeps } from "./service.ts";
 
+export { businessBody, creatorBody } from "../test/bodies.ts";
+
 const RPC_TIMEOUT_TEST_MS = 20_000;
 
 export function authFor(orgId: string, livemode = false): AuthContext {
@@ -104,34 +106,4 @@ export function err(reply: RpcReply): {
 } {
   if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
   return reply.error;
-}
-
-/** A complete creator submission (sandbox documents: the type alone). */
-export function creatorBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    legal_name: "Ada Quill Lovelace",
-    email: "ada.quill@example.com",
-    date_of_birth: "1990-12-10",
-    address: { line1: "12 Analytical Row", city: "London", postal_code: "NW1 6XE", country: "GB" },
-    document_evidence: [{ type: "government_id", description: "passport" }],
-    tax_id_type: "ssn",
-    tax_id_last4: "6789",
-    certify_tax_info: true,
-    ...extra,
-  };
-}
-
-/** A complete business submission of an LLC. */
-export function businessBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    business_type: "llc",
-    legal_name: "Quill Works LLC",
-    primary_contact: { name: "Grace Quill", email: "grace@quill.example", phone: "+1 (415) 555-0134" },
-    business_address: { line1: "500 Market St", city: "San Francisco", state: "CA", postal_code: "94105", country: "US" },
-    document_evidence: [{ type: "articles_of_incorporation", file_id: "file_articles" }],
-    tax_id_type: "ein",
-    tax_id_last4: "4321",
-    beneficial_owners: [{ name: "Grace Quill", date_of_birth: "1985-03-14", ownership_percent: 60 }],
-    ...extra,
-  };
 }

@@ -6,6 +6,7 @@
 import type { Tenant } from "@treasury/contracts";
 import type { NewEvent } from "@treasury/service-kit";
 import { pino } from "pino";
+import { recordedCheckout } from "../src/domain/records.ts";
 import type {
   CheckoutRow,
   DisputeRow,
@@ -71,19 +72,7 @@ export class FakeCheckouts implements CheckoutStore {
       (r) => c.idempotency_key !== null && r.idempotency_key === c.idempotency_key && r.org_id === c.org_id && r.livemode === c.livemode,
     );
     if (taken) return undefined;
-    const row: CheckoutRow = {
-      ...c,
-      updated_at: c.created_at,
-      completed_at: null,
-      sale_transaction_id: null,
-      hold_id: null,
-      failure_code: null,
-      failure_reason: null,
-      sandbox_idempotency_key: null,
-      processing_fee: 0,
-      processor_payment_intent: null,
-      processor_charge: null,
-    };
+    const row = recordedCheckout(c, c.created_at);
     this.rows.set(row.id, row);
     return { ...row };
   }

@@ -73,6 +73,23 @@ export type NewCheckout = Omit<
   | "processor_charge"
 >;
 
+/** A checkout session as it stands right after it is recorded: nothing of its completion or failure is known yet. */
+export function recordedCheckout(c: NewCheckout, at: Date): CheckoutRow {
+  return {
+    ...c,
+    updated_at: at,
+    completed_at: null,
+    sale_transaction_id: null,
+    hold_id: null,
+    failure_code: null,
+    failure_reason: null,
+    sandbox_idempotency_key: null,
+    processing_fee: 0,
+    processor_payment_intent: null,
+    processor_charge: null,
+  };
+}
+
 /** What the card processor reported about a live payment, recorded with the completion intent. */
 export interface ProcessorPayment {
   sessionId: string;

@@ -11,7 +11,7 @@ import { cents, DomainError, isErrorCode, newUuid, percentToBps, schemas, type T
 import { creatorBpsFor, saleInputProblem, shareSale, type SaleShares } from "@treasury/money-rules";
 import { requestHash } from "@treasury/service-kit";
 import type { z } from "zod";
-import type { CheckoutMode, CheckoutRow, NewCheckout } from "../domain/records.ts";
+import { recordedCheckout, type CheckoutMode, type CheckoutRow, type NewCheckout } from "../domain/records.ts";
 import { liveReturnUrlProblem } from "../domain/return-urls.ts";
 import { driveCompletion, paymentIdOf } from "./complete-checkout.ts";
 import { CHECKOUT_TTL_MS, CURRENCY, type PaymentsDeps } from "./deps.ts";
@@ -241,22 +241,7 @@ function newCheckoutRow(deps: PaymentsDeps, tenant: Tenant, body: CreateCheckout
 
 /** A hosted session's answer, known before the insert: stored with the row (one commit, not two). */
 function hostedAnswerOf(row: NewCheckout, now: Date): Record<string, unknown> {
-  return presentCheckout(
-    {
-      ...row,
-      updated_at: now,
-      completed_at: null,
-      sale_transaction_id: null,
-      hold_id: null,
-      failure_code: null,
-      failure_reason: null,
-      sandbox_idempotency_key: null,
-      processing_fee: 0,
-      processor_payment_intent: null,
-      processor_charge: null,
-    },
-    now,
-  );
+  return presentCheckout(recordedCheckout(row, now), now);
 }
 
 /** Everything the session will record, read and asked before anything is written. */
