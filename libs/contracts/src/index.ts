@@ -11,3 +11,4 @@ export * from "./openapi.ts";
 export * from "./ledger-post.ts";
 export * from "./validation.ts";
 export * from "./nats-permissions.ts";
+export * from "./admin.ts";

@@ -7,7 +7,7 @@
  * - a service calling another outside a live API request: the INTERNAL_CALLS below, on internal subjects
  *   (`svc.<owner>.internal.<operation>`) that the gateway never routes;
  * - the services that move money: `svc.ledger.post`;
- * - the operator CLI (`admin`): the owning service's `admin.*` operations;
+ * - the operator CLI (`admin`): every service's `admin.*` operations (admin.ts);
  * - every service's outbox relay: the subjects of the event types it owns (EVENT_OWNERS), the stream's info, and
  *   the consumers it owns; only the deploy-time `migrations` identity creates or updates the EVENTS stream;
  * - replies: a callee may publish only into its own branch of its callers' inboxes (`_INBOX_<caller>.<callee>.>`),
@@ -27,6 +27,7 @@ import { BACKEND_SERVICES, healthSubject, rpcSubject, SERVICES } from "./rpc.ts"
 import type { ServiceName } from "./rpc.ts";
 import { EVENT_OWNERS, eventsStreamName, INTERNAL_EVENT_TYPES, PUBLIC_EVENT_TYPES, SANDBOX_TEST_EVENT_SOURCE } from "./events.ts";
 import { ledgerPostSubject } from "./ledger-post.ts";
+import { ADMIN_SERVICES } from "./admin.ts";
 
 /** The operator CLI's identity: it calls the services' `admin.*` operations. */
 export const NATS_ADMIN_USER = "admin";
@@ -79,9 +80,6 @@ export const INTERNAL_CALLS: readonly InternalCall[] = [
 
 /** The services that move money: the only ones that may ask the ledger to post. */
 export const LEDGER_POSTERS: readonly ServiceName[] = ["payments", "payouts", "refunds"];
-
-/** Operator commands (scripts/admin.ts): `svc.<service>.admin.<command>`. */
-export const ADMIN_SERVICES: readonly ServiceName[] = ["payouts"];
 
 /** Durable consumers on the EVENTS stream, by owning service. */
 export const EVENT_CONSUMERS: Readonly<Partial<Record<ServiceName, readonly string[]>>> = {

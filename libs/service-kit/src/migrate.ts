@@ -42,7 +42,45 @@ function kitTablesDdl(schema: string): string {
       event_id text not null,
       processed_at timestamptz not null default now(),
       primary key (consumer, event_id)
-    );`;
+    );
+    ${auditLogDdl(schema)}`;
+}
+
+/**
+ * The operator actions a service performed (admin.ts): who, what, to which ids, why, how it ended. Rows are never
+ * updated or deleted, by any role: the grants every migration run gives the service role cannot undo a trigger.
+ */
+function auditLogDdl(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+    create table if not exists ${s}.audit_log (
+      id bigint generated always as identity primary key,
+      at timestamptz not null default now(),
+      actor text not null check (length(actor) between 1 and 255),
+      action text not null check (action ~ '^[a-z]+\\.[a-z][a-z-]*$'),
+      org_id text,
+      livemode boolean,
+      target_ids text[] not null default '{}',
+      reason text check (reason is null or length(reason) <= 1000),
+      outcome text not null check (outcome in ('succeeded', 'failed', 'unknown')),
+      error_code text,
+      error text,
+      details jsonb not null default '{}'
+    );
+    create or replace function ${s}.audit_log_append_only() returns trigger language plpgsql as $$
+    begin
+      raise exception '${schema}.audit_log is append-only (% refused)', tg_op using errcode = '42501';
+    end $$;
+    do $$ begin
+      if not exists (select 1 from pg_trigger where tgname = 'audit_log_no_update' and tgrelid = '${s}.audit_log'::regclass) then
+        create trigger audit_log_no_update before update or delete on ${s}.audit_log
+          for each statement execute function ${s}.audit_log_append_only();
+      end if;
+      if not exists (select 1 from pg_trigger where tgname = 'audit_log_no_truncate' and tgrelid = '${s}.audit_log'::regclass) then
+        create trigger audit_log_no_truncate before truncate on ${s}.audit_log
+          for each statement execute function ${s}.audit_log_append_only();
+      end if;
+    end $$;`;
 }
 
 /**
@@ -58,6 +96,10 @@ const KIT_INDEXES: readonly { name: string; table: string; definition: string }[
   { name: "outbox_unpublished_idx", table: "outbox", definition: "(seq) where published_at is null" },
   { name: "outbox_published_idx", table: "outbox", definition: "(published_at) where published_at is not null" },
   { name: "inbox_processed_idx", table: "inbox", definition: "(processed_at)" },
+  { name: "audit_log_at_idx", table: "audit_log", definition: "(at desc, id desc)" },
+  { name: "audit_log_org_idx", table: "audit_log", definition: "(org_id, at desc, id desc) where org_id is not null" },
+  { name: "audit_log_action_idx", table: "audit_log", definition: "(action, at desc, id desc)" },
+  { name: "audit_log_targets_idx", table: "audit_log", definition: "using gin (target_ids)" },
 ];
 
 async function ensureKitIndexes(sql: Sql, schema: string): Promise<void> {

@@ -1,9 +1,26 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { DomainError, EVENT_OWNERS, eventsStreamName, internalOperation, internalOperationsOf, PAGE_ROUTES, PageRequest, routesOf } from "@treasury/contracts";
-import type { RpcReply } from "@treasury/contracts";
+import {
+  ADMIN_FANOUT_OPERATIONS,
+  adminOperation,
+  AuditListRequest,
+  DomainError,
+  EVENT_OWNERS,
+  eventsStreamName,
+  FindEventsRequest,
+  FindRowsRequest,
+  internalOperation,
+  internalOperationsOf,
+  PAGE_ROUTES,
+  PageRequest,
+  parseOrThrow,
+  routesOf,
+} from "@treasury/contracts";
+import type { AdminCommandOf, RpcReply, ServiceName } from "@treasury/contracts";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { z } from "zod";
+import { runAdmin, type AdminCommand } from "./admin.ts";
+import { findEvents, listAuditLog, type AdminFinder, type AuditSource } from "./admin-reads.ts";
 import { BaseEnv, loadConfig } from "./config.ts";
 import type { BaseConfig } from "./config.ts";
 import { EventConsumer } from "./consumer.ts";
@@ -73,6 +90,16 @@ export interface Service<C = BaseConfig> {
    * reads): `decode` checks the payload (throwing validation_error), `handler` answers a 200 body.
    */
   handleInternal<T>(operation: string, decode: (payload: unknown) => T, handler: (input: T, ctx: InternalCtx) => Promise<Record<string, unknown>>): void;
+  /**
+   * An operator command this service owns (ADMIN_COMMANDS of @treasury/contracts), answered on
+   * `svc.<service>.admin.<group>.<command>`, which only the operator CLI's identity may publish to; recorded in the
+   * service's audit_log (admin.ts).
+   */
+  handleAdmin<T>(command: AdminCommandOf<ServiceName>, spec: AdminCommand<T>): void;
+  /** The rows of this service an id of `admin find` leads to (admin-reads.ts); without one it answers none. */
+  adminFind(finder: AdminFinder): void;
+  /** A record of operator decisions the service keeps itself, answered with its audit_log to `audit list`. */
+  adminAuditSource(source: AuditSource): void;
   /** A browser page the gateway's alt listener routes (PAGE_ROUTES): answers the page's reply (HTML or a redirect). */
   handlePage(operation: string, handler: (req: PageRequest, ctx: InternalCtx) => Promise<RpcReply>): void;
   consume(opts: ConsumeOptions): EventConsumer;
@@ -144,6 +171,8 @@ class KitService<C extends BaseConfig> implements Service<C> {
   private readonly shutdownHooks: Array<() => Promise<void>> = [];
   private readonly startHooks: Array<() => Promise<void> | void> = [];
   private readonly jobs: Job<unknown>[] = [];
+  private readonly auditSources: AuditSource[] = [];
+  private finder: AdminFinder | undefined;
   private health: { port: number; close(): Promise<void> } | undefined;
   private started = false;
   private stopping: Promise<void> | undefined;
@@ -203,6 +232,34 @@ class KitService<C extends BaseConfig> implements Service<C> {
     this.rpc.handleRaw(operation, async (payload, ctx) => ({ ok: true, status: 200, body: await handler(decode(payload), ctx) }));
   }
 
+  handleAdmin<T>(command: AdminCommandOf<ServiceName>, spec: AdminCommand<T>): void {
+    const deps = { sql: this.sql, schema: this.name, log: this.log };
+    this.rpc.handleRaw(adminOperation(command), async (payload, ctx) => ({ ok: true, status: 200, body: await runAdmin(deps, command, spec, payload, ctx) }));
+  }
+
+  adminFind(finder: AdminFinder): void {
+    this.finder = finder;
+  }
+
+  adminAuditSource(source: AuditSource): void {
+    this.auditSources.push(source);
+  }
+
+  /** What every service answers to `audit list` and `find`, whatever it owns. */
+  private answerAdminReads(): void {
+    const ok = (body: object): RpcReply => ({ ok: true, status: 200, body: body as Record<string, unknown> });
+    this.rpc.handleRaw(ADMIN_FANOUT_OPERATIONS.auditList, async (p) =>
+      ok(await listAuditLog(this.sql, this.name, parseOrThrow(AuditListRequest, p), this.auditSources)),
+    );
+    this.rpc.handleRaw(ADMIN_FANOUT_OPERATIONS.findRows, async (p) => {
+      const request = parseOrThrow(FindRowsRequest, p);
+      return ok(this.finder?.rows === undefined ? { hits: [], nodes: [] } : await this.finder.rows(request));
+    });
+    this.rpc.handleRaw(ADMIN_FANOUT_OPERATIONS.findEvents, async (p) =>
+      ok(await findEvents(this.sql, this.name, parseOrThrow(FindEventsRequest, p), this.finder)),
+    );
+  }
+
   handlePage(operation: string, handler: (req: PageRequest, ctx: InternalCtx) => Promise<RpcReply>): void {
     this.rpc.handleRaw(operation, (payload, ctx) => {
       const parsed = PageRequest.safeParse(payload);
@@ -256,6 +313,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
     for (const c of this.consumers) await c.start();
     this.rpc.answerUnimplemented([...routesOf(this.name), ...PAGE_ROUTES.filter((p) => p.service === this.name)].map((r) => r.operation));
     this.rpc.handleRaw("_health", () => this.answerHealth());
+    this.answerAdminReads();
     this.rpc.start();
     // A PING round trip after the SUBs: when it returns, the server has registered every subscription, so a
     // request sent from any connection once this service says ready finds a responder (not "no responders").
