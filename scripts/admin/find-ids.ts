@@ -7,6 +7,8 @@ import { ID_PREFIXES, REQUEST_ID_RE } from "@treasury/contracts";
 
 export type Kind =
   | "uuid"
+  | "ledger_reference"
+  | "participant_lists"
   | "transaction"
   | "hold"
   | "release"

@@ -7,49 +7,42 @@
  * deliveries, the consumers that processed them, and their request and trace ids; and the audit log for
  * operator actions on any of the ids.
  *
- * Read-only: one REPEATABLE READ READ ONLY transaction, so every table is read at the same instant.
+ * Each service answers for its own schema over NATS (ADR 0016): the CLI asks all of them, level by level, and
+ * merges. Read-only. The services read at slightly different instants (there is no snapshot across databases of
+ * separate services); a service that does not answer is listed under `unanswered` and the path lacks its rows.
  *
  * Participants, orgs and wallets lead to everything of theirs: they are shown (with their latest lists when
  * asked for directly) but the walk does not go through them. Events found because they mention an id are shown
  * but not walked through either (a ledger event of a group commit lists other sales too); an event asked for, or
  * caused by a request of the path, is.
  */
-import type postgres from "postgres";
-import { SERVICES } from "@treasury/contracts";
-import { listAudit, type AuditEntry } from "./audit.ts";
-import type { Commands } from "./command.ts";
+import {
+  ADMIN_FANOUT_OPERATIONS,
+  type AuditEntry,
+  type FindDeliveriesReply,
+  type FindEventsReply,
+  type FindEventsRequest,
+  type FindHit,
+  type FindRowsReply,
+  type FoundEventRow,
+} from "@treasury/contracts";
+import { listAudit } from "./audit.ts";
+import type { AdminClient, Unanswered } from "./client.ts";
 import { classify, HUB_KINDS, idsInRow, traceIdOf, type Kind, type Node } from "./find-ids.ts";
-import { LOADERS, plain, Reader, type Hit, type Row } from "./find-sources.ts";
 
-/** Bounds of one walk: how deep, how many ids, how many events per outbox, how many audit rows. */
+type Row = Record<string, unknown>;
+type Hit = FindHit;
+
+/** Bounds of one walk: how deep, how many ids, how many audit rows. */
 const LEVELS_MAX = 10;
 const NODES_MAX = 500;
-const EVENTS_PER_OUTBOX_MAX = 200;
 const AUDIT_ROWS_MAX = 100;
-/**
- * Outboxes are searched by content (no index can serve "any value equals"): a statement on a large outbox may
- * take a while, but not forever, and the snapshot it holds must not keep vacuum waiting long.
- */
-const STATEMENT_TIMEOUT_MS = 30_000;
 /** Ledger events of a group commit list many transactions; only those on the path are shown. */
 const BATCH_KEY = "transactions";
 
-interface OutboxRow {
-  seq: number;
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  type: string;
-  payload: { data?: Record<string, unknown>; sequence?: number | string };
-  headers: Record<string, string>;
-  created_at: Date;
-  published_at: Date | null;
-  attempts: number;
-}
-
 interface FoundEvent {
   service: string;
-  row: OutboxRow;
+  row: FoundEventRow;
   /** Asked for, or caused by a request of the path: its ids are part of the path. */
   walked: boolean;
 }
@@ -66,16 +59,14 @@ export interface FindResult {
   audit: AuditEntry[];
   /** The walk reached its bounds: some linked rows may be missing (find one of the ids shown to go on). */
   truncated: boolean;
+  /** Services that did not answer (not deployed, or down): their rows are missing from the path. */
+  unanswered?: Unanswered[];
 }
 
-/** Outbox rows as read (the kit's table: libs/service-kit migrate.ts), with int8 columns as numbers. */
-function outboxRows(rows: postgres.RowList<Row[]>): OutboxRow[] {
-  return plain(rows) as unknown as OutboxRow[];
-}
+/** A node's scope is part of its identity: the same id found in an org's row is looked up again within that org. */
+const nodeKey = (n: Node): string => `${n.kind}:${n.id}:${n.scope?.orgId ?? ""}:${String(n.scope?.livemode ?? "")}`;
 
-const nodeKey = (n: Node): string => `${n.kind}:${n.id}`;
-
-function batchItems(row: OutboxRow): Record<string, unknown>[] | undefined {
+function batchItems(row: FoundEventRow): Record<string, unknown>[] | undefined {
   const items = row.payload.data?.[BATCH_KEY];
   return Array.isArray(items) && row.type === "ledger.transaction.posted" ? (items as Record<string, unknown>[]) : undefined;
 }
@@ -87,9 +78,10 @@ class Walk {
   /** Ids of the path: what the outboxes and the audit log are searched for. */
   private readonly pathIds = new Set<string>();
   private readonly requestIds = new Set<string>();
+  private readonly unanswered = new Map<string, Unanswered>();
   private truncated = false;
 
-  constructor(private readonly r: Reader) {}
+  constructor(private readonly client: AdminClient) {}
 
   async run(seeds: Node[]): Promise<void> {
     let frontier = seeds.filter((n) => this.enqueue(n));
@@ -103,18 +95,18 @@ class Walk {
     const take = (nodes: Node[]): void => {
       for (const n of nodes) if (this.enqueue(n)) next.push(n);
     };
-    const hits = await this.load(frontier, seed);
+    const { hits, nodes } = await this.load(frontier, seed);
     for (const h of hits) {
       this.addRow(h);
       if (h.follow) take(idsInRow(h.row));
     }
+    take(nodes);
     const searched = this.searchedOf(frontier, hits, seed);
     const events = frontier.filter((n) => n.kind === "event").map((n) => n.id);
     const requests = frontier.filter((n) => n.kind === "request").map((n) => n.id);
     for (const id of [...searched, ...events]) this.pathIds.add(id);
     for (const id of requests) this.requestIds.add(id);
-    for (const e of [...(await this.eventsById(events)), ...(await this.eventsMentioning(searched, requests))]) take(this.addEvent(e));
-    for (const h of await this.processorEvents(searched)) this.addRow(h);
+    for (const e of await this.searchEvents({ event_ids: events, ids: searched, requests, consumed: [] })) take(this.addEvent(e));
     return next;
   }
 
@@ -123,9 +115,11 @@ class Walk {
    * UUIDs that are not checkout sessions (a wallet's id would bring every event of the wallet).
    */
   private searchedOf(frontier: Node[], hits: Hit[], seed: boolean): string[] {
-    if (seed) return frontier.map((n) => n.id);
+    const ids = (ns: Node[]): string[] => [...new Set(ns.map((n) => n.id))];
+    if (seed) return ids(frontier);
     const checkouts = new Set(hits.filter((h) => h.table === "payments.checkout_sessions").map((h) => String(h.row["id"])));
-    return frontier.filter((n) => !HUB_KINDS.has(n.kind) && n.kind !== "event" && (n.kind !== "uuid" || checkouts.has(n.id))).map((n) => n.id);
+    const lookups = new Set<string>(["ledger_reference", "participant_lists"]);
+    return ids(frontier.filter((n) => !HUB_KINDS.has(n.kind) && !lookups.has(n.kind) && n.kind !== "event" && (n.kind !== "uuid" || checkouts.has(n.id))));
   }
 
   /** Marks a node seen; false when it was, or when the walk is full. */
@@ -140,15 +134,35 @@ class Walk {
     return true;
   }
 
-  private async load(frontier: Node[], seed: boolean): Promise<Hit[]> {
-    const byKind = new Map<Kind, Node[]>();
-    for (const n of frontier) byKind.set(n.kind, [...(byKind.get(n.kind) ?? []), n]);
-    const hits: Hit[] = [];
-    for (const [kind, nodes] of byKind) {
-      if (kind === "event") continue;
-      hits.push(...(await LOADERS[kind](this.r, nodes, seed)));
+  private note(unanswered: Unanswered[]): void {
+    for (const u of unanswered) this.unanswered.set(u.service, u);
+  }
+
+  /** Every service's rows for the frontier (events are the outboxes', searched separately). */
+  private async load(frontier: Node[], seed: boolean): Promise<{ hits: Hit[]; nodes: Node[] }> {
+    const nodes = frontier.filter((n) => n.kind !== "event").map((n) => ({ kind: n.kind, id: n.id, ...(n.scope === undefined ? {} : { scope: n.scope }) }));
+    if (nodes.length === 0) return { hits: [], nodes: [] };
+    const { answers, unanswered } = await this.client.fanOut<FindRowsReply>(ADMIN_FANOUT_OPERATIONS.findRows, { nodes, seed });
+    this.note(unanswered);
+    return { hits: answers.flatMap((a) => a.body.hits), nodes: answers.flatMap((a) => a.body.nodes as Node[]) };
+  }
+
+  /** Events of every outbox for the request; rows services keep of others' events are added to the path. */
+  private async searchEvents(request: FindEventsRequest): Promise<FoundEvent[]> {
+    if (request.event_ids.length === 0 && request.ids.length === 0 && request.requests.length === 0) return [];
+    const { answers, unanswered } = await this.client.fanOut<FindEventsReply>(ADMIN_FANOUT_OPERATIONS.findEvents, request);
+    this.note(unanswered);
+    const out: FoundEvent[] = [];
+    for (const { service, body } of answers) {
+      if (body.truncated) this.truncated = true;
+      for (const h of body.hits) this.addRow(h);
+      for (const { row, by_id } of body.events) out.push({ service, row, walked: by_id || this.causedByPath(row, request.requests) });
     }
-    return hits;
+    return out;
+  }
+
+  private causedByPath(row: FoundEventRow, requests: readonly string[]): boolean {
+    return requests.includes(row.headers["x-request-id"] ?? "") || (batchItems(row) ?? []).some((i) => requests.includes(String(i["request_id"])));
   }
 
   private addRow(h: Hit): void {
@@ -179,71 +193,12 @@ class Walk {
     return this.requestIds.has(String(item["request_id"])) || idsInRow(item).some((n) => this.pathIds.has(n.id));
   }
 
-  private async outboxes(): Promise<string[]> {
-    const out: string[] = [];
-    for (const s of SERVICES) if (await this.r.exists(`${s}.outbox`)) out.push(s);
-    return out;
-  }
-
-  private async eventsById(ids: string[]): Promise<FoundEvent[]> {
-    if (ids.length === 0) return [];
-    const out: FoundEvent[] = [];
-    for (const service of await this.outboxes()) {
-      const rows = await this.r.q<Row[]>`
-        select seq, id, org_id, livemode, type, payload, headers, created_at, published_at, attempts
-          from ${this.r.q(`${service}.outbox`)} where id = any(${ids}::text[])`;
-      out.push(...outboxRows(rows).map((row) => ({ service, row, walked: true })));
-    }
-    return out;
-  }
-
-  /**
-   * Events whose payload holds one of `ids` as a value, or that a request of `requests` caused (its id in the
-   * headers, or on a group commit's transaction). Outboxes keep events OUTBOX_RETENTION_DAYS after publishing.
-   */
-  private async eventsMentioning(ids: string[], requests: string[]): Promise<FoundEvent[]> {
-    if (ids.length === 0 && requests.length === 0) return [];
-    const all = [...new Set([...ids, ...requests])];
-    const out: FoundEvent[] = [];
-    for (const service of await this.outboxes()) {
-      const rows = await this.r.q<Row[]>`
-        select seq, id, org_id, livemode, type, payload, headers, created_at, published_at, attempts
-          from ${this.r.q(`${service}.outbox`)} o
-         where o.headers->>'x-request-id' = any(${requests}::text[])
-            or exists (select 1 from jsonb_path_query(o.payload, 'strict $.**') v
-                        where jsonb_typeof(v) = 'string' and v #>> '{}' = any(${all}::text[]))
-         order by seq desc limit ${EVENTS_PER_OUTBOX_MAX}`;
-      if (rows.length >= EVENTS_PER_OUTBOX_MAX) this.truncated = true;
-      for (const row of outboxRows(rows)) {
-        const caused = requests.includes(row.headers["x-request-id"] ?? "") || (batchItems(row) ?? []).some((i) => requests.includes(String(i["request_id"])));
-        out.push({ service, row, walked: caused });
-      }
-    }
-    return out;
-  }
-
-  /**
-   * The card processor's events as payments received them, found by our ids in their payload (the processor
-   * echoes the checkout's and refund's ids in its metadata): whether the processor's word arrived, and what
-   * working on it answered. The payload itself (the buyer's card and billing details) is not printed.
-   */
-  private async processorEvents(ids: string[]): Promise<Hit[]> {
-    if (ids.length === 0 || !(await this.r.exists("payments.processor_events"))) return [];
-    const rows = await this.r.q<Row[]>`
-      select provider, event_id as id, type, livemode, status, outcome, attempts, last_error, next_attempt_at, locked_until, received_at, processed_at
-        from payments.processor_events p
-       where exists (select 1 from jsonb_path_query(p.payload, 'strict $.**') v
-                      where jsonb_typeof(v) = 'string' and v #>> '{}' = any(${ids}::text[]))
-       order by received_at desc limit ${EVENTS_PER_OUTBOX_MAX}`;
-    return plain(rows).map((row) => ({ table: "payments.processor_events", row, follow: false }));
-  }
-
-  async result(query: string, kinds: Kind[], sql: postgres.TransactionSql): Promise<FindResult> {
+  async result(query: string, kinds: Kind[]): Promise<FindResult> {
     const eventIds = [...this.events.keys()];
     const deliveries = await this.deliveries(eventIds);
     const consumed = await this.consumers(eventIds);
     const events = [...this.events.values()]
-      .sort((a, b) => a.row.created_at.getTime() - b.row.created_at.getTime() || a.row.seq - b.row.seq)
+      .sort((a, b) => new Date(a.row.created_at).getTime() - new Date(b.row.created_at).getTime() || a.row.seq - b.row.seq)
       .map((e) => this.eventView(e, deliveries.get(e.row.id) ?? [], consumed.get(e.row.id) ?? []));
     const rows = Object.fromEntries([...this.rows.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([t, m]) => [t, [...m.values()]]));
     const orgIds = new Set<string>();
@@ -257,7 +212,7 @@ class Walk {
     // Operator actions on any id of the path, its events and their deliveries (a replay names its delivery).
     const deliveryIds = [...deliveries.values()].flat().map((d) => String(d["id"]));
     const targets = [...new Set([...this.pathIds, ...eventIds, ...deliveryIds])];
-    const audit = targets.length === 0 ? [] : await listAudit(sql, { targets, limit: AUDIT_ROWS_MAX });
+    const audit = targets.length === 0 ? [] : await this.audit(targets);
     return {
       query,
       kinds,
@@ -269,7 +224,14 @@ class Walk {
       events,
       audit,
       truncated: this.truncated,
+      ...(this.unanswered.size === 0 ? {} : { unanswered: [...this.unanswered.values()] }),
     };
+  }
+
+  private async audit(targets: string[]): Promise<AuditEntry[]> {
+    const { entries, unanswered } = await listAudit(this.client, { targets, limit: AUDIT_ROWS_MAX });
+    this.note(unanswered);
+    return entries;
   }
 
   /** An event as on-call reads it: where it stands in the outbox, its request and trace, and its deliveries. */
@@ -297,16 +259,15 @@ class Walk {
     };
   }
 
+  /** Each event's webhook deliveries, from the webhooks service. */
   private async deliveries(eventIds: string[]): Promise<Map<string, Row[]>> {
     const out = new Map<string, Row[]>();
-    if (eventIds.length === 0 || !(await this.r.exists("webhooks.deliveries"))) return out;
-    const rows = await this.r.q<Row[]>`
-      select d.id, d.event_id, d.endpoint_id, e.url as endpoint_url, e.is_active as endpoint_active, e.disabled_reason as endpoint_disabled_reason,
-             d.status, d.attempts, d.max_attempts, d.response_status, d.response_time_ms, d.last_error, d.next_retry_at, d.lease_until,
-             d.created_at, d.updated_at, d.delivered_at
-        from webhooks.deliveries d join webhooks.endpoints e on e.id = d.endpoint_id
-       where d.event_id = any(${eventIds}::text[]) order by d.created_at`;
-    for (const r of plain(rows)) out.set(String(r["event_id"]), [...(out.get(String(r["event_id"])) ?? []), r]);
+    if (eventIds.length === 0) return out;
+    const { answers, unanswered } = await this.client.fanOut<FindDeliveriesReply>(ADMIN_FANOUT_OPERATIONS.findDeliveries, { event_ids: eventIds }, [
+      "webhooks",
+    ]);
+    this.note(unanswered);
+    for (const r of answers.flatMap((a) => a.body.deliveries)) out.set(String(r["event_id"]), [...(out.get(String(r["event_id"])) ?? []), r]);
     return out;
   }
 
@@ -314,50 +275,23 @@ class Walk {
   private async consumers(eventIds: string[]): Promise<Map<string, Row[]>> {
     const out = new Map<string, Row[]>();
     if (eventIds.length === 0) return out;
-    for (const service of SERVICES) {
-      if (!(await this.r.exists(`${service}.inbox`))) continue;
-      // The inbox's key is (consumer, event_id): its few consumers are listed by walking the index (a loose index
-      // scan), then each is probed for the events, instead of reading the whole inbox.
-      const inbox = this.r.q(`${service}.inbox`);
-      const rows = await this.r.q<Row[]>`
-        with recursive consumers as (
-          select min(consumer) as consumer from ${inbox}
-          union all
-          select (select min(consumer) from ${inbox} where consumer > c.consumer) from consumers c where c.consumer is not null
-        )
-        select i.consumer, i.event_id, i.processed_at from consumers c join ${inbox} i on i.consumer = c.consumer
-         where i.event_id = any(${eventIds}::text[])`;
-      for (const r of rows)
-        out.set(String(r["event_id"]), [...(out.get(String(r["event_id"])) ?? []), { service, consumer: r["consumer"], processed_at: r["processed_at"] }]);
-    }
+    const request: FindEventsRequest = { event_ids: [], ids: [], requests: [], consumed: eventIds };
+    const { answers, unanswered } = await this.client.fanOut<FindEventsReply>(ADMIN_FANOUT_OPERATIONS.findEvents, request);
+    this.note(unanswered);
+    for (const { service, body } of answers)
+      for (const c of body.consumed) out.set(c.event_id, [...(out.get(c.event_id) ?? []), { service, consumer: c.consumer, processed_at: c.processed_at }]);
     return out;
   }
 }
 
 /** Everything about `id` (see the module comment). `orgId` narrows client-chosen ids (participants, sale references). */
-export async function find(sql: postgres.Sql, id: string, opts: { orgId?: string | undefined } = {}): Promise<FindResult> {
+export async function find(client: AdminClient, id: string, opts: { orgId?: string | undefined } = {}): Promise<FindResult> {
   const query = id.trim();
   if (query === "" || query.length > 255) throw new Error("find needs an id of 1–255 characters");
   const kinds = classify(query);
   const scope = opts.orgId === undefined ? undefined : { orgId: opts.orgId };
   const seeds = kinds.map((kind) => ({ kind, id: kind === "uuid" ? query.toLowerCase() : query, scope }));
-  return (await sql.begin("isolation level repeatable read read only", async (tx) => {
-    await tx`select set_config('statement_timeout', ${String(STATEMENT_TIMEOUT_MS)}, true)`;
-    const walk = new Walk(new Reader(tx));
-    await walk.run(seeds);
-    return walk.result(query, kinds, tx);
-  })) as FindResult;
+  const walk = new Walk(client);
+  await walk.run(seeds);
+  return walk.result(query, kinds);
 }
-
-export const findCommands: Commands = {
-  find: {
-    usage:
-      "find ID [--org ID]   → {query, kinds, found, org_ids, request_ids, trace_ids, rows: {<schema.table>: […]}, events, audit, truncated}; exits 1 when nothing holds the id",
-    positionals: 1,
-    async run(ctx) {
-      const result = await find(ctx.sql, ctx.positionals[0] ?? "", { orgId: ctx.values.org });
-      if (!result.found) process.exitCode = 1;
-      return result;
-    },
-  },
-};

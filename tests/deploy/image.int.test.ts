@@ -16,6 +16,7 @@ import { freePort, makeScratchDir, repoRoot, setupTestEnv, waitFor, type TestEnv
 import { checkoutSessionObject, processorEvent, sendWebhook, signed, startProcessorStandIn, type ProcessorStandIn } from "../e2e/processor-stand-in.ts";
 import { DEPLOYED_MALLOC_ENV } from "../../bench/lib/processes.ts";
 import { copyContext, makeIgnore, parseDockerfile, stageCmd, stageEnv, type Stage } from "./dockerfile.ts";
+import { adminNatsUrl } from "../e2e/admin-run.ts";
 
 const root = repoRoot();
 const buildTimeoutMs = 240_000;
@@ -124,11 +125,11 @@ async function readyz(r: Running): Promise<number> {
   return res.status;
 }
 
-/** The compiled operator CLI, run as the image runs it; its last output line is JSON. */
+/** The compiled operator CLI, run as the image runs it (a NATS client of the services); its last output line is JSON. */
 async function cli(...args: string[]): Promise<Record<string, string>> {
   const r = await run("node", ["dist/admin.js", ...args], {
     cwd: out,
-    env: containerEnv({ ...stageEnv(runtime), DATABASE_URL: imageAdminUrl }),
+    env: containerEnv({ ...stageEnv(runtime), NATS_URL: adminNatsUrl(env), NATS_PREFIX: env.prefix }),
     timeoutMs: 30_000,
   });
   expect(r.code, r.out).toBe(0);

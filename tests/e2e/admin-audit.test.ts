@@ -1,15 +1,17 @@
-// Proves the operator audit log: every changing admin command leaves one row (who, when, what, ids, reason, outcome), written with its change, failures included; KYC decisions are read from the kyc service's own review record; `audit list` filters; no role can change or delete a row.
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
+// Proves the operator audit log: every changing admin command leaves one row (who, when, what, ids, reason, outcome) in the log of the service that performed it, written with its change, failures included; KYC decisions are read from the kyc service's own review record; `audit list` filters; no role can change or delete a row.
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyRingEntry } from "@treasury/service-kit";
-import { repoRoot, setupTestEnv, type TestEnv } from "@treasury/testing";
-import { buildPayouts } from "../../services/payouts/src/service.ts";
+import type { TestEnv } from "@treasury/testing";
 import { find } from "../../scripts/admin/find.ts";
+import type { AdminClient } from "../../scripts/admin/client.ts";
+import { admin as adminOf, adminClient } from "./admin-run.ts";
+import { startStack, type Stack } from "./stack.ts";
 
-const run = promisify(execFile);
+let s: Stack;
 let env: TestEnv;
+let client: AdminClient;
+const admin = (...args: string[]) => adminOf(env, ...args);
 
 type Json = Record<string, unknown>;
 interface Entry {
@@ -28,19 +30,6 @@ interface Entry {
   details: Json;
 }
 
-async function admin(...args: string[]): Promise<{ code: number; out: Json; err: Json }> {
-  try {
-    const { stdout } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], {
-      cwd: repoRoot(),
-      env: { ...process.env, DATABASE_URL: env.adminUrl, NATS_URL: env.natsUrl, NATS_PREFIX: env.prefix },
-    });
-    return { code: 0, out: JSON.parse(stdout) as Json, err: {} };
-  } catch (e) {
-    const x = e as { code: number; stdout: string; stderr: string };
-    return { code: x.code, out: x.stdout ? (JSON.parse(x.stdout) as Json) : {}, err: JSON.parse(x.stderr.trim().split("\n").at(-1) ?? "{}") as Json };
-  }
-}
-
 async function auditList(...filters: string[]): Promise<Entry[]> {
   const r = await admin("audit", "list", ...filters);
   expect(r.code, JSON.stringify(r.err)).toBe(0);
@@ -49,10 +38,17 @@ async function auditList(...filters: string[]): Promise<Entry[]> {
 }
 
 beforeAll(async () => {
-  env = await setupTestEnv();
+  // Every command is answered by the service that owns it, and each keeps its own audit log.
+  s = await startStack({
+    services: ["ledger", "refunds", "kyc", "payouts"],
+    serviceEnv: { kyc: { PII_KEYS: generateKeyRingEntry("audit0") }, payouts: { PII_KEYS: generateKeyRingEntry("audit1") } },
+  });
+  env = s.env;
+  client = await adminClient(env);
 });
 afterAll(async () => {
-  await env?.cleanup();
+  await client?.close();
+  await s?.stop();
 });
 
 // Each step runs the operator CLI as its own Node process (1–2 s each on a busy 2-core machine): a test of a dozen
@@ -114,7 +110,13 @@ describe("admin audit", { timeout: 120_000 }, () => {
     });
     expect(by("org.suspend")).toMatchObject({ org_id: orgId, reason: "chargeback spike", outcome: "succeeded" });
     expect(by("maintenance.on")).toMatchObject({ org_id: null, target_ids: [], details: { maintenance: { enabled: true, retry_after_s: 30 } } });
-    expect(by("refunds.set-policy")).toMatchObject({ org_id: orgId, livemode: true, details: { shortfall_policy: "refuse" }, outcome: "succeeded" });
+    expect(by("refunds.set-policy")).toMatchObject({
+      source: "refunds.audit_log",
+      org_id: orgId,
+      livemode: true,
+      details: { shortfall_policy: "refuse" },
+      outcome: "succeeded",
+    });
     // Without --actor the operator's login name is recorded.
     expect(by("org.activate").actor).toMatch(/^operator:.+/);
     expect(new Date(by("org.create").at).getTime()).toBeLessThanOrEqual(new Date(by("key.create").at).getTime());
@@ -169,7 +171,7 @@ describe("admin audit", { timeout: 120_000 }, () => {
     const kyc = await auditList("--action", "kyc");
     expect(kyc).toHaveLength(2);
     expect(kyc[0]).toMatchObject({
-      source: "gateway.audit_log",
+      source: "kyc.audit_log",
       action: "kyc.approve",
       outcome: "failed",
       error_code: "invalid_state_transition",
@@ -187,24 +189,18 @@ describe("admin audit", { timeout: 120_000 }, () => {
       details: { subject: "business", from_status: "under_review", to_status: "approved" },
     });
     expect(kyc[1]?.target_ids).toEqual([submission, String(approved.out["event_id"])]);
-    expect((await auditList("--action", "kyc.approve", "--target", submission)).map((e) => e.source)).toEqual(["gateway.audit_log", "kyc.review_actions"]);
+    expect((await auditList("--action", "kyc.approve", "--target", submission)).map((e) => e.source)).toEqual(["kyc.audit_log", "kyc.review_actions"]);
     // The common log holds no success row for it: one record per decision.
-    expect((await env.adminSql`select 1 from gateway.audit_log where action = 'kyc.approve' and outcome = 'succeeded'`).length).toBe(0);
+    expect((await env.adminSql`select 1 from kyc.audit_log where action = 'kyc.approve' and outcome = 'succeeded'`).length).toBe(0);
   });
 
-  it("records payout rail commands made over NATS with the request id they carried, and their failures", async () => {
-    // Proves the non-atomic path: the payouts service answers, then the row is written with the outcome and the call's request id.
-    const payouts = await buildPayouts(env.env("payouts", { PII_KEYS: generateKeyRingEntry("audit1") }));
-    await payouts.start();
-    try {
-      const settled = await admin("payouts", "settle", "--date", "2026-03-02", "--reason", "bank statement of March 2", "--actor", "ops:dan");
-      expect(settled.out).toMatchObject({ as_of: "2026-03-02", settled: [], pending: [] });
-      // No ACH rail configured: the service refuses, and the refusal is what the log keeps.
-      const cut = await admin("payouts", "cut-file", "--actor", "ops:dan");
-      expect(cut.code).toBe(1);
-    } finally {
-      await payouts.stop();
-    }
+  it("records payout rail commands in the payouts service with the request id they carried, and their failures", async () => {
+    // Proves the non-atomic path: the payouts service does the work, then writes the row with the outcome and the call's request id.
+    const settled = await admin("payouts", "settle", "--date", "2026-03-02", "--reason", "bank statement of March 2", "--actor", "ops:dan");
+    expect(settled.out).toMatchObject({ as_of: "2026-03-02", settled: [], pending: [] });
+    // No ACH rail configured: the service refuses, and the refusal is what the log keeps.
+    const failedCut = await admin("payouts", "cut-file", "--actor", "ops:dan");
+    expect(failedCut.code).toBe(1);
     const [cut, settle] = await auditList("--action", "payouts");
     expect(settle).toMatchObject({
       action: "payouts.settle",
@@ -223,16 +219,16 @@ describe("admin audit", { timeout: 120_000 }, () => {
 
   it("shows operator actions on an id in `admin find` of that id", async () => {
     // Proves find joins the audit log and the KYC review record to the path of a key and of a submission.
-    const key = await find(env.adminSql, keyId);
+    const key = await find(client, keyId);
     expect(key.rows["gateway.api_keys"]?.[0]).toMatchObject({ id: keyId, org_id: orgId });
     expect(key.rows["gateway.api_keys"]?.[0]).not.toHaveProperty("key_hash");
     expect(key.audit.map((e) => e.action)).toEqual(["key.revoke", "key.create"]);
-    const submission = await find(env.adminSql, "kycs_auditfixture000000000001");
+    const submission = await find(client, "kycs_auditfixture000000000001");
     expect(submission.rows["kyc.submissions"]?.[0]).toMatchObject({ status: "approved" });
     expect(submission.rows["kyc.submissions"]?.[0]).not.toHaveProperty("pii");
     expect(submission.events.map((e) => e["type"])).toEqual(["kyc.approved"]);
     expect(submission.audit.map((e) => `${e.source} ${e.action} ${e.outcome}`)).toEqual([
-      "gateway.audit_log kyc.approve failed",
+      "kyc.audit_log kyc.approve failed",
       "kyc.review_actions kyc.approve succeeded",
     ]);
   });
@@ -256,25 +252,29 @@ describe("admin audit", { timeout: 120_000 }, () => {
     expect((await admin("org", "create", "--name", "X", "--actor", " ")).err["error"]).toContain("--actor");
   });
 
-  it("is append-only for every role, the owner and the gateway's own role included", async () => {
-    // Proves the database refuses UPDATE, DELETE and TRUNCATE on the log whoever asks.
+  it("is append-only for every role, the owner and each service's own role included", async () => {
+    // Proves the database refuses UPDATE, DELETE and TRUNCATE on every service's log whoever asks.
     const refused = async (sql: postgres.Sql, statement: string) => {
       const err = await sql.unsafe(statement).catch((e: unknown) => e);
       expect(err, statement).toBeInstanceOf(postgres.PostgresError);
       expect((err as postgres.PostgresError).code).toBe("42501");
     };
-    const [before] = await env.adminSql<{ n: number }[]>`select count(*)::int as n from gateway.audit_log`;
-    await refused(env.adminSql, "update gateway.audit_log set actor = 'someone else'");
-    await refused(env.adminSql, "delete from gateway.audit_log");
-    await refused(env.adminSql, "truncate gateway.audit_log");
-    const gateway = postgres(env.dbUrl("gateway"), { max: 1, onnotice: () => {} });
-    try {
-      await refused(gateway, "update gateway.audit_log set reason = null");
-      await refused(gateway, "delete from gateway.audit_log where true");
-    } finally {
-      await gateway.end({ timeout: 5 });
+    for (const service of ["gateway", "refunds"] as const) {
+      const log = `${service}.audit_log`;
+      const [before] = await env.adminSql<{ n: number }[]>`select count(*)::int as n from ${env.adminSql(log)}`;
+      expect(before?.n).toBeGreaterThan(0);
+      await refused(env.adminSql, `update ${log} set actor = 'someone else'`);
+      await refused(env.adminSql, `delete from ${log}`);
+      await refused(env.adminSql, `truncate ${log}`);
+      const own = postgres(env.dbUrl(service), { max: 1, onnotice: () => {} });
+      try {
+        await refused(own, `update ${log} set reason = null`);
+        await refused(own, `delete from ${log} where true`);
+      } finally {
+        await own.end({ timeout: 5 });
+      }
+      const [after] = await env.adminSql<{ n: number }[]>`select count(*)::int as n from ${env.adminSql(log)}`;
+      expect(after?.n).toBe(before?.n);
     }
-    const [after] = await env.adminSql<{ n: number }[]>`select count(*)::int as n from gateway.audit_log`;
-    expect(after?.n).toBe(before?.n);
   });
 });

@@ -1,30 +1,20 @@
-// Proves the operator CLI: org and key lifecycle as JSON on stdout, errors on stderr with a non-zero exit, and the live-key KYB gate.
+// Proves the operator CLI over NATS: org and key lifecycle as JSON on stdout, errors on stderr with a non-zero exit, and the live-key KYB gate.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-import { setupTestEnv, repoRoot, type TestEnv } from "@treasury/testing";
+import type { TestEnv } from "@treasury/testing";
+import { admin as adminOf } from "./admin-run.ts";
+import { startStack, type Stack } from "./stack.ts";
 
-const run = promisify(execFile);
+let s: Stack;
 let env: TestEnv;
-
-async function admin(...args: string[]): Promise<{ code: number; out: Record<string, unknown>; err: string }> {
-  try {
-    const { stdout, stderr } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], {
-      cwd: repoRoot(),
-      env: { ...process.env, DATABASE_URL: env.adminUrl },
-    });
-    return { code: 0, out: JSON.parse(stdout) as Record<string, unknown>, err: stderr };
-  } catch (e) {
-    const x = e as { code: number; stdout: string; stderr: string };
-    return { code: x.code, out: x.stdout ? (JSON.parse(x.stdout) as Record<string, unknown>) : {}, err: x.stderr };
-  }
-}
+const admin = (...args: string[]) => adminOf(env, ...args);
 
 beforeAll(async () => {
-  env = await setupTestEnv();
+  // The commands are answered by the services that own them: the gateway (orgs, keys, maintenance) and the ledger.
+  s = await startStack({ services: ["ledger"] });
+  env = s.env;
 });
 afterAll(async () => {
-  await env?.cleanup();
+  await s?.stop();
 });
 
 describe("admin CLI", () => {
@@ -44,7 +34,7 @@ describe("admin CLI", () => {
 
     const live = await admin("key", "create", "--org", orgId, "--env", "live");
     expect(live.code).not.toBe(0);
-    expect(JSON.parse(live.err).error).toContain("KYB");
+    expect(String(live.err.error)).toContain("KYB");
     const forced = await admin("key", "create", "--org", orgId, "--env", "live", "--force-unverified");
     expect(forced.code).toBe(0);
     expect(forced.out.api_key).toMatch(/^slk_live_/);
@@ -86,9 +76,9 @@ describe("admin CLI", () => {
   it("fails with a message on stderr for bad input", async () => {
     const bad = await admin("key", "create", "--org", "org_missing", "--env", "test");
     expect(bad.code).not.toBe(0);
-    expect(JSON.parse(bad.err).error).toContain("org not found");
+    expect(String(bad.err.error)).toContain("org not found");
     const scope = await admin("key", "create", "--org", "org_missing", "--env", "test", "--scopes", "read,bogus");
-    expect(JSON.parse(scope.err).error).toContain("unknown scope");
+    expect(String(scope.err.error)).toContain("unknown scope");
     const cmd = await admin("frobnicate");
     expect(cmd.code).not.toBe(0);
   });

@@ -1,23 +1,23 @@
 // Proves `admin find <id>` on a real flow through the gateway (a checkout completed with held funds, its receipt, a partial refund through a buyer's refund request, the hold released, a payout): from each id the flow handed out, the path holds the rows that id is linked to in every service, the ledger entries, the events with their webhook deliveries and consumers, the request and trace ids, and the audit rows; read-only, and exit 1 for an unknown id.
-import { execFile } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyRingEntry } from "@treasury/service-kit";
-import { repoRoot, waitFor } from "@treasury/testing";
+import { waitFor } from "@treasury/testing";
 import { buildPayouts, type PayoutsService } from "../../services/payouts/src/service.ts";
 import { buildReceipts, type ReceiptsService } from "../../services/receipts/src/service.ts";
 import { find, type FindResult } from "../../scripts/admin/find.ts";
+import type { AdminClient } from "../../scripts/admin/client.ts";
+import { admin, adminClient } from "./admin-run.ts";
 import { call, LOOPBACK_WEBHOOKS_ENV, startStack, type Stack } from "./stack.ts";
 
-const run = promisify(execFile);
 type Body = Record<string, unknown>;
 
 let s: Stack;
 let receipts: ReceiptsService;
 let payouts: PayoutsService;
 let server: http.Server;
+let client: AdminClient;
 const received: string[] = [];
 
 const api = (method: string, path: string, body?: unknown) => call(s.baseUrl, method, path, { key: s.testKey, ...(body === undefined ? {} : { body }) });
@@ -28,18 +28,7 @@ async function ok(method: string, path: string, body: unknown, status: number): 
   return r.body;
 }
 
-async function cli(...args: string[]): Promise<{ code: number; out: Body }> {
-  try {
-    const { stdout } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], {
-      cwd: repoRoot(),
-      env: { ...process.env, DATABASE_URL: s.env.adminUrl },
-    });
-    return { code: 0, out: JSON.parse(stdout) as Body };
-  } catch (e) {
-    const x = e as { code: number; stdout: string };
-    return { code: x.code, out: x.stdout ? (JSON.parse(x.stdout) as Body) : {} };
-  }
-}
+const cli = (...args: string[]) => admin(s.env, ...args);
 
 /** The ids of the rows of `table` on the path. */
 function idsIn(path: FindResult, table: string, column = "id"): string[] {
@@ -82,6 +71,7 @@ beforeAll(async () => {
   await receipts.start();
   payouts = await buildPayouts(s.env.env("payouts", { PII_KEYS: generateKeyRingEntry("find2") }));
   await payouts.start();
+  client = await adminClient(s.env);
   server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -154,6 +144,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await client?.close();
   server?.closeAllConnections();
   await new Promise((r) => server?.close(r));
   await payouts?.stop();
@@ -236,14 +227,14 @@ describe("admin find", () => {
   it("the sale transaction, the hold and its release, and the receipt lead to the same checkout", async () => {
     // Proves the walk from ledger and receipts ids back to the checkout and its refunds.
     for (const id of [flow.sale, flow.hold, flow.release, flow.receipt]) {
-      const path = await find(s.env.adminSql, id);
+      const path = await find(client, id);
       expect(path.found, id).toBe(true);
       expect(idsIn(path, "payments.checkout_sessions"), id).toEqual([flow.checkout]);
       expect(idsIn(path, "ledger.transactions"), id).toEqual(expect.arrayContaining([flow.sale]));
       expect(idsIn(path, "receipts.receipts"), id).toEqual([flow.receipt]);
       expect(idsIn(path, "refunds.refunds"), id).toEqual([flow.refund]);
     }
-    const hold = await find(s.env.adminSql, flow.release);
+    const hold = await find(client, flow.release);
     expect(hold.kinds).toEqual(["release"]);
     expect(hold.rows["ledger.holds"]?.[0]).toMatchObject({ id: flow.hold, status: "released", release_id: flow.release });
     expect(eventTypes(hold)).toEqual(expect.arrayContaining(["hold.created", "hold.released"]));
@@ -252,7 +243,7 @@ describe("admin find", () => {
   it("the refund and the refund request: the refund's ledger transaction, the sale it refunds, the checkout, the refund events", async () => {
     // Proves refunds.* ids resolve across refunds, ledger and payments, with the request that approved it.
     for (const id of [flow.refund, flow.refundRequest, flow.refundTxn]) {
-      const path = await find(s.env.adminSql, id);
+      const path = await find(client, id);
       expect(idsIn(path, "refunds.refunds"), id).toEqual([flow.refund]);
       expect(idsIn(path, "refunds.refund_requests"), id).toEqual([flow.refundRequest]);
       expect(idsIn(path, "ledger.transactions"), id).toEqual(expect.arrayContaining([flow.refundTxn, flow.sale]));
@@ -269,7 +260,7 @@ describe("admin find", () => {
   it("the payout and its transaction: the payout, its ledger posting and wallet, its events and deliveries", async () => {
     // Proves payouts.* ids resolve to the ledger and the webhook deliveries of payout events.
     for (const id of [flow.payout, flow.payoutTxn]) {
-      const path = await find(s.env.adminSql, id);
+      const path = await find(client, id);
       expect(idsIn(path, "payouts.payouts"), id).toEqual([flow.payout]);
       expect(idsIn(path, "ledger.transactions"), id).toEqual([flow.payoutTxn]);
       expect((path.rows["ledger.entries"] ?? []).filter((e) => e["transaction_id"] === flow.payoutTxn).length, id).toBeGreaterThanOrEqual(2);
@@ -288,41 +279,41 @@ describe("admin find", () => {
     >`select id, event_id from webhooks.deliveries where event_type = 'refund.created'`;
     expect(delivery).toBeDefined();
     for (const id of [delivery?.event_id ?? "", delivery?.id ?? ""]) {
-      const path = await find(s.env.adminSql, id);
+      const path = await find(client, id);
       expect(eventOf(path, "refund.created")["id"], id).toBe(delivery?.event_id);
       expect(idsIn(path, "refunds.refunds"), id).toEqual([flow.refund]);
       expect(idsIn(path, "payments.checkout_sessions"), id).toEqual([flow.checkout]);
     }
-    expect(idsIn(await find(s.env.adminSql, delivery?.id ?? ""), "webhooks.deliveries")).toEqual([delivery?.id]);
+    expect(idsIn(await find(client, delivery?.id ?? ""), "webhooks.deliveries")).toEqual([delivery?.id]);
   }, 60_000);
 
   it("a request id: the events it caused and, from them, the rest", async () => {
     // Proves request ids from the gateway lead through outbox headers (and a group commit's items) to the money.
-    const path = await find(s.env.adminSql, flow.checkoutRequest);
+    const path = await find(client, flow.checkoutRequest);
     expect(path.kinds).toEqual(["request"]);
     expect(eventOf(path, "checkout.completed")["request_id"]).toBe(flow.checkoutRequest);
     expect(eventOf(path, "ledger.transaction.posted")["request_id"]).toBe(flow.checkoutRequest);
     expect(idsIn(path, "payments.checkout_sessions")).toEqual([flow.checkout]);
     expect(idsIn(path, "ledger.transactions")).toEqual(expect.arrayContaining([flow.sale]));
-    const approve = await find(s.env.adminSql, flow.approveRequest);
+    const approve = await find(client, flow.approveRequest);
     expect(idsIn(approve, "refunds.refunds")).toEqual([flow.refund]);
     expect(eventTypes(approve)).toEqual(expect.arrayContaining(["refund.created", "sale.refunded", "refund_request.completed"]));
   }, 60_000);
 
   it("a wallet, a participant and an org: themselves with their latest activity, and operator actions on them", async () => {
     // Proves hub ids list their own rows (wallet entries, payouts, keys) and the audit rows that name them.
-    const wallet = await find(s.env.adminSql, flow.wallet);
+    const wallet = await find(client, flow.wallet);
     expect(idsIn(wallet, "ledger.accounts")).toEqual([flow.wallet]);
     expect(idsIn(wallet, "ledger.participants", "participant_id")).toEqual([flow.participant]);
     expect((wallet.rows["ledger.entries"] ?? []).map((e) => e["transaction_id"])).toEqual(expect.arrayContaining([flow.sale, flow.payoutTxn]));
 
-    const participant = await find(s.env.adminSql, flow.participant);
+    const participant = await find(client, flow.participant);
     expect(participant.kinds).toEqual(["participant", "sale"]);
     expect(idsIn(participant, "ledger.participants", "participant_id")).toEqual([flow.participant]);
     expect(idsIn(participant, "ledger.accounts")).toEqual([flow.wallet]);
     expect(idsIn(participant, "payouts.payouts")).toEqual([flow.payout]);
 
-    const org = await find(s.env.adminSql, s.orgId);
+    const org = await find(client, s.orgId);
     expect(idsIn(org, "gateway.orgs")).toEqual([s.orgId]);
     expect((org.rows["gateway.api_keys"] ?? []).length).toBe(2);
     expect(JSON.stringify(org.rows["gateway.api_keys"])).not.toContain("key_hash");
@@ -330,11 +321,11 @@ describe("admin find", () => {
   }, 60_000);
 
   it("reads only, and answers found: false with exit 1 for an id nothing holds", async () => {
-    // Proves find changes nothing (a read-only transaction) and an unknown id is a clear miss, not an error.
+    // Proves find changes nothing (every service answers it with reads) and an unknown id is a clear miss, not an error.
     const counts = async () =>
       (
         await s.env
-          .adminSql`select (select count(*) from ledger.transactions)::int as t, (select count(*) from gateway.audit_log)::int as a, (select count(*) from webhooks.deliveries)::int as d`
+          .adminSql`select (select count(*) from ledger.transactions)::int as t, (select count(*) from refunds.audit_log)::int + (select count(*) from webhooks.audit_log)::int as a, (select count(*) from webhooks.deliveries)::int as d`
       )[0];
     const before = await counts();
     const missing = await cli("find", "txn_000000000000000000000000");
@@ -359,7 +350,7 @@ describe("admin find", () => {
       async () => (await s.env.adminSql`select 1 from webhooks.deliveries where id = ${id} and status = 'delivered' and attempts = 2`).length === 1,
       { timeoutMs: 20_000 },
     );
-    const path = await find(s.env.adminSql, flow.payout);
+    const path = await find(client, flow.payout);
     expect((eventOf(path, "payout.executed")["deliveries"] as Body[])[0]).toMatchObject({ id, status: "delivered", attempts: 2 });
     // The attempt without a reason is on record too, as failed.
     expect(path.audit.map((e) => `${e.action} ${e.outcome} ${e.reason ?? "-"}`)).toEqual([

@@ -3,18 +3,15 @@
  * built with a PII key ring and, for payouts, a real ACH drop directory and origin. Helpers make participants,
  * fund them, verify creators and businesses, and read the money back.
  */
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { expect } from "vitest";
 import { generateKeyRingEntry, parseKeyRing } from "@treasury/service-kit";
-import { makeScratchDir, repoRoot, setupTestEnv, type TestEnv } from "@treasury/testing";
+import { makeScratchDir, setupTestEnv, type TestEnv } from "@treasury/testing";
 import { buildKyc, type KycService } from "../../services/kyc/src/service.ts";
 import { pgKycStore } from "../../services/kyc/src/store/verifications.ts";
 import { reviewSubmission } from "../../services/kyc/src/usecases/review.ts";
 import { buildPayouts, type PayoutsBuildDeps, type PayoutsService } from "../../services/payouts/src/service.ts";
+import { admin as adminOf } from "./admin-run.ts";
 import { call, startStack, type Stack } from "./stack.ts";
-
-const run = promisify(execFile);
 
 /** A bank origin as a platform's ODFI would assign it (real routing numbers, fictitious company ids). */
 export const ACH_ORIGIN_ENV = {
@@ -164,18 +161,9 @@ export async function verifyBusiness(p: PayoutsStack, api: Api, key: string): Pr
   await reviewSubmission(pgKycStore(p.env.adminSql), { submissionId: kyb.latest_submission.id, action: "approve", actor: "ops:test", reason: "verified" });
 }
 
-/** Runs `npm run admin -- …` against this stack (its database, NATS and prefix). */
-export async function admin(p: PayoutsStack, ...args: string[]): Promise<{ code: number; out: Record<string, unknown>; err: Record<string, unknown> }> {
-  try {
-    const { stdout } = await run("node", ["--import", "tsx", "scripts/admin.ts", ...args], {
-      cwd: repoRoot(),
-      env: { ...process.env, DATABASE_URL: p.env.adminUrl, NATS_URL: p.env.natsUrl, NATS_PREFIX: p.env.prefix },
-    });
-    return { code: 0, out: JSON.parse(stdout) as Record<string, unknown>, err: {} };
-  } catch (e) {
-    const x = e as { code: number; stderr: string };
-    return { code: x.code, out: {}, err: JSON.parse(x.stderr.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown> };
-  }
+/** Runs `npm run admin -- …` against this stack (its NATS and prefix, as the operator identity). */
+export function admin(p: PayoutsStack, ...args: string[]): Promise<{ code: number; out: Record<string, unknown>; err: Record<string, unknown> }> {
+  return adminOf(p.env, ...args);
 }
 
 export async function count(p: PayoutsStack, sql: TemplateStringsArray, ...args: unknown[]): Promise<number> {

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { waitFor, type TestEnv } from "@treasury/testing";
 import type { PaymentsService } from "../../services/payments/src/service.ts";
 import { find } from "../../scripts/admin/find.ts";
+import { adminClient } from "./admin-run.ts";
 import { checkoutSessionObject, processorEvent, rid, sendWebhook, signed, type ProcessorStandIn } from "./processor-stand-in.ts";
 import {
   api,
@@ -243,16 +244,21 @@ describe("sessions no processor event settled", () => {
     const read = proc.seen.find((r) => r.method === "GET" && r.path === `/v1/checkout/sessions/${processorSession}`);
     expect(read?.form.get("expand[0]")).toBe("payment_intent.latest_charge.balance_transaction");
     // On-call finds the checkout from either processor id the dashboard shows.
-    for (const processorId of [processorSession, pi]) {
-      const path = await find(env.adminSql, processorId);
-      expect(
-        path.rows["payments.checkout_sessions"]?.map((r) => r["id"]),
-        processorId,
-      ).toContain(id);
-      expect(
-        path.rows["ledger.transactions"]?.map((r) => r["reference_id"]),
-        processorId,
-      ).toContain(`checkout:${id}`);
+    const client = await adminClient(env);
+    try {
+      for (const processorId of [processorSession, pi]) {
+        const path = await find(client, processorId);
+        expect(
+          path.rows["payments.checkout_sessions"]?.map((r) => r["id"]),
+          processorId,
+        ).toContain(id);
+        expect(
+          path.rows["ledger.transactions"]?.map((r) => r["reference_id"]),
+          processorId,
+        ).toContain(`checkout:${id}`);
+      }
+    } finally {
+      await client.close();
     }
     // Counted for the alert that says the processor's webhooks are not arriving.
     const counted = await payments.metrics.getSingleMetricAsString("processor_session_checks_total");

@@ -2,17 +2,14 @@
 // (participant → sandbox checkout → completion → receipt → proof → verify), an outsider's verification from
 // the public JSON and the key-free JWKS, counterparty signatures, key rotation with the admin CLI, scopes,
 // sandbox/live isolation, and bad input on every field answered with the envelope and a precise error_code.
-import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { promisify } from "node:util";
 import { CompactSign, compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyRingEntry } from "@treasury/service-kit";
-import { repoRoot } from "@treasury/testing";
 import { buildReceipts, type ReceiptsService } from "../../services/receipts/src/service.ts";
+import { admin } from "./admin-run.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
-const run = promisify(execFile);
 const sealingKeys = generateKeyRingEntry("e2e1");
 let s: Stack;
 let receipts: ReceiptsService;
@@ -148,28 +145,19 @@ describe("counterparty signatures and verification", () => {
 
 describe("key rotation with the admin CLI", () => {
   it("signs new proofs with the new key while old proofs still verify", async () => {
-    // Proves `admin receipts rotate-key`: JSON out, the JWKS keeps the old key, and the CLI refuses without sealing keys.
+    // Proves `admin receipts rotate-key` answered by the receipts service: JSON out, and the JWKS keeps the old key.
     const before = await receiptFor((await completedCheckout()).id);
     const oldKid = ((await api("GET", `/v1/receipts/${before}/proof`)).body["proof"] as { service_signature: { kid: string } }).service_signature.kid;
-    const cli = (env: Record<string, string>) =>
-      run("node", ["--import", "tsx", "scripts/admin.ts", "receipts", "rotate-key"], {
-        cwd: repoRoot(),
-        env: { ...process.env, DATABASE_URL: s.env.adminUrl, ...env },
-      });
-    const { stdout } = await cli({ RECEIPTS_SEALING_KEYS: sealingKeys });
-    const rotated = JSON.parse(stdout) as { kid: string; retired_kids: string[] };
+    // The receipts service holds its sealing keys: the operator's CLI needs none.
+    const done = await admin(s.env, "receipts", "rotate-key", "--reason", "yearly rotation");
+    expect(done.code, JSON.stringify(done.err)).toBe(0);
+    const rotated = done.out as { kid: string; retired_kids: string[] };
     expect(rotated.retired_kids).toEqual([oldKid]);
     const after = await receiptFor((await completedCheckout()).id);
     expect(((await api("GET", `/v1/receipts/${after}/proof`)).body["proof"] as { service_signature: { kid: string } }).service_signature.kid).toBe(rotated.kid);
     const kids = ((await call(s.baseUrl, "GET", "/v1/receipts/jwks")).body["keys"] as Array<{ kid: string }>).map((k) => k.kid);
     expect(kids).toEqual([rotated.kid, oldKid]);
     for (const id of [before, after]) expect((await api("POST", "/v1/receipts/verify", { receipt_id: id })).body["valid"]).toBe(true);
-    const env = { ...process.env, DATABASE_URL: s.env.adminUrl } as Record<string, string>;
-    delete env["RECEIPTS_SEALING_KEYS"];
-    await expect(run("node", ["--import", "tsx", "scripts/admin.ts", "receipts", "rotate-key"], { cwd: repoRoot(), env })).rejects.toMatchObject({
-      code: 1,
-      stderr: expect.stringContaining("RECEIPTS_SEALING_KEYS"),
-    });
   });
 });
 
@@ -295,12 +283,8 @@ describe("chain audit with the admin CLI", () => {
     // Proves `admin receipts audit-chains`: JSON out, exit 1 on a broken chain, and its finding reaches POST /v1/receipts/verify.
     const receiptId = await receiptFor((await completedCheckout()).id);
     await receiptFor((await completedCheckout()).id);
-    const cli = () =>
-      run("node", ["--import", "tsx", "scripts/admin.ts", "receipts", "audit-chains"], {
-        cwd: repoRoot(),
-        env: { ...process.env, DATABASE_URL: s.env.adminUrl },
-      });
-    const whole = JSON.parse((await cli()).stdout) as { chains: number; broken: unknown[] };
+    const cli = () => admin(s.env, "receipts", "audit-chains");
+    const whole = (await cli()).out as { chains: number; broken: unknown[] };
     expect(whole.chains).toBeGreaterThanOrEqual(1);
     expect(whole.broken).toEqual([]);
     await s.env.adminSql.begin(async (tx) => {
@@ -308,9 +292,9 @@ describe("chain audit with the admin CLI", () => {
       await tx`delete from receipts.proofs where org_id = ${s.orgId} and livemode = false and sequence = 1`;
       await tx`alter table receipts.proofs enable trigger proofs_append_only`;
     });
-    const failed = await cli().catch((e: unknown) => e as { code: number; stdout: string });
-    expect((failed as { code?: number }).code).toBe(1);
-    const report = JSON.parse((failed as { stdout: string }).stdout) as { broken: Array<{ org_id: string; problems: string[] }> };
+    const failed = await cli();
+    expect(failed.code).toBe(1);
+    const report = failed.out as { broken: Array<{ org_id: string; problems: string[] }> };
     expect(report.broken.map((b) => b.org_id)).toContain(s.orgId);
     const verified = await api("POST", "/v1/receipts/verify", { receipt_id: receiptId });
     expect(verified.body).toMatchObject({ valid: false, checks: { chain: false } });

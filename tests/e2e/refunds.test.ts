@@ -2,13 +2,12 @@
 // typical buyer-refund flow (request → approve → refund executed → signed webhooks of each event at a real
 // receiver), direct refunds with replays, the shortfall policy set with the admin CLI, an approve/cancel race
 // over HTTP, scopes, and bad input on every field answered with the error envelope while nothing moves.
-import { execFile } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
-import { repoRoot, waitFor } from "@treasury/testing";
+import { waitFor } from "@treasury/testing";
+import { admin as adminOf } from "./admin-run.ts";
 import { call, LOOPBACK_WEBHOOKS_ENV, startStack, type Stack } from "./stack.ts";
 
 let s: Stack;
@@ -218,15 +217,11 @@ describe("direct refunds", () => {
     expect(
       (await api("POST", "/v1/transfers", { from_participant_id: creator, to_participant_id: payout, amount: 1_000, reference_id: `drain-${payout}` })).status,
     ).toBe(201);
-    const admin = async (...args: string[]) =>
-      JSON.parse(
-        (
-          await promisify(execFile)("node", ["--import", "tsx", "scripts/admin.ts", ...args], {
-            cwd: repoRoot(),
-            env: { ...process.env, DATABASE_URL: s.env.adminUrl },
-          })
-        ).stdout,
-      ) as Body;
+    const admin = async (...args: string[]): Promise<Body> => {
+      const r = await adminOf(s.env, ...args);
+      if (r.code !== 0) throw new Error(JSON.stringify(r.err));
+      return r.out;
+    };
     expect(await admin("refunds", "get-policy", "--org", s.orgId, "--env", "test")).toEqual({
       org_id: s.orgId,
       environment: "test",

@@ -23,7 +23,7 @@ export {
   type RedisServer,
 } from "./servers.ts";
 export type { TestInfra } from "./provided.ts";
-export { TEST_NATS_SUPERUSER } from "./nats-auth.ts";
+export { TEST_NATS_SUPERUSER, withNatsCredentials } from "./nats-auth.ts";
 
 /**
  * The NATS client's connection options for a URL with credentials in it (the client reads none from URLs):
