@@ -62,8 +62,8 @@ async function main(): Promise<void> {
     env["NATS_PREFIX"] ?? "",
   );
   const credentials = await ensureCredentials(adminUrl);
-  // The admin CLI (`npm run -s admin -- …`) finds the dev database here when DATABASE_URL is not set, and NATS as
-  // its own identity (the credentials in the URL), so this file is readable by its owner only.
+  // The admin CLI (`npm run -s admin -- …`) finds NATS here as its own identity (the credentials in the URL) when
+  // NATS_URL is not set, so this file is readable by its owner only; the database URL is for the operator's psql.
   const adminNatsUrl = natsPasswords === undefined ? natsUrl : withCredentials(natsUrl, NATS_ADMIN_USER, natsPasswords[NATS_ADMIN_USER] ?? "");
   writeFileSync(join(dataRoot, "dev-stack.json"), JSON.stringify({ database_url: adminUrl, nats_url: adminNatsUrl }, null, 2), { mode: 0o600 });
   chmodSync(join(dataRoot, "dev-stack.json"), 0o600);
