@@ -33,7 +33,7 @@ const INT8_OID = 20;
 
 /** Rows as JSON-ready objects without the columns named (secrets, sealed data): int8 columns become numbers when exact. */
 export function plainRows(rows: postgres.RowList<postgres.Row[]>, omit: readonly string[] = []): Record<string, unknown>[] {
-  const int8 = rows.columns.filter((c) => c.type === INT8_OID).map((c) => c.name);
+  const int8 = (rows.columns ?? []).filter((c) => c.type === INT8_OID).map((c) => c.name);
   return rows.map((r) => {
     const out: Record<string, unknown> = { ...r };
     for (const k of omit) delete out[k];
