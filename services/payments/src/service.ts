@@ -5,6 +5,7 @@
  * live wallet funding, card refunds, disputes). It moves money only through `svc.ledger.post`.
  */
 import { createService, type Job, type Service, type ServiceDeps } from "@treasury/service-kit";
+import { pgFinder } from "./admin/find.ts";
 import { natsLedger } from "./adapters/ledger.ts";
 import { isLiveProcessorKey, soledgicProvider, stripeProvider } from "./adapters/providers.ts";
 import { natsRefunds } from "./adapters/refunds.ts";
@@ -72,6 +73,7 @@ export async function buildPayments(env: Record<string, string | undefined>, bui
   const deps = useCaseDeps(svc, build, metrics, () => wake());
   registerHandlers(svc, deps, { secret: svc.config.STRIPE_WEBHOOK_SECRET, toleranceSec: svc.config.STRIPE_WEBHOOK_TOLERANCE_S });
   registerInternalReads(svc, deps);
+  svc.adminFind(pgFinder(svc.sql));
   const jobs = registerJobs(svc, deps, metrics);
   wake = jobs.processorWorker.wake;
   return Object.assign(svc, { reconciler: jobs.reconciler, processorWorker: jobs.processorWorker.job, deps });

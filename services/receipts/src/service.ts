@@ -5,6 +5,8 @@
  */
 import { createService, type Job, type Sealer, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsReads } from "./adapters/reads.ts";
+import { registerAdminCommands } from "./admin/commands.ts";
+import { pgFinder } from "./admin/find.ts";
 import { ReceiptsEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { registerChainAudit } from "./jobs/chain-audit.ts";
@@ -40,6 +42,8 @@ export async function buildReceipts(env: Record<string, string | undefined>, dep
     now: () => new Date(),
   };
   registerHandlers(svc, useCaseDeps);
+  registerAdminCommands(svc, { ...useCaseDeps, keys: pgKeyStore(svc.sql), sealer });
+  svc.adminFind(pgFinder(svc.sql));
   const chainAudit = registerChainAudit(svc, useCaseDeps, cfg.RECEIPTS_CHAIN_AUDIT_INTERVAL_MS);
   return Object.assign(svc, { deps: useCaseDeps, chainAudit });
 }
