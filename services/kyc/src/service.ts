@@ -1,8 +1,8 @@
 /**
- * The kyc service: business (KYB) and creator (KYC) intake, the verifications operators review (their
- * decisions come through the admin CLI: usecases/review.ts), the creator status payout eligibility reads, and
- * the rotation of the keys that seal personal data. Events, the CLI's included, leave through this service's
- * outbox relay.
+ * The kyc service: business (KYB) and creator (KYC) intake, the verifications operators review (the admin
+ * CLI's `kyc` commands, answered here: admin/commands.ts), the creator status payout eligibility reads, and the
+ * rotation of the keys that seal personal data. Events, the operators' decisions included, leave through this
+ * service's outbox relay.
  */
 import {
   ConfigError,
@@ -17,6 +17,8 @@ import {
   type ServiceDeps,
 } from "@treasury/service-kit";
 import { ledgerParticipants } from "./adapters/ledger.ts";
+import { registerAdminCommands } from "./admin/commands.ts";
+import { pgKycFinder } from "./admin/find.ts";
 import { KycEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { registerReseal } from "./jobs/reseal.ts";
@@ -68,6 +70,8 @@ export async function buildKyc(env: Record<string, string | undefined>, deps: Ky
     });
   }
   registerHandlers(svc, useCaseDeps);
+  registerAdminCommands(svc, useCaseDeps);
+  svc.adminFind(pgKycFinder(svc.sql));
   const keyIds = ring === undefined ? [] : [...ring.keys.keys()];
   const reseal = registerReseal(svc, useCaseDeps, keyIds);
   return Object.assign(svc, { deps: useCaseDeps, keyIds, reseal: async () => (await reseal.runOnce()) ?? 0 });

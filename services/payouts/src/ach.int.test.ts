@@ -5,35 +5,22 @@
 // run the real ledger).
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newId, type PostRequestInput } from "@treasury/contracts";
-import { createLogger, generateKeyRingEntry, parseKeyRing, RpcServer, Sealer } from "@treasury/service-kit";
-import { makeScratchDir, setupTestEnv, type TestEnv, natsOptions } from "@treasury/testing";
+import { newId } from "@treasury/contracts";
+import { generateKeyRingEntry, parseKeyRing, Sealer } from "@treasury/service-kit";
+import { makeScratchDir, setupTestEnv, type TestEnv } from "@treasury/testing";
+import { insertPendingLivePayout, ORIGIN, startLedgerStandIn, type LedgerStandIn } from "../test/live-rail.ts";
 import { readNachaFile } from "../test/nacha-reader.ts";
 import { achDropRail, type BankRail } from "./adapters/bank-rail.ts";
 import { buildPayouts, type PayoutsService } from "./service.ts";
 import { cutFile } from "./usecases/cut-file.ts";
-import { achFileAad, payoutDestinationAad } from "./usecases/deps.ts";
-
-const ORIGIN = {
-  immediateDestination: "091000019",
-  immediateDestinationName: "ODFI BANK",
-  immediateOrigin: "1987654321",
-  immediateOriginName: "PLATFORM",
-  companyName: "PLATFORM",
-  companyId: "1987654321",
-  odfiRouting: "091000019",
-  entryDescription: "PAYOUT",
-};
+import { achFileAad } from "./usecases/deps.ts";
 
 let env: TestEnv;
 let svc: PayoutsService;
 let dir: string;
 let sealer: Sealer;
-let ledgerNc: NatsConnection;
-let ledger: RpcServer;
-const posted: PostRequestInput[] = [];
+let ledger: LedgerStandIn;
 /** While set, deliveries fail as a crash between the cut's commit and the write would leave them. */
 let deliveryBroken = false;
 
@@ -50,36 +37,7 @@ beforeAll(async () => {
       return real.deliver(name, text);
     },
   };
-  ledgerNc = await connect(natsOptions(env.natsUrl));
-  ledger = new RpcServer({
-    nc: ledgerNc,
-    prefix: env.prefix,
-    service: "ledger",
-    log: createLogger({ service: "ledger-standin", level: "silent" }),
-    concurrencyMax: 16,
-  });
-  ledger.handleRaw("post", async (payload) => {
-    const req = payload as PostRequestInput;
-    posted.push(req);
-    return {
-      ok: true,
-      status: 200,
-      body: {
-        transaction_id: `txn_${req.reference_id.replace(/[^a-z0-9]/gi, "")}`,
-        kind: req.kind,
-        reference_id: req.reference_id,
-        amount: 0,
-        created_at: new Date().toISOString(),
-        wallets: {},
-        holds_created: [],
-        holds_released: [],
-        extra: {},
-        duplicate: false,
-      },
-    };
-  });
-  ledger.start();
-  await ledgerNc.flush();
+  ledger = await startLedgerStandIn(env);
   svc = await buildPayouts(
     env.env("payouts", {
       PAYOUTS_ACH_FILE_ENTRIES_MAX: "2",
@@ -93,23 +51,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await svc?.stop();
-  await ledger?.drain();
-  await ledgerNc?.close();
+  await ledger?.close();
   await env?.cleanup();
 });
 
-/** A live payout whose money already left the wallet, waiting for a file (as a request leaves it). */
-async function pendingLivePayout(amount: number, extra: Record<string, unknown> = {}): Promise<string> {
-  const id = newId("po");
-  await env.adminSql`
-    insert into payouts.payouts (id, org_id, livemode, participant_id, reference_id, request_hash, amount, fees, fees_paid_by, net_amount, rail, status,
-      ledger_reference, transaction_id, wallet_id, dest_routing_number, dest_account_type, dest_last4, dest_sealed, created_at)
-    values (${id}, 'org_int', true, 'creator_int', ${id}, 'h', ${amount}, 0, 'platform', ${amount}, 'bank_ach', 'pending', ${`payout:${id}`},
-      ${`txn_${id}`}, '00000000-0000-4000-8000-000000000001', '011000015', 'checking', '6789',
-      ${sealer.sealJson({ account_holder_name: "Ada Lovelace", account_number: "000123456789" }, payoutDestinationAad(id))},
-      ${(extra["created_at"] as Date | undefined) ?? new Date()})`;
-  return id;
-}
+/** A live payout waiting for a file, created `msAgo` milliseconds ago. */
+const pendingLivePayout = (amount: number, msAgo = 0) => insertPendingLivePayout(env, sealer, amount, new Date(Date.now() - msAgo));
 const files = () =>
   readdirSync(dir)
     .filter((f) => f.endsWith(".ach"))
@@ -124,8 +71,8 @@ async function statusOf(id: string): Promise<Record<string, unknown> | undefined
 describe("ACH files", () => {
   it("a file recorded but not delivered is delivered later, with the same bytes", async () => {
     // Proves the cut's commit and the file write are made safe by re-delivery: nothing is lost, nothing is filed twice.
-    const a = await pendingLivePayout(1500, { created_at: new Date(Date.now() - 2000) });
-    const b = await pendingLivePayout(2500, { created_at: new Date(Date.now() - 1000) });
+    const a = await pendingLivePayout(1500, 2000);
+    const b = await pendingLivePayout(2500, 1000);
     deliveryBroken = true;
     await expect(cutFile(svc.deps)).rejects.toThrow(/unreachable/);
     expect(files()).toEqual([]);
@@ -150,8 +97,7 @@ describe("ACH files", () => {
 
   it("splits payouts over files by the entry limit, each with the next file id modifier of the day", async () => {
     // Proves PAYOUTS_ACH_FILE_ENTRIES_MAX (2 here), oldest first, modifiers B and C after A, and an empty cut.
-    const at = (msAgo: number) => ({ created_at: new Date(Date.now() - msAgo) });
-    const ids = [await pendingLivePayout(100, at(3000)), await pendingLivePayout(200, at(2000)), await pendingLivePayout(300, at(1000))];
+    const ids = [await pendingLivePayout(100, 3000), await pendingLivePayout(200, 2000), await pendingLivePayout(300, 1000)];
     const first = await cutFile(svc.deps);
     const second = await cutFile(svc.deps);
     expect(first.payout_ids).toEqual(ids.slice(0, 2));
@@ -182,13 +128,13 @@ describe("the reconciler finishes interrupted transitions", () => {
     await cutFile(svc.deps);
     await env.adminSql`update payouts.payouts set action = 'settle', action_at = now() - interval '1 minute' where id = ${s}`;
     await env.adminSql`update payouts.payouts set action = 'return', action_at = now() - interval '1 minute', return_code = 'R02', return_from = 'payouts_in_transit' where id = ${r}`;
-    posted.length = 0;
+    ledger.posted.length = 0;
     expect(await svc.reconciler.runOnce()).toBe(2);
     expect(await statusOf(s)).toMatchObject({ status: "paid", action: null, bank_transfer_status: "settled" });
     expect(await statusOf(r)).toMatchObject({ status: "failed", action: null, bank_transfer_status: "returned" });
     const [failed] = await env.adminSql<{ failure_reason: string }[]>`select failure_reason from payouts.payouts where id = ${r}`;
     expect(failed?.failure_reason).toBe("R02: Account closed");
-    expect(posted.map((p) => [p.kind, p.reference_id, p.postings])).toEqual([
+    expect(ledger.posted.map((p) => [p.kind, p.reference_id, p.postings])).toEqual([
       ["payout_settlement", `payout:${s}:settle`, [{ debit: { system: "payouts_in_transit" }, credit: { system: "platform_cash" }, amount: 4000 }]],
       [
         "payout_return",
@@ -200,6 +146,6 @@ describe("the reconciler finishes interrupted transitions", () => {
     expect(events.map((e) => e.type)).toEqual(["payout.processing", "payout.processing", "payout.executed", "payout.failed"]);
     // Nothing left to drive: a second pass posts nothing.
     expect(await svc.reconciler.runOnce()).toBe(0);
-    expect(posted).toHaveLength(2);
+    expect(ledger.posted).toHaveLength(2);
   });
 });

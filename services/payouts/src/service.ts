@@ -2,7 +2,7 @@
  * The payouts service: creators' bank accounts, payout eligibility, payouts (sandbox simulated and paid at
  * once; live through the ACH rail: files cut on schedule or on demand, settled, returns ingested), and the
  * reconciler. It moves money only through `svc.ledger.post`. Use cases see ports only (usecases/ports.ts); this
- * file wires the stores, adapters, handlers and jobs (svc.every) behind them.
+ * file wires the stores, adapters, handlers, operator commands and jobs (svc.every) behind them.
  */
 import {
   ConfigError,
@@ -19,8 +19,10 @@ import {
 import { achDropRail } from "./adapters/bank-rail.ts";
 import { natsCompliance } from "./adapters/compliance.ts";
 import { natsLedger } from "./adapters/ledger.ts";
+import { registerAdminCommands } from "./admin/commands.ts";
+import { pgPayoutsFinder } from "./admin/find.ts";
 import { PayoutsEnv } from "./config.ts";
-import { registerAdminHandlers, registerHandlers } from "./handlers/index.ts";
+import { registerHandlers } from "./handlers/index.ts";
 import { registerJobs } from "./jobs/index.ts";
 import { pgBankAccountStore } from "./store/bank-accounts.ts";
 import { pgAchFileStore } from "./store/files.ts";
@@ -101,7 +103,8 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
   if (ring === undefined) svc.log.warn("PII_KEYS is not set: bank accounts and live payouts are refused until encryption keys are configured");
   const useCaseDeps = useCaseDepsOf(svc, deps, ring);
   registerHandlers(svc, useCaseDeps);
-  registerAdminHandlers(svc, useCaseDeps);
+  registerAdminCommands(svc, useCaseDeps);
+  svc.adminFind(pgPayoutsFinder(svc.sql));
   const jobs = registerJobs(svc, useCaseDeps, {
     reconcileIntervalMs: cfg.PAYOUTS_RECONCILE_INTERVAL_MS,
     graceMs: cfg.PAYOUTS_RECONCILE_GRACE_MS,

@@ -1,5 +1,5 @@
 /**
- * Operators' review (the admin CLI, its store on an admin database connection): the review queue, and approve /
+ * Operators' review (the admin CLI's `kyc` commands, admin/commands.ts): the review queue, and approve /
  * reject / suspend of a verification's latest submission. Each decision writes the submission's new status, the
  * verification's, the audit row and the event in one transaction; the kyc service's relay publishes the event.
  *

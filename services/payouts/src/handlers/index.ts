@@ -1,16 +1,12 @@
 /** RPC handlers of payouts: decode with the shared contracts → use case → named-key body; the handler picks the status. */
 import { DomainError, ParticipantId, parseOrThrow, schemas, tenantOf } from "@treasury/contracts";
 import type { Service } from "@treasury/service-kit";
-import { z } from "zod";
 import { getBankAccount, putBankAccount } from "../usecases/bank-account.ts";
-import { cutFile } from "../usecases/cut-file.ts";
 import type { PayoutsDeps } from "../usecases/deps.ts";
 import { checkEligibility } from "../usecases/eligibility.ts";
 import { presentPayout } from "../usecases/present.ts";
 import { getPayout, listPayouts } from "../usecases/read.ts";
 import { requestPayout } from "../usecases/request-payout.ts";
-import { ingestReturns } from "../usecases/returns.ts";
-import { settleDue } from "../usecases/settle.ts";
 
 /** Path parameter participant_id, checked like the participant ids the ledger issues. */
 function participantId(params: Record<string, string>): string {
@@ -42,36 +38,4 @@ export function registerHandlers(svc: Pick<Service, "handle">, deps: PayoutsDeps
     return { status: created ? 201 : 200, body: { bank_account: bankAccount } };
   });
   svc.handle("getBankAccount", async (req, ctx) => ({ body: await getBankAccount(deps, tenantOf(ctx.auth), participantId(req.params)) }));
-}
-
-/** Operator commands (`npm run admin -- payouts …`): internal subjects the gateway never routes. */
-export const ADMIN_OPERATIONS = { cutFile: "admin.cutFile", settle: "admin.settle", ingestReturns: "admin.ingestReturns" } as const;
-/** A return file travels in one NATS message. */
-export const RETURN_FILE_MAX_BYTES = 512 * 1024;
-
-const SettleRequest = z.object({
-  date: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be YYYY-MM-DD" })
-    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), { message: "must be a real date" }),
-});
-const ReturnsRequest = z.object({ name: z.string().max(255).optional(), content: z.string().min(1).max(RETURN_FILE_MAX_BYTES) });
-
-/** The kit answers a DomainError (a bad date, an unreadable file, no rail) as its error reply. */
-export function registerAdminHandlers(svc: Pick<Service, "handleInternal">, deps: PayoutsDeps): void {
-  svc.handleInternal(
-    ADMIN_OPERATIONS.cutFile,
-    () => undefined,
-    async () => ({ ...(await cutFile(deps)) }),
-  );
-  svc.handleInternal(
-    ADMIN_OPERATIONS.settle,
-    (p) => parseOrThrow(SettleRequest, p),
-    async ({ date }) => ({ ...(await settleDue(deps, date)) }),
-  );
-  svc.handleInternal(
-    ADMIN_OPERATIONS.ingestReturns,
-    (p) => parseOrThrow(ReturnsRequest, p),
-    async ({ content }) => ({ ...(await ingestReturns(deps, content)) }),
-  );
 }

@@ -17,6 +17,12 @@ import type { PayoutsDeps } from "./deps.ts";
 import { presentPayout } from "./present.ts";
 import { amountsOf } from "./request-payout.ts";
 
+/** The ledger transactions of the two transitions: their kinds, and references derived from the request's. */
+export const SETTLEMENT_KIND = "payout_settlement";
+export const RETURN_KIND = "payout_return";
+export const settlementReference = (row: Pick<PayoutRow, "ledger_reference">): string => `${row.ledger_reference}:settle`;
+export const returnReference = (row: Pick<PayoutRow, "ledger_reference">): string => `${row.ledger_reference}:return`;
+
 export function actionRequest(row: PayoutRow): PostRequestInput {
   const base = {
     org_id: row.org_id,
@@ -27,8 +33,8 @@ export function actionRequest(row: PayoutRow): PostRequestInput {
   if (row.action === "settle") {
     return {
       ...base,
-      kind: "payout_settlement",
-      reference_id: `${row.ledger_reference}:settle`,
+      kind: SETTLEMENT_KIND,
+      reference_id: settlementReference(row),
       description: `Payout ${row.id} settled by the bank`,
       postings: settlementPostings(amountsOf(row)),
     };
@@ -36,8 +42,8 @@ export function actionRequest(row: PayoutRow): PostRequestInput {
   if (row.action === "return" && row.wallet_id !== null && row.return_from !== null && row.return_code !== null) {
     return {
       ...base,
-      kind: "payout_return",
-      reference_id: `${row.ledger_reference}:return`,
+      kind: RETURN_KIND,
+      reference_id: returnReference(row),
       description: `Payout ${row.id} returned by the bank (${row.return_code})`,
       postings: returnPostings({ wallet_id: row.wallet_id }, amountsOf(row), row.return_from),
     };
