@@ -1,10 +1,12 @@
 /**
  * The ledger service: participants, wallets, holds, transfers, top-ups, withdrawals, accounting records, reports,
  * bank imports and reconciliation, and the posting engine every other service moves money through
- * (`svc.ledger.post`). Composes: the posting engine (posting/), the use cases' deps (deps.ts), the handlers and the
- * invariant check (jobs/verify.ts).
+ * (`svc.ledger.post`). Composes: the posting engine (posting/), the use cases' deps (deps.ts), the handlers, the
+ * operator commands and `admin find` answers (admin/) and the invariant check (jobs/verify.ts).
  */
 import { createService, type Job, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { registerAdminCommands } from "./admin/commands.ts";
+import { registerAdminFind } from "./admin/find.ts";
 import { LedgerEnv } from "./config.ts";
 import { ledgerDeps } from "./deps.ts";
 import { registerHandlers } from "./handlers/index.ts";
@@ -44,6 +46,8 @@ export async function buildLedger(env: Record<string, string | undefined>, build
   registerHandlers(svc, deps);
   registerImportHandlers(svc, deps);
   registerInternalHandlers(svc, deps);
+  registerAdminCommands(svc, { sql: svc.sql, verifyTimeoutMs: svc.config.LEDGER_VERIFY_TIMEOUT_MS });
+  registerAdminFind(svc, svc.sql);
   const verify = registerVerifyJob(svc);
   return Object.assign(svc, { poster, deps, verify });
 }

@@ -5,6 +5,8 @@
  */
 import { createService, type Job, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
+import { registerAdminCommands } from "./admin/commands.ts";
+import { registerAdminFind } from "./admin/find.ts";
 import { natsPayments } from "./adapters/payments.ts";
 import { RefundsEnv } from "./config.ts";
 import { registerHandlers, registerInternal } from "./handlers/index.ts";
@@ -46,6 +48,8 @@ export async function buildRefunds(env: Record<string, string | undefined>, deps
   const ucDeps = useCaseDeps(svc, deps);
   registerHandlers(svc, ucDeps);
   registerInternal(svc, ucDeps);
+  registerAdminCommands(svc);
+  registerAdminFind(svc, svc.sql);
   const reconciler = svc.every({
     name: "reconciler",
     intervalMs: cfg.REFUNDS_RECONCILE_INTERVAL_MS,
