@@ -1,6 +1,7 @@
 /**
- * Operator actions on organisations and API keys (the admin CLI and the dev stack use these; they are not
- * part of the public API). Every change NOTIFYs the gateways so their auth caches drop stale entries at once.
+ * Operator actions on organisations and API keys (the gateway's operator commands, src/admin/commands.ts, and the
+ * dev stack use these; they are not part of the public API). Every change NOTIFYs the gateways so their auth caches
+ * drop stale entries at once.
  */
 import { hash, randomBytes } from "node:crypto";
 import type postgres from "postgres";
@@ -27,6 +28,11 @@ export function generateApiKey(environment: "sandbox" | "live"): string {
   return `slk_${environment === "live" ? "live" : "test"}_${out}`;
 }
 
+/** An id the operator gave that names nothing: a bad flag, answered with its message. */
+function orgNotFound(orgId: string): DomainError {
+  return new DomainError("validation_error", `org not found: ${orgId}`);
+}
+
 export async function createOrg(sql: Sql, opts: { name: string }): Promise<{ org_id: string }> {
   const id = newId("org");
   await sql`insert into gateway.orgs (id, name) values (${id}, ${opts.name})`;
@@ -35,21 +41,26 @@ export async function createOrg(sql: Sql, opts: { name: string }): Promise<{ org
 
 export async function setOrgStatus(sql: Sql, orgId: string, status: "active" | "suspended" | "inactive" | "canceled"): Promise<void> {
   const rows = await sql`update gateway.orgs set status = ${status}, updated_at = now() where id = ${orgId} returning id`;
-  if (rows.length === 0) throw new Error(`org not found: ${orgId}`);
+  if (rows.length === 0) throw orgNotFound(orgId);
   await sql`select pg_notify(${AUTH_CHANGED_CHANNEL}, ${orgId})`;
 }
 
-/** Whether the org's business verification (KYB) allows a live key; the KYC service owns that record. */
-async function kybApproved(sql: Sql, orgId: string): Promise<boolean> {
+/**
+ * Whether an org's business verifications (KYB) allow a live key. KYB is kept per environment. An organisation
+ * has only test keys until its first approval, so an approved sandbox verification unlocks live keys; a live
+ * verification an operator rejected or suspended stops them whatever the sandbox says.
+ */
+export function kybAllowsLiveKeys(verifications: readonly { livemode: boolean; status: string }[]): boolean {
+  if (verifications.some((v) => v.livemode && (v.status === "rejected" || v.status === "suspended"))) return false;
+  return verifications.some((v) => v.status === "approved");
+}
+
+/** The KYC service's records read directly: only a connection that may read its schema (the admin one) can. */
+async function kybApprovedInDatabase(sql: Sql, orgId: string): Promise<boolean> {
   const [t] = await sql<{ t: string | null }[]>`select to_regclass('kyc.business_verifications')::text as t`;
   if (!t?.t) return false;
-  // KYB is kept per environment. An organisation has only test keys until its first approval, so an approved
-  // sandbox verification unlocks live keys; a live verification an operator rejected or suspended stops them
-  // whatever the sandbox says.
-  const rows = await sql<{ livemode: boolean; status: string }[]>`
-    select livemode, status from kyc.business_verifications where org_id = ${orgId}`;
-  if (rows.some((r) => r.livemode && (r.status === "rejected" || r.status === "suspended"))) return false;
-  return rows.some((r) => r.status === "approved");
+  const rows = await sql<{ livemode: boolean; status: string }[]>`select livemode, status from kyc.business_verifications where org_id = ${orgId}`;
+  return kybAllowsLiveKeys(rows);
 }
 
 export function parseScopes(list: string | undefined): Scope[] | null {
@@ -59,18 +70,26 @@ export function parseScopes(list: string | undefined): Scope[] | null {
     .map((s) => s.trim())
     .filter(Boolean);
   for (const s of scopes) {
-    if (!(SCOPES as readonly string[]).includes(s)) throw new Error(`unknown scope "${s}" (valid: ${SCOPES.join(", ")})`);
+    if (!(SCOPES as readonly string[]).includes(s)) throw new DomainError("validation_error", `unknown scope "${s}" (valid: ${SCOPES.join(", ")})`);
   }
   return scopes as Scope[];
 }
 
-export async function createApiKey(
-  sql: Sql,
-  opts: { orgId: string; environment: "sandbox" | "live"; scopes: Scope[] | null; forceUnverified?: boolean; expiresAt?: Date },
-): Promise<{ api_key: string; key_id: string }> {
+export interface NewApiKey {
+  orgId: string;
+  environment: "sandbox" | "live";
+  scopes: Scope[] | null;
+  forceUnverified?: boolean;
+  expiresAt?: Date;
+  /** Whether the org's KYB allows a live key, asked of the KYC service; without it its schema is read through `sql`. */
+  kybApproved?: () => Promise<boolean>;
+}
+
+export async function createApiKey(sql: Sql, opts: NewApiKey): Promise<{ api_key: string; key_id: string }> {
   const [org] = await sql`select id from gateway.orgs where id = ${opts.orgId}`;
-  if (!org) throw new Error(`org not found: ${opts.orgId}`);
-  if (opts.environment === "live" && !opts.forceUnverified && !(await kybApproved(sql, opts.orgId))) {
+  if (!org) throw orgNotFound(opts.orgId);
+  const kybApproved = opts.kybApproved ?? (() => kybApprovedInDatabase(sql, opts.orgId));
+  if (opts.environment === "live" && !opts.forceUnverified && !(await kybApproved())) {
     throw new DomainError("kyb_not_approved", "A live key needs an approved business verification (KYB); use --force-unverified for development");
   }
   const key = generateApiKey(opts.environment);
@@ -85,7 +104,7 @@ export async function createApiKey(
 
 export async function revokeApiKey(sql: Sql, keyId: string): Promise<void> {
   const rows = await sql`update gateway.api_keys set revoked_at = coalesce(revoked_at, now()) where id = ${keyId} returning org_id`;
-  if (rows.length === 0) throw new Error(`key not found: ${keyId}`);
+  if (rows.length === 0) throw new DomainError("validation_error", `key not found: ${keyId}`);
   await sql`select pg_notify(${AUTH_CHANGED_CHANNEL}, ${String(rows[0]?.org_id)})`;
 }
 
@@ -106,36 +125,4 @@ export async function setMaintenance(sql: Sql, setting: MaintenanceSetting): Pro
 export async function getMaintenance(sql: Sql): Promise<MaintenanceSetting> {
   const [row] = await sql<{ value: MaintenanceSetting }[]>`select value from gateway.settings where key = 'maintenance'`;
   return row?.value ?? { enabled: false, retry_after_s: 0, message: "" };
-}
-
-export type AuditOutcome = "succeeded" | "failed" | "unknown";
-
-/** One operator action for gateway.audit_log (migrations/0003_audit.sql). */
-export interface AuditRecord {
-  actor: string;
-  /** `<command group>.<command>`, e.g. `key.revoke`. */
-  action: string;
-  orgId?: string | null | undefined;
-  livemode?: boolean | null | undefined;
-  targetIds: readonly string[];
-  reason?: string | null | undefined;
-  outcome: AuditOutcome;
-  errorCode?: string | null | undefined;
-  error?: string | null | undefined;
-  details?: Record<string, unknown> | undefined;
-}
-
-/**
- * Appends an operator action to the audit log. Called in the transaction of the change it records, so a key,
- * org or maintenance change never commits without its row; a failed action is recorded on its own afterwards.
- */
-export async function recordAudit(sql: Sql, r: AuditRecord): Promise<{ id: string; at: Date }> {
-  const targets = [...new Set(r.targetIds.filter((t) => t !== ""))];
-  const [row] = await sql<{ id: string; at: Date }[]>`
-    insert into gateway.audit_log (actor, action, org_id, livemode, target_ids, reason, outcome, error_code, error, details)
-    values (${r.actor}, ${r.action}, ${r.orgId ?? null}, ${r.livemode ?? null}, ${targets}::text[], ${r.reason ?? null},
-            ${r.outcome}, ${r.errorCode ?? null}, ${r.error ?? null}, ${sql.json((r.details ?? {}) as postgres.JSONValue)})
-    returning id::text as id, at`;
-  if (row === undefined) throw new Error("audit row was not written");
-  return row;
 }

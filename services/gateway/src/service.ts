@@ -1,10 +1,16 @@
-/** Wires the gateway: service kit (config, logs, tracing, NATS, DB, health), auth, rate limits, listeners. */
+/**
+ * Wires the gateway: service kit (config, logs, tracing, NATS, DB, health), auth, rate limits, listeners, and the
+ * operator commands and `find` answers for its orgs, keys and settings.
+ */
 import type { Logger } from "pino";
 import { z } from "zod";
 import { Redis } from "ioredis";
 import type { FastifyInstance } from "fastify";
 import { Histogram } from "prom-client";
 import { createService, type ServiceDeps } from "@treasury/service-kit";
+import { registerAdminCommands } from "./admin/commands.ts";
+import { pgFinder } from "./admin/find.ts";
+import { natsKybCheck } from "./admin/kyb.ts";
 import { Authenticator, type KeyStore } from "./auth.ts";
 import { pgKeyStore } from "./key-store.ts";
 import { buildPublicApp } from "./app.ts";
@@ -45,6 +51,8 @@ export async function buildGateway(env: Record<string, string | undefined>, deps
   const { keyStore, ...serviceDeps } = deps;
   const svc = await createService({ name: "gateway", env, extraEnv: GatewayEnv, deps: serviceDeps });
   const cfg = svc.config;
+  registerAdminCommands(svc, { kyb: natsKybCheck(svc.nc, svc.prefix, cfg.RPC_TIMEOUT_MS) });
+  svc.adminFind(pgFinder(svc.sql));
   const authenticator = new Authenticator(keyStore ?? pgKeyStore(svc.sql), cfg.AUTH_CACHE_TTL_MS);
   await authenticator.start();
   // Buckets in Redis are named under the deployment's NATS_PREFIX: replicas of one deployment share them, and

@@ -1,7 +1,7 @@
 /**
  * The webhooks service: endpoint management (`POST /v1/webhooks {action}`), the sandbox test event, a durable
  * consumer that fans public events out into delivery rows, and the delivery workers that sign and send them
- * with retries on a schedule kept in PostgreSQL.
+ * with retries on a schedule kept in PostgreSQL; and the operator's replay and `find` answers.
  */
 import postgres from "postgres";
 import { eventsSubjectFilter } from "@treasury/contracts";
@@ -18,6 +18,8 @@ import {
 } from "@treasury/service-kit";
 import { WebhooksEnv, type WebhooksConfig } from "./config.ts";
 import { destroyAgents, nodeWebhookHttp } from "./adapters/http.ts";
+import { registerAdminCommands } from "./admin/commands.ts";
+import { registerAdminFind } from "./admin/find.ts";
 import { Dispatcher } from "./jobs/dispatcher.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { droppedEventsCounter, registerMetrics } from "./metrics.ts";
@@ -156,6 +158,8 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
   const sealer = ring === undefined ? undefined : new Sealer(ring);
   const store = pgWebhooksStore(svc.sql);
   registerHandlers(svc, { store, http: nodeWebhookHttp, sealer, config, log: svc.log, now: () => new Date() });
+  registerAdminCommands(svc);
+  registerAdminFind(svc, svc.sql);
   const dispatcher = deliveryWorkers(svc, config, sealer);
   // Finished deliveries go with the kit's sweep of its outbox and inbox.
   svc.retention.add({ name: "webhooks.deliveries", days: config.retentionDays, purge: (before, limit) => purgeFinished(svc.sql, before, limit) });

@@ -63,6 +63,13 @@ export async function findDelivery(db: Db, s: Tenant, id: string, opts: { forUpd
   return row;
 }
 
+/** Whose a delivery is, by its id alone (an operator names only the id), and what it was sent for. */
+export async function deliveryOwner(db: Db, id: string): Promise<{ org_id: string; livemode: boolean; event_id: string; endpoint_id: string } | undefined> {
+  const [row] = await db<{ org_id: string; livemode: boolean; event_id: string; endpoint_id: string }[]>`
+    select org_id, livemode, event_id, endpoint_id from webhooks.deliveries where id = ${id}`;
+  return row;
+}
+
 /**
  * Makes a finished (or waiting) delivery due now for `extraAttempts` more attempts, reusing its id and body.
  * Notifies the workers at commit.
