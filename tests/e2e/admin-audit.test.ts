@@ -147,7 +147,7 @@ describe("admin audit", { timeout: 120_000 }, () => {
     expect(revoke).toMatchObject({
       action: "key.revoke",
       outcome: "failed",
-      error_code: null,
+      error_code: "validation_error",
       target_ids: ["key_doesnotexist"],
       org_id: null,
       reason: "cleanup",

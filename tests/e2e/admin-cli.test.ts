@@ -9,8 +9,9 @@ let env: TestEnv;
 const admin = (...args: string[]) => adminOf(env, ...args);
 
 beforeAll(async () => {
-  // The commands are answered by the services that own them: the gateway (orgs, keys, maintenance) and the ledger.
-  s = await startStack({ services: ["ledger"] });
+  // The commands are answered by the services that own them: the gateway (orgs, keys, maintenance; kyc says whether
+  // a live key's KYB is approved) and the ledger.
+  s = await startStack({ services: ["ledger", "kyc"] });
   env = s.env;
 });
 afterAll(async () => {

@@ -35,6 +35,8 @@ export interface AdminCall<T> {
 }
 
 export interface AdminAudit<T> {
+  /** The row's action when it is not the command's own name (a record kept under an older name). */
+  action?: string;
   /**
    * The change is a database write made through `call.q`: it and its row commit in one transaction. Otherwise the
    * row is written once the outcome is known.
@@ -123,9 +125,9 @@ export async function runAdmin<T>(
   ctx: { requestId: string; log: Logger },
 ): Promise<Record<string, unknown>> {
   const request = parseOrThrow(AdminRequest, payload, "admin request");
-  const action = adminAction(command);
-  const base = { actor: request.actor, action, reason: request.reason, requestId: ctx.requestId };
   const audit = spec.audit;
+  const action = audit?.action ?? adminAction(command);
+  const base = { actor: request.actor, action, reason: request.reason, requestId: ctx.requestId };
   let input: T | undefined;
   const call = (q: Sql | Tx, value: T): AdminCall<T> => ({ ...base, input: value, q, file: request.file, log: ctx.log });
   try {

@@ -186,7 +186,10 @@ describe("NATS authorization from the permission matrix", () => {
     expect(await publishes(payments, `$JS.API.STREAM.MSG.GET.${stream}`)).toEqual({ delivered: false, denied: true });
     expect(await publishes(payments, `$JS.API.STREAM.DELETE.${stream}`)).toEqual({ delivered: false, denied: true });
     expect((await publishes(webhooks, `$JS.API.CONSUMER.INFO.${stream}.webhooks-fanout`)).denied).toBe(false);
-    expect(await publishes(admin, rpcSubject(env.prefix, "payouts", "admin.settle"))).toEqual({ delivered: true, denied: false });
+    expect(await publishes(admin, rpcSubject(env.prefix, "payouts", "admin.payouts.settle"))).toEqual({ delivered: true, denied: false });
+    expect(await publishes(admin, rpcSubject(env.prefix, "ledger", "admin.find.rows"))).toEqual({ delivered: true, denied: false });
     expect(await publishes(admin, rpcSubject(env.prefix, "payouts", "requestPayout"))).toEqual({ delivered: false, denied: true });
+    // No service may send another's operator commands: they are the admin identity's alone.
+    expect(await publishes(payments, rpcSubject(env.prefix, "ledger", "admin.ledger.verify"))).toEqual({ delivered: false, denied: true });
   });
 });

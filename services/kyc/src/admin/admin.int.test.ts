@@ -142,7 +142,7 @@ describe("kyc show", () => {
     expect(shown.review_actions).toEqual([expect.objectContaining({ action: "view", actor: "ops:alice" })]);
     const views = await auditList({ org_id: orgId, action: "kyc.view" });
     expect(views).toEqual([expect.objectContaining({ source: "kyc.review_actions", reason: "ticket 42", target_ids: [id] })]);
-    expect((await auditLogOf(orgId)).map((r) => [r["action"], r["outcome"]])).toEqual([["kyc.show", "failed"]]);
+    expect((await auditLogOf(orgId)).map((r) => [r["action"], r["outcome"]])).toEqual([["kyc.view", "failed"]]);
   });
 });
 

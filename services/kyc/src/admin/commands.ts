@@ -19,9 +19,13 @@ function submissionInput(request: AdminRequest): SubmissionInput {
   return { submissionId: requiredFlag(request, "id") };
 }
 
-/** A failed attempt's row: the submission's org and environment when it exists, its id and participant. */
-function reviewAudit(deps: KycDeps): AdminAudit<SubmissionInput> {
+/**
+ * A failed attempt's row: the submission's org and environment when it exists, its id and participant. `action`
+ * names it as kyc.review_actions names the act (a `kyc show` is a `view`), so one filter finds both records.
+ */
+function reviewAudit(deps: KycDeps, action: string): AdminAudit<SubmissionInput> {
   return {
+    action: `kyc.${action}`,
     atomic: false,
     successKeptIn: "kyc.review_actions",
     target: async ({ input, request }) => {
@@ -35,7 +39,7 @@ function reviewAudit(deps: KycDeps): AdminAudit<SubmissionInput> {
 function registerDecision(svc: Pick<Service, "handleAdmin">, deps: KycDeps, action: ReviewAction): void {
   svc.handleAdmin(`kyc ${action}`, {
     decode: submissionInput,
-    audit: reviewAudit(deps),
+    audit: reviewAudit(deps, action),
     run: async ({ input, actor, reason }) => ({ ...(await reviewSubmission(deps.store, { submissionId: input.submissionId, action, actor, reason })) }),
   });
 }
@@ -67,7 +71,7 @@ export function registerAdminCommands(svc: Pick<Service, "handleAdmin" | "adminA
   for (const action of ["approve", "reject", "suspend"] as const) registerDecision(svc, deps, action);
   svc.handleAdmin("kyc show", {
     decode: submissionInput,
-    audit: reviewAudit(deps),
+    audit: reviewAudit(deps, "view"),
     run: async ({ input, actor, reason }) => {
       // The service's own key ring opens the data: the operator's machine never holds it.
       if (deps.sealer === undefined) {
