@@ -141,7 +141,11 @@ describe("kyc show", () => {
     expect(shown.submission).toMatchObject({ id, personal_data: { legal_name: "Quill Works LLC" } });
     expect(shown.review_actions).toEqual([expect.objectContaining({ action: "view", actor: "ops:alice" })]);
     const views = await auditList({ org_id: orgId, action: "kyc.view" });
-    expect(views).toEqual([expect.objectContaining({ source: "kyc.review_actions", reason: "ticket 42", target_ids: [id] })]);
+    // The view and the refused attempt before it, under one action name.
+    expect(views).toEqual([
+      expect.objectContaining({ source: "kyc.review_actions", reason: "ticket 42", target_ids: [id] }),
+      expect.objectContaining({ source: "kyc.audit_log", outcome: "failed", error_code: "validation_error" }),
+    ]);
     expect((await auditLogOf(orgId)).map((r) => [r["action"], r["outcome"]])).toEqual([["kyc.view", "failed"]]);
   });
 });
