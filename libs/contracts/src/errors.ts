@@ -60,6 +60,7 @@ export const ERROR_CODES = {
   // Holds (docs/api.md, Holds and transfers).
   hold_not_found: { status: 404, message: "Hold not found" },
   hold_not_ready: { status: 409, message: "Hold is not ready for release" },
+  clock_backwards: { status: 400, message: "A sandbox clock only moves forward" },
   hold_already_released: { status: 409, message: "Hold was already released" },
 
   // Checkout (docs/api.md, Checkout).

@@ -11,6 +11,8 @@ export const PUBLIC_EVENT_TYPES = [
   "payout.processing",
   "payout.executed",
   "payout.failed",
+  /** A scheduled run paid nothing to a participant, and why (data: participant_id, period, reason). */
+  "payout.skipped",
   "refund.created",
   "sale.refunded",
   "refund_request.created",
@@ -65,7 +67,11 @@ export const DISPUTE_EVENT_TYPES = ["dispute.created", "dispute.closed"] as cons
 export const KYC_EVENT_TYPES = ["kyc.submitted", "kyc.approved", "kyc.rejected", "kyc.suspended"] as const;
 export type KycEventType = (typeof KYC_EVENT_TYPES)[number];
 /** Internal event types never reach webhooks; they live under `evt.internal.`. */
-export const INTERNAL_EVENT_TYPES = ["ledger.transaction.posted", ...KYC_EVENT_TYPES] as const;
+/** An org's sandbox clock moved (`data: {org_id, now, advanced_by_seconds}`): each service's copy follows it (service-kit clock.ts). */
+export const SANDBOX_CLOCK_ADVANCED = "sandbox_clock.advanced";
+/** The data of SANDBOX_CLOCK_ADVANCED: how far ahead of real time the org's sandbox now runs, in all. */
+export const SandboxClockAdvanced = z.object({ org_id: z.string().min(1).max(255), now: z.string(), advanced_by_seconds: z.number().int().min(0) });
+export const INTERNAL_EVENT_TYPES = ["ledger.transaction.posted", SANDBOX_CLOCK_ADVANCED, ...KYC_EVENT_TYPES] as const;
 export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
 export type EventType = PublicEventType | InternalEventType;
 
@@ -90,6 +96,7 @@ export const EVENT_OWNERS: Readonly<Record<string, ServiceName>> = {
   sale: "refunds",
   kyc: "kyc",
   sandbox: "webhooks",
+  sandbox_clock: "ledger",
 };
 
 /**

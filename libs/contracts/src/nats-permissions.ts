@@ -72,7 +72,7 @@ export const INTERNAL_CALLS: readonly InternalCall[] = [
   { caller: "payments", service: "refunds", operations: ["createRefundRequest", "processorRefundSettled"] },
   { caller: "refunds", service: "payments", operations: ["processorRefund"] },
   { caller: "refunds", service: "ledger", operations: ["reverseTransaction", "saleSummary"] },
-  { caller: "payouts", service: "ledger", operations: ["getParticipant", "getWallet"] },
+  { caller: "payouts", service: "ledger", operations: ["getParticipant", "getWallet", "listWalletEntries"] },
   { caller: "payouts", service: "kyc", operations: ["getCreatorStatus", "getBusinessVerification"] },
   { caller: "receipts", service: "ledger", operations: ["transactionRecord"] },
   { caller: "receipts", service: "payments", operations: ["checkoutSale"] },
@@ -84,6 +84,8 @@ export const LEDGER_POSTERS: readonly ServiceName[] = ["payments", "payouts", "r
 /** Durable consumers on the EVENTS stream, by owning service. */
 export const EVENT_CONSUMERS: Readonly<Partial<Record<ServiceName, readonly string[]>>> = {
   webhooks: ["webhooks-fanout"],
+  // Each copy of the sandbox clocks a service keeps (service-kit clock.ts) follows the ledger's advances.
+  payouts: ["payouts-sandbox-clock"],
 };
 
 /** The operations of `service` that other services call on internal subjects. */

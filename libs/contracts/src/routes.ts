@@ -68,6 +68,26 @@ export const ROUTES: readonly RouteDef[] = [
     creates: true,
   }),
   get("/v1/participants/:participant_id", { operation: "getParticipant", service: "ledger", summary: "Participant with balance snapshot and active holds" }),
+  put("/v1/participants/:participant_id/reserve", {
+    operation: "putReserve",
+    service: "ledger",
+    scope: "creators",
+    summary: "Set the participant's reserve (rolling, fixed or none); applies to sales from now on",
+    body: S.ReserveBody,
+  }),
+  get("/v1/participants/:participant_id/reserve", { operation: "getReserve", service: "ledger", summary: "The participant's reserve" }),
+  put("/v1/participants/:participant_id/payout-schedule", {
+    operation: "putPayoutSchedule",
+    service: "payouts",
+    scope: "payouts",
+    summary: "Set the participant's payout schedule",
+    body: S.PayoutScheduleBody,
+  }),
+  get("/v1/participants/:participant_id/payout-schedule", {
+    operation: "getPayoutSchedule",
+    service: "payouts",
+    summary: "The participant's payout schedule with its next run",
+  }),
   get("/v1/participants/:participant_id/payout-eligibility", {
     operation: "checkPayoutEligibility",
     service: "payouts",
@@ -188,6 +208,14 @@ export const ROUTES: readonly RouteDef[] = [
     summary: "Complete a sandbox checkout",
     body: S.SandboxCheckoutActionBody,
   }),
+  get("/v1/sandbox/clock", { operation: "getSandboxClock", service: "ledger", summary: "The org's sandbox test clock" }),
+  post("/v1/sandbox/clock/advance", {
+    operation: "advanceSandboxClock",
+    service: "ledger",
+    scope: "payments",
+    summary: "Move the org's sandbox clock forward; what became due runs within seconds",
+    body: S.SandboxClockAdvanceBody,
+  }),
   post("/v1/processor-webhooks/stripe", {
     operation: "receiveStripeWebhook",
     service: "payments",
@@ -216,6 +244,12 @@ export const ROUTES: readonly RouteDef[] = [
     creates: true,
   }),
   get("/v1/payouts/:payout_id", { operation: "getPayout", service: "payouts", summary: "Payout status" }),
+  get("/v1/payouts/:payout_id/statement", {
+    operation: "getPayoutStatement",
+    service: "payouts",
+    summary: "What a payout is made of: opening balance, every movement since the previous payout, closing balance (JSON or CSV)",
+    query: S.PayoutStatementQuery,
+  }),
   get("/v1/payouts", { operation: "listPayouts", service: "payouts", summary: "List payouts, newest first", query: S.ListPayoutsQuery }),
   put("/v1/participants/:participant_id/bank-account", {
     operation: "putBankAccount",
@@ -438,33 +472,7 @@ export const ROUTES: readonly RouteDef[] = [
   }),
 ];
 
-/**
- * Hosted pages: served on the alt listener only, HTML, authorised by the session id/token in the path (never
- * an API key). The owning service answers `svc.<service>.<operation>` with a PageRequest.
- */
-export interface PageRouteDef {
-  operation: string;
-  method: HttpMethod;
-  path: string;
-  service: Exclude<ServiceName, "gateway">;
-  summary: string;
-}
-
-export const PAGE_ROUTES: readonly PageRouteDef[] = [
-  { method: "GET", path: "/v1/checkout/:checkout_id", service: "payments", operation: "page.checkout", summary: "Hosted checkout page" },
-  { method: "POST", path: "/v1/checkout/:checkout_id/pay", service: "payments", operation: "page.checkoutPay", summary: "Checkout page card form" },
-  { method: "POST", path: "/v1/checkout/:checkout_id/cancel", service: "payments", operation: "page.checkoutCancel", summary: "Checkout page cancel" },
-  { method: "GET", path: "/v1/wallet/:session_id", service: "payments", operation: "page.wallet", summary: "Hosted wallet page" },
-  { method: "POST", path: "/v1/wallet/:session_id/topup", service: "payments", operation: "page.walletTopup", summary: "Wallet page top-up form" },
-  {
-    method: "POST",
-    path: "/v1/wallet/:session_id/refund-request",
-    service: "payments",
-    operation: "page.walletRefundRequest",
-    summary: "Wallet page refund-request form",
-  },
-  { method: "GET", path: "/v1/receipts/:receipt_id/view", service: "receipts", operation: "page.receipt", summary: "Hosted receipt page" },
-];
+export { PAGE_ROUTES, type PageRouteDef } from "./page-routes.ts";
 
 /** Routes owned by one service. */
 export function routesOf(service: string): RouteDef[] {

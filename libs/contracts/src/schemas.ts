@@ -21,6 +21,7 @@ export * from "./schemas/ledger-records.ts";
 export * from "./schemas/imports.ts";
 export * from "./schemas/reconciliation.ts";
 export * from "./schemas/webhooks.ts";
+export * from "./schemas/money-controls.ts";
 export * from "./schemas/internal/kyc.ts";
 export * from "./schemas/internal/receipts.ts";
 export * from "./schemas/internal/refunds.ts";

@@ -32,6 +32,8 @@ export interface JobSpec<T> {
   leader?: boolean;
   /** Called when a leader job's pass is skipped because another replica holds the lock. */
   onNotLeader?: () => void;
+  /** Runs a pass as soon as an org's sandbox clock moves (clock.ts): work that became due runs within seconds. */
+  wakeOnClock?: boolean;
 }
 
 /** One PostgreSQL session holding (or trying to hold) an advisory lock for as long as it lasts. */

@@ -43,6 +43,11 @@ function kitTablesDdl(schema: string): string {
       processed_at timestamptz not null default now(),
       primary key (consumer, event_id)
     );
+    create table if not exists ${s}.sandbox_clocks (
+      org_id text primary key,
+      advanced_seconds bigint not null check (advanced_seconds >= 0),
+      updated_at timestamptz not null default now()
+    );
     ${auditLogDdl(schema)}`;
 }
 

@@ -6,6 +6,9 @@ import {
   DomainError,
   EVENT_OWNERS,
   eventsStreamName,
+  eventSubject,
+  SANDBOX_CLOCK_ADVANCED,
+  SandboxClockAdvanced,
   FindEventsRequest,
   FindRowsRequest,
   internalOperation,
@@ -20,6 +23,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { z } from "zod";
 import { runAdmin, type AdminCommand } from "./admin.ts";
+import { advanceSandboxClock, SandboxClock, type Clock } from "./clock.ts";
 import { findEvents, listAuditLog, type AdminFinder, type AuditSource } from "./admin-reads.ts";
 import { BaseEnv, loadConfig } from "./config.ts";
 import type { BaseConfig } from "./config.ts";
@@ -105,6 +109,10 @@ export interface Service<C = BaseConfig> {
   consume(opts: ConsumeOptions): EventConsumer;
   /** Work repeated while the service runs (jobs.ts): started once the service is ready, stopped on shutdown. */
   every<T>(spec: JobSpec<T>): Job<T>;
+  /** The time each tenant runs on (clock.ts): real time in live, the org's test clock in sandbox. */
+  clock: Clock;
+  /** Keeps this service's copy of the sandbox clocks in step with the ledger's advances (a durable consumer). */
+  followSandboxClock(): void;
   /** Runs once the service answers requests, before it reports ready; a hook that throws fails start(). */
   onStart(fn: () => Promise<void> | void): void;
   onShutdown(fn: () => Promise<void>): void;
@@ -172,6 +180,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
   private readonly startHooks: Array<() => Promise<void> | void> = [];
   private readonly jobs: Job<unknown>[] = [];
   private readonly auditSources: AuditSource[] = [];
+  readonly clock: SandboxClock;
   private finder: AdminFinder | undefined;
   private health: { port: number; close(): Promise<void> } | undefined;
   private started = false;
@@ -205,6 +214,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
         })
       : undefined;
     this.retention = new RetentionSweeper(this.log);
+    this.clock = new SandboxClock(this.sql, name, this.log);
     for (const task of kitPurgeTasks(this.sql, name, { outbox: config.OUTBOX_RETENTION_DAYS, inbox: config.INBOX_RETENTION_DAYS })) this.retention.add(task);
     this.every({ name: "retention", intervalMs: SWEEP_INTERVAL_MS_DEFAULT, run: () => this.retention.sweep() });
     this.rpc = new RpcServer({
@@ -271,8 +281,20 @@ class KitService<C extends BaseConfig> implements Service<C> {
   every<T>(spec: JobSpec<T>): Job<T> {
     const job = new Job(spec, this.log, this.sql, this.name);
     this.jobs.push(job as Job<unknown>);
+    if (spec.wakeOnClock === true) this.clock.onAdvance(() => void job.runOnce().catch(() => undefined));
     if (this.started) job.start();
     return job;
+  }
+
+  followSandboxClock(): void {
+    this.consume({
+      durable: `${this.name}-sandbox-clock`,
+      filterSubject: eventSubject(this.prefix, SANDBOX_CLOCK_ADVANCED),
+      handler: async (evt, tx) => {
+        const { org_id, advanced_by_seconds } = parseOrThrow(SandboxClockAdvanced, evt.data, "event");
+        await advanceSandboxClock(tx, this.name, org_id, advanced_by_seconds);
+      },
+    });
   }
 
   onStart(fn: () => Promise<void> | void): void {
@@ -324,6 +346,7 @@ class KitService<C extends BaseConfig> implements Service<C> {
       registry: this.metrics,
       readiness: () => this.readiness(),
     });
+    await this.clock.start();
     for (const hook of this.startHooks) await hook();
     for (const job of this.jobs) job.start();
     this.started = true;
@@ -391,7 +414,10 @@ class KitService<C extends BaseConfig> implements Service<C> {
     await this.step("consumers", async () => void (await Promise.all(this.consumers.map((c) => c.stop()))));
     await this.step("relay", async () => this.relay?.stop());
     await this.step("retention", () => this.retention.stop());
-    await this.step("jobs", async () => void (await Promise.all(this.jobs.map((j) => j.stop()))));
+    await this.step("jobs", async () => {
+      this.clock.stop();
+      await Promise.all(this.jobs.map((j) => j.stop()));
+    });
     for (const hook of [...this.shutdownHooks].reverse()) await this.step("hook", hook);
     await this.step("health", async () => this.health?.close());
     if (this.res.ownsNc) await this.step("nats", () => this.nc.drain());

@@ -22,8 +22,11 @@ export const CreateHoldBody = z
     hold_until: isoDate.optional(),
     release_transfer_to_participant_id: ParticipantId.optional(),
     metadata: Metadata.optional(),
+    /** Released by the ledger itself at hold_until (`hold.released` with `released_by: "schedule"`). */
+    auto_release: bool.optional(),
   })
-  .refine((b) => b.participant_id !== undefined || b.wallet_id !== undefined, { message: "participant_id or wallet_id is required", path: ["participant_id"] });
+  .refine((b) => b.participant_id !== undefined || b.wallet_id !== undefined, { message: "participant_id or wallet_id is required", path: ["participant_id"] })
+  .refine((b) => b.auto_release !== true || b.hold_until !== undefined, { message: "auto_release needs hold_until", path: ["hold_until"] });
 export const ReleaseHoldBody = z.object({ execute_transfer: bool.optional() });
 export const TransferBody = z.object({
   amount: PositiveCents,
