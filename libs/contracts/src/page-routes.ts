@@ -1,4 +1,4 @@
-import type { HttpMethod } from "./routes.ts";
+import type { HttpMethod } from "./route-def.ts";
 import type { ServiceName } from "./rpc.ts";
 
 /**

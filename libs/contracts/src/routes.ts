@@ -3,46 +3,11 @@
  * (docs/api.md, Scopes), rate-limit class and schemas. The gateway's router, its scope checks, its rate
  * limits and the OpenAPI document all read this one table.
  */
-import type { z } from "zod";
-import type { Scope } from "./auth.ts";
-import type { ServiceName } from "./rpc.ts";
 import * as S from "./schemas.ts";
 
-export type RateClass = "read" | "record_sale" | "treasury_write" | "write";
-export type HttpMethod = "GET" | "POST" | "PUT";
-
-export interface RouteDef {
-  operation: string;
-  method: HttpMethod;
-  /** Fastify-style path (`:param`). */
-  path: string;
-  service: Exclude<ServiceName, "gateway"> | "gateway";
-  /** Required scope; `null` means the route takes no API key (health, JWKS). */
-  scope: Scope | null;
-  rateClass: RateClass;
-  summary: string;
-  body?: z.ZodType;
-  query?: z.ZodType;
-  /** Body limit in bytes (default 64 KiB). */
-  bodyLimitBytes?: number;
-  /** Answered with 201 on success when the service says created. */
-  creates?: boolean;
-  /**
-   * The body is forwarded as received (`ProcessorWebhookBody`: its bytes in base64 and this header's value), not
-   * parsed into a schema: a signature over the exact bytes is checked by the owning service.
-   */
-  rawBody?: { signatureHeader: string };
-}
-
-export const BODY_LIMIT_BYTES = 64 * 1024;
-export const IMPORT_BODY_LIMIT_BYTES = 1024 * 1024;
-/** A processor's event (a checkout session with its line items, a dispute with its evidence) can exceed 64 KiB. */
-export const PROCESSOR_WEBHOOK_BODY_LIMIT_BYTES = 256 * 1024;
-/**
- * Room kept under NATS's 1 MiB max_payload for what the gateway adds around a body (auth context, deadline,
- * headers): a body within this much of 1 MiB would make a request NATS refuses, so it is a 413 instead.
- */
-export const RPC_ENVELOPE_BYTES_MAX = 16 * 1024;
+export type { FileAnswer, HttpMethod, RateClass, RouteDef } from "./route-def.ts";
+export { BODY_LIMIT_BYTES, IMPORT_BODY_LIMIT_BYTES, PROCESSOR_WEBHOOK_BODY_LIMIT_BYTES, RPC_ENVELOPE_BYTES_MAX } from "./route-def.ts";
+import { IMPORT_BODY_LIMIT_BYTES, PROCESSOR_WEBHOOK_BODY_LIMIT_BYTES, RPC_ENVELOPE_BYTES_MAX, type RateClass, type RouteDef } from "./route-def.ts";
 
 type R = Omit<RouteDef, "method" | "path">;
 const get = (path: string, r: Omit<R, "scope" | "rateClass"> & Partial<Pick<R, "scope" | "rateClass">>): RouteDef => ({
@@ -249,6 +214,7 @@ export const ROUTES: readonly RouteDef[] = [
     service: "payouts",
     summary: "What a payout is made of: opening balance, every movement since the previous payout, closing balance (JSON or CSV)",
     query: S.PayoutStatementQuery,
+    fileResponse: true,
   }),
   get("/v1/payouts", { operation: "listPayouts", service: "payouts", summary: "List payouts, newest first", query: S.ListPayoutsQuery }),
   put("/v1/participants/:participant_id/bank-account", {

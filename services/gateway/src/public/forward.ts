@@ -1,9 +1,10 @@
 /**
  * A guarded request on its way to the owning service: path, query and body validated, then one NATS request
- * with the caller's auth context, and the service's answer wrapped in the envelope.
+ * with the caller's auth context, and the service's answer wrapped in the envelope (or, for a route that may
+ * answer a file, that file).
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { unstorableStringError, validationProblem, type AuthContext } from "@treasury/contracts";
+import { unstorableStringError, validationProblem, type AuthContext, type FileAnswer } from "@treasury/contracts";
 import { rpcForward } from "@treasury/service-kit";
 import { fromRpcError, sendError, type ErrorAnswer } from "../envelope.ts";
 import type { GatewayDeps } from "./deps.ts";
@@ -42,6 +43,10 @@ export function createForward(deps: GatewayDeps): Forward {
     if (!result.ok) {
       if (result.error.code === "internal_error") req.log.error({ service: route.service, error: result.error }, "service answered internal_error");
       return sendError(req, reply, fromRpcError(result.error));
+    }
+    if (route.fileResponse === true) {
+      const file = fileOf(result.bodyJson);
+      if (file !== undefined) return sendFile(req, reply, result.status, file);
     }
     // The envelope around the service's body, as text: the body is neither parsed nor serialised here.
     const head = `{"success":true,"request_id":${JSON.stringify(String(req.id))}`;
@@ -100,4 +105,22 @@ function authContext(req: FastifyRequest): AuthContext {
   return key
     ? { org_id: key.orgId, livemode: key.livemode, key_id: key.keyId, scopes: key.scopes, request_id: String(req.id) }
     : { org_id: "", livemode: false, key_id: "", scopes: [], request_id: String(req.id) };
+}
+
+/** The file a `fileResponse` route's service answered, if it answered one (only these bodies are parsed here). */
+function fileOf(bodyJson: string): FileAnswer | undefined {
+  const body = JSON.parse(bodyJson) as { file?: Partial<FileAnswer> };
+  const f = body.file;
+  if (typeof f?.content !== "string" || typeof f.content_type !== "string" || typeof f.filename !== "string") return undefined;
+  return { content: f.content, content_type: f.content_type, filename: f.filename };
+}
+
+function sendFile(req: FastifyRequest, reply: FastifyReply, status: number, file: FileAnswer): FastifyReply {
+  // The request id stays findable in a header: a file has no envelope to carry it.
+  return reply
+    .code(status)
+    .header("X-Request-Id", String(req.id))
+    .header("Content-Disposition", `attachment; filename="${file.filename.replace(/[^A-Za-z0-9._-]/g, "_")}"`)
+    .type(file.content_type)
+    .send(file.content);
 }
