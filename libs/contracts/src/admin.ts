@@ -79,6 +79,11 @@ export const ADMIN_COMMANDS = {
     positionals: 1,
     file: true,
   },
+  "payouts run-schedules": {
+    service: "payouts",
+    usage:
+      "payouts run-schedules [--at ISO-TIME] [--reason TEXT]   → {runs, paid, skipped}: every payout schedule due at that time (default now) pays once per period",
+  },
   "webhooks replay": {
     service: "webhooks",
     usage: "webhooks replay --delivery whd_… --reason TEXT   → {delivery}: sent again now, same webhook-id and body (one in flight is left as it is)",
