@@ -60,7 +60,8 @@ export class SandboxClock implements Clock {
   }
 
   async start(): Promise<void> {
-    await this.refresh();
+    // What was advanced before this replica started is where it starts from, not a move to react to.
+    this.offsets = await this.read();
     const tick = (): void => {
       this.refresh()
         .catch((err: unknown) => this.log.warn({ err }, "sandbox clock refresh failed; keeping the advances last read"))
@@ -76,11 +77,15 @@ export class SandboxClock implements Clock {
     this.timer = undefined;
   }
 
-  /** Reads the advances; tells the listeners about each org whose clock moved since the last read. */
-  async refresh(): Promise<void> {
+  private async read(): Promise<Map<string, number>> {
     const rows = await this.sql<{ org_id: string; advanced_seconds: string }[]>`
       select org_id, advanced_seconds from ${this.sql(`${this.schema}.sandbox_clocks`)}`;
-    const next = new Map(rows.map((r) => [r.org_id, Number(r.advanced_seconds)]));
+    return new Map(rows.map((r) => [r.org_id, Number(r.advanced_seconds)]));
+  }
+
+  /** Reads the advances; tells the listeners about each org whose clock moved since the last read. */
+  async refresh(): Promise<void> {
+    const next = await this.read();
     const moved = [...next].filter(([org, s]) => (this.offsets.get(org) ?? 0) !== s).map(([org]) => org);
     this.offsets = next;
     for (const org of moved) for (const fn of this.listeners) fn(org);
