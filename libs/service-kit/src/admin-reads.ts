@@ -13,6 +13,7 @@ import type {
   FindHit,
   FindRowsReply,
   FindRowsRequest,
+  FindScope,
   FoundEventRow,
 } from "@treasury/contracts";
 import type { Sql } from "./db.ts";
@@ -43,6 +44,26 @@ export function plainRows(rows: postgres.RowList<postgres.Row[]>, omit: readonly
     }
     return out;
   });
+}
+
+/**
+ * The ids of scoped nodes (of `kind`, when given), grouped by org and environment: a lookup by a column other than
+ * a table's key is one indexed statement per group (every unique key starts with org_id, livemode). Unscoped
+ * nodes are left out.
+ */
+export function scopedIds(
+  nodes: readonly { id: string; kind?: string; scope?: FindScope | undefined }[],
+  kind?: string,
+): { scope: FindScope; ids: string[] }[] {
+  const groups = new Map<string, { scope: FindScope; ids: Set<string> }>();
+  for (const n of nodes) {
+    if ((kind !== undefined && n.kind !== kind) || n.scope === undefined) continue;
+    const key = `${n.scope.orgId}|${String(n.scope.livemode)}`;
+    const g = groups.get(key) ?? { scope: n.scope, ids: new Set<string>() };
+    g.ids.add(n.id);
+    groups.set(key, g);
+  }
+  return [...groups.values()].map((g) => ({ scope: g.scope, ids: [...g.ids] }));
 }
 
 /** Rows of one table as hits. */

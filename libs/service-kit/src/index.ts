@@ -47,7 +47,7 @@ export { postAndSettle } from "./saga.ts";
 export type { PostAndSettle } from "./saga.ts";
 export { booleanFlag, environmentFlag, flag, requiredFlag } from "./admin.ts";
 export type { AdminAudit, AdminCall, AdminCommand, AuditTarget } from "./admin.ts";
-export { FIND_EVENTS_MAX, hitsOf, plainRows } from "./admin-reads.ts";
+export { FIND_EVENTS_MAX, hitsOf, plainRows, scopedIds } from "./admin-reads.ts";
 export type { AdminFinder, AuditSource } from "./admin-reads.ts";
 export { advanceSandboxClock, CLOCK_REFRESH_MS, SandboxClock } from "./clock.ts";
 export type { Clock } from "./clock.ts";

@@ -3,25 +3,12 @@
  * request sent, an org's business verifications (asked for the org itself) and a participant's creator
  * verifications (the ledger's `participant_lists` node). Personal data (`pii`) is never part of a hit.
  */
-import type { FindHit, FindNode, FindRowsReply, FindRowsRequest, FindScope } from "@treasury/contracts";
-import { hitsOf, type AdminFinder, type Sql } from "@treasury/service-kit";
+import type { FindHit, FindNode, FindRowsReply, FindRowsRequest } from "@treasury/contracts";
+import { hitsOf, scopedIds, type AdminFinder, type Sql } from "@treasury/service-kit";
 
 const SUBMISSION_OMIT = ["pii"] as const;
 
 const idsOf = (nodes: readonly FindNode[], kind: string): string[] => [...new Set(nodes.filter((n) => n.kind === kind).map((n) => n.id))];
-
-/** Scoped nodes of `kind`, grouped by org and environment: a lookup by a column other than a key needs both. */
-function byScope(nodes: readonly FindNode[], kind: string): { scope: FindScope; ids: string[] }[] {
-  const groups = new Map<string, { scope: FindScope; ids: string[] }>();
-  for (const n of nodes) {
-    if (n.kind !== kind || n.scope === undefined) continue;
-    const key = `${n.scope.orgId}|${String(n.scope.livemode)}`;
-    const g = groups.get(key) ?? { scope: n.scope, ids: [] };
-    g.ids.push(n.id);
-    groups.set(key, g);
-  }
-  return [...groups.values()];
-}
 
 /** Submissions by id with their review trail; an unscoped node comes back with its row's org and environment. */
 async function submissions(sql: Sql, nodes: readonly FindNode[]): Promise<FindRowsReply> {
@@ -53,7 +40,7 @@ async function orgs(sql: Sql, nodes: readonly FindNode[], seed: boolean): Promis
 
 async function participantLists(sql: Sql, nodes: readonly FindNode[]): Promise<FindHit[]> {
   const out: FindHit[] = [];
-  for (const { scope, ids } of byScope(nodes, "participant_lists")) {
+  for (const { scope, ids } of scopedIds(nodes, "participant_lists")) {
     const env = scope.livemode === undefined ? sql`` : sql`and livemode = ${scope.livemode}`;
     const rows = await sql`select * from kyc.creator_verifications where org_id = ${scope.orgId} ${env} and participant_id = any(${ids}::text[])`;
     out.push(...hitsOf("kyc.creator_verifications", rows, false));

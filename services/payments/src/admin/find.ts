@@ -7,7 +7,7 @@
  */
 import type postgres from "postgres";
 import type { FindHit, FindNode, FindRowsReply, FindRowsRequest, FindScope } from "@treasury/contracts";
-import { FIND_EVENTS_MAX, hitsOf, type AdminFinder } from "@treasury/service-kit";
+import { FIND_EVENTS_MAX, hitsOf, scopedIds, type AdminFinder } from "@treasury/service-kit";
 import type { Sql } from "../store/db.ts";
 import { SALE_KIND } from "../usecases/complete-checkout.ts";
 import { saleReferenceOf } from "../usecases/present.ts";
@@ -38,16 +38,8 @@ class Reader {
 
   /** Rows whose `column` is a scoped node's id, within that node's org (and environment, when known). */
   async scoped(table: string, column: string, nodes: readonly FindNode[], follow: boolean): Promise<FindHit[]> {
-    const groups = new Map<string, { scope: FindScope; ids: string[] }>();
-    for (const n of nodes) {
-      if (n.scope === undefined) continue;
-      const key = `${n.scope.orgId}|${String(n.scope.livemode)}`;
-      const g = groups.get(key) ?? { scope: n.scope, ids: [] };
-      g.ids.push(n.id);
-      groups.set(key, g);
-    }
     const out: FindHit[] = [];
-    for (const { scope, ids } of groups.values()) {
+    for (const { scope, ids } of scopedIds(nodes)) {
       const env = scope.livemode === undefined ? this.sql`` : this.sql`and livemode = ${scope.livemode}`;
       out.push(...(await this.select(table, this.sql`org_id = ${scope.orgId} ${env} and ${this.sql(column)} = any(${ids}::text[])`, follow)));
     }

@@ -5,8 +5,8 @@
  * ledger's `participant_lists` node), its bank account and latest payouts. Sealed values and request hashes are
  * never part of a hit.
  */
-import type { FindHit, FindNode, FindRowsReply, FindRowsRequest, FindScope } from "@treasury/contracts";
-import { hitsOf, type AdminFinder, type Sql } from "@treasury/service-kit";
+import type { FindHit, FindNode, FindRowsReply, FindRowsRequest } from "@treasury/contracts";
+import { hitsOf, scopedIds, type AdminFinder, type Sql } from "@treasury/service-kit";
 import { PAYOUT_KIND } from "../usecases/request-payout.ts";
 import { RETURN_KIND, returnReference, SETTLEMENT_KIND, settlementReference } from "../usecases/transitions.ts";
 
@@ -24,19 +24,6 @@ interface PayoutKeys {
   org_id: string;
   livemode: boolean;
   ledger_reference: string;
-}
-
-/** Scoped nodes of `kind`, grouped by org and environment: a lookup by a column other than a key needs both. */
-function byScope(nodes: readonly FindNode[], kind: string): { scope: FindScope; ids: string[] }[] {
-  const groups = new Map<string, { scope: FindScope; ids: string[] }>();
-  for (const n of nodes) {
-    if (n.kind !== kind || n.scope === undefined) continue;
-    const key = `${n.scope.orgId}|${String(n.scope.livemode)}`;
-    const g = groups.get(key) ?? { scope: n.scope, ids: [] };
-    g.ids.push(n.id);
-    groups.set(key, g);
-  }
-  return [...groups.values()];
 }
 
 /** The ledger transactions of a payout's request, settlement and return, each by its kind and reference. */
@@ -73,7 +60,7 @@ async function payouts(sql: Sql, nodes: readonly FindNode[]): Promise<FindRowsRe
 /** A participant's bank account and latest payouts: context, not path. */
 async function participantLists(sql: Sql, nodes: readonly FindNode[]): Promise<FindHit[]> {
   const out: FindHit[] = [];
-  for (const { scope, ids } of byScope(nodes, "participant_lists")) {
+  for (const { scope, ids } of scopedIds(nodes, "participant_lists")) {
     const env = scope.livemode === undefined ? sql`` : sql`and livemode = ${scope.livemode}`;
     const accounts = await sql`select * from payouts.bank_accounts where org_id = ${scope.orgId} ${env} and participant_id = any(${ids}::text[])`;
     out.push(...hitsOf("payouts.bank_accounts", accounts, false, OMIT.bankAccounts));

@@ -4,24 +4,11 @@
  * that named it, so the lookup uses the tables' keys (both start with org_id, livemode). A proof is shown without
  * its signed payload and signature.
  */
-import type { FindHit, FindNode, FindRowsReply, FindRowsRequest, FindScope } from "@treasury/contracts";
-import { hitsOf, type AdminFinder } from "@treasury/service-kit";
+import type { FindHit, FindNode, FindRowsReply, FindRowsRequest } from "@treasury/contracts";
+import { hitsOf, scopedIds, type AdminFinder } from "@treasury/service-kit";
 import type { Sql } from "../store/db.ts";
 
 const PROOF_OMIT = ["canonical_payload", "signature_jws"];
-
-/** Scoped nodes' ids grouped by their org and environment. */
-function byScope(nodes: readonly FindNode[]): Array<{ scope: FindScope; ids: string[] }> {
-  const groups = new Map<string, { scope: FindScope; ids: string[] }>();
-  for (const n of nodes) {
-    if (n.scope === undefined) continue;
-    const key = `${n.scope.orgId}|${String(n.scope.livemode)}`;
-    const g = groups.get(key) ?? { scope: n.scope, ids: [] };
-    g.ids.push(n.id);
-    groups.set(key, g);
-  }
-  return [...groups.values()];
-}
 
 /** A receipt by its id; asked for without an org, the same id with the receipt's org and environment. */
 async function receipts(sql: Sql, nodes: readonly FindNode[]): Promise<FindRowsReply> {
@@ -40,7 +27,7 @@ async function receipts(sql: Sql, nodes: readonly FindNode[]): Promise<FindRowsR
 /** A ledger transaction's receipt (a sale's) and its proof, within the org and environment that named it. */
 async function transactions(sql: Sql, nodes: readonly FindNode[]): Promise<FindRowsReply> {
   const hits: FindHit[] = [];
-  for (const { scope, ids } of byScope(nodes)) {
+  for (const { scope, ids } of scopedIds(nodes)) {
     const where = () => sql`org_id = ${scope.orgId} ${scope.livemode === undefined ? sql`` : sql`and livemode = ${scope.livemode}`}`;
     hits.push(...hitsOf("receipts.receipts", await sql`select * from receipts.receipts where ${where()} and sale_transaction_id = any(${ids}::text[])`, true));
     hits.push(

@@ -5,7 +5,7 @@
  * that named it, on the tables' (org_id, livemode, sale_reference) indexes.
  */
 import type { FindHit, FindScope } from "@treasury/contracts";
-import { hitsOf } from "@treasury/service-kit";
+import { hitsOf, scopedIds } from "@treasury/service-kit";
 import type { Q } from "./db.ts";
 
 const OMIT_HASH = ["request_hash"] as const;
@@ -32,21 +32,10 @@ export async function refundRequestsById(q: Q, ids: readonly string[]): Promise<
 export async function bySaleReference(q: Q, items: readonly ScopedId[]): Promise<FindHit[]> {
   const refunds: FindHit[] = [];
   const requests: FindHit[] = [];
-  for (const { scope, ids } of byScope(items)) {
+  for (const { scope, ids } of scopedIds(items)) {
     const where = q`org_id = ${scope.orgId} ${scope.livemode === undefined ? q`` : q`and livemode = ${scope.livemode}`} and sale_reference = any(${ids}::text[])`;
     refunds.push(...hitsOf("refunds.refunds", await q<Row[]>`select * from refunds.refunds where ${where}`, true, OMIT_HASH));
     requests.push(...hitsOf("refunds.refund_requests", await q<Row[]>`select * from refunds.refund_requests where ${where}`, true, OMIT_HASH));
   }
   return [...refunds, ...requests];
-}
-
-function byScope(items: readonly ScopedId[]): { scope: FindScope; ids: string[] }[] {
-  const groups = new Map<string, { scope: FindScope; ids: Set<string> }>();
-  for (const it of items) {
-    const key = `${it.scope.orgId}|${String(it.scope.livemode)}`;
-    const g = groups.get(key) ?? { scope: it.scope, ids: new Set<string>() };
-    g.ids.add(it.id);
-    groups.set(key, g);
-  }
-  return [...groups.values()].map((g) => ({ scope: g.scope, ids: [...g.ids] }));
 }
