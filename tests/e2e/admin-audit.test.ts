@@ -1,5 +1,6 @@
 // Proves the operator audit log: every changing admin command leaves one row (who, when, what, ids, reason, outcome) in the log of the service that performed it, written with its change, failures included; KYC decisions are read from the kyc service's own review record; `audit list` filters; no role can change or delete a row.
 import postgres from "postgres";
+import type { AuditEntry } from "@treasury/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyRingEntry } from "@treasury/service-kit";
 import type { TestEnv } from "@treasury/testing";
@@ -13,22 +14,8 @@ let env: TestEnv;
 let client: AdminClient;
 const admin = (...args: string[]) => adminOf(env, ...args);
 
-type Json = Record<string, unknown>;
-interface Entry {
-  source: string;
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  org_id: string | null;
-  livemode: boolean | null;
-  target_ids: string[];
-  reason: string | null;
-  outcome: string;
-  error_code: string | null;
-  error: string | null;
-  details: Json;
-}
+/** An audit row as `audit list` prints it. */
+type Entry = AuditEntry;
 
 async function auditList(...filters: string[]): Promise<Entry[]> {
   const r = await admin("audit", "list", ...filters);

@@ -8,6 +8,7 @@ import { createLogger, rpcCall, RpcServer } from "@treasury/service-kit";
 import { natsOptions, setupTestEnv, type TestEnv } from "@treasury/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildGateway, type Gateway } from "../service.ts";
+import type { AuditEntry } from "@treasury/contracts";
 
 const RPC_TIMEOUT_TEST_MS = 20_000;
 const ACTOR = "ops:alice";
@@ -56,18 +57,8 @@ async function failure(command: string, flags: Record<string, string | boolean>,
   return r.error;
 }
 
-interface AuditRow {
-  actor: string;
-  action: string;
-  org_id: string | null;
-  livemode: boolean | null;
-  target_ids: string[];
-  reason: string | null;
-  outcome: string;
-  error_code: string | null;
-  error: string | null;
-  details: Record<string, unknown>;
-}
+/** An audit row as the test reads it back. */
+type AuditRow = Omit<AuditEntry, "source" | "id" | "at">;
 
 /** The newest audit row of an action. */
 async function lastAudit(action: string): Promise<AuditRow | undefined> {

@@ -8,6 +8,7 @@ import { rpcCall } from "@treasury/service-kit";
 import { waitFor } from "@treasury/testing";
 import type { DeliveryView } from "../domain/present.ts";
 import { authFor, newOrg, Receiver, startWebhooks, type Created, type Harness } from "../test-support.ts";
+import type { AuditEntry } from "@treasury/contracts";
 
 const RPC_TIMEOUT_TEST_MS = 20_000;
 const ACTOR = "ops:bob";
@@ -37,16 +38,8 @@ function body(r: RpcReply): Record<string, unknown> {
   return r.body;
 }
 
-interface AuditRow {
-  actor: string;
-  org_id: string | null;
-  livemode: boolean | null;
-  target_ids: string[];
-  reason: string | null;
-  outcome: string;
-  error_code: string | null;
-  error: string | null;
-}
+/** An audit row as the test reads it back. */
+type AuditRow = Omit<AuditEntry, "source" | "id" | "at" | "action" | "details">;
 
 async function lastReplayAudit(): Promise<AuditRow | undefined> {
   const [row] = await h.env.adminSql<AuditRow[]>`
