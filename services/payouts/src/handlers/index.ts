@@ -4,6 +4,7 @@ import type { Service } from "@treasury/service-kit";
 import { getBankAccount, putBankAccount } from "../usecases/bank-account.ts";
 import type { PayoutsDeps } from "../usecases/deps.ts";
 import { checkEligibility } from "../usecases/eligibility.ts";
+import { getPayoutSchedule, putPayoutSchedule } from "../usecases/payout-schedule.ts";
 import { presentPayout } from "../usecases/present.ts";
 import { getPayout, listPayouts } from "../usecases/read.ts";
 import { requestPayout } from "../usecases/request-payout.ts";
@@ -38,4 +39,8 @@ export function registerHandlers(svc: Pick<Service, "handle">, deps: PayoutsDeps
     return { status: created ? 201 : 200, body: { bank_account: bankAccount } };
   });
   svc.handle("getBankAccount", async (req, ctx) => ({ body: await getBankAccount(deps, tenantOf(ctx.auth), participantId(req.params)) }));
+  svc.handle("putPayoutSchedule", async (req, ctx) => ({
+    body: await putPayoutSchedule(deps, tenantOf(ctx.auth), participantId(req.params), parseOrThrow(schemas.PayoutScheduleBody, req.body)),
+  }));
+  svc.handle("getPayoutSchedule", async (req, ctx) => ({ body: await getPayoutSchedule(deps, tenantOf(ctx.auth), participantId(req.params)) }));
 }
