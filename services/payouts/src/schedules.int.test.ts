@@ -1,7 +1,8 @@
 // Proves payout schedules on real PostgreSQL and NATS, with a stand-in ledger that keeps the wallets' books: a
 // weekly schedule set over the API pays on its anchor day on the org's sandbox clock (advanced in the service's
 // copy, as the ledger's event does), exactly once while two passes of the leader, a second replica and the
-// operator command all run at the same moment; and the operator command answers its counts and is audited.
+// operator command all run at the same moment; the payout's statement over RPC; and the operator command answers
+// its counts and is audited.
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminOperation, newRequestId, rpcSubject, type RpcReply } from "@treasury/contracts";
@@ -81,15 +82,45 @@ describe("payout schedules", () => {
     expect(rows.map((p) => [p.reference_id, Number(p.amount)])).toEqual([[`schedule:${CREATOR}:${isoWeekOf(next)}`, 4200]]);
     expect(ledger.balance(CREATOR)).toBe(0);
     expect(ledger.payoutPosts.map((p) => p.reference_id)).toEqual([`payout:${rows[0]?.id}`]);
-    expect(replica.scheduler.name).toBe("payout schedules");
     expect(outcomes[3]?.ok).toBe(true);
-    const after = body(await call("getPayoutSchedule", { participant_id: CREATOR }));
-    expect((after["payout_schedule"] as { next_run_at: string }).next_run_at).toBe(new Date(next.getTime() + 7 * DAY_S * 1000).toISOString());
+    // The run that paid (whichever it was) records the period and moves the schedule a week on.
+    const weekLater = new Date(next.getTime() + 7 * DAY_S * 1000).toISOString();
+    await waitFor(async () => {
+      const after = body(await call("getPayoutSchedule", { participant_id: CREATOR }));
+      return (after["payout_schedule"] as { next_run_at: string }).next_run_at === weekLater;
+    });
     // Passes after it find nothing due and pay nothing.
     await Promise.all([svc.scheduler.runOnce(), admin("payouts run-schedules")]);
     expect(await scheduledPayouts()).toHaveLength(1);
+    // Recorded before the schedule moved on.
     const runs = await env.adminSql`select period, outcome, payout_id from payouts.payout_schedule_runs where org_id = ${ORG}`;
     expect(runs).toEqual([{ period: isoWeekOf(next), outcome: "paid", payout_id: rows[0]?.id }]);
+  });
+
+  it("the scheduled payout's statement adds up, as JSON and as a CSV file", async () => {
+    const [paid] = await scheduledPayouts();
+    const id = String(paid?.id);
+    const { statement } = body(await call("getPayoutStatement", { payout_id: id })) as {
+      statement: { opening_balance_cents: number; closing_balance_cents: number; lines: { type: string; amount_cents: number }[] };
+    };
+    expect(statement.lines.map((l) => [l.type, l.amount_cents])).toEqual([
+      ["sale", 4200],
+      ["payout", -4200],
+    ]);
+    expect(statement.opening_balance_cents + 4200 - 4200).toBe(statement.closing_balance_cents);
+    const auth = { org_id: ORG, livemode: false, key_id: "key_test", scopes: ["read"], request_id: newRequestId() };
+    const csv = await rpcCall(
+      nc,
+      rpcSubject(env.prefix, "payouts", "getPayoutStatement"),
+      {
+        auth,
+        params: { payout_id: id },
+        query: { format: "csv" },
+        body: {},
+      },
+      { timeoutMs: RPC_TIMEOUT_TEST_MS },
+    );
+    expect(body(csv)["file"]).toMatchObject({ content_type: "text/csv; charset=utf-8", filename: `statement-${id}.csv` });
   });
 
   it("the operator command runs what is due at --at and is audited with its counts", async () => {

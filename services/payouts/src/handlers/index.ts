@@ -7,7 +7,9 @@ import { checkEligibility } from "../usecases/eligibility.ts";
 import { getPayoutSchedule, putPayoutSchedule } from "../usecases/payout-schedule.ts";
 import { presentPayout } from "../usecases/present.ts";
 import { getPayout, listPayouts } from "../usecases/read.ts";
+import { statementPage } from "../pages/statement-page.ts";
 import { requestPayout } from "../usecases/request-payout.ts";
+import { getPayoutStatement } from "../usecases/statement.ts";
 
 /** Path parameter participant_id, checked like the participant ids the ledger issues. */
 function participantId(params: Record<string, string>): string {
@@ -20,7 +22,7 @@ function participantId(params: Record<string, string>): string {
   return parsed.data;
 }
 
-export function registerHandlers(svc: Pick<Service, "handle">, deps: PayoutsDeps): void {
+export function registerHandlers(svc: Pick<Service, "handle" | "handlePage">, deps: PayoutsDeps): void {
   // Bodies and queries are parsed again here: the gateway validates too, but a direct RPC caller may not have.
   svc.handle("requestPayout", async (req, ctx) => {
     const payout = await requestPayout(deps, tenantOf(ctx.auth), parseOrThrow(schemas.CreatePayoutBody, req.body));
@@ -42,5 +44,9 @@ export function registerHandlers(svc: Pick<Service, "handle">, deps: PayoutsDeps
   svc.handle("putPayoutSchedule", async (req, ctx) => ({
     body: await putPayoutSchedule(deps, tenantOf(ctx.auth), participantId(req.params), parseOrThrow(schemas.PayoutScheduleBody, req.body)),
   }));
+  svc.handle("getPayoutStatement", async (req, ctx) => ({
+    body: await getPayoutStatement(deps, tenantOf(ctx.auth), req.params["payout_id"] ?? "", parseOrThrow(schemas.PayoutStatementQuery, req.query, "query")),
+  }));
+  svc.handlePage("page.payoutStatement", (req) => statementPage(deps, req));
   svc.handle("getPayoutSchedule", async (req, ctx) => ({ body: await getPayoutSchedule(deps, tenantOf(ctx.auth), participantId(req.params)) }));
 }

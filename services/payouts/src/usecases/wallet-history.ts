@@ -11,11 +11,6 @@ export const ENTRY_PAGE_MAX = 100;
 /** How much history one read walks at most (a statement or a delayed balance further back is cut there). */
 export const HISTORY_ENTRIES_MAX = 20_000;
 
-/** An entry's effect on a creator wallet (a liability: credits raise it). */
-export function signedAmount(e: Pick<WalletEntry, "entry_type" | "amount">): number {
-  return e.entry_type === "credit" ? e.amount : -e.amount;
-}
-
 /**
  * Visits the wallet's entries newest first until `visit` answers true (stop), the history ends, or
  * HISTORY_ENTRIES_MAX entries were read. Answers whether it stopped on `visit`. Entries posted while it reads
