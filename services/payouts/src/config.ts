@@ -47,4 +47,14 @@ export const PayoutsEnv = {
   PAYOUTS_ACH_COMPANY_ID: z.string().length(10).optional(),
   PAYOUTS_ACH_ODFI_ROUTING: digits(9).optional(),
   PAYOUTS_ACH_ENTRY_DESCRIPTION: z.string().min(1).max(10).default("PAYOUT"),
+
+  /** How often the leader looks for due payout schedules (a sandbox clock advance also wakes it); 0 only on demand. */
+  PAYOUTS_SCHEDULE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  /** Schedules claimed and run per batch of a pass. */
+  PAYOUTS_SCHEDULE_BATCH_MAX: z.coerce.number().int().min(1).max(1_000).default(50),
+  /**
+   * How long a run keeps a schedule to itself. Longer than a run's ledger and kyc requests take: a crashed run's
+   * schedules are taken again after it (and their payout references keep them from paying twice).
+   */
+  PAYOUTS_SCHEDULE_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
 };

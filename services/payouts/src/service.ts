@@ -20,6 +20,7 @@ import { achDropRail } from "./adapters/bank-rail.ts";
 import { natsCompliance } from "./adapters/compliance.ts";
 import { natsLedger } from "./adapters/ledger.ts";
 import { registerAdminCommands } from "./admin/commands.ts";
+import { registerRunSchedules } from "./admin/run-schedules.ts";
 import { pgPayoutsFinder } from "./admin/find.ts";
 import { PayoutsEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
@@ -27,13 +28,17 @@ import { registerJobs } from "./jobs/index.ts";
 import { pgBankAccountStore } from "./store/bank-accounts.ts";
 import { pgAchFileStore } from "./store/files.ts";
 import { pgPayoutStore } from "./store/payouts.ts";
+import { pgScheduleStore } from "./store/schedules.ts";
 import { pgSealedValueStore } from "./store/sealed.ts";
 import type { PayoutsDeps } from "./usecases/deps.ts";
+import type { RunSummary } from "./usecases/run-schedules.ts";
 import type { BankRail, ComplianceDirectory } from "./usecases/ports.ts";
 
 type PayoutsConfig = ServiceConfig<typeof PayoutsEnv>;
 export type PayoutsService = Service<PayoutsConfig> & {
   reconciler: Job<number>;
+  /** The payout schedules' pass (`runOnce()`: undefined on a replica that is not the leader). */
+  scheduler: Job<RunSummary>;
   deps: PayoutsDeps;
   /** One reseal pass now (it also runs every PAYOUTS_RESEAL_INTERVAL_MS with retired keys in the ring); answers how many values moved. */
   reseal(): Promise<number>;
@@ -101,9 +106,12 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
   }
   // Sandbox payouts need no keys, so the service is ready without them; what needs them answers 503 and says why.
   if (ring === undefined) svc.log.warn("PII_KEYS is not set: bank accounts and live payouts are refused until encryption keys are configured");
+  // Payout schedules run on each org's sandbox clock: this service keeps a copy of the ledger's advances.
+  svc.followSandboxClock();
   const useCaseDeps = useCaseDepsOf(svc, deps, ring);
   registerHandlers(svc, useCaseDeps);
   registerAdminCommands(svc, useCaseDeps);
+  registerRunSchedules(svc, useCaseDeps, { batchMax: cfg.PAYOUTS_SCHEDULE_BATCH_MAX, leaseMs: cfg.PAYOUTS_SCHEDULE_LEASE_MS });
   svc.adminFind(pgPayoutsFinder(svc.sql));
   const jobs = registerJobs(svc, useCaseDeps, {
     reconcileIntervalMs: cfg.PAYOUTS_RECONCILE_INTERVAL_MS,
@@ -113,8 +121,11 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
     resealIntervalMs: cfg.PAYOUTS_RESEAL_INTERVAL_MS,
     resealBatchMax: cfg.PAYOUTS_RESEAL_BATCH_MAX,
     keyIds: ring === undefined ? [] : [...ring.keys.keys()],
+    scheduleIntervalMs: cfg.PAYOUTS_SCHEDULE_INTERVAL_MS,
+    scheduleBatchMax: cfg.PAYOUTS_SCHEDULE_BATCH_MAX,
+    scheduleLeaseMs: cfg.PAYOUTS_SCHEDULE_LEASE_MS,
   });
-  return Object.assign(svc, { reconciler: jobs.reconciler, deps: useCaseDeps, reseal: jobs.reseal });
+  return Object.assign(svc, { reconciler: jobs.reconciler, scheduler: jobs.schedules, deps: useCaseDeps, reseal: jobs.reseal });
 }
 
 /** The use cases' ports: PostgreSQL stores, the ledger and kyc over NATS, the sealer, the rail, the clock. */
@@ -125,12 +136,14 @@ function useCaseDepsOf(svc: Service<PayoutsConfig>, deps: PayoutsBuildDeps, ring
     bankAccounts: pgBankAccountStore(svc.sql),
     achFiles: pgAchFileStore(svc.sql),
     sealedValues: pgSealedValueStore(svc.sql),
+    schedules: pgScheduleStore(svc.sql),
     ledger: natsLedger(svc.nc, svc.prefix, cfg.PAYOUTS_LEDGER_TIMEOUT_MS),
     compliance: deps.compliance ?? natsCompliance(svc.nc, svc.prefix, cfg.PAYOUTS_KYC_TIMEOUT_MS),
     sealer: ring === undefined ? undefined : new Sealer(ring),
     rail: deps.rail ?? railOf(cfg),
     log: svc.log,
     now: deps.now ?? (() => new Date()),
+    clock: { now: (tenant) => svc.clock.now(tenant), advanced: () => svc.clock.advanced() },
     afterIntent: deps.afterIntent ?? (async () => {}),
     afterLedgerPost: deps.afterLedgerPost ?? (async () => {}),
     settlementDays: cfg.PAYOUTS_ACH_SETTLEMENT_DAYS,

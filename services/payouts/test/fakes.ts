@@ -17,7 +17,13 @@ import type {
   LedgerParticipant,
   LedgerWallet,
   PayoutStore,
+  ScheduleKey,
+  ScheduleRow,
+  ScheduleRun,
+  ScheduleStore,
   SealedValueStore,
+  TenantClock,
+  WalletEntry,
 } from "../src/usecases/ports.ts";
 
 const same = (r: { org_id: string; livemode: boolean }, t: Tenant) => r.org_id === t.orgId && r.livemode === t.livemode;
@@ -188,6 +194,8 @@ export class FakeLedger implements LedgerClient {
   readonly posts: PostRequestInput[] = [];
   readonly participants = new Map<string, LedgerParticipant>();
   readonly wallets = new Map<string, LedgerWallet>();
+  /** Each wallet's entries, oldest first. */
+  readonly entries = new Map<string, WalletEntry[]>();
   /** Replaced by a test to refuse or not answer. */
   answer: PostBehaviour = (req) => posted(req, this.walletOf(req));
 
@@ -232,6 +240,46 @@ export class FakeLedger implements LedgerClient {
     if (w === undefined) throw new DomainError("wallet_not_found", `Wallet ${walletId} not found`);
     return w;
   };
+
+  listWalletEntries: LedgerClient["listWalletEntries"] = async (_t, walletId, page) => {
+    const all = [...(this.entries.get(walletId) ?? [])].reverse();
+    return { entries: all.slice(page.offset, page.offset + page.limit), total: all.length };
+  };
+
+  /**
+   * One transaction's entries on a participant's wallet (signed amounts: + credits, − debits), moving its balance
+   * and its available balance as the ledger would.
+   */
+  record(
+    participantId: string,
+    kind: string,
+    referenceId: string,
+    amounts: readonly number[],
+    at: Date,
+    transactionId = `txn_${referenceId.replace(/[^a-z0-9]/gi, "")}`,
+  ): void {
+    const p = this.participants.get(participantId);
+    const w = p === undefined ? undefined : this.wallets.get(p.wallet_id);
+    if (p === undefined || w === undefined) throw new Error(`no participant ${participantId}`);
+    const list = this.entries.get(w.id) ?? [];
+    for (const a of amounts) {
+      w.balance += a;
+      w.available_balance += a;
+      p.available_balance_cents += a;
+      list.push({
+        entry_id: `ent_${list.length + 1}_${w.id.slice(-4)}`,
+        entry_type: a >= 0 ? "credit" : "debit",
+        amount: Math.abs(a),
+        transaction_id: transactionId,
+        reference_id: referenceId,
+        transaction_type: kind,
+        description: null,
+        balance_after: w.balance,
+        created_at: at.toISOString(),
+      });
+    }
+    this.entries.set(w.id, list);
+  }
 }
 
 /** What the ledger answers a post that moved `amount` out of `wallet` (its balance after). */
@@ -255,6 +303,68 @@ export function posted(req: PostRequestInput, wallet: LedgerWallet | undefined):
     extra: {},
     duplicate: false,
   };
+}
+
+const keyOf = (k: ScheduleKey) => `${k.org_id}|${String(k.livemode)}|${k.participant_id}`;
+
+/** Schedules and their runs, with the claim rules of the SQL (a claimed schedule is not claimed again). */
+export class FakeScheduleStore implements ScheduleStore {
+  readonly rows = new Map<string, ScheduleRow & { claim: string | null }>();
+  readonly runs = new Map<string, ScheduleRun>();
+  readonly events: NewEvent[] = [];
+
+  find: ScheduleStore["find"] = async (t, participantId) => {
+    const r = this.rows.get(keyOf({ org_id: t.orgId, livemode: t.livemode, participant_id: participantId }));
+    if (r === undefined) return undefined;
+    const { claim: _c, ...row } = r;
+    return row;
+  };
+
+  save: ScheduleStore["save"] = async (t, participantId, v) => {
+    const key = { org_id: t.orgId, livemode: t.livemode, participant_id: participantId };
+    const at = new Date();
+    const row = { ...key, ...v, created_at: this.rows.get(keyOf(key))?.created_at ?? at, updated_at: at };
+    this.rows.set(keyOf(key), { ...row, claim: null });
+    return { ...row };
+  };
+
+  claimDue: ScheduleStore["claimDue"] = async (cutoff, after, limit, token) => {
+    const due = [...this.rows.values()]
+      .filter((r) => {
+        const ahead = r.livemode ? 0 : (cutoff.advanced.get(r.org_id) ?? 0);
+        return r.next_run_at !== null && r.next_run_at.getTime() <= cutoff.at.getTime() + ahead * 1000 && r.claim === null;
+      })
+      .filter((r) => after === undefined || keyOf(r) > keyOf(after))
+      .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))
+      .slice(0, limit);
+    for (const r of due) r.claim = token;
+    return due.map(({ claim: _c, ...row }) => ({ ...row }));
+  };
+
+  findRun: ScheduleStore["findRun"] = async (k, period) => this.runs.get(`${keyOf(k)}|${period}`);
+
+  recordRun: ScheduleStore["recordRun"] = async (run, event) => {
+    const key = `${keyOf(run)}|${run.period}`;
+    if (this.runs.has(key)) return false;
+    this.runs.set(key, run);
+    if (event !== undefined) this.events.push(event);
+    return true;
+  };
+
+  finish: ScheduleStore["finish"] = async (k, token, next) => {
+    const r = this.rows.get(keyOf(k));
+    if (r?.claim !== token) return;
+    r.claim = null;
+    if (next !== undefined) r.next_run_at = next;
+  };
+}
+
+/** A clock the test sets: real time `base`, and how far each org's sandbox is ahead. */
+export class FakeClock implements TenantClock {
+  base = new Date(Date.UTC(2026, 10, 27, 12));
+  readonly ahead = new Map<string, number>();
+  now: TenantClock["now"] = (t) => new Date(this.base.getTime() + (t.livemode ? 0 : (this.ahead.get(t.orgId) ?? 0)) * 1000);
+  advanced: TenantClock["advanced"] = () => this.ahead;
 }
 
 export class FakeCompliance implements ComplianceDirectory {
@@ -284,6 +394,8 @@ export interface Fakes {
   bankAccounts: FakeBankAccountStore;
   ledger: FakeLedger;
   compliance: FakeCompliance;
+  schedules: FakeScheduleStore;
+  clock: FakeClock;
   sealer: Sealer;
   /** Where each crash-point hook ran, in order. */
   hooks: string[];
@@ -294,6 +406,8 @@ export function fakes(overrides: Partial<PayoutsDeps> = {}): Fakes {
   const bankAccounts = new FakeBankAccountStore();
   const ledger = new FakeLedger();
   const compliance = new FakeCompliance();
+  const schedules = new FakeScheduleStore();
+  const clock = new FakeClock();
   const sealer = new Sealer(parseKeyRing(generateKeyRingEntry("t1")));
   const hooks: string[] = [];
   // No file waits for delivery; a cut is not what these tests drive.
@@ -304,6 +418,8 @@ export function fakes(overrides: Partial<PayoutsDeps> = {}): Fakes {
     bankAccounts,
     achFiles,
     sealedValues,
+    schedules,
+    clock,
     ledger,
     compliance,
     sealer,
@@ -316,5 +432,5 @@ export function fakes(overrides: Partial<PayoutsDeps> = {}): Fakes {
     fileEntriesMax: 100,
     ...overrides,
   };
-  return { deps, payouts, bankAccounts, ledger, compliance, sealer, hooks };
+  return { deps, payouts, bankAccounts, ledger, compliance, schedules, clock, sealer, hooks };
 }

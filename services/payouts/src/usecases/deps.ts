@@ -1,13 +1,25 @@
 /** What the use cases need, made of ports only (ports.ts), and the helpers every use case shares about sealing. */
 import { DomainError, type Tenant } from "@treasury/contracts";
 import type { Logger } from "pino";
-import type { AchFileStore, BankAccountStore, BankDetailsSealer, BankRail, ComplianceDirectory, LedgerClient, PayoutStore, SealedValueStore } from "./ports.ts";
+import type {
+  AchFileStore,
+  BankAccountStore,
+  BankDetailsSealer,
+  BankRail,
+  ComplianceDirectory,
+  LedgerClient,
+  PayoutStore,
+  ScheduleStore,
+  SealedValueStore,
+  TenantClock,
+} from "./ports.ts";
 
 export interface PayoutsDeps {
   payouts: PayoutStore;
   bankAccounts: BankAccountStore;
   achFiles: AchFileStore;
   sealedValues: SealedValueStore;
+  schedules: ScheduleStore;
   ledger: LedgerClient;
   compliance: ComplianceDirectory;
   /** Seals bank account numbers; undefined without PII_KEYS (bank accounts and live payouts are then refused). */
@@ -15,7 +27,10 @@ export interface PayoutsDeps {
   /** The live rail; undefined when the ACH drop is not configured (live payouts are then refused). */
   rail: BankRail | undefined;
   log: Logger;
+  /** Real time, for when rows were written. */
   now: () => Date;
+  /** The tenant's time, for every time-driven rule (payout schedules): the sandbox clock in sandbox. */
+  clock: TenantClock;
   /** Runs after a payout's intent is recorded, before its ledger post (a crash point of the recovery tests). */
   afterIntent: () => Promise<void>;
   /** Runs between the ledger post and the settle step (the other crash point); a no-op otherwise. */

@@ -6,6 +6,7 @@
 import type { PostRequestInput, Tenant } from "@treasury/contracts";
 import type { LedgerPosted, NewEvent, OutboxRowValues, Sealer } from "@treasury/service-kit";
 import type { AchNotice, AchReturn } from "../domain/nacha-returns.ts";
+import type { PayoutInterval, Weekday } from "../domain/schedule.ts";
 import type { NachaCredit, NachaTotals } from "../domain/nacha.ts";
 import type {
   AchFileRow,
@@ -36,6 +37,22 @@ export interface LedgerParticipant {
   id: string;
   wallet_id: string;
   available_balance_cents: number;
+  /** What a payout may take now, less reserves (a ledger that keeps reserves shows it; else the available balance). */
+  payable_balance_cents?: number;
+}
+
+/** One entry of a wallet as the ledger lists it (newest first): credits raise a creator wallet, debits lower it. */
+export interface WalletEntry {
+  entry_id: string;
+  entry_type: "debit" | "credit";
+  amount: number;
+  transaction_id: string;
+  reference_id: string;
+  /** The ledger transaction's kind (sale, refund, transfer, payout…). */
+  transaction_type: string;
+  description: string | null;
+  balance_after: number | null;
+  created_at: string;
 }
 
 /**
@@ -47,6 +64,17 @@ export interface LedgerClient {
   post(req: PostRequestInput): Promise<LedgerPosted>;
   getParticipant(tenant: Tenant, participantId: string): Promise<LedgerParticipant>;
   getWallet(tenant: Tenant, walletId: string): Promise<LedgerWallet>;
+  /** One page of a wallet's entries, newest first (at most 100 a page). */
+  listWalletEntries(tenant: Tenant, walletId: string, page: { limit: number; offset: number }): Promise<{ entries: WalletEntry[]; total: number }>;
+}
+
+// ---- time -------------------------------------------------------------------------------------------------
+
+/** The time each tenant runs on (the kit's clock: real time in live, the org's test clock in sandbox). */
+export interface TenantClock {
+  now(tenant: Tenant): Date;
+  /** Seconds each advanced sandbox runs ahead of real time (for selecting due work of every org at once). */
+  advanced(): ReadonlyMap<string, number>;
 }
 
 // ---- kyc --------------------------------------------------------------------------------------------------
@@ -207,4 +235,60 @@ export interface ResealBatch {
 
 export interface SealedValueStore {
   batch<T>(fn: (batch: ResealBatch) => Promise<T>): Promise<T>;
+}
+
+// ---- payout schedules -------------------------------------------------------------------------------------
+
+export interface ScheduleValues {
+  interval: PayoutInterval;
+  weekly_anchor: Weekday | null;
+  monthly_anchor: number | null;
+  delay_days: number;
+  minimum_amount_cents: number;
+  next_run_at: Date | null;
+}
+
+export interface ScheduleRow extends ScheduleValues {
+  org_id: string;
+  livemode: boolean;
+  participant_id: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Which schedules are due: those whose next run is at or before `at`, plus each advanced sandbox's advance. */
+export interface DueCutoff {
+  at: Date;
+  advanced: ReadonlyMap<string, number>;
+}
+
+export interface ScheduleKey {
+  org_id: string;
+  livemode: boolean;
+  participant_id: string;
+}
+
+/** What one run did for one period. */
+export interface ScheduleRun extends ScheduleKey {
+  period: string;
+  outcome: "paid" | "skipped";
+  payout_id: string | null;
+  amount_cents: number | null;
+  reason: string | null;
+}
+
+export interface ScheduleStore {
+  find(tenant: Tenant, participantId: string): Promise<ScheduleRow | undefined>;
+  /** Inserts or replaces the participant's schedule (and drops a claim in flight: its run moves nothing it set). */
+  save(tenant: Tenant, participantId: string, values: ScheduleValues): Promise<ScheduleRow>;
+  /**
+   * Due schedules after `after` in key order, at most `limit`, each claimed with `token` for `leaseMs` (one not
+   * claimed by another run, or whose claim expired): no two runs work on one schedule at once.
+   */
+  claimDue(cutoff: DueCutoff, after: ScheduleKey | undefined, limit: number, token: string, leaseMs: number): Promise<ScheduleRow[]>;
+  findRun(key: ScheduleKey, period: string): Promise<ScheduleRun | undefined>;
+  /** Records a run once per period, with its event in the same transaction; false when the period has one already. */
+  recordRun(run: ScheduleRun, event: NewEvent | undefined): Promise<boolean>;
+  /** Ends this run's claim; moves next_run_at to `next` unless undefined (left due: retried by a later pass). */
+  finish(key: ScheduleKey, token: string, next: Date | undefined): Promise<void>;
 }

@@ -1,0 +1,30 @@
+/** Server-rendered HTML for the hosted statement page: plain strings, every interpolated value escaped. */
+
+export function esc(value: unknown): string {
+  return String(value ?? "").replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** Integer cents as dollars, exactly: no floating point on the way. */
+export function usd(amountCents: number): string {
+  const sign = amountCents < 0 ? "-" : "";
+  const abs = Math.abs(amountCents);
+  return `${sign}$${Math.floor(abs / 100).toLocaleString("en-US")}.${String(abs % 100).padStart(2, "0")}`;
+}
+
+const STYLE = `
+body{font-family:system-ui,-apple-system,sans-serif;background:#f6f7f9;margin:0;color:#1a1f36}
+main{max-width:760px;margin:48px auto;background:#fff;border-radius:12px;padding:32px;box-shadow:0 2px 12px rgba(0,0,0,.08)}
+h1{font-size:20px;margin:0 0 4px}.muted{color:#697386}
+table{width:100%;border-collapse:collapse;font-size:14px;margin-top:16px}caption{text-align:left;font-weight:600;padding-bottom:8px}
+td,th{padding:6px 4px;border-bottom:1px solid #eef1f4;text-align:left;vertical-align:top}.num{text-align:right;font-variant-numeric:tabular-nums}
+code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:anywhere}
+.sandbox{background:#fff4d6;padding:8px;border-radius:6px;font-size:13px}
+@page{margin:16mm}
+@media print{body{background:#fff}main{box-shadow:none;border-radius:0;margin:0;max-width:none;padding:0}}`;
+
+export function page(status: number, title: string, body: string): { ok: true; status: number; body: { html: string } } {
+  const html =
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+    `<meta name="robots" content="noindex"><title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
+  return { ok: true, status, body: { html } };
+}
