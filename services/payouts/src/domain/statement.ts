@@ -121,10 +121,11 @@ export function buildStatement(payoutId: string, entriesOldestFirst: readonly Wa
 
 /**
  * One field of RFC 4180 CSV: quoted (with quotes doubled) when it holds a comma, a quote, CR or LF, or starts or
- * ends with a space, which some readers trim.
+ * ends with a space, which some readers trim. Text a spreadsheet would run as a formula (an integrator's reference
+ * starting with =, +, -, @, tab or CR) is prefixed with a quote mark, as OWASP advises; numbers are left as they are.
  */
 export function csvField(value: string | number): string {
-  const s = String(value);
+  const s = typeof value === "string" && /^[=+\-@\t\r]/.test(value) ? `'${value}` : String(value);
   return /[",\r\n]|^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

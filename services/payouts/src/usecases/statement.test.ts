@@ -118,6 +118,10 @@ describe("payout statements", () => {
     expect(csvField("plain")).toBe("plain");
     expect(csvField('say "hi", then\r\nleave')).toBe('"say ""hi"", then\r\nleave"');
     expect(csvField(" padded")).toBe('" padded"');
+    // A reference a spreadsheet would run as a formula is kept as text; a negative amount stays a number.
+    expect(csvField('=HYPERLINK("x")')).toBe('"\'=HYPERLINK(""x"")"');
+    expect(csvField("@sum")).toBe("'@sum");
+    expect(csvField(-250)).toBe("-250");
     expect(csvField(-1200)).toBe("-1200");
   });
 
