@@ -42,7 +42,8 @@ export async function buildLedger(env: Record<string, string | undefined>, build
     batchSizes: postBatchSizes(svc.metrics),
     ...(build.pickShard === undefined ? {} : { pickShard: build.pickShard }),
   });
-  const deps = ledgerDeps(svc.sql, { poster, parser: build.statementParser ?? registerStatementParser(svc) });
+  // Every time-driven rule reads the tenant's clock: real time in live, the org's test clock in sandbox.
+  const deps = ledgerDeps(svc.sql, { poster, parser: build.statementParser ?? registerStatementParser(svc), now: (t) => svc.clock.now(t) });
   registerHandlers(svc, deps);
   registerImportHandlers(svc, deps);
   registerInternalHandlers(svc, deps);

@@ -45,16 +45,16 @@ export async function listHolds(q: Q, s: Tenant, f: HoldFilter, limit: number, o
     ${f.participantId !== undefined ? q`and participant_id = ${f.participantId}` : q``}
     ${f.walletId !== undefined ? q`and wallet_id = ${f.walletId}` : q``}
     ${f.ventureId !== undefined ? q`and metadata->>'venture_id' = ${f.ventureId}` : q``}
-    ${f.readyOnly === true ? q`and (hold_until is null or hold_until <= now())` : q``}`;
+    ${f.readyOnly === true ? q`and (hold_until is null or hold_until <= ${f.now ?? new Date()})` : q``}`;
   const rows = await q<RawHold[]>`select ${cols(q)} from ledger.holds where ${where} order by created_at, id limit ${limit} offset ${offset}`;
   const [count] = await q<{ n: string }[]>`select count(*) as n from ledger.holds where ${where}`;
   return { rows: rows.map(toHold), total: Number(count?.n ?? 0) };
 }
 
-export async function holdsSummary(q: Q, s: Tenant): Promise<HoldsSummaryRow> {
+export async function holdsSummary(q: Q, s: Tenant, now: Date): Promise<HoldsSummaryRow> {
   const rows = await q<{ code: string; held: string; ready: string; n: string }[]>`
     select hold_reason_code as code, sum(amount)::bigint as held,
-      coalesce(sum(amount) filter (where hold_until is null or hold_until <= now()), 0)::bigint as ready, count(*) as n
+      coalesce(sum(amount) filter (where hold_until is null or hold_until <= ${now}), 0)::bigint as ready, count(*) as n
     from ledger.holds where org_id = ${s.orgId} and livemode = ${s.livemode} and status = 'held'
     group by hold_reason_code order by hold_reason_code`;
   let totalHeld = 0;

@@ -37,6 +37,7 @@ import {
   unmatchedBankSideTransactions,
 } from "./reconciliation.ts";
 import { findSale, saleParticipant } from "./sales.ts";
+import { pgSandboxClockStore } from "./sandbox-clocks.ts";
 import { findRecordEntries, findRecordSale, findTransactionRow } from "./transaction-record.ts";
 import { findTransaction, latestReversal, listWalletEntries, transactionEntries } from "./transactions.ts";
 import { pgTxStore } from "./tx.ts";
@@ -57,6 +58,7 @@ export function pgStores(sql: Sql): LedgerStores {
     records: pgRecordStore(sql),
     bankLines: pgBankLineStore(sql),
     reconciliation: pgReconciliationStore(sql),
+    sandboxClocks: pgSandboxClockStore(sql),
     transaction: (fn) => withTx(sql, (tx) => fn(pgTxStore(tx))),
   };
 }
@@ -84,7 +86,7 @@ export function pgHoldStore(q: Q): HoldStore {
   return {
     find: (t, id) => findHold(q, t, id),
     list: (t, f, limit, offset) => listHolds(q, t, f, limit, offset),
-    summary: (t) => holdsSummary(q, t),
+    summary: (t, now) => holdsSummary(q, t, now),
     activeOfWallets: (t, walletIds) => activeHoldsOfWallets(q, t, walletIds),
   };
 }

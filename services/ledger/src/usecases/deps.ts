@@ -15,6 +15,7 @@ import type {
   ReconciliationStore,
   RecordStore,
   SaleStore,
+  SandboxClockStore,
   StatementParser,
   TransactionStore,
   TxStore,
@@ -33,6 +34,7 @@ export interface LedgerDeps {
   records: RecordStore;
   bankLines: BankLineStore;
   reconciliation: ReconciliationStore;
+  sandboxClocks: SandboxClockStore;
   /** Runs `fn` in one database transaction (retried on serialization failures and deadlocks). */
   transaction<T>(fn: (tx: TxStore) => Promise<T>): Promise<T>;
   /** The posting engine: the one way money moves. */

@@ -200,6 +200,7 @@ export class FakeLedger {
       records: unused("records"),
       bankLines: unused("bankLines"),
       reconciliation: unused("reconciliation"),
+      sandboxClocks: unused("sandboxClocks"),
       transaction: (fn) => fn(this.txStore()),
       poster: { post: (input, hooks) => this.post(input, hooks) },
       parser: unused("parser"),

@@ -106,7 +106,8 @@ export interface ParticipantStore {
 export interface HoldStore {
   find(t: Tenant, id: string): Promise<HoldRow | undefined>;
   list(t: Tenant, f: HoldFilter, limit: number, offset: number): Promise<Page<HoldRow>>;
-  summary(t: Tenant): Promise<HoldsSummaryRow>;
+  /** Totals of held holds; ready = due by `now` (the tenant's clock). */
+  summary(t: Tenant, now: Date): Promise<HoldsSummaryRow>;
   /** Active holds of some wallets, oldest first. */
   activeOfWallets(t: Tenant, walletIds: readonly string[]): Promise<HoldRow[]>;
 }
@@ -240,5 +241,19 @@ export interface StatementParser {
   parse(input: Buffer | string, opts: ParseOptions, deadline: number): Promise<ParseResult>;
 }
 
-/** The clock: what "now" is for holds' readiness and reports' default end. */
-export type Clock = () => Date;
+/**
+ * The clock: what "now" is for a tenant (holds' readiness, auto-release, reports' default end). Live runs on real
+ * time; an org's sandbox on real time plus how far its test clock was advanced (the kit's svc.clock).
+ */
+export type Clock = (tenant: Tenant) => Date;
+
+/** The ledger's copy of the sandbox test clocks (the kit table ledger.sandbox_clocks, which the ledger owns). */
+export interface SandboxClockStore {
+  /** Seconds the org's sandbox runs ahead of real time, as stored (0 when never advanced). */
+  advancedSeconds(orgId: string): Promise<number>;
+  /**
+   * In one database transaction: reads the org's advance under lock and asks `next` for the new one; when it is
+   * larger, writes it and the `sandbox_clock.advanced` event with `data(seconds)`. Answers the advance in force.
+   */
+  advance(orgId: string, next: (current: number) => number, data: (seconds: number) => Record<string, unknown>): Promise<number>;
+}

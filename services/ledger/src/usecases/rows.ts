@@ -111,6 +111,8 @@ export interface HoldFilter {
   ventureId?: string | undefined;
   readyOnly?: boolean | undefined;
   status?: "held" | "released" | undefined;
+  /** What readyOnly compares hold_until with: the tenant's clock (real time when absent). */
+  now?: Date | undefined;
 }
 
 export interface HoldsSummaryRow {
