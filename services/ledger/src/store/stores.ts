@@ -21,7 +21,7 @@ import { accountKinds, ensureSystemAccount, findConsumerWallet, findCreatorWalle
 import { findBankLine, findTemplate, listTemplates, unmatchedBankLines, unmatchedBankLinesForMatching, upsertTemplate } from "./bank-lines.ts";
 import { findBill } from "./bills.ts";
 import type { Q, Sql } from "./db.ts";
-import { activeHoldsOfWallets, findHold, holdsSummary, listHolds } from "./holds.ts";
+import { activeHoldsOfWallets, dueAutoReleaseHolds, findHold, holdsSummary, listHolds } from "./holds.ts";
 import { accountTotals, entriesWithAccounts, listTransactions, transactionsByAccountingTime } from "./listing.ts";
 import { findParticipant, listParticipants, participantExists } from "./participants.ts";
 import {
@@ -88,6 +88,7 @@ export function pgHoldStore(q: Q): HoldStore {
     list: (t, f, limit, offset) => listHolds(q, t, f, limit, offset),
     summary: (t, now) => holdsSummary(q, t, now),
     activeOfWallets: (t, walletIds) => activeHoldsOfWallets(q, t, walletIds),
+    dueForRelease: (realNow, advanced, limit) => dueAutoReleaseHolds(q, realNow, advanced, limit),
   };
 }
 

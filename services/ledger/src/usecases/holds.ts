@@ -73,7 +73,8 @@ export async function createHold(deps: HoldDeps, tenant: Tenant, body: CreateHol
     ],
     ...(body.description !== undefined ? { description: body.description } : {}),
   };
-  const outcome = await deps.poster.post(request);
+  // auto_release is the ledger's own (the posting request cannot say it): part of what a replay must match.
+  const outcome = await deps.poster.post(request, body.auto_release === true ? { autoRelease: [0], hashInput: { request, auto_release: true } } : undefined);
   const hold = await loadCreatedHold(deps, tenant, outcome, deps.now(tenant));
   if (outcome.duplicate) throw duplicateReference(outcome, "hold", hold);
   return { hold };
@@ -126,7 +127,7 @@ export async function releaseHold(deps: HoldDeps, tenant: Tenant, holdId: string
   };
   let outcome: PostOutcome;
   try {
-    outcome = await deps.poster.post(request);
+    outcome = await deps.poster.post(request, { releasedBy: "api" });
   } catch (e) {
     // A concurrent release won: answer what it did.
     if (e instanceof DomainError && (e.code === "hold_already_released" || e.code === "idempotency_conflict")) {

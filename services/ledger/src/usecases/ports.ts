@@ -5,7 +5,7 @@
  * Every read and write names its tenant (org and environment).
  */
 import type { ParseOptions, ParseResult } from "@treasury/bank-statements";
-import type { PostOutcome, Tenant } from "@treasury/contracts";
+import type { PostOutcome, PostRequestInput, Tenant } from "@treasury/contracts";
 import type { AccountType, Side, SystemAccountType } from "../domain/accounts.ts";
 import type { Cover, ResolvedPosting } from "../domain/posting.ts";
 import type { RefundPlan } from "../domain/refund.ts";
@@ -72,6 +72,16 @@ export interface Derived {
 export interface PostHooks {
   derive?: (tx: TxStore, ctx: { transactionId: string; tenant: Tenant }) => Promise<Derived>;
   hashInput?: unknown;
+  /**
+   * The request whose hash is the idempotency hash, when the ledger added to what the client asked for (a sale's
+   * reserve hold): a replay then matches whatever the ledger added the first time. Unlike hashInput, the request
+   * keeps group commit.
+   */
+  hashAs?: PostRequestInput;
+  /** Indexes into holds_create of the holds that release themselves at hold_until (each must have one). */
+  autoRelease?: readonly number[];
+  /** Who released the request's holds_release, as `hold.released` says (`api`: a client's release; `schedule`: auto-release). */
+  releasedBy?: "api" | "schedule";
   /** A refund's facts about its sale: the engine computes the refund inside the batch (usecases/refund.ts). */
   refund?: RefundPlan;
 }
@@ -110,6 +120,18 @@ export interface HoldStore {
   summary(t: Tenant, now: Date): Promise<HoldsSummaryRow>;
   /** Active holds of some wallets, oldest first. */
   activeOfWallets(t: Tenant, walletIds: readonly string[]): Promise<HoldRow[]>;
+  /**
+   * Auto-release holds of every org and environment whose hold_until has passed on their own clock (live:
+   * `realNow`; an org's sandbox: `realNow` plus its advance), soonest first, at most `limit`.
+   */
+  dueForRelease(realNow: Date, advanced: ReadonlyMap<string, number>, limit: number): Promise<DueHold[]>;
+}
+
+/** An auto-release hold that is due. */
+export interface DueHold {
+  id: string;
+  org_id: string;
+  livemode: boolean;
 }
 
 export interface AccountStore {

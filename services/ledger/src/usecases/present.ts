@@ -47,6 +47,7 @@ export function presentHold(h: HoldRow, now: Date): Record<string, unknown> {
     held_since: h.created_at.toISOString(),
     days_held: Math.max(0, Math.floor((now.getTime() - h.created_at.getTime()) / DAY_MS)),
     hold_until: h.hold_until?.toISOString() ?? null,
+    auto_release: h.auto_release,
     ready_for_release: h.status === "held" && holdReady(h, now),
     release_status: h.status,
     transaction_reference: h.transaction_id,

@@ -103,6 +103,8 @@ export interface HoldRow {
   released_at: Date | null;
   release_transaction_id: string | null;
   release_transfer_executed: boolean | null;
+  /** Released by the ledger at hold_until (the auto-release job). */
+  auto_release: boolean;
 }
 
 export interface HoldFilter {
