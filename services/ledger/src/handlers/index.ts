@@ -9,6 +9,7 @@ import { createParticipant, getParticipant, listParticipants } from "../usecases
 import { payBill, recordAdjustment, recordBill, recordExpense, recordIncome, recordOpeningBalance, recordTransfer } from "../usecases/records.ts";
 import { generateReport } from "../usecases/reports.ts";
 import { reverseTransaction } from "../usecases/reverse.ts";
+import { getReserve, putReserve } from "../usecases/reserves.ts";
 import { recordSale } from "../usecases/sale.ts";
 import { advanceSandboxClock, getSandboxClock } from "../usecases/sandbox-clock.ts";
 import { getTransactions } from "../usecases/transactions.ts";
@@ -36,6 +37,10 @@ function participantOps(deps: LedgerDeps): Handlers {
       return { body: await listParticipants(deps, tenantOf(ctx.auth), { limit: q.limit ?? WALLET_PAGE_DEFAULT, offset: q.offset ?? 0 }) };
     },
     getParticipant: async (req, ctx) => ({ body: { participant: await getParticipant(deps, tenantOf(ctx.auth), param(req.params, "participant_id")) } }),
+    putReserve: async (req, ctx) => ({
+      body: await putReserve(deps, tenantOf(ctx.auth), param(req.params, "participant_id"), decode(schemas.ReserveBody, req.body, "body")),
+    }),
+    getReserve: async (req, ctx) => ({ body: await getReserve(deps, tenantOf(ctx.auth), param(req.params, "participant_id")) }),
   };
 }
 

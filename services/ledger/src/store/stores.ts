@@ -37,6 +37,7 @@ import {
   unmatchedBankSideTransactions,
 } from "./reconciliation.ts";
 import { findSale, saleParticipant } from "./sales.ts";
+import { findReserves, putReserve } from "./reserves.ts";
 import { pgSandboxClockStore } from "./sandbox-clocks.ts";
 import { findRecordEntries, findRecordSale, findTransactionRow } from "./transaction-record.ts";
 import { findTransaction, latestReversal, listWalletEntries, transactionEntries } from "./transactions.ts";
@@ -59,6 +60,7 @@ export function pgStores(sql: Sql): LedgerStores {
     bankLines: pgBankLineStore(sql),
     reconciliation: pgReconciliationStore(sql),
     sandboxClocks: pgSandboxClockStore(sql),
+    reserves: { find: (t, ids) => findReserves(sql, t, ids), put: (t, r) => putReserve(sql, t, r) },
     transaction: (fn) => withTx(sql, (tx) => fn(pgTxStore(tx))),
   };
 }

@@ -14,6 +14,7 @@ import type {
   PostPort,
   ReconciliationStore,
   RecordStore,
+  ReserveStore,
   SaleStore,
   SandboxClockStore,
   StatementParser,
@@ -35,6 +36,7 @@ export interface LedgerDeps {
   bankLines: BankLineStore;
   reconciliation: ReconciliationStore;
   sandboxClocks: SandboxClockStore;
+  reserves: ReserveStore;
   /** Runs `fn` in one database transaction (retried on serialization failures and deadlocks). */
   transaction<T>(fn: (tx: TxStore) => Promise<T>): Promise<T>;
   /** The posting engine: the one way money moves. */

@@ -9,7 +9,7 @@ import { cents, DomainError, PostRequest, type PostOutcome, type PostResult, typ
 import { NORMAL_SIDE, type SystemAccountType } from "../domain/accounts.ts";
 import type { LedgerDeps } from "./deps.ts";
 import type { Derived, PostHooks, TxStore } from "./ports.ts";
-import type { EntryRow, HoldRow, ParticipantWithBalance, SaleRow, SystemAccount, TransactionRow, WalletRow } from "./rows.ts";
+import type { EntryRow, HoldRow, ParticipantWithBalance, ReserveRow, SaleRow, SystemAccount, TransactionRow, WalletRow } from "./rows.ts";
 
 export const TENANT: Tenant = { orgId: "org_fake", livemode: false };
 const EPOCH = new Date("2026-01-01T00:00:00Z");
@@ -121,6 +121,8 @@ export class FakeLedger {
   readonly wallets = new Map<string, WalletRow>();
   readonly participants = new Map<string, ParticipantWithBalance>();
   readonly holds = new Map<string, HoldRow>();
+  /** Participants' reserves, by participant id. */
+  readonly reserves = new Map<string, ReserveRow>();
   /** By sale reference. */
   readonly sales = new Map<string, SaleRow>();
   readonly transactions = new Map<string, TransactionRow>();
@@ -190,10 +192,33 @@ export class FakeLedger {
       bankLines: unused("bankLines"),
       reconciliation: unused("reconciliation"),
       sandboxClocks: unused("sandboxClocks"),
+      reserves: this.reserveStore(),
       transaction: (fn) => fn(this.txStore()),
       poster: { post: (input, hooks) => this.post(input, hooks) },
       parser: unused("parser"),
       now: () => this.now,
+    };
+  }
+
+  private reserveStore(): LedgerDeps["reserves"] {
+    return {
+      find: async (_t, ids) =>
+        this.read(
+          "reserves.find",
+          [...this.reserves.values()].filter((r) => ids.includes(r.participant_id)),
+        ),
+      put: async (_t, r) => {
+        const row: ReserveRow = {
+          participant_id: r.participantId,
+          reserve_type: r.type,
+          percent_bps: r.percentBps,
+          days: r.days,
+          amount_cents: r.amountCents === null ? null : cents(r.amountCents),
+          updated_at: this.now,
+        };
+        this.reserves.set(r.participantId, row);
+        return row;
+      },
     };
   }
 

@@ -30,12 +30,14 @@ import type {
   NewImport,
   NewMatch,
   NewParticipant,
+  NewReserve,
   NewWallet,
   ParticipantRow,
   ParticipantWithBalance,
   RecordEntryRow,
   RecordRow,
   RecordSaleRow,
+  ReserveRow,
   SaleRow,
   SystemAccount,
   TemplateRow,
@@ -132,6 +134,13 @@ export interface DueHold {
   id: string;
   org_id: string;
   livemode: boolean;
+}
+
+export interface ReserveStore {
+  /** The reserves of some participants (none stored: not in the answer). */
+  find(t: Tenant, participantIds: readonly string[]): Promise<ReserveRow[]>;
+  /** Replaces a participant's reserve. */
+  put(t: Tenant, r: NewReserve): Promise<ReserveRow>;
 }
 
 export interface AccountStore {

@@ -97,13 +97,22 @@ export function presentParticipant(p: ParticipantRow, created?: boolean): Record
   };
 }
 
-/** A participant row of get/list: the balance snapshot and its active holds. */
-export function presentParticipantBalance(p: ParticipantWithBalance, holds: readonly HoldRow[]): Record<string, unknown> {
+/**
+ * A participant row of get/list: the balance snapshot (with its reserve figures: usecases/reserves.ts) and its
+ * active holds.
+ */
+export function presentParticipantBalance(
+  p: ParticipantWithBalance,
+  holds: readonly HoldRow[],
+  reserve: { reserved_amount_cents: number; payable_balance_cents: number },
+): Record<string, unknown> {
   return {
     ...presentParticipant(p),
     ledger_balance_cents: p.balance,
     held_amount_cents: p.held_amount,
     available_balance_cents: p.balance - p.held_amount,
+    reserved_amount_cents: reserve.reserved_amount_cents,
+    payable_balance_cents: reserve.payable_balance_cents,
     holds: holds.map((h) => ({
       hold_id: h.id,
       amount_cents: h.amount,

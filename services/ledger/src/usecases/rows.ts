@@ -107,6 +107,24 @@ export interface HoldRow {
   auto_release: boolean;
 }
 
+/** A participant's reserve as stored (usecases/reserves.ts). */
+export interface ReserveRow {
+  participant_id: string;
+  reserve_type: "rolling" | "fixed" | "none";
+  percent_bps: number | null;
+  days: number | null;
+  amount_cents: Cents | null;
+  updated_at: Date;
+}
+
+export interface NewReserve {
+  participantId: string;
+  type: ReserveRow["reserve_type"];
+  percentBps: number | null;
+  days: number | null;
+  amountCents: number | null;
+}
+
 export interface HoldFilter {
   participantId?: string | undefined;
   walletId?: string | undefined;
