@@ -2,7 +2,8 @@
  * The ledger service: participants, wallets, holds, transfers, top-ups, withdrawals, accounting records, reports,
  * bank imports and reconciliation, and the posting engine every other service moves money through
  * (`svc.ledger.post`). Composes: the posting engine (posting/), the use cases' deps (deps.ts), the handlers, the
- * operator commands and `admin find` answers (admin/) and the invariant check (jobs/verify.ts).
+ * operator commands and `admin find` answers (admin/), the invariant check (jobs/verify.ts) and hold auto-release
+ * (jobs/auto-release.ts).
  */
 import { createService, type Job, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { registerAdminCommands } from "./admin/commands.ts";
@@ -12,6 +13,7 @@ import { ledgerDeps } from "./deps.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { registerImportHandlers } from "./handlers/imports.ts";
 import { registerInternalHandlers } from "./handlers/internal.ts";
+import { registerAutoReleaseJob } from "./jobs/auto-release.ts";
 import { registerVerifyJob, type VerifyOutcome } from "./jobs/verify.ts";
 import { postBatchSizes, Poster } from "./posting/index.ts";
 import { registerStatementParser } from "./statement-parser/register.ts";
@@ -32,6 +34,8 @@ export interface LedgerService extends Service<ServiceConfig<typeof LedgerEnv>> 
   deps: LedgerDeps;
   /** The periodic invariant check (a leader job: one replica runs it). */
   verify: Job<VerifyOutcome>;
+  /** Releases due auto-release holds (a leader job woken by sandbox clock advances); answers how many it released. */
+  autoRelease: Job<number>;
 }
 
 export async function buildLedger(env: Record<string, string | undefined>, build: LedgerBuildDeps = {}): Promise<LedgerService> {
@@ -42,12 +46,14 @@ export async function buildLedger(env: Record<string, string | undefined>, build
     batchSizes: postBatchSizes(svc.metrics),
     ...(build.pickShard === undefined ? {} : { pickShard: build.pickShard }),
   });
-  const deps = ledgerDeps(svc.sql, { poster, parser: build.statementParser ?? registerStatementParser(svc) });
+  // Every time-driven rule reads the tenant's clock: real time in live, the org's test clock in sandbox.
+  const deps = ledgerDeps(svc.sql, { poster, parser: build.statementParser ?? registerStatementParser(svc), now: (t) => svc.clock.now(t) });
   registerHandlers(svc, deps);
   registerImportHandlers(svc, deps);
   registerInternalHandlers(svc, deps);
   registerAdminCommands(svc, { sql: svc.sql, verifyTimeoutMs: svc.config.LEDGER_VERIFY_TIMEOUT_MS });
   registerAdminFind(svc, svc.sql);
   const verify = registerVerifyJob(svc);
-  return Object.assign(svc, { poster, deps, verify });
+  const autoRelease = registerAutoReleaseJob(svc, deps);
+  return Object.assign(svc, { poster, deps, verify, autoRelease });
 }

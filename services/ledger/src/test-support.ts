@@ -52,7 +52,7 @@ export async function startLedger(opts: { poolMax?: number; deps?: LedgerBuildDe
     svc,
     poster: svc.poster,
     sql,
-    deps: ledgerDeps(sql, { poster: svc.poster, parser: noStatements }),
+    deps: ledgerDeps(sql, { poster: svc.poster, parser: noStatements, now: (t) => svc.clock.now(t) }),
     // The test superuser's connection: the ledger's own may not publish to its public subjects (ADR 0011).
     call: async (op, auth, req = {}) =>
       rpcCall(

@@ -9,7 +9,9 @@ import { createParticipant, getParticipant, listParticipants } from "../usecases
 import { payBill, recordAdjustment, recordBill, recordExpense, recordIncome, recordOpeningBalance, recordTransfer } from "../usecases/records.ts";
 import { generateReport } from "../usecases/reports.ts";
 import { reverseTransaction } from "../usecases/reverse.ts";
+import { getReserve, putReserve } from "../usecases/reserves.ts";
 import { recordSale } from "../usecases/sale.ts";
+import { advanceSandboxClock, getSandboxClock } from "../usecases/sandbox-clock.ts";
 import { getTransactions } from "../usecases/transactions.ts";
 import { createWallet, getWallet, listWalletEntries, listWallets, WALLET_PAGE_DEFAULT } from "../usecases/wallets.ts";
 import { decode, param } from "./decode.ts";
@@ -20,7 +22,7 @@ type Handlers = Record<string, RpcHandler>;
 const HoldsOffset = z.object({ offset: schemas.pagingInt(0, 1_000_000_000).optional() });
 
 export function registerHandlers(svc: Pick<Service, "handle">, deps: LedgerDeps): void {
-  const ops: Handlers = { ...participantOps(deps), ...walletOps(deps), ...holdOps(deps), ...recordOps(deps), ...transactionOps(deps) };
+  const ops: Handlers = { ...participantOps(deps), ...walletOps(deps), ...holdOps(deps), ...recordOps(deps), ...transactionOps(deps), ...clockOps(deps) };
   for (const [operation, handler] of Object.entries(ops)) svc.handle(operation, handler);
 }
 
@@ -35,6 +37,10 @@ function participantOps(deps: LedgerDeps): Handlers {
       return { body: await listParticipants(deps, tenantOf(ctx.auth), { limit: q.limit ?? WALLET_PAGE_DEFAULT, offset: q.offset ?? 0 }) };
     },
     getParticipant: async (req, ctx) => ({ body: { participant: await getParticipant(deps, tenantOf(ctx.auth), param(req.params, "participant_id")) } }),
+    putReserve: async (req, ctx) => ({
+      body: await putReserve(deps, tenantOf(ctx.auth), param(req.params, "participant_id"), decode(schemas.ReserveBody, req.body, "body")),
+    }),
+    getReserve: async (req, ctx) => ({ body: await getReserve(deps, tenantOf(ctx.auth), param(req.params, "participant_id")) }),
   };
 }
 
@@ -113,5 +119,15 @@ function transactionOps(deps: LedgerDeps): Handlers {
     }),
     getTransactions: async (req, ctx) => ({ body: await getTransactions(deps, tenantOf(ctx.auth), decode(schemas.GetTransactionsQuery, req.query, "query")) }),
     generateReport: async (req, ctx) => ({ body: await generateReport(deps, tenantOf(ctx.auth), decode(schemas.GenerateReportBody, req.body, "body")) }),
+  };
+}
+
+/** The sandbox test clock (sandbox keys only). */
+function clockOps(deps: LedgerDeps): Handlers {
+  return {
+    getSandboxClock: async (_req, ctx) => ({ body: await getSandboxClock(deps, tenantOf(ctx.auth)) }),
+    advanceSandboxClock: async (req, ctx) => ({
+      body: await advanceSandboxClock(deps, tenantOf(ctx.auth), decode(schemas.SandboxClockAdvanceBody, req.body, "body")),
+    }),
   };
 }

@@ -57,6 +57,8 @@ export function newHold(p: Pending, spec: Pending["req"]["holds_create"][number]
     releaseTransferTo: spec.release_transfer_to_participant_id ?? null,
     transactionId: txnId,
     metadata: (spec.metadata ?? {}) as Record<string, unknown>,
+    // Only an in-process use case asks for it (PostHooks.autoRelease): the posting RPC cannot.
+    autoRelease: spec.hold_until !== undefined && p.hooks?.autoRelease?.includes(i) === true,
   };
 }
 
@@ -75,6 +77,7 @@ export function holdCreatedEvent(p: Pending, hold: BatchHold, txnId: string): Ba
       currency: CURRENCY,
       hold_reason_code: hold.reasonCode,
       hold_until: hold.holdUntil,
+      auto_release: hold.autoRelease,
       reference_id: hold.referenceId,
       transaction_id: txnId,
     },
@@ -105,6 +108,8 @@ export function holdReleasedEvent(
       transfer_executed: transferExecuted,
       transaction_id: txnId,
       ...(reason === undefined ? {} : { reason }),
+      // A cover that used a hold whole is neither a client's release nor the schedule's.
+      ...(reason === undefined && p.hooks?.releasedBy !== undefined ? { released_by: p.hooks.releasedBy } : {}),
     },
   };
 }

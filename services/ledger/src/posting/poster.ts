@@ -74,9 +74,11 @@ export class Poster implements PostPort {
 
   post(input: unknown, hooks?: PostHooks): Promise<PostOutcome> {
     let req: PostRequest;
+    let hashed: PostRequest;
     try {
       // An extension's or a refund's postings are computed in the transaction: the request may carry none.
       req = parsePostRequest(input, hooks?.derive !== undefined || hooks?.refund !== undefined);
+      hashed = hooks?.hashAs === undefined ? req : parsePostRequest(hooks.hashAs, true);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -87,8 +89,8 @@ export class Poster implements PostPort {
       const plan = hooks?.refund;
       this.queue.push({
         req,
-        hash: hooks?.hashInput === undefined ? postRequestHash(req) : requestHash(hooks.hashInput),
-        hashWithoutDate: hooks?.hashInput === undefined ? postRequestHashWithoutDate(req) : undefined,
+        hash: hooks?.hashInput === undefined ? postRequestHash(hashed) : requestHash(hooks.hashInput),
+        hashWithoutDate: hooks?.hashInput === undefined ? postRequestHashWithoutDate(hashed) : undefined,
         key: keyOf(req),
         refs,
         // A refund holds its sale (and its creator's wallet): two batches never refund one sale at once.

@@ -87,6 +87,8 @@ export interface BatchHold {
   releaseTransferTo: string | null;
   transactionId: string;
   metadata: Record<string, unknown>;
+  /** Released by the ledger's auto-release job once its clock passes holdUntil. */
+  autoRelease: boolean;
 }
 
 /** A sale the batch records: a NewSale with its scope. */
@@ -224,14 +226,16 @@ function insertEvents(q: Q, ev: BatchWrite["events"]): Fragment {
 function insertHolds(q: Q, ho: BatchWrite["holds"]): Fragment {
   return q`
       insert into ledger.holds (id, org_id, livemode, wallet_id, participant_id, amount, reference_id, hold_reason_code,
-        hold_reason_description, hold_until, release_transfer_to_participant_id, status, transaction_id, metadata)
+        hold_reason_description, hold_until, release_transfer_to_participant_id, status, transaction_id, metadata, auto_release)
       select v.id, v.org_id, v.livemode, v.wallet_id, v.participant_id, v.amount, v.reference_id, v.reason_code, v.description,
-        v.hold_until, v.release_to, 'held', v.transaction_id, j.doc
+        v.hold_until, v.release_to, 'held', v.transaction_id, j.doc, v.auto_release
       from unnest(${plain(ho.map((r) => r.id))}::text[], ${quoted(ho.map((r) => r.orgId))}::text[], ${bools(ho.map((r) => r.livemode))}::boolean[],
         ${plain(ho.map((r) => r.walletId))}::uuid[], ${quoted(ho.map((r) => r.participantId))}::text[], ${plain(ho.map((r) => r.amount))}::bigint[],
         ${quoted(ho.map((r) => r.referenceId))}::text[], ${quoted(ho.map((r) => r.reasonCode))}::text[], ${quoted(ho.map((r) => r.description))}::text[],
-        ${quoted(ho.map((r) => r.holdUntil))}::timestamptz[], ${quoted(ho.map((r) => r.releaseTransferTo))}::text[], ${plain(ho.map((r) => r.transactionId))}::text[])
-        with ordinality as v(id, org_id, livemode, wallet_id, participant_id, amount, reference_id, reason_code, description, hold_until, release_to, transaction_id, n)
+        ${quoted(ho.map((r) => r.holdUntil))}::timestamptz[], ${quoted(ho.map((r) => r.releaseTransferTo))}::text[], ${plain(ho.map((r) => r.transactionId))}::text[],
+        ${bools(ho.map((r) => r.autoRelease))}::boolean[])
+        with ordinality as v(id, org_id, livemode, wallet_id, participant_id, amount, reference_id, reason_code, description, hold_until, release_to,
+          transaction_id, auto_release, n)
       join jsonb_array_elements(${q.json(ho.map((r) => r.metadata) as JSONValue)}::jsonb) with ordinality as j(doc, n) on j.n = v.n
       returning 1`;
 }

@@ -21,7 +21,7 @@ import { accountKinds, ensureSystemAccount, findConsumerWallet, findCreatorWalle
 import { findBankLine, findTemplate, listTemplates, unmatchedBankLines, unmatchedBankLinesForMatching, upsertTemplate } from "./bank-lines.ts";
 import { findBill } from "./bills.ts";
 import type { Q, Sql } from "./db.ts";
-import { activeHoldsOfWallets, findHold, holdsSummary, listHolds } from "./holds.ts";
+import { activeHoldsOfWallets, dueAutoReleaseHolds, findHold, holdsSummary, listHolds } from "./holds.ts";
 import { accountTotals, entriesWithAccounts, listTransactions, transactionsByAccountingTime } from "./listing.ts";
 import { findParticipant, listParticipants, participantExists } from "./participants.ts";
 import {
@@ -37,6 +37,8 @@ import {
   unmatchedBankSideTransactions,
 } from "./reconciliation.ts";
 import { findSale, saleParticipant } from "./sales.ts";
+import { findReserves, putReserve } from "./reserves.ts";
+import { pgSandboxClockStore } from "./sandbox-clocks.ts";
 import { findRecordEntries, findRecordSale, findTransactionRow } from "./transaction-record.ts";
 import { findTransaction, latestReversal, listWalletEntries, transactionEntries } from "./transactions.ts";
 import { pgTxStore } from "./tx.ts";
@@ -57,6 +59,8 @@ export function pgStores(sql: Sql): LedgerStores {
     records: pgRecordStore(sql),
     bankLines: pgBankLineStore(sql),
     reconciliation: pgReconciliationStore(sql),
+    sandboxClocks: pgSandboxClockStore(sql),
+    reserves: { find: (t, ids) => findReserves(sql, t, ids), put: (t, r) => putReserve(sql, t, r) },
     transaction: (fn) => withTx(sql, (tx) => fn(pgTxStore(tx))),
   };
 }
@@ -84,8 +88,9 @@ export function pgHoldStore(q: Q): HoldStore {
   return {
     find: (t, id) => findHold(q, t, id),
     list: (t, f, limit, offset) => listHolds(q, t, f, limit, offset),
-    summary: (t) => holdsSummary(q, t),
+    summary: (t, now) => holdsSummary(q, t, now),
     activeOfWallets: (t, walletIds) => activeHoldsOfWallets(q, t, walletIds),
+    dueForRelease: (realNow, advanced, limit) => dueAutoReleaseHolds(q, realNow, advanced, limit),
   };
 }
 

@@ -14,7 +14,9 @@ import type {
   PostPort,
   ReconciliationStore,
   RecordStore,
+  ReserveStore,
   SaleStore,
+  SandboxClockStore,
   StatementParser,
   TransactionStore,
   TxStore,
@@ -33,6 +35,8 @@ export interface LedgerDeps {
   records: RecordStore;
   bankLines: BankLineStore;
   reconciliation: ReconciliationStore;
+  sandboxClocks: SandboxClockStore;
+  reserves: ReserveStore;
   /** Runs `fn` in one database transaction (retried on serialization failures and deadlocks). */
   transaction<T>(fn: (tx: TxStore) => Promise<T>): Promise<T>;
   /** The posting engine: the one way money moves. */

@@ -9,7 +9,7 @@ import { cents, DomainError, PostRequest, type PostOutcome, type PostResult, typ
 import { NORMAL_SIDE, type SystemAccountType } from "../domain/accounts.ts";
 import type { LedgerDeps } from "./deps.ts";
 import type { Derived, PostHooks, TxStore } from "./ports.ts";
-import type { EntryRow, HoldRow, ParticipantWithBalance, SaleRow, SystemAccount, TransactionRow, WalletRow } from "./rows.ts";
+import type { EntryRow, HoldRow, ParticipantWithBalance, ReserveRow, SaleRow, SystemAccount, TransactionRow, WalletRow } from "./rows.ts";
 
 export const TENANT: Tenant = { orgId: "org_fake", livemode: false };
 const EPOCH = new Date("2026-01-01T00:00:00Z");
@@ -56,6 +56,7 @@ export function holdRow(over: Partial<HoldRow> & { id: string; wallet_id: string
     released_at: null,
     release_transaction_id: null,
     release_transfer_executed: null,
+    auto_release: false,
     ...over,
   };
 }
@@ -120,6 +121,8 @@ export class FakeLedger {
   readonly wallets = new Map<string, WalletRow>();
   readonly participants = new Map<string, ParticipantWithBalance>();
   readonly holds = new Map<string, HoldRow>();
+  /** Participants' reserves, by participant id. */
+  readonly reserves = new Map<string, ReserveRow>();
   /** By sale reference. */
   readonly sales = new Map<string, SaleRow>();
   readonly transactions = new Map<string, TransactionRow>();
@@ -164,19 +167,7 @@ export class FakeLedger {
         },
         exists: async (_t, id) => this.read("participants.exists", this.participants.has(id)),
       },
-      holds: {
-        find: async (_t, id) => this.read("holds.find", this.holds.get(id)),
-        list: async (_t, f) => {
-          const rows = [...this.holds.values()].filter((h) => f.status === undefined || h.status === f.status);
-          return this.read("holds.list", { rows, total: rows.length });
-        },
-        summary: async () => this.read("holds.summary", { total_held: cents(0), total_ready: cents(0), count: this.holds.size, by_reason: {} }),
-        activeOfWallets: async (_t, ids) =>
-          this.read(
-            "holds.activeOfWallets",
-            [...this.holds.values()].filter((h) => ids.includes(h.wallet_id) && h.status === "held"),
-          ),
-      },
+      holds: this.holdStore(),
       accounts: {
         ensureSystem: async (_t, type, entityId = "") => this.read("accounts.ensureSystem", this.systemAccount(type, entityId)),
         kinds: async (_t, ids) =>
@@ -200,10 +191,62 @@ export class FakeLedger {
       records: unused("records"),
       bankLines: unused("bankLines"),
       reconciliation: unused("reconciliation"),
+      sandboxClocks: unused("sandboxClocks"),
+      reserves: this.reserveStore(),
       transaction: (fn) => fn(this.txStore()),
       poster: { post: (input, hooks) => this.post(input, hooks) },
       parser: unused("parser"),
       now: () => this.now,
+    };
+  }
+
+  private reserveStore(): LedgerDeps["reserves"] {
+    return {
+      find: async (_t, ids) =>
+        this.read(
+          "reserves.find",
+          [...this.reserves.values()].filter((r) => ids.includes(r.participant_id)),
+        ),
+      put: async (_t, r) => {
+        const row: ReserveRow = {
+          participant_id: r.participantId,
+          reserve_type: r.type,
+          percent_bps: r.percentBps,
+          days: r.days,
+          amount_cents: r.amountCents === null ? null : cents(r.amountCents),
+          updated_at: this.now,
+        };
+        this.reserves.set(r.participantId, row);
+        return row;
+      },
+    };
+  }
+
+  private holdStore(): LedgerDeps["holds"] {
+    return {
+      find: async (_t, id) => this.read("holds.find", this.holds.get(id)),
+      list: async (_t, f) => {
+        const rows = [...this.holds.values()].filter((h) => f.status === undefined || h.status === f.status);
+        return this.read("holds.list", { rows, total: rows.length });
+      },
+      summary: async () => this.read("holds.summary", { total_held: cents(0), total_ready: cents(0), count: this.holds.size, by_reason: {} }),
+      activeOfWallets: async (_t, ids) =>
+        this.read(
+          "holds.activeOfWallets",
+          [...this.holds.values()].filter((h) => ids.includes(h.wallet_id) && h.status === "held"),
+        ),
+      dueForRelease: async (realNow, advanced, limit) => {
+        const due = (h: HoldRow): boolean =>
+          h.auto_release &&
+          h.status === "held" &&
+          h.hold_until !== null &&
+          h.hold_until.getTime() <= realNow.getTime() + (h.livemode ? 0 : (advanced.get(h.org_id) ?? 0) * 1000);
+        const rows = [...this.holds.values()].filter(due).slice(0, limit);
+        return this.read(
+          "holds.dueForRelease",
+          rows.map((h) => ({ id: h.id, org_id: h.org_id, livemode: h.livemode })),
+        );
+      },
     };
   }
 
@@ -312,13 +355,13 @@ export class FakeLedger {
     const transactionId = `txn_${++this.seq}`;
     const derived = hooks?.derive === undefined ? undefined : await hooks.derive(this.txStore(), { transactionId, tenant: TENANT });
     this.posted.push({ request, hooks, derived });
-    const result = this.apply(request, transactionId, derived);
+    const result = this.apply(request, transactionId, derived, hooks);
     this.firstResults.set(key, { json, result });
     return { duplicate: false, result };
   }
 
   /** Moves wallets named by id, creates and releases holds: the outline of what the engine does. */
-  private apply(req: PostRequest, transactionId: string, derived: Derived | undefined): PostResult {
+  private apply(req: PostRequest, transactionId: string, derived: Derived | undefined, hooks?: PostHooks): PostResult {
     const touched = new Map<string, WalletRow>();
     const move = (id: string, delta: number): void => {
       const w = touched.get(id) ?? this.wallets.get(id);
@@ -339,6 +382,8 @@ export class FakeLedger {
         amount: cents(h.amount),
         transaction_id: transactionId,
         hold_until: h.hold_until === undefined ? null : new Date(h.hold_until),
+        hold_reason_code: h.reason_code,
+        auto_release: hooks?.autoRelease?.includes(i) === true,
       });
       this.holds.set(row.id, row);
       return { hold_id: row.id, wallet_id: walletId, participant_id: null, amount: row.amount, reference_id: row.reference_id };
@@ -346,6 +391,7 @@ export class FakeLedger {
     const released = req.holds_release.map((r) => {
       const h = this.holds.get(r.hold_id);
       if (h === undefined) throw new DomainError("hold_not_found", `Hold ${r.hold_id} not found`);
+      if (h.status !== "held") throw new DomainError("hold_already_released", `Hold ${h.id} was already released`, { extra: { hold_id: h.id } });
       this.holds.set(h.id, {
         ...h,
         status: "released",

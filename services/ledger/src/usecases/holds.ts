@@ -73,8 +73,9 @@ export async function createHold(deps: HoldDeps, tenant: Tenant, body: CreateHol
     ],
     ...(body.description !== undefined ? { description: body.description } : {}),
   };
-  const outcome = await deps.poster.post(request);
-  const hold = await loadCreatedHold(deps, tenant, outcome, deps.now());
+  // auto_release is the ledger's own (the posting request cannot say it): part of what a replay must match.
+  const outcome = await deps.poster.post(request, body.auto_release === true ? { autoRelease: [0], hashInput: { request, auto_release: true } } : undefined);
+  const hold = await loadCreatedHold(deps, tenant, outcome, deps.now(tenant));
   if (outcome.duplicate) throw duplicateReference(outcome, "hold", hold);
   return { hold };
 }
@@ -82,18 +83,18 @@ export async function createHold(deps: HoldDeps, tenant: Tenant, body: CreateHol
 export async function listHolds(deps: Pick<LedgerDeps, "holds" | "now">, tenant: Tenant, query: ListHoldsQuery & { offset?: number | undefined }) {
   const limit = query.limit ?? HOLD_PAGE_DEFAULT;
   const offset = query.offset ?? 0;
+  const at = deps.now(tenant);
   const { rows, total } = await deps.holds.list(
     tenant,
-    { participantId: query.participant_id, ventureId: query.venture_id, readyOnly: query.ready_only, status: "held" },
+    { participantId: query.participant_id, ventureId: query.venture_id, readyOnly: query.ready_only, status: "held", now: at },
     limit,
     offset,
   );
-  const at = deps.now();
   return { holds: rows.map((h) => presentHold(h, at)), count: rows.length, total, limit, offset };
 }
 
-export async function getHoldsSummary(deps: Pick<LedgerDeps, "holds">, tenant: Tenant) {
-  return { summary: await deps.holds.summary(tenant) };
+export async function getHoldsSummary(deps: Pick<LedgerDeps, "holds" | "now">, tenant: Tenant) {
+  return { summary: await deps.holds.summary(tenant, deps.now(tenant)) };
 }
 
 /**
@@ -106,7 +107,7 @@ export async function releaseHold(deps: HoldDeps, tenant: Tenant, holdId: string
   const hold = await deps.holds.find(tenant, holdId);
   if (hold === undefined) throw new DomainError("hold_not_found", `Hold ${holdId} not found`);
   if (hold.status === "released") throw alreadyReleased(hold);
-  if (!holdReady(hold, deps.now())) {
+  if (!holdReady(hold, deps.now(tenant))) {
     throw new DomainError("hold_not_ready", `Hold ${holdId} is held until ${hold.hold_until?.toISOString()}`, {
       hint: `Release after hold_until (${hold.hold_until?.toISOString()}); GET /v1/holds?ready_only=true lists releasable holds`,
       extra: { hold_until: hold.hold_until?.toISOString() ?? null },
@@ -126,7 +127,7 @@ export async function releaseHold(deps: HoldDeps, tenant: Tenant, holdId: string
   };
   let outcome: PostOutcome;
   try {
-    outcome = await deps.poster.post(request);
+    outcome = await deps.poster.post(request, { releasedBy: "api" });
   } catch (e) {
     // A concurrent release won: answer what it did.
     if (e instanceof DomainError && (e.code === "hold_already_released" || e.code === "idempotency_conflict")) {

@@ -6,6 +6,7 @@ import { requestHash } from "../domain/canonical.ts";
 import type { LedgerDeps } from "./deps.ts";
 import type { TxStore } from "./ports.ts";
 import { presentParticipant, presentParticipantBalance } from "./present.ts";
+import { reserveFigures } from "./reserves.ts";
 
 type CreateBody = z.output<typeof schemas.CreateParticipantBody>;
 
@@ -110,31 +111,36 @@ export async function createParticipantIn(
 
 /** Errors: participant_not_found. */
 export async function getParticipant(
-  deps: Pick<LedgerDeps, "participants" | "holds">,
+  deps: Pick<LedgerDeps, "participants" | "holds" | "reserves">,
   tenant: Tenant,
   participantId: string,
 ): Promise<Record<string, unknown>> {
   const p = await deps.participants.find(tenant, participantId);
   if (p === undefined) throw new DomainError("participant_not_found", `Participant ${participantId} not found`);
-  const holds = await deps.holds.activeOfWallets(tenant, [p.wallet_id]);
-  return presentParticipantBalance(p, holds);
+  const [holds, [reserve]] = await Promise.all([deps.holds.activeOfWallets(tenant, [p.wallet_id]), deps.reserves.find(tenant, [participantId])]);
+  return presentParticipantBalance(p, holds, reserveFigures(reserve, holds, p.balance - p.held_amount));
 }
 
 export async function listParticipants(
-  deps: Pick<LedgerDeps, "participants" | "holds">,
+  deps: Pick<LedgerDeps, "participants" | "holds" | "reserves">,
   tenant: Tenant,
   page: { limit: number; offset: number },
 ): Promise<{ participants: Record<string, unknown>[]; total: number; limit: number; offset: number }> {
   const { rows, total } = await deps.participants.list(tenant, page.limit, page.offset);
-  const holds = await deps.holds.activeOfWallets(
-    tenant,
-    rows.map((r) => r.wallet_id),
-  );
-  const participants = rows.map((p) =>
-    presentParticipantBalance(
-      p,
-      holds.filter((h) => h.wallet_id === p.wallet_id),
+  const [holds, reserves] = await Promise.all([
+    deps.holds.activeOfWallets(
+      tenant,
+      rows.map((r) => r.wallet_id),
     ),
-  );
+    deps.reserves.find(
+      tenant,
+      rows.map((r) => r.participant_id),
+    ),
+  ]);
+  const participants = rows.map((p) => {
+    const own = holds.filter((h) => h.wallet_id === p.wallet_id);
+    const reserve = reserves.find((r) => r.participant_id === p.participant_id);
+    return presentParticipantBalance(p, own, reserveFigures(reserve, own, p.balance - p.held_amount));
+  });
   return { participants, total, limit: page.limit, offset: page.offset };
 }

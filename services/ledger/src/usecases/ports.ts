@@ -5,7 +5,7 @@
  * Every read and write names its tenant (org and environment).
  */
 import type { ParseOptions, ParseResult } from "@treasury/bank-statements";
-import type { PostOutcome, Tenant } from "@treasury/contracts";
+import type { PostOutcome, PostRequestInput, Tenant } from "@treasury/contracts";
 import type { AccountType, Side, SystemAccountType } from "../domain/accounts.ts";
 import type { Cover, ResolvedPosting } from "../domain/posting.ts";
 import type { RefundPlan } from "../domain/refund.ts";
@@ -30,12 +30,14 @@ import type {
   NewImport,
   NewMatch,
   NewParticipant,
+  NewReserve,
   NewWallet,
   ParticipantRow,
   ParticipantWithBalance,
   RecordEntryRow,
   RecordRow,
   RecordSaleRow,
+  ReserveRow,
   SaleRow,
   SystemAccount,
   TemplateRow,
@@ -72,6 +74,16 @@ export interface Derived {
 export interface PostHooks {
   derive?: (tx: TxStore, ctx: { transactionId: string; tenant: Tenant }) => Promise<Derived>;
   hashInput?: unknown;
+  /**
+   * The request whose hash is the idempotency hash, when the ledger added to what the client asked for (a sale's
+   * reserve hold): a replay then matches whatever the ledger added the first time. Unlike hashInput, the request
+   * keeps group commit.
+   */
+  hashAs?: PostRequestInput;
+  /** Indexes into holds_create of the holds that release themselves at hold_until (each must have one). */
+  autoRelease?: readonly number[];
+  /** Who released the request's holds_release, as `hold.released` says (`api`: a client's release; `schedule`: auto-release). */
+  releasedBy?: "api" | "schedule";
   /** A refund's facts about its sale: the engine computes the refund inside the batch (usecases/refund.ts). */
   refund?: RefundPlan;
 }
@@ -106,9 +118,29 @@ export interface ParticipantStore {
 export interface HoldStore {
   find(t: Tenant, id: string): Promise<HoldRow | undefined>;
   list(t: Tenant, f: HoldFilter, limit: number, offset: number): Promise<Page<HoldRow>>;
-  summary(t: Tenant): Promise<HoldsSummaryRow>;
+  /** Totals of held holds; ready = due by `now` (the tenant's clock). */
+  summary(t: Tenant, now: Date): Promise<HoldsSummaryRow>;
   /** Active holds of some wallets, oldest first. */
   activeOfWallets(t: Tenant, walletIds: readonly string[]): Promise<HoldRow[]>;
+  /**
+   * Auto-release holds of every org and environment whose hold_until has passed on their own clock (live:
+   * `realNow`; an org's sandbox: `realNow` plus its advance), soonest first, at most `limit`.
+   */
+  dueForRelease(realNow: Date, advanced: ReadonlyMap<string, number>, limit: number): Promise<DueHold[]>;
+}
+
+/** An auto-release hold that is due. */
+export interface DueHold {
+  id: string;
+  org_id: string;
+  livemode: boolean;
+}
+
+export interface ReserveStore {
+  /** The reserves of some participants (none stored: not in the answer). */
+  find(t: Tenant, participantIds: readonly string[]): Promise<ReserveRow[]>;
+  /** Replaces a participant's reserve. */
+  put(t: Tenant, r: NewReserve): Promise<ReserveRow>;
 }
 
 export interface AccountStore {
@@ -240,5 +272,19 @@ export interface StatementParser {
   parse(input: Buffer | string, opts: ParseOptions, deadline: number): Promise<ParseResult>;
 }
 
-/** The clock: what "now" is for holds' readiness and reports' default end. */
-export type Clock = () => Date;
+/**
+ * The clock: what "now" is for a tenant (holds' readiness, auto-release, reports' default end). Live runs on real
+ * time; an org's sandbox on real time plus how far its test clock was advanced (the kit's svc.clock).
+ */
+export type Clock = (tenant: Tenant) => Date;
+
+/** The ledger's copy of the sandbox test clocks (the kit table ledger.sandbox_clocks, which the ledger owns). */
+export interface SandboxClockStore {
+  /** Seconds the org's sandbox runs ahead of real time, as stored (0 when never advanced). */
+  advancedSeconds(orgId: string): Promise<number>;
+  /**
+   * In one database transaction: reads the org's advance under lock and asks `next` for the new one; when it is
+   * larger, writes it and the `sandbox_clock.advanced` event with `data(seconds)`. Answers the advance in force.
+   */
+  advance(orgId: string, next: (current: number) => number, data: (seconds: number) => Record<string, unknown>): Promise<number>;
+}

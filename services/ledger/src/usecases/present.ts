@@ -47,6 +47,7 @@ export function presentHold(h: HoldRow, now: Date): Record<string, unknown> {
     held_since: h.created_at.toISOString(),
     days_held: Math.max(0, Math.floor((now.getTime() - h.created_at.getTime()) / DAY_MS)),
     hold_until: h.hold_until?.toISOString() ?? null,
+    auto_release: h.auto_release,
     ready_for_release: h.status === "held" && holdReady(h, now),
     release_status: h.status,
     transaction_reference: h.transaction_id,
@@ -96,13 +97,22 @@ export function presentParticipant(p: ParticipantRow, created?: boolean): Record
   };
 }
 
-/** A participant row of get/list: the balance snapshot and its active holds. */
-export function presentParticipantBalance(p: ParticipantWithBalance, holds: readonly HoldRow[]): Record<string, unknown> {
+/**
+ * A participant row of get/list: the balance snapshot (with its reserve figures: usecases/reserves.ts) and its
+ * active holds.
+ */
+export function presentParticipantBalance(
+  p: ParticipantWithBalance,
+  holds: readonly HoldRow[],
+  reserve: { reserved_amount_cents: number; payable_balance_cents: number },
+): Record<string, unknown> {
   return {
     ...presentParticipant(p),
     ledger_balance_cents: p.balance,
     held_amount_cents: p.held_amount,
     available_balance_cents: p.balance - p.held_amount,
+    reserved_amount_cents: reserve.reserved_amount_cents,
+    payable_balance_cents: reserve.payable_balance_cents,
     holds: holds.map((h) => ({
       hold_id: h.id,
       amount_cents: h.amount,

@@ -43,7 +43,7 @@ function row(a: AccountTotals) {
 
 /** Errors: validation_error (from decoding). */
 export async function generateReport(deps: ReportDeps, tenant: Tenant, body: Body) {
-  const asOf = upper(body.as_of ?? body.end_date) ?? deps.now();
+  const asOf = upper(body.as_of ?? body.end_date) ?? deps.now(tenant);
   if (body.report_type === "transaction_history") {
     const from = body.start_date === undefined ? undefined : new Date(body.start_date);
     return { report: await transactionHistory(deps, tenant, { from, to: asOf }, { page: body.page ?? 1, perPage: body.per_page }) };

@@ -103,6 +103,26 @@ export interface HoldRow {
   released_at: Date | null;
   release_transaction_id: string | null;
   release_transfer_executed: boolean | null;
+  /** Released by the ledger at hold_until (the auto-release job). */
+  auto_release: boolean;
+}
+
+/** A participant's reserve as stored (usecases/reserves.ts). */
+export interface ReserveRow {
+  participant_id: string;
+  reserve_type: "rolling" | "fixed" | "none";
+  percent_bps: number | null;
+  days: number | null;
+  amount_cents: Cents | null;
+  updated_at: Date;
+}
+
+export interface NewReserve {
+  participantId: string;
+  type: ReserveRow["reserve_type"];
+  percentBps: number | null;
+  days: number | null;
+  amountCents: number | null;
 }
 
 export interface HoldFilter {
@@ -111,6 +131,8 @@ export interface HoldFilter {
   ventureId?: string | undefined;
   readyOnly?: boolean | undefined;
   status?: "held" | "released" | undefined;
+  /** What readyOnly compares hold_until with: the tenant's clock (real time when absent). */
+  now?: Date | undefined;
 }
 
 export interface HoldsSummaryRow {

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import type { LedgerDeps } from "./deps.ts";
 import { createParticipantIn } from "./participants.ts";
 import type { PostHooks } from "./ports.ts";
+import { RESERVE_HOLD_REASON, reserveHoldOf } from "./reserves.ts";
 
 type RecordSaleBody = z.output<typeof schemas.RecordSaleBody>;
 
@@ -24,16 +25,25 @@ export function salePostings(creatorId: string, s: SaleSplit): PostRequestInput[
   return all.filter((p) => p.amount > 0);
 }
 
+/** The reference of a sale's reserve hold: one per sale, never the sale's own hold. */
+export function reserveHoldReference(saleReference: string): string {
+  return `reserve:${saleReference}`;
+}
+
 function present(outcome: PostOutcome, walletId: string): Record<string, unknown> {
   const extra = outcome.result.extra as { breakdown?: unknown; hold_id?: unknown };
   const w = outcome.result.wallets[walletId];
+  const reserveRef = reserveHoldReference(outcome.result.reference_id);
+  const reserveHold = outcome.result.holds_created.find((h) => h.reference_id === reserveRef);
+  const saleHold = outcome.result.holds_created.find((h) => h.reference_id !== reserveRef);
   return {
     transaction_id: outcome.result.transaction_id,
     reference_id: outcome.result.reference_id,
     breakdown: extra.breakdown,
     creator_balance: w?.balance ?? null,
     creator_available_balance: w?.available_balance ?? null,
-    hold_id: outcome.result.holds_created[0]?.hold_id ?? null,
+    hold_id: saleHold?.hold_id ?? null,
+    ...(reserveHold !== undefined ? { reserve_hold: { hold_id: reserveHold.hold_id, amount_cents: reserveHold.amount } } : {}),
     ...(outcome.result.extra["receivable_recovered"] !== undefined ? { receivable_recovered: outcome.result.extra["receivable_recovered"] } : {}),
   };
 }
@@ -49,8 +59,10 @@ function present(outcome: PostOutcome, walletId: string): Record<string, unknown
  * Errors: validation_error, wallet_not_active, duplicate_reference_id (with the sale and idempotent: true),
  * idempotency_conflict.
  */
-export async function recordSale(deps: Pick<LedgerDeps, "participants" | "poster">, tenant: Tenant, body: RecordSaleBody) {
+export async function recordSale(deps: Pick<LedgerDeps, "participants" | "poster" | "reserves" | "now">, tenant: Tenant, body: RecordSaleBody) {
   const participant = await deps.participants.find(tenant, body.creator_id);
+  // A creator the ledger does not know yet has no reserve.
+  const [reserve] = participant === undefined ? [] : await deps.reserves.find(tenant, [body.creator_id]);
   const problem = saleInputProblem(body.amount, body.sales_tax ?? 0, body.processing_fee ?? 0);
   if (problem !== undefined) throw new DomainError("validation_error", `Invalid body: ${problem.path}: ${problem.message}`, { details: [problem] });
   const split = splitSale({
@@ -60,12 +72,13 @@ export async function recordSale(deps: Pick<LedgerDeps, "participants" | "poster
     feePaidBy: body.processing_fee_paid_by ?? DEFAULT_FEE_PAYER,
     creatorBps: creatorBpsFor(body.creator_percent, participant?.default_split_bps),
   });
-  const request = saleRequest(tenant, body, split);
+  const plain = saleRequest(tenant, body, split);
+  const withReserve = addReserveHold(plain, body, reserveHoldOf(reserve, split.creatorAmount, deps.now(tenant)));
   let walletId = participant?.wallet_id;
   const outcome =
     participant !== undefined
-      ? await deps.poster.post(request)
-      : await deps.poster.post(request, { derive: createCreator(tenant, body.creator_id, (id) => (walletId = id)) });
+      ? await deps.poster.post(withReserve?.request ?? plain, withReserve?.hooks)
+      : await deps.poster.post(plain, { derive: createCreator(tenant, body.creator_id, (id) => (walletId = id)) });
   walletId ??= (await deps.participants.find(tenant, body.creator_id))?.wallet_id;
   const sale = present(outcome, walletId ?? "");
   if (outcome.duplicate) {
@@ -89,6 +102,37 @@ function createCreator(tenant: Tenant, creatorId: string, onWallet: (walletId: s
       if (!(e instanceof DomainError && e.code === "participant_already_exists")) throw e;
     }
     return { postings: [] };
+  };
+}
+
+/**
+ * The sale's request with its rolling reserve's hold on the creator's wallet, in the same posting: an auto-release
+ * hold with reason `reserve`. With hold_funds the sale's own hold keeps the rest of the creator's share, so the two
+ * hold the share once. The reserve is the ledger's, not the client's: a replay is matched against the request
+ * without it (`hashAs`), whatever the reserve says by then.
+ */
+function addReserveHold(
+  plain: PostRequestInput,
+  body: RecordSaleBody,
+  hold: { amount: number; holdUntil: Date } | undefined,
+): { request: PostRequestInput; hooks: PostHooks } | undefined {
+  if (hold === undefined) return undefined;
+  const holds = (plain.holds_create ?? [])
+    .map((h) => (h.reason_code === SALE_HOLD_REASON ? { ...h, amount: h.amount - hold.amount } : h))
+    .filter((h) => h.amount > 0);
+  const saleHoldKept = holds.length > 0;
+  const reserveHold = {
+    wallet: { participant_id: body.creator_id },
+    amount: hold.amount,
+    reason_code: RESERVE_HOLD_REASON,
+    reference_id: reserveHoldReference(body.reference_id),
+    description: `Reserve of sale ${body.reference_id}`,
+    hold_until: hold.holdUntil.toISOString(),
+  };
+  const { hold_index: _index, ...sale } = plain.sale ?? { sale_reference: body.reference_id, gross: 0, creator_amount: 0, platform_amount: 0 };
+  return {
+    request: { ...plain, holds_create: [...holds, reserveHold], sale: saleHoldKept ? { ...sale, hold_index: 0 } : sale },
+    hooks: { autoRelease: [holds.length], hashAs: plain },
   };
 }
 

@@ -5,6 +5,7 @@ import { consumerCreditFlags } from "../domain/accounts.ts";
 import { isUuid } from "../domain/ids.ts";
 import type { LedgerDeps } from "./deps.ts";
 import { presentWallet } from "./present.ts";
+import { reserveFigures } from "./reserves.ts";
 import type { WalletRow } from "./rows.ts";
 
 type CreateWalletBody = z.output<typeof schemas.CreateWalletBody>;
@@ -20,8 +21,12 @@ export async function loadWallet(deps: WalletDeps, tenant: Tenant, walletId: str
   return w;
 }
 
-export async function getWallet(deps: WalletDeps, tenant: Tenant, walletId: string): Promise<Record<string, unknown>> {
-  return presentWallet(await loadWallet(deps, tenant, walletId));
+/** A creator_earnings wallet also answers its reserve figures (usecases/reserves.ts), which payouts read. */
+export async function getWallet(deps: WalletDeps & Pick<LedgerDeps, "holds" | "reserves">, tenant: Tenant, walletId: string): Promise<Record<string, unknown>> {
+  const w = await loadWallet(deps, tenant, walletId);
+  if (w.account_type !== "creator_earnings" || w.participant_id === null) return presentWallet(w);
+  const [holds, [reserve]] = await Promise.all([deps.holds.activeOfWallets(tenant, [w.id]), deps.reserves.find(tenant, [w.participant_id])]);
+  return { ...presentWallet(w), ...reserveFigures(reserve, holds, w.balance - w.held_amount) };
 }
 
 export async function listWallets(deps: WalletDeps, tenant: Tenant, query: ListWalletsQuery) {

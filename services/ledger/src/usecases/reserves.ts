@@ -1,0 +1,70 @@
+/**
+ * Reserves (wire-decisions §8): what of a creator's earnings stays unavailable for a while. A rolling reserve
+ * holds `floor(creator share × percent / 100)` of each new sale (in the sale's own posting: usecases/sale.ts) as
+ * an auto-release hold with reason `reserve`, released `days` after the sale by the sale's clock; a fixed reserve
+ * keeps `amount_cents` of the balance unavailable for payouts. A change applies to sales from then on.
+ */
+import { DomainError, percentToBps, type schemas, type Tenant } from "@treasury/contracts";
+import type { z } from "zod";
+import type { LedgerDeps } from "./deps.ts";
+import type { HoldRow, ReserveRow } from "./rows.ts";
+
+type ReserveBody = z.output<typeof schemas.ReserveBody>;
+export type ReserveDeps = Pick<LedgerDeps, "participants" | "reserves">;
+
+/** The reason code of a rolling reserve's holds. */
+export const RESERVE_HOLD_REASON = "reserve";
+const DAY_MS = 86_400_000;
+
+function presentReserve(participantId: string, r: ReserveRow | undefined): Record<string, unknown> {
+  return {
+    participant_id: participantId,
+    type: r?.reserve_type ?? "none",
+    percent: r?.percent_bps === null || r?.percent_bps === undefined ? null : r.percent_bps / 100,
+    days: r?.days ?? null,
+    amount_cents: r?.amount_cents ?? null,
+    updated_at: r?.updated_at.toISOString() ?? null,
+  };
+}
+
+async function ensureParticipant(deps: Pick<LedgerDeps, "participants">, tenant: Tenant, participantId: string): Promise<void> {
+  if (!(await deps.participants.exists(tenant, participantId))) throw new DomainError("participant_not_found", `Participant ${participantId} not found`);
+}
+
+/** Replaces the participant's reserve. Errors: participant_not_found, validation_error (from decoding). */
+export async function putReserve(deps: ReserveDeps, tenant: Tenant, participantId: string, body: ReserveBody) {
+  await ensureParticipant(deps, tenant, participantId);
+  const row = await deps.reserves.put(tenant, {
+    participantId,
+    type: body.type,
+    percentBps: body.type === "rolling" && body.percent !== undefined ? percentToBps(body.percent) : null,
+    days: body.type === "rolling" ? (body.days ?? null) : null,
+    amountCents: body.type === "fixed" ? (body.amount_cents ?? null) : null,
+  });
+  return { reserve: presentReserve(participantId, row) };
+}
+
+/** The participant's reserve (`type: "none"` when never set). Errors: participant_not_found. */
+export async function getReserve(deps: ReserveDeps, tenant: Tenant, participantId: string) {
+  await ensureParticipant(deps, tenant, participantId);
+  const [row] = await deps.reserves.find(tenant, [participantId]);
+  return { reserve: presentReserve(participantId, row) };
+}
+
+/** The hold a rolling reserve makes of a sale's creator share, or undefined when it makes none. */
+export function reserveHoldOf(r: ReserveRow | undefined, creatorAmount: number, saleAt: Date): { amount: number; holdUntil: Date } | undefined {
+  if (r?.reserve_type !== "rolling" || r.percent_bps === null || r.days === null) return undefined;
+  // Exact in integer cents: floor(creator share × percent / 100), the percent in basis points.
+  const amount = Math.floor((creatorAmount * r.percent_bps) / 10_000);
+  return amount > 0 ? { amount, holdUntil: new Date(saleAt.getTime() + r.days * DAY_MS) } : undefined;
+}
+
+/**
+ * The reserve figures of a balance snapshot: reserved = the reserve holds still held + the fixed amount; payable =
+ * what a payout may take, the available balance (reserve holds are already outside it) less the fixed amount.
+ */
+export function reserveFigures(r: ReserveRow | undefined, activeHolds: readonly HoldRow[], available: number) {
+  const fixed = r?.reserve_type === "fixed" ? (r.amount_cents ?? 0) : 0;
+  const held = activeHolds.filter((h) => h.status === "held" && h.hold_reason_code === RESERVE_HOLD_REASON).reduce((s, h) => s + h.amount, 0);
+  return { reserved_amount_cents: held + fixed, payable_balance_cents: Math.max(0, available - fixed) };
+}
