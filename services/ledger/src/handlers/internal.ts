@@ -3,11 +3,12 @@
  * refunds move money through it) and the internal reads (`svc.ledger.internal.*`). Each payload names its org and
  * environment itself.
  */
-import { parseOrThrow, schemas, tenantOf } from "@treasury/contracts";
+import { parseOrThrow, schemas, tenantOf, type PostOutcome } from "@treasury/contracts";
 import type { Service } from "@treasury/service-kit";
 import { parsePostRequest } from "../posting/index.ts";
 import type { LedgerDeps } from "../usecases/deps.ts";
 import { postRefund } from "../usecases/refund.ts";
+import { withSaleReserve } from "../usecases/reserves.ts";
 import { saleSummary } from "../usecases/sale-summary.ts";
 import { transactionRecord } from "../usecases/transaction-record.ts";
 
@@ -32,9 +33,17 @@ export function registerInternalHandlers(svc: Pick<Service, "handleInternal">, d
  */
 export function registerPost(svc: Pick<Service, "handleInternal">, deps: LedgerDeps): void {
   svc.handleInternal("post", postPayload, async (payload) => {
-    const outcome = isRefund(payload) ? await postRefund(deps, parsePostRequest(payload, true)) : await deps.poster.post(payload);
+    const outcome = isRefund(payload) ? await postRefund(deps, parsePostRequest(payload, true)) : await postPlain(deps, payload);
     return { duplicate: outcome.duplicate, ...outcome.result };
   });
+}
+
+/** A plain posting; a sale among them gets its creator's rolling reserve (usecases/reserves.ts). */
+async function postPlain(deps: LedgerDeps, payload: unknown): Promise<PostOutcome> {
+  if (!isSale(payload)) return deps.poster.post(payload);
+  const request = parsePostRequest(payload);
+  const reserved = await withSaleReserve(deps, request);
+  return reserved === undefined ? deps.poster.post(request) : deps.poster.post(reserved.request, reserved.hooks);
 }
 
 /** The payload as sent: nearly every request is a plain posting, which the poster parses once (a refund is parsed above). */
@@ -42,7 +51,11 @@ function postPayload(payload: unknown): unknown {
   return payload;
 }
 
-/** A cheap look before parsing. */
+/** Cheap looks before parsing. */
+function isSale(payload: unknown): boolean {
+  return typeof payload === "object" && payload !== null && (payload as Record<string, unknown>)["sale"] !== undefined;
+}
+
 function isRefund(payload: unknown): boolean {
   return typeof payload === "object" && payload !== null && (payload as Record<string, unknown>)["refund"] !== undefined;
 }

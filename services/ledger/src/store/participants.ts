@@ -21,15 +21,25 @@ export async function insertParticipant(q: Q, s: Tenant, p: NewParticipant): Pro
   return row;
 }
 
-type RawWithBalance = ParticipantRow & { balance: string; held_amount: string };
+type RawWithBalance = ParticipantRow & { balance: string; held_amount: string; owed: string };
 
 function toWithBalance(r: RawWithBalance): ParticipantWithBalance {
-  return { ...r, balance: money(r.balance), held_amount: money(r.held_amount) };
+  return { ...r, balance: money(r.balance), held_amount: money(r.held_amount), owed: money(r.owed) };
+}
+
+/**
+ * What the creator owes the platform: the balance of its creator_receivable (a refund, dispute or return the
+ * wallet could not cover, repaid from the next earnings by the posting engine).
+ */
+function owed(q: Q) {
+  return q`coalesce((select sum(sh.balance) from ledger.accounts r join ledger.account_balance_shards sh on sh.account_id = r.id
+    where r.org_id = p.org_id and r.livemode = p.livemode and r.account_type = 'creator_receivable' and r.entity_id = p.participant_id
+      and not r.is_wallet), 0)::bigint as owed`;
 }
 
 export async function findParticipant(q: Q, s: Tenant, participantId: string): Promise<ParticipantWithBalance | undefined> {
   const [row] = await q<RawWithBalance[]>`
-    select ${cols(q)}, a.balance, a.held_amount
+    select ${cols(q)}, a.balance, a.held_amount, ${owed(q)}
     from ledger.participants p join ledger.accounts a on a.id = p.wallet_id
     where p.org_id = ${s.orgId} and p.livemode = ${s.livemode} and p.participant_id = ${participantId}`;
   return row === undefined ? undefined : toWithBalance(row);
@@ -37,7 +47,7 @@ export async function findParticipant(q: Q, s: Tenant, participantId: string): P
 
 export async function listParticipants(q: Q, s: Tenant, limit: number, offset: number): Promise<{ rows: ParticipantWithBalance[]; total: number }> {
   const rows = await q<RawWithBalance[]>`
-    select ${cols(q)}, a.balance, a.held_amount
+    select ${cols(q)}, a.balance, a.held_amount, ${owed(q)}
     from ledger.participants p join ledger.accounts a on a.id = p.wallet_id
     where p.org_id = ${s.orgId} and p.livemode = ${s.livemode}
     order by p.created_at, p.participant_id

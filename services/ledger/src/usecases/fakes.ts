@@ -75,6 +75,7 @@ export function participantRow(over: Partial<ParticipantWithBalance> & { partici
     created_at: EPOCH,
     balance: cents(0),
     held_amount: cents(0),
+    owed: cents(0),
     ...over,
   };
 }

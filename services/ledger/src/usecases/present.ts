@@ -108,7 +108,10 @@ export function presentParticipantBalance(
 ): Record<string, unknown> {
   return {
     ...presentParticipant(p),
-    ledger_balance_cents: p.balance,
+    // Negative while the creator owes the platform more than the wallet holds (a refund after a payout): the
+    // posting engine repays the receivable from the next earnings first (ADR 0009).
+    ledger_balance_cents: p.balance - p.owed,
+    owed_amount_cents: p.owed,
     held_amount_cents: p.held_amount,
     available_balance_cents: p.balance - p.held_amount,
     reserved_amount_cents: reserve.reserved_amount_cents,

@@ -4,9 +4,10 @@
  * an auto-release hold with reason `reserve`, released `days` after the sale by the sale's clock; a fixed reserve
  * keeps `amount_cents` of the balance unavailable for payouts. A change applies to sales from then on.
  */
-import { DomainError, percentToBps, type schemas, type Tenant } from "@treasury/contracts";
+import { DomainError, percentToBps, tenantOf, type PostRequestInput, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
 import type { LedgerDeps } from "./deps.ts";
+import type { PostHooks } from "./ports.ts";
 import type { HoldRow, ReserveRow } from "./rows.ts";
 
 type ReserveBody = z.output<typeof schemas.ReserveBody>;
@@ -67,4 +68,61 @@ export function reserveFigures(r: ReserveRow | undefined, activeHolds: readonly 
   const fixed = r?.reserve_type === "fixed" ? (r.amount_cents ?? 0) : 0;
   const held = activeHolds.filter((h) => h.status === "held" && h.hold_reason_code === RESERVE_HOLD_REASON).reduce((s, h) => s + h.amount, 0);
   return { reserved_amount_cents: held + fixed, payable_balance_cents: Math.max(0, available - fixed) };
+}
+
+/** The reference of a sale's reserve hold: one per sale, never the sale's own hold. */
+export function reserveHoldReference(saleReference: string): string {
+  return `reserve:${saleReference}`;
+}
+
+/**
+ * A sale's request with its rolling reserve's hold on the creator's wallet, in the same posting: an auto-release
+ * hold with reason `reserve`. When the sale holds the creator's share itself (`sale.hold_index`), that hold keeps
+ * the rest, so the two hold the share once. The reserve is the ledger's, not the caller's: a replay is matched
+ * against the request without it (`hashAs`), whatever the reserve says by then.
+ */
+export function addReserveHold(
+  plain: PostRequestInput,
+  hold: { amount: number; holdUntil: Date } | undefined,
+): { request: PostRequestInput; hooks: PostHooks } | undefined {
+  const sale = plain.sale;
+  if (hold === undefined || sale?.participant_id === undefined) return undefined;
+  const holds = [...(plain.holds_create ?? [])];
+  let own = sale.hold_index;
+  const ownHold = own === undefined ? undefined : holds[own];
+  if (own !== undefined && ownHold !== undefined) {
+    if (ownHold.amount > hold.amount) holds[own] = { ...ownHold, amount: ownHold.amount - hold.amount };
+    else {
+      holds.splice(own, 1);
+      own = undefined;
+    }
+  }
+  const reserveHold = {
+    wallet: { participant_id: sale.participant_id },
+    amount: hold.amount,
+    reason_code: RESERVE_HOLD_REASON,
+    reference_id: reserveHoldReference(sale.sale_reference),
+    description: `Reserve of sale ${sale.sale_reference}`,
+    hold_until: hold.holdUntil.toISOString(),
+  };
+  const { hold_index: _index, ...rest } = sale;
+  return {
+    request: { ...plain, holds_create: [...holds, reserveHold], sale: own === undefined ? rest : { ...rest, hold_index: own } },
+    hooks: { autoRelease: [holds.length], hashAs: plain },
+  };
+}
+
+/**
+ * A sale another service posts (a checkout's sale from payments) with its creator's rolling reserve, as a sale
+ * recorded through the API gets it (sale.ts): the reserve holds part of every sale, whoever records it.
+ */
+export async function withSaleReserve(
+  deps: Pick<LedgerDeps, "reserves" | "now">,
+  request: PostRequestInput,
+): Promise<{ request: PostRequestInput; hooks: PostHooks } | undefined> {
+  const sale = request.sale;
+  if (sale?.participant_id === undefined || sale.creator_amount <= 0) return undefined;
+  const tenant = tenantOf(request);
+  const [reserve] = await deps.reserves.find(tenant, [sale.participant_id]);
+  return addReserveHold(request, reserveHoldOf(reserve, sale.creator_amount, deps.now(tenant)));
 }

@@ -68,6 +68,8 @@ export interface ParticipantRow {
 export interface ParticipantWithBalance extends ParticipantRow {
   balance: Cents;
   held_amount: Cents;
+  /** Owed to the platform (its creator_receivable): the next earnings repay it first. */
+  owed: Cents;
 }
 
 export interface NewParticipant {

@@ -5,7 +5,7 @@ import type { z } from "zod";
 import type { LedgerDeps } from "./deps.ts";
 import { createParticipantIn } from "./participants.ts";
 import type { PostHooks } from "./ports.ts";
-import { RESERVE_HOLD_REASON, reserveHoldOf } from "./reserves.ts";
+import { addReserveHold, reserveHoldOf, reserveHoldReference } from "./reserves.ts";
 
 type RecordSaleBody = z.output<typeof schemas.RecordSaleBody>;
 
@@ -23,11 +23,6 @@ export function salePostings(creatorId: string, s: SaleSplit): PostRequestInput[
     { debit: { system: "processing_fees" as const }, credit: { system: "platform_cash" as const }, amount: s.processingFee },
   ];
   return all.filter((p) => p.amount > 0);
-}
-
-/** The reference of a sale's reserve hold: one per sale, never the sale's own hold. */
-export function reserveHoldReference(saleReference: string): string {
-  return `reserve:${saleReference}`;
 }
 
 function present(outcome: PostOutcome, walletId: string): Record<string, unknown> {
@@ -73,7 +68,7 @@ export async function recordSale(deps: Pick<LedgerDeps, "participants" | "poster
     creatorBps: creatorBpsFor(body.creator_percent, participant?.default_split_bps),
   });
   const plain = saleRequest(tenant, body, split);
-  const withReserve = addReserveHold(plain, body, reserveHoldOf(reserve, split.creatorAmount, deps.now(tenant)));
+  const withReserve = addReserveHold(plain, reserveHoldOf(reserve, split.creatorAmount, deps.now(tenant)));
   let walletId = participant?.wallet_id;
   const outcome =
     participant !== undefined
@@ -102,37 +97,6 @@ function createCreator(tenant: Tenant, creatorId: string, onWallet: (walletId: s
       if (!(e instanceof DomainError && e.code === "participant_already_exists")) throw e;
     }
     return { postings: [] };
-  };
-}
-
-/**
- * The sale's request with its rolling reserve's hold on the creator's wallet, in the same posting: an auto-release
- * hold with reason `reserve`. With hold_funds the sale's own hold keeps the rest of the creator's share, so the two
- * hold the share once. The reserve is the ledger's, not the client's: a replay is matched against the request
- * without it (`hashAs`), whatever the reserve says by then.
- */
-function addReserveHold(
-  plain: PostRequestInput,
-  body: RecordSaleBody,
-  hold: { amount: number; holdUntil: Date } | undefined,
-): { request: PostRequestInput; hooks: PostHooks } | undefined {
-  if (hold === undefined) return undefined;
-  const holds = (plain.holds_create ?? [])
-    .map((h) => (h.reason_code === SALE_HOLD_REASON ? { ...h, amount: h.amount - hold.amount } : h))
-    .filter((h) => h.amount > 0);
-  const saleHoldKept = holds.length > 0;
-  const reserveHold = {
-    wallet: { participant_id: body.creator_id },
-    amount: hold.amount,
-    reason_code: RESERVE_HOLD_REASON,
-    reference_id: reserveHoldReference(body.reference_id),
-    description: `Reserve of sale ${body.reference_id}`,
-    hold_until: hold.holdUntil.toISOString(),
-  };
-  const { hold_index: _index, ...sale } = plain.sale ?? { sale_reference: body.reference_id, gross: 0, creator_amount: 0, platform_amount: 0 };
-  return {
-    request: { ...plain, holds_create: [...holds, reserveHold], sale: saleHoldKept ? { ...sale, hold_index: 0 } : sale },
-    hooks: { autoRelease: [holds.length], hashAs: plain },
   };
 }
 
