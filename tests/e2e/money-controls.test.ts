@@ -123,10 +123,27 @@ describe("holds and reserves on the clock", () => {
   });
 });
 
+describe("negative balances", () => {
+  it("a refund after the payout leaves the balance negative, and the next earnings repay it first", async () => {
+    const pid = await creator();
+    const sold = await sale(pid, 10_000);
+    await ok("POST", "/v1/payouts", { participant_id: pid, amount: 8_000, reference_id: `mc-po-${pid}` }, 201);
+    await ok("POST", "/v1/refunds", { sale_reference: String(sold["sale_reference"]), reason: "not as described", idempotency_key: `mc-rf-${pid}` }, 201);
+    expect(await snapshot(pid)).toMatchObject({ ledger_balance_cents: -8_000, owed_amount_cents: 8_000, available_balance_cents: 0, payable_balance_cents: 0 });
+    const refused = await api("POST", "/v1/payouts", { participant_id: pid, amount: 1, reference_id: `mc-po2-${pid}` });
+    expect(refused.body["error_code"]).toBe("insufficient_balance");
+    await sale(pid, 5_000);
+    expect(await snapshot(pid)).toMatchObject({ ledger_balance_cents: -4_000, owed_amount_cents: 4_000, available_balance_cents: 0 });
+    await sale(pid, 12_500);
+    expect(await snapshot(pid)).toMatchObject({ ledger_balance_cents: 6_000, owed_amount_cents: 0, available_balance_cents: 6_000 });
+  });
+});
+
 /** Ledger releases of a hold by the schedule (what `hold.released` said). */
 async function auto(holdId: string): Promise<number> {
   const rows = await s.env.adminSql<{ n: number }[]>`
-    select count(*)::int as n from ledger.outbox where type = 'hold.released' and payload->'data'->>'id' = ${holdId}`;
+    select count(*)::int as n from ledger.outbox
+     where type = 'hold.released' and payload->'data'->>'hold_id' = ${holdId} and payload->'data'->>'released_by' = 'schedule'`;
   return rows[0]?.n ?? 0;
 }
 
