@@ -194,7 +194,7 @@ describe("eligibility", () => {
     walletStatus: "active",
     kycStatus: "approved",
     taxCertified: true,
-    bankAccount: { last4: "6789", accountType: "checking", routingNumber: "011000015" },
+    bankAccount: { last4: "6789", accountType: "checking", routingNumber: "011000015", status: "active", disabledReason: null as string | null },
     businessStatus: "approved",
   };
   it("needs everything live and only a positive balance in sandbox", () => {
