@@ -145,7 +145,7 @@ describe("return files", () => {
     ]);
     expect(parsed.notices).toEqual([]);
     const noc = returns.replace("799R03", "798C01");
-    expect(parseReturnFile(noc).notices).toEqual([{ changeCode: "C01", originalTrace: "021000020000002", line: 3 }]);
+    expect(parseReturnFile(noc).notices).toEqual([{ changeCode: "C01", originalTrace: "021000020000002", correctedData: " ".repeat(29), line: 3 }]);
     expect(returnReason("R02")).toBe("R02: Account closed");
     expect(returnReason("R99")).toBe("R99: Returned by the receiving bank");
   });
