@@ -8,7 +8,7 @@ import { createHmac } from "node:crypto";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { ERROR_CODES, PAGE_ROUTES, SCOPES, buildOpenApiDocument, isErrorCode, type Scope } from "@treasury/contracts";
+import { ERROR_CODES, PAGE_ROUTES, SCOPES, buildOpenApiDocument, findRoute, isErrorCode, type Scope } from "@treasury/contracts";
 import { waitFor } from "@treasury/testing";
 import { bodyFor, encodeLoose, HOSTILE_SEGMENTS, hostileString, pathFor, processorEvent, queryFor, type FuzzContext, type Schema } from "./fuzz-inputs.ts";
 import { createSamples, startSampleStack, STRIPE_WEBHOOK_SECRET, type SampleStack, type Samples } from "./route-samples.ts";
@@ -75,10 +75,19 @@ function stripeSignature(bytes: string | Uint8Array, at: number): string {
   return `t=${at},v1=${createHmac("sha256", STRIPE_WEBHOOK_SECRET).update(`${at}.`).update(bytes).digest("hex")}`;
 }
 
-/** The answer is the JSON envelope (a known error code whose status it carries, or success) with no internals. */
-function checkAnswer(r: { status: number; headers: Headers; text: string }, what: string): void {
+/**
+ * The answer is the JSON envelope (a known error code whose status it carries, or success) with no internals; a
+ * route that may answer a file (a statement as CSV) answers a success as that file, with its request id in a header.
+ */
+function checkAnswer(r: { status: number; headers: Headers; text: string }, what: string, mayAnswerFile = false): void {
   const shown = `${what.slice(0, 600)} → ${r.status} ${r.text.slice(0, 400)}`;
   expect(r.status, shown).toBeLessThan(500);
+  if (mayAnswerFile && r.status < 300 && !(r.headers.get("content-type") ?? "").includes("application/json")) {
+    expect(r.headers.get("content-type") ?? "", shown).toContain("text/csv");
+    expect(r.headers.get("x-request-id"), shown).toMatch(/^req_/);
+    expect(INTERNALS_RE.test(r.text), shown).toBe(false);
+    return;
+  }
   expect(r.headers.get("content-type") ?? "", shown).toContain("application/json");
   expect(INTERNALS_RE.test(r.text), shown).toBe(false);
   let body: Record<string, unknown>;
@@ -167,7 +176,8 @@ describe("every operation of the OpenAPI document", () => {
           ...(r.body === undefined ? {} : { body: r.body.bytes, ...(r.body.contentType === undefined ? {} : { contentType: r.body.contentType }) }),
           headers,
         });
-        checkAnswer(res, `${o.method} ${(r.path + r.query).slice(0, 300)} ${typeof r.body?.bytes === "string" ? r.body.bytes.slice(0, 300) : "<bytes>"}`);
+        const shown = `${o.method} ${(r.path + r.query).slice(0, 300)} ${typeof r.body?.bytes === "string" ? r.body.bytes.slice(0, 300) : "<bytes>"}`;
+        checkAnswer(res, shown, findRoute(o.operationId)?.fileResponse === true);
       });
       if (isProcessor) await expectProcessorEventsSettled();
     },

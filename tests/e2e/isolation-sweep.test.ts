@@ -95,6 +95,8 @@ const VALID_BODIES: Readonly<Record<string, Body>> = {
   depositToWallet: { amount: 100, reference_id: "iso_topup" },
   withdrawFromWallet: { amount: 100, reference_id: "iso_withdrawal" },
   putBankAccount: { ...BANK_ACCOUNT },
+  putReserve: { type: "fixed", amount_cents: 0 },
+  putPayoutSchedule: { interval: "manual" },
   submitReceiptProofSignature: {
     key_id: "iso_key",
     signature: "eyJhbGciOiJFZERTQSJ9..c2lnbmF0dXJl",

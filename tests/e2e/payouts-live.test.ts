@@ -205,6 +205,11 @@ describe("live payouts on the ACH rail", () => {
     const again = await admin(p, "payouts", "ingest-returns", returnsPath);
     expect(again.out).toMatchObject({ failed: [], already_failed: [b.id] });
     expect((await creatorWallet(api, live, pid)).balance).toBe(13_000);
+    // R03 says the account does not exist: it is disabled, and live payouts are refused until a new one is set.
+    expect((await api("GET", `/v1/participants/${pid}/bank-account`, live)).body["bank_account"]).toMatchObject({ status: "disabled" });
+    const refusedAfterReturn = await api("POST", "/v1/payouts", live, { participant_id: pid, amount: 100, reference_id: `r03_${pid}` });
+    expect(refusedAfterReturn.body).toMatchObject({ error_code: "payout_not_eligible", eligibility: { issues: ["bank_account_disabled"] } });
+    expect((await api("PUT", `/v1/participants/${pid}/bank-account`, live, BANK_ACCOUNT)).body["bank_account"]).toMatchObject({ status: "active" });
 
     // A return before settlement (R01) takes the money back from in transit, creator-paid fee included.
     const d = payoutOf(

@@ -8,6 +8,7 @@ import { createLogger, generateKeyRingEntry, parseKeyRing, Sealer, type LedgerPo
 import type { BankAccountRow, PayoutRow } from "../src/domain/records.ts";
 import type { PayoutsDeps } from "../src/usecases/deps.ts";
 import type {
+  ActionOutcome,
   AchFileStore,
   BankAccountStore,
   BankRail,
@@ -32,6 +33,8 @@ export class FakePayoutStore implements PayoutStore {
   readonly rows = new Map<string, PayoutRow>();
   /** The events written, in order, with the payout whose change wrote them. */
   readonly events: OutboxRowValues[] = [];
+  /** The bank accounts a return's finish disables in its statement (fakes() links the bank account fake). */
+  disableAccount: ((payout: PayoutRow, disable: NonNullable<ActionOutcome["disable_bank_account"]>) => void) | undefined;
   private clock = 0;
 
   /** Distinct, increasing timestamps, as rows written one after another get. */
@@ -134,6 +137,7 @@ export class FakePayoutStore implements PayoutStore {
     const settle = action === "settle";
     const at = this.tick();
     this.events.push(event);
+    if (fields.disable_bank_account !== undefined) this.disableAccount?.(row, fields.disable_bank_account);
     return this.put({
       ...row,
       status: fields.status,
@@ -178,14 +182,42 @@ export class FakeBankAccountStore implements BankAccountStore {
     const before = this.rows[existing];
     const row: BankAccountRow =
       before === undefined
-        ? { id, org_id: t.orgId, livemode: t.livemode, participant_id: participantId, ...values, created_at: at, updated_at: at }
-        : { ...before, ...values, updated_at: at };
+        ? { id, org_id: t.orgId, livemode: t.livemode, participant_id: participantId, ...values, ...ACTIVE, created_at: at, updated_at: at }
+        : { ...before, ...values, ...ACTIVE, updated_at: at };
     if (before === undefined) this.rows.push(row);
     else this.rows[existing] = row;
     this.events.push(eventOf(row));
     return { row, created: before === undefined };
   };
+
+  correct: BankAccountStore["correct"] = async (t, participantId, expectedSealed, values, eventOf) => {
+    const i = this.rows.findIndex((r) => same(r, t) && r.participant_id === participantId && r.sealed === expectedSealed);
+    const before = this.rows[i];
+    if (before === undefined) return undefined;
+    const row: BankAccountRow = { ...before, ...values, updated_at: new Date() };
+    this.rows[i] = row;
+    this.events.push(eventOf(row));
+    return row;
+  };
+
+  /** As the payout store's finish statement does: only the active account that is still the payout's destination. */
+  disable(payout: PayoutRow, d: NonNullable<ActionOutcome["disable_bank_account"]>): void {
+    const i = this.rows.findIndex((r) => r.id === d.id);
+    const r = this.rows[i];
+    if (r === undefined || r.status !== "active" || r.participant_id !== payout.participant_id) return;
+    if (r.routing_number !== payout.dest_routing_number || r.account_type !== payout.dest_account_type || r.last4 !== payout.dest_last4) return;
+    if (r.updated_at > payout.created_at) return;
+    this.rows[i] = { ...r, status: "disabled", disabled_reason: d.reason, disabled_at: new Date(), disabled_by_payout_id: payout.id, updated_at: new Date() };
+    this.events.push({
+      type: "bank_account.updated",
+      org_id: d.event.org_id,
+      livemode: d.event.livemode,
+      data: (d.event.payload as { data: Record<string, unknown> }).data,
+    });
+  }
 }
+
+const ACTIVE = { status: "active" as const, disabled_reason: null, disabled_at: null, disabled_by_payout_id: null };
 
 export type PostBehaviour = (req: PostRequestInput) => LedgerPosted | Error;
 
@@ -404,6 +436,7 @@ export interface Fakes {
 export function fakes(overrides: Partial<PayoutsDeps> = {}): Fakes {
   const payouts = new FakePayoutStore();
   const bankAccounts = new FakeBankAccountStore();
+  payouts.disableAccount = (payout, d) => bankAccounts.disable(payout, d);
   const ledger = new FakeLedger();
   const compliance = new FakeCompliance();
   const schedules = new FakeScheduleStore();

@@ -7,7 +7,7 @@ import { connect } from "@nats-io/transport-node";
 import { newId, type PostRequestInput } from "@treasury/contracts";
 import { createLogger, RpcServer, type Sealer } from "@treasury/service-kit";
 import { natsOptions, type TestEnv } from "@treasury/testing";
-import { payoutDestinationAad } from "../src/usecases/deps.ts";
+import { bankAccountAad, payoutDestinationAad } from "../src/usecases/deps.ts";
 
 export const ORIGIN = {
   immediateDestination: "091000019",
@@ -70,13 +70,29 @@ export async function startLedgerStandIn(env: TestEnv): Promise<LedgerStandIn> {
 }
 
 /** A live payout whose money already left the wallet, waiting for a file (as a request leaves it). */
-export async function insertPendingLivePayout(env: TestEnv, sealer: Sealer, amount: number, createdAt = new Date()): Promise<string> {
+export async function insertPendingLivePayout(
+  env: TestEnv,
+  sealer: Sealer,
+  amount: number,
+  createdAt = new Date(),
+  participantId = LIVE_PARTICIPANT,
+): Promise<string> {
   const id = newId("po");
   await env.adminSql`
     insert into payouts.payouts (id, org_id, livemode, participant_id, reference_id, request_hash, amount, fees, fees_paid_by, net_amount, rail, status,
       ledger_reference, transaction_id, wallet_id, dest_routing_number, dest_account_type, dest_last4, dest_sealed, created_at)
-    values (${id}, ${LIVE_ORG}, true, ${LIVE_PARTICIPANT}, ${id}, 'h', ${amount}, 0, 'platform', ${amount}, 'bank_ach', 'pending', ${`payout:${id}`},
+    values (${id}, ${LIVE_ORG}, true, ${participantId}, ${id}, 'h', ${amount}, 0, 'platform', ${amount}, 'bank_ach', 'pending', ${`payout:${id}`},
       ${`txn_${id}`}, ${LIVE_WALLET}, '011000015', 'checking', '6789',
       ${sealer.sealJson({ account_holder_name: "Ada Lovelace", account_number: "000123456789" }, payoutDestinationAad(id))}, ${createdAt})`;
   return id;
+}
+
+/** The participant's bank account as PUT bank-account leaves it: the destination insertPendingLivePayout pays. */
+export async function insertLiveBankAccount(env: TestEnv, sealer: Sealer, participantId: string): Promise<void> {
+  const tenant = { orgId: LIVE_ORG, livemode: true };
+  const sealed = sealer.sealJson({ account_holder_name: "Ada Lovelace", account_number: "000123456789" }, bankAccountAad(tenant, participantId));
+  await env.adminSql`
+    insert into payouts.bank_accounts (id, org_id, livemode, participant_id, routing_number, account_type, last4, sealed, sealed_key_id, created_at, updated_at)
+    values (${`ba_${participantId}`}, ${LIVE_ORG}, true, ${participantId}, '011000015', 'checking', '6789', ${sealed}, ${sealer.activeKeyId},
+      now() - interval '1 minute', now() - interval '1 minute')`;
 }

@@ -196,44 +196,94 @@ function readBatch(lines: string[], start: number): { batch: ReadBatch; next: nu
   return { batch, next: i + 1 };
 }
 
+/** A notification of change a receiving bank sends: the original entry's trace, a change code and the corrected data. */
+export interface BuiltNotice {
+  trace: string;
+  code: string;
+  /** Positions 36–64 of the type 98 addenda, as NACHA lays it out for the code (padded to 29 characters). */
+  correctedData: string;
+}
+
+const padTo = (s: string, n: number) => s.slice(0, n).padEnd(n, " ");
+const zeroTo = (v: number | string, n: number) => String(v).padStart(n, "0");
+
 /**
  * A return file as a receiving bank sends it for some entries of an original file: each returned entry with
  * transaction code 21 (checking) or 31 (savings) and a type 99 addenda carrying the R code and the original
- * trace number. Built from the positions, independently of the service's parser.
+ * trace number; and, when `notices` are given, a second batch of SEC code COR: each a zero-dollar entry (21/31)
+ * with a type 98 addenda carrying the change code, the original trace number and the corrected data (positions
+ * 36–64). Built from the positions, independently of the service's parser.
  */
-export function buildReturnFile(original: ReadFile, returns: Array<{ trace: string; code: string; unknownAmountCents?: number }>): string {
-  const pad = (s: string, n: number) => s.slice(0, n).padEnd(n, " ");
-  const zero = (v: number | string, n: number) => String(v).padStart(n, "0");
+export function buildReturnFile(
+  original: ReadFile,
+  returns: Array<{ trace: string; code: string; unknownAmountCents?: number }>,
+  notices: BuiltNotice[] = [],
+): string {
+  const pad = padTo;
+  const zero = zeroTo;
   const entries = original.batches.flatMap((b) => b.entries);
   const rdfi = "09100001"; // the returning bank's id, prefix of the return entries' own trace numbers
   const lines = [
     `101 ${original.immediateDestination}${pad(original.immediateOrigin, 10)}${original.creationDate}0900R094101${pad("RETURNING BANK", 23)}${pad("ORIGINATOR", 23)}        `,
   ];
-  lines.push(
-    `5220${pad("RETURNS", 16)}${pad("", 20)}${pad("RETURNS", 10)}PPD${pad("PAYOUT", 10)}      ${original.batches[0]?.effectiveDate ?? "000000"}   1${rdfi}0000001`,
-  );
-  let credit = 0;
-  let hash = 0n;
-  returns.forEach((r, n) => {
-    const found = entries.find((x) => x.traceNumber === r.trace);
+  const entryOf = (trace: string, unknownAmountCents?: number) => {
+    const found = entries.find((x) => x.traceNumber === trace);
     // A return naming an entry the original file does not hold (a bank's mistake), when the test asks for one.
     const stranger =
-      entries[0] === undefined || r.unknownAmountCents === undefined ? undefined : { ...entries[0], traceNumber: r.trace, amountCents: r.unknownAmountCents };
+      entries[0] === undefined || unknownAmountCents === undefined ? undefined : { ...entries[0], traceNumber: trace, amountCents: unknownAmountCents };
     const e = found ?? stranger;
-    if (e === undefined) throw new Error(`no entry ${r.trace} in the original file`);
-    const code = e.transactionCode === "32" ? "31" : "21";
-    const ownTrace = `${rdfi}${zero(n + 1, 7)}`;
+    if (e === undefined) throw new Error(`no entry ${trace} in the original file`);
+    return e;
+  };
+  let seq = 0;
+  let batchNo = 0;
+  let fileHash = 0n;
+  let fileCredit = 0;
+  let fileCount = 0;
+  const batch = (
+    sec: string,
+    items: Array<{ trace: string; amountCents?: number; addenda: (ownTrace: string, dfi: string) => string; unknown?: number | undefined }>,
+  ) => {
+    if (items.length === 0) return;
+    batchNo++;
     lines.push(
-      `6${code}${e.receivingDfi}${e.checkDigit}${pad(e.accountNumber, 17)}${zero(e.amountCents, 10)}${pad(e.individualId, 15)}${pad(e.individualName, 22)}  1${ownTrace}`,
+      `5220${pad("RETURNS", 16)}${pad("", 20)}${pad("RETURNS", 10)}${sec}${pad("PAYOUT", 10)}      ${original.batches[0]?.effectiveDate ?? "000000"}   1${rdfi}${zero(batchNo, 7)}`,
     );
-    lines.push(`799${r.code}${r.trace}      ${e.receivingDfi}${pad("", 44)}${ownTrace}`);
-    credit += e.amountCents;
-    hash += BigInt(e.receivingDfi);
-  });
-  const h = zero((hash % 10_000_000_000n).toString(), 10);
-  lines.push(`8220${zero(returns.length * 2, 6)}${h}${zero(0, 12)}${zero(credit, 12)}${pad("RETURNS", 10)}${pad("", 25)}${rdfi}0000001`);
+    let credit = 0;
+    let hash = 0n;
+    for (const item of items) {
+      const e = entryOf(item.trace, item.unknown);
+      const code = e.transactionCode === "32" ? "31" : "21";
+      const ownTrace = `${rdfi}${zero(++seq, 7)}`;
+      const amount = item.amountCents ?? e.amountCents;
+      lines.push(
+        `6${code}${e.receivingDfi}${e.checkDigit}${pad(e.accountNumber, 17)}${zero(amount, 10)}${pad(e.individualId, 15)}${pad(e.individualName, 22)}  1${ownTrace}`,
+      );
+      lines.push(item.addenda(ownTrace, e.receivingDfi));
+      credit += amount;
+      hash += BigInt(e.receivingDfi);
+    }
+    const h = zero((hash % 10_000_000_000n).toString(), 10);
+    lines.push(`8220${zero(items.length * 2, 6)}${h}${zero(0, 12)}${zero(credit, 12)}${pad("RETURNS", 10)}${pad("", 25)}${rdfi}${zero(batchNo, 7)}`);
+    fileHash += hash;
+    fileCredit += credit;
+    fileCount += items.length * 2;
+  };
+  batch(
+    "PPD",
+    returns.map((r) => ({ trace: r.trace, unknown: r.unknownAmountCents, addenda: (own, dfi) => `799${r.code}${r.trace}      ${dfi}${pad("", 44)}${own}` })),
+  );
+  batch(
+    "COR",
+    notices.map((n) => ({
+      trace: n.trace,
+      amountCents: 0,
+      addenda: (own, dfi) => `798${pad(n.code, 3)}${n.trace}      ${dfi}${pad(n.correctedData, 29)}${pad("", 15)}${own}`,
+    })),
+  );
+  const h = zero((fileHash % 10_000_000_000n).toString(), 10);
   const blocks = Math.ceil((lines.length + 1) / 10);
-  lines.push(`9${zero(1, 6)}${zero(blocks, 6)}${zero(returns.length * 2, 8)}${h}${zero(0, 12)}${zero(credit, 12)}${pad("", 39)}`);
+  lines.push(`9${zero(batchNo, 6)}${zero(blocks, 6)}${zero(fileCount, 8)}${h}${zero(0, 12)}${zero(fileCredit, 12)}${pad("", 39)}`);
   while (lines.length % 10 !== 0) lines.push("9".repeat(94));
   for (const [i, l] of lines.entries()) if (l.length !== 94) throw new Error(`return file record ${i + 1} is ${l.length} characters`);
   return `${lines.join("\r\n")}\r\n`;

@@ -46,7 +46,7 @@ export function createForward(deps: GatewayDeps): Forward {
     }
     if (route.fileResponse === true) {
       const file = fileOf(result.bodyJson);
-      if (file !== undefined) return sendFile(req, reply, result.status, file);
+      if (file !== undefined) return sendFile(reply, result.status, file);
     }
     // The envelope around the service's body, as text: the body is neither parsed nor serialised here.
     const head = `{"success":true,"request_id":${JSON.stringify(String(req.id))}`;
@@ -115,11 +115,10 @@ function fileOf(bodyJson: string): FileAnswer | undefined {
   return { content: f.content, content_type: f.content_type, filename: f.filename };
 }
 
-function sendFile(req: FastifyRequest, reply: FastifyReply, status: number, file: FileAnswer): FastifyReply {
-  // The request id stays findable in a header: a file has no envelope to carry it.
+function sendFile(reply: FastifyReply, status: number, file: FileAnswer): FastifyReply {
+  // A file has no envelope: its request id is in the X-Request-Id header every answer carries (hooks.ts).
   return reply
     .code(status)
-    .header("X-Request-Id", String(req.id))
     .header("Content-Disposition", `attachment; filename="${file.filename.replace(/[^A-Za-z0-9._-]/g, "_")}"`)
     .type(file.content_type)
     .send(file.content);

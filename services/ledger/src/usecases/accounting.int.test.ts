@@ -119,7 +119,13 @@ describe("reverse-transaction", () => {
     expect(await balanceOf(auth, "cr")).toMatchObject({ ledger_balance_cents: 700, available_balance_cents: 100 });
     const rev = ok(await reverse(auth, { transaction_id: free.body["transaction_id"], reason: "chargeback" }));
     expect(rev.body).toMatchObject({ amount: 1000, hold_amount_used: 0, creator_receivable_amount: 700, status: "reversed" });
-    expect(await balanceOf(auth, "cr")).toMatchObject({ ledger_balance_cents: 600, held_amount_cents: 600, available_balance_cents: 0 });
+    // The wallet keeps its held 600; the ledger balance shows the 700 owed: negative until the next earnings repay it.
+    expect(await balanceOf(auth, "cr")).toMatchObject({
+      ledger_balance_cents: -100,
+      owed_amount_cents: 700,
+      held_amount_cents: 600,
+      available_balance_cents: 0,
+    });
     const [sold] = await h.env.adminSql`select refunded_amount, reversed from ledger.sales where org_id = ${auth.org_id} and sale_reference = 'f1'`;
     expect(sold).toMatchObject({ refunded_amount: "1000", reversed: true });
 

@@ -9,10 +9,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_FANOUT_OPERATIONS, adminOperation, newRequestId, rpcSubject, type FindHit, type FindRowsReply, type RpcReply } from "@treasury/contracts";
 import { generateKeyRingEntry, parseKeyRing, rpcCall, Sealer } from "@treasury/service-kit";
 import { makeScratchDir, setupTestEnv, type TestEnv } from "@treasury/testing";
-import { insertPendingLivePayout, LIVE_ORG, LIVE_PARTICIPANT, ORIGIN, startLedgerStandIn, type LedgerStandIn } from "../../test/live-rail.ts";
+import {
+  insertLiveBankAccount,
+  insertPendingLivePayout,
+  LIVE_ORG,
+  LIVE_PARTICIPANT,
+  ORIGIN,
+  startLedgerStandIn,
+  type LedgerStandIn,
+} from "../../test/live-rail.ts";
 import { buildReturnFile, readNachaFile } from "../../test/nacha-reader.ts";
 import { achDropRail } from "../adapters/bank-rail.ts";
 import { buildPayouts, type PayoutsService } from "../service.ts";
+import { bankAccountAad, type SealedBankDetails } from "../usecases/deps.ts";
 
 const RPC_TIMEOUT_TEST_MS = 30_000;
 
@@ -134,6 +143,115 @@ describe("payouts ingest-returns", () => {
       { outcome: "failed", error: "missing FILE", target_ids: [], details: { file: null, unmatched: null } },
       { outcome: "succeeded", livemode: true, target_ids: [p], details: { file: "returns/r1.ach", unmatched: 0 } },
     ]);
+  });
+});
+
+describe("payouts ingest-returns: notifications of change and unusable accounts", () => {
+  const live = { orgId: LIVE_ORG, livemode: true };
+
+  /** A gateway read as the org's live key. */
+  async function bankAccountOf(participantId: string): Promise<Record<string, unknown>> {
+    const auth = { org_id: LIVE_ORG, livemode: true, key_id: "key_live", scopes: ["read"], request_id: newRequestId() };
+    const reply = await rpcCall(
+      nc,
+      rpcSubject(env.prefix, "payouts", "getBankAccount"),
+      { auth, params: { participant_id: participantId }, query: {}, body: {} },
+      {
+        timeoutMs: RPC_TIMEOUT_TEST_MS,
+      },
+    );
+    return body(reply)["bank_account"] as Record<string, unknown>;
+  }
+
+  async function sealedAccountNumber(participantId: string): Promise<string> {
+    const [row] = await env.adminSql<
+      { sealed: string }[]
+    >`select sealed from payouts.bank_accounts where org_id = ${LIVE_ORG} and participant_id = ${participantId}`;
+    return sealer.openJson<SealedBankDetails>(row?.sealed ?? "", bankAccountAad(live, participantId)).account_number;
+  }
+
+  const snapshot = async () => ({
+    accounts: await env.adminSql`select * from payouts.bank_accounts where org_id = ${LIVE_ORG} and participant_id in ('noc_c01', 'ret_r03') order by id`,
+    outbox: await env.adminSql`select id from payouts.outbox order by id`,
+    posted: ledger.posted.length,
+  });
+
+  it("a C01 corrects the sealed account number; an R03 of a paid payout fails it, returns the money and disables the account; again changes nothing", async () => {
+    await insertLiveBankAccount(env, sealer, "noc_c01");
+    await insertLiveBankAccount(env, sealer, "ret_r03");
+    const noticed = await insertPendingLivePayout(env, sealer, 1100, new Date(), "noc_c01");
+    const returned = await insertPendingLivePayout(env, sealer, 2300, new Date(), "ret_r03");
+    const file = await cut();
+    body(await admin("payouts settle", { flags: { date: "2999-01-01" } }));
+    const traces = await env.adminSql<{ id: string; trace_number: string; status: string }[]>`
+      select id, trace_number, status from payouts.payouts where id in (${noticed}, ${returned})`;
+    expect(traces.map((t) => t.status)).toEqual(["paid", "paid"]);
+    const trace = (id: string) => traces.find((t) => t.id === id)?.trace_number ?? "";
+    const content = buildReturnFile(
+      readNachaFile(file.text),
+      [{ trace: trace(returned), code: "R03" }],
+      [
+        { trace: trace(noticed), code: "C01", correctedData: "55501234" },
+        { trace: trace(noticed), code: "C09", correctedData: "NEWID" },
+      ],
+    );
+    const request = { positionals: ["returns/noc.ach"], file: { name: "returns/noc.ach", content } };
+    const answer = body(await admin("payouts ingest-returns", request));
+    expect(answer).toMatchObject({
+      failed: [{ payout_id: returned, return_code: "R03", bank_account_disabled: true }],
+      unmatched: [],
+      pending: [],
+      notices: [
+        { outcome: "applied", payout_id: noticed, participant_id: "noc_c01", change_code: "C01", changed: ["account_number"], account: { last4: "1234" } },
+        { outcome: "not_applied", change_code: "C09", reason: expect.stringMatching(/corrects nothing/) },
+      ],
+    });
+
+    // The C01: read back through the service, and the sealed value opens to the corrected number.
+    expect(await bankAccountOf("noc_c01")).toMatchObject({ last4: "1234", routing_number: "011000015", account_type: "checking", status: "active" });
+    expect(await sealedAccountNumber("noc_c01")).toBe("55501234");
+    // The R03: failed, the money back from cash through the return posting, the account disabled.
+    const [failed] = await env.adminSql<
+      { status: string; failure_reason: string }[]
+    >`select status, failure_reason from payouts.payouts where id = ${returned}`;
+    expect(failed).toEqual({ status: "failed", failure_reason: "R03: No account or unable to locate account" });
+    const back = ledger.posted.find((r) => r.reference_id === `payout:${returned}:return`);
+    expect(back).toMatchObject({ kind: "payout_return" });
+    expect(JSON.stringify(back?.postings)).toContain("platform_cash");
+    expect(await bankAccountOf("ret_r03")).toMatchObject({ status: "disabled", disabled_reason: expect.stringMatching(/^R03: /), last4: "6789" });
+    const events = await env.adminSql<{ type: string; participant: string; status: string | null }[]>`
+      select type, payload->'data'->>'participant_id' as participant, payload->'data'->>'status' as status
+        from payouts.outbox where type in ('bank_account.updated', 'payout.failed') and payload->'data'->>'participant_id' in ('noc_c01', 'ret_r03') order by type, 2`;
+    expect(events).toEqual([
+      { type: "bank_account.updated", participant: "noc_c01", status: "active" },
+      { type: "bank_account.updated", participant: "ret_r03", status: "disabled" },
+      { type: "payout.failed", participant: "ret_r03", status: "failed" },
+    ]);
+
+    // The audit row lists the notices applied, with last four digits only: no account number anywhere.
+    const rows = await auditRows("payouts.ingest-returns");
+    const row = rows[rows.length - 1];
+    expect(row).toMatchObject({
+      outcome: "succeeded",
+      details: {
+        file: "returns/noc.ach",
+        notices_applied: [{ payout_id: noticed, participant_id: "noc_c01", change_code: "C01", changed: ["account_number"], last4: "1234" }],
+        notices_not_applied: [{ change_code: "C09" }],
+        bank_accounts_disabled: [{ payout_id: returned, return_code: "R03" }],
+      },
+    });
+    expect(row?.["target_ids"]).toEqual(expect.arrayContaining([returned, noticed]));
+    expect(JSON.stringify(rows)).not.toMatch(/55501234|000123456789/);
+
+    // The same file again changes nothing: no post, no event, no account change.
+    const before = await snapshot();
+    const again = body(await admin("payouts ingest-returns", request));
+    expect(again).toMatchObject({
+      failed: [],
+      already_failed: [returned],
+      notices: [{ outcome: "already_applied", payout_id: noticed }, { outcome: "not_applied" }],
+    });
+    expect(await snapshot()).toEqual(before);
   });
 });
 

@@ -9,7 +9,7 @@ import { flag, requiredFlag, type AdminAudit, type Service } from "@treasury/ser
 import { z } from "zod";
 import { cutFile } from "../usecases/cut-file.ts";
 import type { PayoutsDeps } from "../usecases/deps.ts";
-import { ingestReturns } from "../usecases/returns.ts";
+import { ingestReturns, type ReturnsResult } from "../usecases/returns.ts";
 import { settleDue } from "../usecases/settle.ts";
 
 const SettleRequest = z.object({
@@ -29,6 +29,7 @@ function payoutIdsOf(result: Record<string, unknown> | undefined): string[] {
     failed?: { payout_id: string }[];
     already_failed?: string[];
     pending?: { payout_id: string }[];
+    notices?: { payout_id: string | null; outcome: string }[];
   };
   return [
     ...(r.payout_ids ?? []),
@@ -36,6 +37,7 @@ function payoutIdsOf(result: Record<string, unknown> | undefined): string[] {
     ...(r.failed ?? []).map((f) => f.payout_id),
     ...(r.already_failed ?? []),
     ...(r.pending ?? []).map((p) => p.payout_id),
+    ...(r.notices ?? []).flatMap((n) => (n.outcome === "applied" && n.payout_id !== null ? [n.payout_id] : [])),
   ];
 }
 
@@ -50,6 +52,33 @@ function railAudit(details: (request: AdminRequest, result: Record<string, unkno
 function cutDetails(result: Record<string, unknown> | undefined): Record<string, unknown> {
   const file = (result as { file?: { name?: string; entry_count?: number; total_credit_cents?: number } | null } | undefined)?.file;
   return { file: file?.name ?? null, entry_count: file?.entry_count ?? null, total_credit_cents: file?.total_credit_cents ?? null };
+}
+
+/**
+ * What a return file's audit row keeps: the notices applied (whose account, what changed, its last four digits:
+ * never an account number), those not applied with why, and the bank accounts the returns disabled.
+ */
+function returnsDetails(request: AdminRequest, result: Record<string, unknown> | undefined): Record<string, unknown> {
+  const r = result as Partial<ReturnsResult> | undefined;
+  const notices = r?.notices ?? [];
+  return {
+    file: request.file?.name ?? request.positionals[0] ?? null,
+    unmatched: r?.unmatched?.length ?? null,
+    notices_applied: notices
+      .filter((n) => n.outcome === "applied")
+      .map((n) => ({
+        payout_id: n.payout_id,
+        participant_id: n.participant_id,
+        trace_number: n.trace_number,
+        change_code: n.change_code,
+        changed: n.changed,
+        last4: n.account?.last4 ?? null,
+      })),
+    notices_not_applied: notices
+      .filter((n) => n.outcome === "not_applied")
+      .map((n) => ({ trace_number: n.trace_number, change_code: n.change_code, reason: n.reason })),
+    bank_accounts_disabled: (r?.failed ?? []).filter((f) => f.bank_account_disabled).map((f) => ({ payout_id: f.payout_id, return_code: f.return_code })),
+  };
 }
 
 function returnFileOf(request: AdminRequest): ReturnFile {
@@ -70,10 +99,7 @@ export function registerAdminCommands(svc: Pick<Service, "handleAdmin">, deps: P
   });
   svc.handleAdmin<ReturnFile>("payouts ingest-returns", {
     decode: returnFileOf,
-    audit: railAudit((request, result) => ({
-      file: request.file?.name ?? request.positionals[0] ?? null,
-      unmatched: (result as { unmatched?: unknown[] } | undefined)?.unmatched?.length ?? null,
-    })),
+    audit: railAudit(returnsDetails),
     run: async ({ input }) => ({ ...(await ingestReturns(deps, input.content)) }),
   });
 }

@@ -145,7 +145,7 @@ describe("return files", () => {
     ]);
     expect(parsed.notices).toEqual([]);
     const noc = returns.replace("799R03", "798C01");
-    expect(parseReturnFile(noc).notices).toEqual([{ changeCode: "C01", originalTrace: "021000020000002", line: 3 }]);
+    expect(parseReturnFile(noc).notices).toEqual([{ changeCode: "C01", originalTrace: "021000020000002", correctedData: " ".repeat(29), line: 3 }]);
     expect(returnReason("R02")).toBe("R02: Account closed");
     expect(returnReason("R99")).toBe("R99: Returned by the receiving bank");
   });
@@ -194,7 +194,7 @@ describe("eligibility", () => {
     walletStatus: "active",
     kycStatus: "approved",
     taxCertified: true,
-    bankAccount: { last4: "6789", accountType: "checking", routingNumber: "011000015" },
+    bankAccount: { last4: "6789", accountType: "checking", routingNumber: "011000015", status: "active", disabledReason: null as string | null },
     businessStatus: "approved",
   };
   it("needs everything live and only a positive balance in sandbox", () => {

@@ -90,6 +90,11 @@ export interface BankAccountRow {
   last4: string;
   sealed: string;
   sealed_key_id: string;
+  /** disabled: a return said the account cannot take money (see disabled_reason); a new PUT makes it active. */
+  status: "active" | "disabled";
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+  disabled_by_payout_id: string | null;
   created_at: Date;
   updated_at: Date;
 }

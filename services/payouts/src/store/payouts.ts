@@ -161,9 +161,16 @@ async function markAction(
   );
 }
 
-/** Ends the transition in flight with its outcome and event, in one statement; undefined when another driver ended it. */
+/**
+ * Ends the transition in flight with its outcome and event, in one statement; undefined when another driver ended
+ * it. A return that says the account cannot take money disables the participant's bank account in the same
+ * statement (with its event) while it is still active and still the payout's destination (ports.ts).
+ */
 async function finishAction(q: Q, id: string, action: PayoutAction, fields: ActionOutcome, event: OutboxRowValues): Promise<PayoutRow | undefined> {
   const settle = action === "settle";
+  const disable = fields.disable_bank_account;
+  // Without a bank account to disable, `disabled` selects nothing and its event's values are never used.
+  const dis = disable?.event;
   return one(
     await q<RawRow[]>`
     with done as (
@@ -180,6 +187,21 @@ async function finishAction(q: Q, id: string, action: PayoutAction, fields: Acti
       insert into payouts.outbox (id, org_id, livemode, type, subject, payload, headers)
       select ${event.id}, ${event.org_id}, ${event.livemode}, ${event.type}, ${event.subject}, ${q.json(event.payload as never)}, ${q.json(event.headers)}
         from done
+      returning 1
+    ), disabled as (
+      update payouts.bank_accounts b
+         set status = 'disabled', disabled_reason = ${disable?.reason ?? null}, disabled_at = now(), disabled_by_payout_id = done.id, updated_at = now()
+        from done
+       where ${disable !== undefined} and b.id = ${disable?.id ?? null} and b.status = 'active'
+         and b.org_id = done.org_id and b.livemode = done.livemode and b.participant_id = done.participant_id
+         and b.routing_number = done.dest_routing_number and b.account_type = done.dest_account_type and b.last4 = done.dest_last4
+         and b.updated_at <= done.created_at
+      returning b.id
+    ), disabled_ev as (
+      insert into payouts.outbox (id, org_id, livemode, type, subject, payload, headers)
+      select ${dis?.id ?? null}, ${dis?.org_id ?? null}, ${dis?.livemode ?? null}, ${dis?.type ?? null}, ${dis?.subject ?? null},
+             ${q.json((dis?.payload ?? {}) as never)}, ${q.json(dis?.headers ?? {})}
+        from disabled
       returning 1
     )
     select done.* from done`,

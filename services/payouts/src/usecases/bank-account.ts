@@ -8,13 +8,14 @@
  * service_unavailable (no encryption keys configured, or the ledger did not answer).
  */
 import { DomainError, newUuid, type schemas, type Tenant } from "@treasury/contracts";
+import { outboxRowValues, type OutboxRowValues } from "@treasury/service-kit";
 import type { z } from "zod";
 import type { BankAccountRow } from "../domain/records.ts";
 import { bankAccountAad, requireSealer, type PayoutsDeps, type SealedBankDetails } from "./deps.ts";
 
 type BankAccountBody = z.output<typeof schemas.BankAccountBody>;
 
-function present(row: BankAccountRow, holder: string): Record<string, unknown> {
+export function presentBankAccount(row: BankAccountRow, holder: string): Record<string, unknown> {
   return {
     object: "bank_account",
     participant_id: row.participant_id,
@@ -22,7 +23,8 @@ function present(row: BankAccountRow, holder: string): Record<string, unknown> {
     routing_number: row.routing_number,
     account_type: row.account_type,
     last4: row.last4,
-    status: "active",
+    status: row.status,
+    disabled_reason: row.disabled_reason,
     livemode: row.livemode,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
@@ -51,9 +53,9 @@ export async function putBankAccount(deps: PayoutsDeps, tenant: Tenant, particip
     type: "bank_account.updated",
     org_id: tenant.orgId,
     livemode: tenant.livemode,
-    data: present(saved, body.account_holder_name),
+    data: presentBankAccount(saved, body.account_holder_name),
   }));
-  return { bankAccount: present(row, body.account_holder_name), created };
+  return { bankAccount: presentBankAccount(row, body.account_holder_name), created };
 }
 
 export async function getBankAccount(deps: PayoutsDeps, tenant: Tenant, participantId: string): Promise<Record<string, unknown>> {
@@ -64,7 +66,7 @@ export async function getBankAccount(deps: PayoutsDeps, tenant: Tenant, particip
     });
   }
   const details = requireSealer(deps).openJson<SealedBankDetails>(row.sealed, bankAccountAad(tenant, participantId));
-  return { bank_account: present(row, details.account_holder_name) };
+  return { bank_account: presentBankAccount(row, details.account_holder_name) };
 }
 
 /** The sealed details of a participant's account, for a live payout's destination; undefined when none is set. */
@@ -76,4 +78,31 @@ export async function bankDetailsOf(
   const row = await deps.bankAccounts.find(tenant, participantId);
   if (row === undefined) return undefined;
   return { row, details: requireSealer(deps).openJson<SealedBankDetails>(row.sealed, bankAccountAad(tenant, participantId)) };
+}
+
+/**
+ * `bank_account.updated` for an account a return disables (written with the payout's failure, in one statement):
+ * the account as answers show it once disabled.
+ */
+export function disabledAccountEvent(
+  deps: Pick<PayoutsDeps, "sealer">,
+  tenant: Tenant,
+  row: BankAccountRow,
+  disabled: { reason: string; payoutId: string; at: Date },
+): OutboxRowValues {
+  const details = requireSealer(deps).openJson<SealedBankDetails>(row.sealed, bankAccountAad(tenant, row.participant_id));
+  const after: BankAccountRow = {
+    ...row,
+    status: "disabled",
+    disabled_reason: disabled.reason,
+    disabled_at: disabled.at,
+    disabled_by_payout_id: disabled.payoutId,
+    updated_at: disabled.at,
+  };
+  return outboxRowValues({
+    type: "bank_account.updated",
+    org_id: tenant.orgId,
+    livemode: tenant.livemode,
+    data: presentBankAccount(after, details.account_holder_name),
+  });
 }

@@ -48,7 +48,7 @@ describe("checkEligibility", () => {
     await withBankAccount(f);
     const e = await checkEligibility(f.deps, LIVE, "creator_1");
     expect(e).toMatchObject({ eligible: true, issues: [] });
-    expect(e.requirements.bank_account).toEqual({ required: true, met: true, last4: "4321", account_type: "savings" });
+    expect(e.requirements.bank_account).toEqual({ required: true, met: true, last4: "4321", account_type: "savings", status: "active", disabled_reason: null });
     // A bank account of the other environment is not this one's.
     expect((await checkEligibility(f.deps, SANDBOX, "creator_1")).requirements.bank_account.met).toBe(false);
     // An amount above the balance is the one issue left.

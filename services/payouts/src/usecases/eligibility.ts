@@ -24,7 +24,16 @@ export async function checkEligibility(deps: PayoutsDeps, tenant: Tenant, partic
       walletStatus: wallet.status,
       kycStatus: creator.status,
       taxCertified: creator.tax_certified,
-      bankAccount: bank === undefined ? undefined : { last4: bank.last4, accountType: bank.account_type, routingNumber: bank.routing_number },
+      bankAccount:
+        bank === undefined
+          ? undefined
+          : {
+              last4: bank.last4,
+              accountType: bank.account_type,
+              routingNumber: bank.routing_number,
+              status: bank.status,
+              disabledReason: bank.disabled_reason,
+            },
       businessStatus,
     },
     amount,

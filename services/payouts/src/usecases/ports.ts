@@ -144,6 +144,12 @@ export interface ActionOutcome {
   transaction_id: string;
   failure_reason?: string | null;
   bank_transfer_status: string;
+  /**
+   * A return saying the account cannot take money: the participant's bank account `id` is disabled in the same
+   * statement, with `event`, if it is still active and still the payout's destination (its routing number, type
+   * and last four digits, set no later than the payout was requested: an account set since is another one).
+   */
+  disable_bank_account?: { id: string; reason: string; event: OutboxRowValues } | undefined;
 }
 
 export interface PayoutStore {
@@ -198,6 +204,17 @@ export interface BankAccountStore {
     values: BankAccountValues,
     eventOf: (row: BankAccountRow) => NewEvent,
   ): Promise<{ row: BankAccountRow; created: boolean }>;
+  /**
+   * Replaces the details (a notification of change) of the account whose sealed value is still `expectedSealed`,
+   * keeping its status, with the event `eventOf` makes, in one transaction; undefined when it changed since.
+   */
+  correct(
+    tenant: Tenant,
+    participantId: string,
+    expectedSealed: string,
+    values: BankAccountValues,
+    eventOf: (row: BankAccountRow) => NewEvent,
+  ): Promise<BankAccountRow | undefined>;
 }
 
 // ---- ACH files --------------------------------------------------------------------------------------------

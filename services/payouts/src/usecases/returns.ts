@@ -2,20 +2,26 @@
  * Ingesting a bank's return file: each returned entry names the trace number of the credit it returns and an
  * R code. Its payout (processing, or already paid) fails: the creator's wallet gets the money back through the
  * ledger (`payout:<id>:return`), the payout shows the code's reason, and `payout.failed` is emitted
- * (transitions.ts). Idempotent: a return for a payout already failed changes nothing.
+ * (transitions.ts). A return saying the account cannot take money (R02, R03, R04… UNUSABLE_ACCOUNT_RETURNS in
+ * domain/nacha-returns.ts) also disables the participant's bank account in the payout's failing statement. The
+ * notifications of change correct bank accounts (notices.ts). Idempotent: a return for a payout already failed,
+ * and a notice already applied, change nothing.
  */
 import { DomainError } from "@treasury/contracts";
-import { ReturnFileError } from "../domain/nacha-returns.ts";
+import { ReturnFileError, unusableAccountReason } from "../domain/nacha-returns.ts";
 import type { PayoutsDeps } from "./deps.ts";
+import { applyNotices, type NoticeOutcome } from "./notices.ts";
 import { driveAction } from "./transitions.ts";
 
 export interface ReturnsResult {
   returns: number;
-  failed: Array<{ payout_id: string; trace_number: string; return_code: string }>;
+  /** `bank_account_disabled`: this return disabled the participant's bank account (an unusable-account code). */
+  failed: Array<{ payout_id: string; trace_number: string; return_code: string; bank_account_disabled: boolean }>;
   already_failed: string[];
   /** Returns naming no payout of ours (or a payout in no state a return applies to). */
   unmatched: Array<{ trace_number: string; return_code: string; reason: string }>;
-  notices: Array<{ trace_number: string; change_code: string }>;
+  /** Every notification of change: applied, already applied, or not applied with why. */
+  notices: NoticeOutcome[];
   /** Recorded, but the ledger did not answer: the reconciler finishes them. */
   pending: Array<{ payout_id: string; error: string }>;
 }
@@ -34,7 +40,7 @@ export async function ingestReturns(deps: PayoutsDeps, text: string): Promise<Re
     failed: [],
     already_failed: [],
     unmatched: [],
-    notices: parsed.notices.map((n) => ({ trace_number: n.originalTrace, change_code: n.changeCode })),
+    notices: [],
     pending: [],
   };
   for (const r of parsed.returns) {
@@ -62,10 +68,20 @@ export async function ingestReturns(deps: PayoutsDeps, text: string): Promise<Re
     }
     try {
       const done = await driveAction(deps, marked);
-      if (done.status === "failed") result.failed.push({ payout_id: done.id, trace_number: r.originalTrace, return_code: r.returnCode });
+      if (done.status === "failed") {
+        const disabled =
+          unusableAccountReason(r.returnCode) !== undefined && (await disabledBy(deps, done.org_id, done.livemode, done.participant_id, done.id));
+        result.failed.push({ payout_id: done.id, trace_number: r.originalTrace, return_code: r.returnCode, bank_account_disabled: disabled });
+      }
     } catch (e) {
       result.pending.push({ payout_id: row.id, error: e instanceof Error ? e.message : String(e) });
     }
   }
+  result.notices = await applyNotices(deps, parsed.notices);
   return result;
+}
+
+async function disabledBy(deps: PayoutsDeps, orgId: string, livemode: boolean, participantId: string, payoutId: string): Promise<boolean> {
+  const account = await deps.bankAccounts.find({ orgId, livemode }, participantId);
+  return account?.status === "disabled" && account.disabled_by_payout_id === payoutId;
 }

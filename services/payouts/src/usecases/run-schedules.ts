@@ -47,6 +47,17 @@ const SKIP_CODES = new Set([
   "wallet_not_active",
   "amount_too_large",
 ]);
+/**
+ * A refusal's reason as the skip records it: its code, except a live participant whose bank account a return
+ * disabled, which says so (`bank_account_disabled`): money cannot go there whatever else is missing, and the
+ * fix (a new account) is not one `payout_not_eligible` names.
+ */
+function skipReason(e: DomainError): string {
+  if (e.code !== "payout_not_eligible") return e.code;
+  const issues = (e.extra?.["eligibility"] as { issues?: unknown } | undefined)?.issues;
+  return Array.isArray(issues) && issues.includes("bank_account_disabled") ? "bank_account_disabled" : e.code;
+}
+
 /** Answers meaning the period's payout exists already (an earlier run, or one the reconciler finishes). */
 const EXISTS_CODES = new Set(["duplicate_reference_id", "idempotency_conflict", "service_timeout"]);
 
@@ -139,7 +150,7 @@ async function payPeriod(deps: PayoutsDeps, tenant: Tenant, row: ScheduleRow, pe
     return await paid(payout.id, payout.amount, true);
   } catch (e) {
     if (!(e instanceof DomainError)) throw e;
-    if (SKIP_CODES.has(e.code)) return skip(e.code);
+    if (SKIP_CODES.has(e.code)) return skip(skipReason(e));
     if (!EXISTS_CODES.has(e.code)) throw e;
     const existing = await deps.payouts.findByReference(tenant, referenceId);
     if (existing === undefined || existing.status === "refused") throw e;

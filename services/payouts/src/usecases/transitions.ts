@@ -11,9 +11,11 @@
 import type { PostRequestInput } from "@treasury/contracts";
 import { outboxRowValues, postAndSettle, wakeOutboxRelay, type LedgerPosted } from "@treasury/service-kit";
 import { returnPostings, settlementPostings } from "../domain/money.ts";
-import { returnReason } from "../domain/nacha-returns.ts";
+import { returnReason, unusableAccountReason } from "../domain/nacha-returns.ts";
 import type { PayoutAction, PayoutRow } from "../domain/records.ts";
+import { disabledAccountEvent } from "./bank-account.ts";
 import type { PayoutsDeps } from "./deps.ts";
+import type { ActionOutcome } from "./ports.ts";
 import { presentPayout } from "./present.ts";
 import { amountsOf } from "./request-payout.ts";
 
@@ -67,21 +69,37 @@ export async function driveAction(deps: PayoutsDeps, row: PayoutRow): Promise<Pa
   });
 }
 
+/**
+ * A return saying the account cannot take money (UNUSABLE_ACCOUNT_RETURNS) disables the participant's bank account
+ * with the payout's failure; the store disables it only if it is still the payout's destination (ports.ts).
+ */
+async function accountToDisable(deps: PayoutsDeps, row: PayoutRow): Promise<ActionOutcome["disable_bank_account"]> {
+  const why = unusableAccountReason(row.return_code ?? "");
+  if (why === undefined) return undefined;
+  const tenant = { orgId: row.org_id, livemode: row.livemode };
+  const account = await deps.bankAccounts.find(tenant, row.participant_id);
+  if (account === undefined || account.status !== "active") return undefined;
+  const reason = `${row.return_code ?? ""}: ${why}`;
+  return { id: account.id, reason, event: disabledAccountEvent(deps, tenant, account, { reason, payoutId: row.id, at: deps.now() }) };
+}
+
 /** Step 3: the row leaves its action with the new state and its event, in one statement. */
 async function finish(deps: PayoutsDeps, row: PayoutRow, action: PayoutAction, result: LedgerPosted): Promise<PayoutRow> {
   const settle = action === "settle";
-  const fields = settle
+  const fields: ActionOutcome & { failure_reason?: string } = settle
     ? { status: "paid" as const, transaction_id: result.transaction_id, bank_transfer_status: "settled" }
     : {
         status: "failed" as const,
         transaction_id: result.transaction_id,
         bank_transfer_status: "returned",
         failure_reason: returnReason(row.return_code ?? ""),
+        disable_bank_account: await accountToDisable(deps, row),
       };
   const now = deps.now();
+  const { disable_bank_account: _disable, ...shown } = fields;
   const after: PayoutRow = {
     ...row,
-    ...fields,
+    ...shown,
     failure_reason: settle ? row.failure_reason : (fields.failure_reason ?? null),
     action: null,
     action_at: null,
