@@ -78,7 +78,7 @@ try {
   const sql = adminSql(infra.adminUrl);
   const { org_id } = await createOrg(sql, { name: "schedules-bench" });
   const lifted = { capacity: 1e12, refill_per_sec: 1e12 };
-  await sql`update gateway.orgs set rate_limits = ${sql.json({ read: lifted, write: lifted, treasury_write: lifted })} where id = ${org_id}`;
+  await sql`update gateway.orgs set rate_limits = ${sql.json({ read: lifted, write: lifted, treasury_write: lifted, record_sale: lifted })} where id = ${org_id}`;
   const { api_key } = await createApiKey(sql, { orgId: org_id, environment: "sandbox", scopes: null });
   const common = { NATS_URL: infra.natsUrl, NATS_PREFIX: "", DB_POOL_MAX: "20", LOG_LEVEL: "warn" };
   const start = async (name: string, extra: Record<string, string> = {}) => {
@@ -88,7 +88,7 @@ try {
   };
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
   // Only a clock advance runs the schedules: the measured run is the one it starts.
-  await start("payouts", { PAYOUTS_SCHEDULE_INTERVAL_MS: "0" });
+  await start("payouts", { PAYOUTS_SCHEDULE_INTERVAL_MS: "0", PAYOUTS_SCHEDULE_BATCH_MAX: process.env.BENCH_SCHEDULE_BATCH ?? "50" });
   const [gwPort, altPort] = [await freePort(), await freePort()];
   await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort), ...deployedGatewayEnv(infra), ...nodeOptions(GATEWAY_NODE_OPTIONS) });
   const pool = new Pool(`http://127.0.0.1:${gwPort}`, { connections: 64, pipelining: 1 });
