@@ -52,11 +52,6 @@ export interface Values {
   delivery?: string | undefined;
 }
 
-export function need(v: string | undefined, flag: string): string {
-  if (!v) throw new Error(`missing ${flag}`);
-  return v;
-}
-
 /**
  * A file of the dev stack: under DEV_DATA_DIR, else in `.data/` one folder up from the command's entry file
  * (scripts/admin.ts, or dist/admin.js in the image), where `npm start` keeps it.
