@@ -130,4 +130,29 @@ describe("reserves", () => {
       "validation_error",
     );
   });
+
+  it("a payout posting keeps a fixed reserve's floor under the wallet lock; its replay answers the first result after the reserve changed", async () => {
+    const org = newOrg();
+    await createParticipant(h.deps, { orgId: org, livemode: false }, { participant_id: "c1" });
+    await sale(org, "s1", 10_000); // creator share 8,000
+    await setReserve(org, { type: "fixed", amount_cents: 3_000 });
+    const payout = (ref: string, amount: number) => ({
+      org_id: org,
+      livemode: false,
+      kind: "payout",
+      reference_id: ref,
+      amount,
+      metadata: { payout_id: ref, participant_id: "c1", rail: "sandbox" },
+      postings: [{ debit: { participant_id: "c1" }, credit: { system: "platform_cash" }, amount }],
+      preconditions: [{ wallet: { participant_id: "c1" }, available_gte: amount }],
+    });
+    // 5,001 is available but would go under the 3,000 floor: refused, nothing moved.
+    expect(err(await h.postRpc(payout("payout:over", 5_001))).code).toBe("insufficient_balance");
+    expect((await snapshot(org)).ledger_balance_cents).toBe(8_000);
+    ok(await h.postRpc(payout("payout:exact", 5_000)));
+    expect(await snapshot(org)).toMatchObject({ ledger_balance_cents: 3_000, payable_balance_cents: 0, reserved_amount_cents: 3_000 });
+    // The floor is the ledger's, not the caller's: the same request replayed after the reserve changed is a replay.
+    await setReserve(org, { type: "fixed", amount_cents: 3_500 });
+    expect(ok(await h.postRpc(payout("payout:exact", 5_000))).body["duplicate"]).toBe(true);
+  });
 });

@@ -8,7 +8,7 @@ import type { Service } from "@treasury/service-kit";
 import { parsePostRequest } from "../posting/index.ts";
 import type { LedgerDeps } from "../usecases/deps.ts";
 import { postRefund } from "../usecases/refund.ts";
-import { withSaleReserve } from "../usecases/reserves.ts";
+import { withPayoutFloor, withSaleReserve } from "../usecases/reserves.ts";
 import { saleSummary } from "../usecases/sale-summary.ts";
 import { transactionRecord } from "../usecases/transaction-record.ts";
 
@@ -38,11 +38,15 @@ export function registerPost(svc: Pick<Service, "handleInternal">, deps: LedgerD
   });
 }
 
-/** A plain posting; a sale among them gets its creator's rolling reserve (usecases/reserves.ts). */
+/**
+ * A plain posting; a sale among them gets its creator's rolling reserve, a payout keeps its creator's fixed
+ * reserve (usecases/reserves.ts).
+ */
 async function postPlain(deps: LedgerDeps, payload: unknown): Promise<PostOutcome> {
-  if (!isSale(payload)) return deps.poster.post(payload);
+  const reserving = isSale(payload) ? withSaleReserve : isPayout(payload) ? withPayoutFloor : undefined;
+  if (reserving === undefined) return deps.poster.post(payload);
   const request = parsePostRequest(payload);
-  const reserved = await withSaleReserve(deps, request);
+  const reserved = await reserving(deps, request);
   return reserved === undefined ? deps.poster.post(request) : deps.poster.post(reserved.request, reserved.hooks);
 }
 
@@ -54,6 +58,10 @@ function postPayload(payload: unknown): unknown {
 /** Cheap looks before parsing. */
 function isSale(payload: unknown): boolean {
   return typeof payload === "object" && payload !== null && (payload as Record<string, unknown>)["sale"] !== undefined;
+}
+
+function isPayout(payload: unknown): boolean {
+  return typeof payload === "object" && payload !== null && (payload as Record<string, unknown>)["kind"] === "payout";
 }
 
 function isRefund(payload: unknown): boolean {

@@ -16,6 +16,8 @@ export type ReserveDeps = Pick<LedgerDeps, "participants" | "reserves">;
 /** The reason code of a rolling reserve's holds. */
 export const RESERVE_HOLD_REASON = "reserve";
 const DAY_MS = 86_400_000;
+/** The kind of the postings payouts makes (services/payouts request-payout.ts). */
+const PAYOUT_KIND = "payout";
 
 function presentReserve(participantId: string, r: ReserveRow | undefined): Record<string, unknown> {
   return {
@@ -125,4 +127,30 @@ export async function withSaleReserve(
   const tenant = tenantOf(request);
   const [reserve] = await deps.reserves.find(tenant, [sale.participant_id]);
   return addReserveHold(request, reserveHoldOf(reserve, sale.creator_amount, deps.now(tenant)));
+}
+
+/**
+ * A payout's request with its creator's fixed reserve kept: the payout's balance precondition on the creator's
+ * wallet rises by the reserve's amount, so the floor is judged under the wallet's row lock with the balance
+ * itself. The floor is the ledger's, not the caller's: a replay is matched against the request without it.
+ */
+export async function withPayoutFloor(
+  deps: Pick<LedgerDeps, "reserves">,
+  request: PostRequestInput,
+): Promise<{ request: PostRequestInput; hooks: PostHooks } | undefined> {
+  const participantId = payoutParticipant(request);
+  if (participantId === undefined) return undefined;
+  const [reserve] = await deps.reserves.find(tenantOf(request), [participantId]);
+  const floor = reserve?.reserve_type === "fixed" ? (reserve.amount_cents ?? 0) : 0;
+  if (floor <= 0 || request.preconditions === undefined || request.preconditions.length === 0) return undefined;
+  const preconditions = request.preconditions.map((p) => ({ ...p, available_gte: p.available_gte + floor }));
+  return { request: { ...request, preconditions }, hooks: { hashAs: request } };
+}
+
+/** The participant a payout posting pays (payouts names it in the metadata), or undefined for any other posting. */
+function payoutParticipant(request: PostRequestInput): string | undefined {
+  if (request.kind !== PAYOUT_KIND) return undefined;
+  const meta = request.metadata;
+  const id = typeof meta === "object" && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>)["participant_id"] : undefined;
+  return typeof id === "string" ? id : undefined;
 }

@@ -20,7 +20,8 @@ export async function checkEligibility(deps: PayoutsDeps, tenant: Tenant, partic
     {
       livemode: tenant.livemode,
       participantId,
-      availableBalance: wallet.available_balance,
+      // What a payout may take: the available balance less a fixed reserve (the ledger's payable figure).
+      availableBalance: participant.payable_balance_cents ?? wallet.available_balance,
       walletStatus: wallet.status,
       kycStatus: creator.status,
       taxCertified: creator.tax_certified,
