@@ -27,6 +27,8 @@ export const OPTIONS = {
   since: { type: "string" },
   target: { type: "string" },
   delivery: { type: "string" },
+  at: { type: "string" },
+  cents: { type: "string" },
 } as const;
 
 export interface Values {
@@ -50,6 +52,8 @@ export interface Values {
   since?: string | undefined;
   target?: string | undefined;
   delivery?: string | undefined;
+  at?: string | undefined;
+  cents?: string | undefined;
 }
 
 /**

@@ -1,7 +1,8 @@
 // Live payouts end to end on the real ACH rail: eligibility blockers, then a verified creator with a bank
 // account; payouts cut into a NACHA file by `admin payouts cut-file` (read back by an independent reader and its
 // totals checked), settled by `admin payouts settle`, and failed by a bank return file (`admin payouts
-// ingest-returns`) with the money back in the wallet; a sandbox payout never enters a file.
+// ingest-returns`) with the money back in the wallet, less the org's return fee, and the unfiled payouts into an
+// account a return disabled cancelled; a sandbox payout never enters a file.
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -238,6 +239,59 @@ describe("live payouts on the ACH rail", () => {
     );
     const report = await checkInvariants(p.env.adminSql, { orgId: p.s.orgId });
     expect(report.violations).toEqual([]);
+  });
+
+  it("an unusable-account return charges the org's return fee and cancels the unfiled payouts into that account", { timeout: 120_000 }, async () => {
+    // Proves the return fee (set by an operator, audited) and the cancel of what would only bounce too.
+    const fee = await admin(p, "payouts", "set-return-fee", "--org", p.s.orgId, "--env", "live", "--cents", "250", "--reason", "contract 4.2");
+    expect(fee, JSON.stringify(fee.err)).toMatchObject({ code: 0, out: { org_id: p.s.orgId, environment: "live", return_fee_cents: 250 } });
+    expect((await admin(p, "payouts", "get-return-fee", "--org", p.s.orgId, "--env", "live")).out).toMatchObject({ return_fee_cents: 250 });
+    expect(await admin(p, "payouts", "set-return-fee", "--org", p.s.orgId, "--env", "live", "--cents", "12.5", "--reason", "x")).toMatchObject({
+      code: 1,
+      err: { error_code: "validation_error" },
+    });
+    const before = (await creatorWallet(api, live, pid)).balance;
+    const e = payoutOf(await api("POST", "/v1/payouts", live, { participant_id: pid, amount: 1000, reference_id: `e_${pid}` }));
+    expect((await admin(p, "payouts", "cut-file")).out).toMatchObject({ payout_ids: [e.id] });
+    const f = payoutOf(await api("POST", "/v1/payouts", live, { participant_id: pid, amount: 800, reference_id: `f_${pid}` }));
+    expect(f).toMatchObject({ status: "pending", bank_transfer_status: "awaiting_file" });
+
+    const file = readNachaFile(readFileSync(join(p.achDir, achFiles().at(-1) ?? ""), "utf8"));
+    const returns = join(p.achDir, "returns-3.txt");
+    writeFileSync(returns, buildReturnFile(file, [{ trace: file.batches[0]?.entries[0]?.traceNumber ?? "", code: "R02" }]));
+    const ingested = await admin(p, "payouts", "ingest-returns", returns);
+    expect(ingested.out).toMatchObject({
+      failed: [{ payout_id: e.id, return_code: "R02", bank_account_disabled: true }],
+      cancelled: [{ payout_id: f.id, participant_id: pid }],
+    });
+    expect(await entriesOf(`payout:${e.id}:return`)).toEqual([
+      ["payouts_in_transit", "debit", 1000],
+      ["creator_earnings", "credit", 1000],
+      ["creator_earnings", "debit", 250],
+      ["platform_revenue", "credit", 250],
+    ]);
+    expect(await entriesOf(`payout:${f.id}:cancel`)).toEqual([
+      ["payouts_in_transit", "debit", 800],
+      ["creator_earnings", "credit", 800],
+    ]);
+    expect(payoutOf(await api("GET", `/v1/payouts/${f.id}`, live))).toMatchObject({
+      status: "failed",
+      bank_transfer_status: "cancelled",
+      bank_transfer_id: null,
+      failure_reason: expect.stringMatching(/^bank_account_disabled: R02/),
+    });
+    expect(await eventsOf(f.id)).toEqual(["payout.created", "payout.failed"]);
+    expect((await creatorWallet(api, live, pid)).balance).toBe(before - 250);
+    // The cancelled payout is never filed afterwards.
+    expect((await admin(p, "payouts", "cut-file")).out).toEqual({ file: null, payout_ids: [] });
+    const report = await checkInvariants(p.env.adminSql, { orgId: p.s.orgId });
+    expect(report.violations).toEqual([]);
+    expect((await api("PUT", `/v1/participants/${pid}/bank-account`, live, BANK_ACCOUNT)).body["bank_account"]).toMatchObject({ status: "active" });
+    // The operator's flags reach the service: a run at a given time answers its counts.
+    expect(await admin(p, "payouts", "run-schedules", "--at", new Date().toISOString(), "--reason", "check")).toMatchObject({
+      code: 0,
+      out: { runs: expect.any(Number) },
+    });
   });
 
   it("the admin commands refuse bad input with an error and a non-zero exit", { timeout: 60_000 }, async () => {

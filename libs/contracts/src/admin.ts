@@ -79,6 +79,15 @@ export const ADMIN_COMMANDS = {
     positionals: 1,
     file: true,
   },
+  "payouts set-return-fee": {
+    service: "payouts",
+    usage:
+      "payouts set-return-fee --org ORG --env test|live --cents N --reason TEXT   → {org_id, environment, return_fee_cents}: what each returned payout costs the creator from now on (0: nothing)",
+  },
+  "payouts get-return-fee": {
+    service: "payouts",
+    usage: "payouts get-return-fee --org ORG --env test|live   → {org_id, environment, return_fee_cents}",
+  },
   "payouts run-schedules": {
     service: "payouts",
     usage:

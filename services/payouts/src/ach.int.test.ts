@@ -148,4 +148,37 @@ describe("the reconciler finishes interrupted transitions", () => {
     expect(await svc.reconciler.runOnce()).toBe(0);
     expect(ledger.posted).toHaveLength(2);
   });
+
+  it("drives a cancel of an unfiled payout (never filed meanwhile) and a return that carries the org's fee, capped at the net amount", async () => {
+    const c = await pendingLivePayout(900);
+    const r = await pendingLivePayout(700);
+    const reason = "bank_account_disabled: R02: Account closed";
+    expect(await svc.deps.payouts.markAction(c, "cancel", ["pending"], { failure_reason: reason })).toMatchObject({ action: "cancel" });
+    expect((await cutFile(svc.deps)).payout_ids).toEqual([r]);
+    await svc.deps.payouts.markAction(r, "return", ["processing"], { return_code: "R01", return_from: "payouts_in_transit", return_fee: 2_000 });
+    await env.adminSql`update payouts.payouts set action_at = now() - interval '1 minute' where id in (${c}, ${r})`;
+    ledger.posted.length = 0;
+    expect(await svc.reconciler.runOnce()).toBe(2);
+    expect(await statusOf(c)).toMatchObject({ status: "failed", action: null, bank_transfer_status: "cancelled", trace_number: null });
+    const [row] = await env.adminSql<
+      { failure_reason: string; return_fee: string }[]
+    >`select failure_reason, return_fee::text from payouts.payouts where id = ${c}`;
+    expect(row?.failure_reason).toBe(reason);
+    const wallet = { wallet_id: "00000000-0000-4000-8000-000000000001" };
+    expect(ledger.posted.map((p) => [p.kind, p.reference_id, p.postings]).sort()).toEqual(
+      [
+        ["payout_cancel", `payout:${c}:cancel`, [{ debit: { system: "payouts_in_transit" }, credit: wallet, amount: 900 }]],
+        [
+          "payout_return",
+          `payout:${r}:return`,
+          [
+            { debit: { system: "payouts_in_transit" }, credit: wallet, amount: 700 },
+            { debit: wallet, credit: { system: "platform_revenue" }, amount: 700 },
+          ],
+        ],
+      ].sort(),
+    );
+    // A cancel applies only to an unfiled payout: the database refuses one on a filed payout.
+    await expect(env.adminSql`update payouts.payouts set action = 'cancel' where id = ${r}`).rejects.toThrow(/payouts_action_states/);
+  });
 });

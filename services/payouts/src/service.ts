@@ -20,6 +20,7 @@ import { achDropRail } from "./adapters/bank-rail.ts";
 import { natsCompliance } from "./adapters/compliance.ts";
 import { natsLedger } from "./adapters/ledger.ts";
 import { registerAdminCommands } from "./admin/commands.ts";
+import { registerReturnFee } from "./admin/return-fee.ts";
 import { registerRunSchedules } from "./admin/run-schedules.ts";
 import { pgPayoutsFinder } from "./admin/find.ts";
 import { PayoutsEnv } from "./config.ts";
@@ -111,6 +112,7 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
   const useCaseDeps = useCaseDepsOf(svc, deps, ring);
   registerHandlers(svc, useCaseDeps);
   registerAdminCommands(svc, useCaseDeps);
+  registerReturnFee(svc);
   registerRunSchedules(svc, useCaseDeps, { batchMax: cfg.PAYOUTS_SCHEDULE_BATCH_MAX, leaseMs: cfg.PAYOUTS_SCHEDULE_LEASE_MS });
   svc.adminFind(pgPayoutsFinder(svc.sql));
   const jobs = registerJobs(svc, useCaseDeps, {

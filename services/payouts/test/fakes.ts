@@ -3,7 +3,7 @@
  * NATS. Each store keeps the conditions its SQL has (a settle moves only a `posting` row, an action starts only
  * on a live row without one in flight…), so a use case that relies on them is tested against them.
  */
-import { DomainError, type PostRequestInput, type Tenant } from "@treasury/contracts";
+import { cents, DomainError, type PostRequestInput, type Tenant } from "@treasury/contracts";
 import { createLogger, generateKeyRingEntry, parseKeyRing, Sealer, type LedgerPosted, type NewEvent, type OutboxRowValues } from "@treasury/service-kit";
 import type { BankAccountRow, PayoutRow } from "../src/domain/records.ts";
 import type { PayoutsDeps } from "../src/usecases/deps.ts";
@@ -65,6 +65,7 @@ export class FakePayoutStore implements PayoutStore {
       action_at: null,
       return_from: null,
       return_code: null,
+      return_fee: cents(0),
       failure_reason: null,
       settle_transaction_id: null,
       return_transaction_id: null,
@@ -128,8 +129,34 @@ export class FakePayoutStore implements PayoutStore {
     const row = this.rows.get(id);
     if (row === undefined || row.action !== null || !from.includes(row.status) || row.rail !== "bank_ach") return undefined;
     const at = this.tick();
-    return this.put({ ...row, action, action_at: at, return_code: fields.return_code ?? null, return_from: fields.return_from ?? null, updated_at: at });
+    return this.put({
+      ...row,
+      action,
+      action_at: at,
+      return_code: fields.return_code ?? null,
+      return_from: fields.return_from ?? null,
+      return_fee: cents(Math.min(fields.return_fee ?? 0, row.net_amount)),
+      failure_reason: fields.failure_reason ?? row.failure_reason,
+      updated_at: at,
+    });
   };
+
+  /** Per `${org}:${livemode}`: the org's return fee. */
+  readonly returnFees = new Map<string, number>();
+  returnFee: PayoutStore["returnFee"] = async (t) => this.returnFees.get(`${t.orgId}:${t.livemode}`) ?? 0;
+
+  unfiledOf: PayoutStore["unfiledOf"] = async (t, participantId) =>
+    [...this.rows.values()]
+      .filter(
+        (r) =>
+          r.org_id === t.orgId &&
+          r.livemode === t.livemode &&
+          r.participant_id === participantId &&
+          r.status === "pending" &&
+          r.rail === "bank_ach" &&
+          r.action === null,
+      )
+      .map((r) => ({ ...r }));
 
   finishAction: PayoutStore["finishAction"] = async (id, action, fields, event) => {
     const row = this.rows.get(id);

@@ -29,6 +29,7 @@ function payoutIdsOf(result: Record<string, unknown> | undefined): string[] {
     failed?: { payout_id: string }[];
     already_failed?: string[];
     pending?: { payout_id: string }[];
+    cancelled?: { payout_id: string }[];
     notices?: { payout_id: string | null; outcome: string }[];
   };
   return [
@@ -37,6 +38,7 @@ function payoutIdsOf(result: Record<string, unknown> | undefined): string[] {
     ...(r.failed ?? []).map((f) => f.payout_id),
     ...(r.already_failed ?? []),
     ...(r.pending ?? []).map((p) => p.payout_id),
+    ...(r.cancelled ?? []).map((c) => c.payout_id),
     ...(r.notices ?? []).flatMap((n) => (n.outcome === "applied" && n.payout_id !== null ? [n.payout_id] : [])),
   ];
 }
@@ -78,6 +80,7 @@ function returnsDetails(request: AdminRequest, result: Record<string, unknown> |
       .filter((n) => n.outcome === "not_applied")
       .map((n) => ({ trace_number: n.trace_number, change_code: n.change_code, reason: n.reason })),
     bank_accounts_disabled: (r?.failed ?? []).filter((f) => f.bank_account_disabled).map((f) => ({ payout_id: f.payout_id, return_code: f.return_code })),
+    payouts_cancelled: (r?.cancelled ?? []).map((c) => c.payout_id),
   };
 }
 

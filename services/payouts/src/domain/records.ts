@@ -6,7 +6,7 @@ import type { Cents } from "@treasury/contracts";
 import type { FeesPaidBy, Rail } from "./money.ts";
 
 export type PayoutStatus = "posting" | "refused" | "pending" | "processing" | "paid" | "failed";
-export type PayoutAction = "settle" | "return";
+export type PayoutAction = "settle" | "return" | "cancel";
 export type ReturnFrom = "payouts_in_transit" | "platform_cash";
 
 export interface PayoutRow {
@@ -44,6 +44,8 @@ export interface PayoutRow {
   action_at: Date | null;
   return_from: ReturnFrom | null;
   return_code: string | null;
+  /** What the return costs the creator (the org's return fee when the return was marked, at most the net amount). */
+  return_fee: Cents;
   failure_reason: string | null;
   settle_transaction_id: string | null;
   return_transaction_id: string | null;

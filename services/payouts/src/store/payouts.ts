@@ -2,12 +2,14 @@
 import { parseCents, type Tenant } from "@treasury/contracts";
 import { Coalescer, type OutboxRowValues } from "@treasury/service-kit";
 import type postgres from "postgres";
-import type { NewPayout, PayoutAction, PayoutRow, PayoutStatus, ReturnFrom } from "../domain/records.ts";
-import type { ActionOutcome, IntentSettlement, ListFilter, PayoutStore } from "../usecases/ports.ts";
+import type { NewPayout, PayoutAction, PayoutRow, PayoutStatus } from "../domain/records.ts";
+import type { ActionFields, ActionOutcome, IntentSettlement, ListFilter, PayoutStore } from "../usecases/ports.ts";
 import type { Q, Sql } from "./db.ts";
+import { returnFee } from "./settings.ts";
 
-type RawRow = Omit<PayoutRow, "amount" | "fees" | "net_amount" | "previous_balance" | "new_balance"> & {
+type RawRow = Omit<PayoutRow, "amount" | "fees" | "net_amount" | "return_fee" | "previous_balance" | "new_balance"> & {
   amount: string;
+  return_fee: string;
   fees: string;
   net_amount: string;
   previous_balance: string | null;
@@ -20,6 +22,7 @@ function parse(r: RawRow): PayoutRow {
     amount: parseCents(r.amount),
     fees: parseCents(r.fees),
     net_amount: parseCents(r.net_amount),
+    return_fee: parseCents(r.return_fee),
     previous_balance: r.previous_balance === null ? null : parseCents(r.previous_balance),
     new_balance: r.new_balance === null ? null : parseCents(r.new_balance),
   };
@@ -144,21 +147,26 @@ async function listPayouts(q: Q, s: Tenant, f: ListFilter): Promise<{ rows: Payo
   return { rows: rows.map(({ total: _t, ...r }) => parse(r)), total };
 }
 
-/** Starts a transition (settle or return) of a filed payout: at most one in flight, and only from the given states. */
-async function markAction(
-  q: Q,
-  id: string,
-  action: PayoutAction,
-  from: readonly PayoutStatus[],
-  fields: { return_code?: string; return_from?: ReturnFrom } = {},
-): Promise<PayoutRow | undefined> {
+/** Starts a transition of a live payout: at most one in flight, and only from the given states. */
+async function markAction(q: Q, id: string, action: PayoutAction, from: readonly PayoutStatus[], fields: ActionFields = {}): Promise<PayoutRow | undefined> {
   return one(
     await q<RawRow[]>`
     update payouts.payouts
-       set action = ${action}, action_at = now(), return_code = ${fields.return_code ?? null}, return_from = ${fields.return_from ?? null}, updated_at = now()
+       set action = ${action}, action_at = now(), return_code = ${fields.return_code ?? null}, return_from = ${fields.return_from ?? null},
+           return_fee = least(${fields.return_fee ?? 0}, net_amount), failure_reason = coalesce(${fields.failure_reason ?? null}, failure_reason),
+           updated_at = now()
      where id = ${id} and action is null and status = any(${from as string[]}) and rail = 'bank_ach'
      returning *`,
   );
+}
+
+async function unfiledOf(q: Q, s: Tenant, participantId: string): Promise<PayoutRow[]> {
+  const rows = await q<RawRow[]>`
+    select * from payouts.payouts
+     where org_id = ${s.orgId} and livemode = ${s.livemode} and participant_id = ${participantId}
+       and status = 'pending' and rail = 'bank_ach' and action is null
+     order by created_at, id`;
+  return rows.map(parse);
 }
 
 /**
@@ -263,6 +271,8 @@ export function pgPayoutStore(sql: Sql): PayoutStore {
     stuckPosting: (graceMs, limit) => stuckPosting(sql, graceMs, limit),
     stuckActions: (graceMs, limit) => stuckActions(sql, graceMs, limit),
     markAction: (id, action, from, fields) => markAction(sql, id, action, from, fields),
+    unfiledOf: (tenant, participantId) => unfiledOf(sql, tenant, participantId),
+    returnFee: (tenant) => returnFee(sql, tenant),
     finishAction: (id, action, fields, event) => finishAction(sql, id, action, fields, event),
     dueForSettlement: (before, limit) => dueForSettlement(sql, before, limit),
     findByTrace: (trace) => findByTrace(sql, trace),

@@ -139,6 +139,15 @@ export interface ListFilter {
   offset: number;
 }
 
+/** What a transition records when it is marked, for every driver of it to send the same ledger request. */
+export interface ActionFields {
+  return_code?: string;
+  return_from?: ReturnFrom;
+  return_fee?: number;
+  /** A cancel's reason, shown as the payout's failure reason. */
+  failure_reason?: string;
+}
+
 export interface ActionOutcome {
   status: "paid" | "failed";
   transaction_id: string;
@@ -174,13 +183,15 @@ export interface PayoutStore {
   stuckPosting(graceMs: number, limit: number): Promise<PayoutRow[]>;
   /** Settles and returns in flight past the grace period, oldest first. */
   stuckActions(graceMs: number, limit: number): Promise<PayoutRow[]>;
-  /** Starts a transition (settle or return) of a filed payout: at most one in flight, and only from the given states. */
-  markAction(
-    id: string,
-    action: PayoutAction,
-    from: readonly PayoutStatus[],
-    fields?: { return_code?: string; return_from?: ReturnFrom },
-  ): Promise<PayoutRow | undefined>;
+  /**
+   * Starts a transition of a live payout (settle or return of a filed one, cancel of an unfiled one): at most one
+   * in flight, and only from the given states.
+   */
+  markAction(id: string, action: PayoutAction, from: readonly PayoutStatus[], fields?: ActionFields): Promise<PayoutRow | undefined>;
+  /** The live payouts of a participant waiting for a bank file (pending, nothing in flight). */
+  unfiledOf(tenant: Tenant, participantId: string): Promise<PayoutRow[]>;
+  /** What a returned payout costs its creator in this org and environment (`admin payouts set-return-fee`); 0 when unset. */
+  returnFee(tenant: Tenant): Promise<number>;
   /** Ends the transition in flight with its outcome and event; undefined when another driver ended it. */
   finishAction(id: string, action: PayoutAction, fields: ActionOutcome, event: OutboxRowValues): Promise<PayoutRow | undefined>;
   /** Processing payouts filed before `before`: settled by the bank by now. */

@@ -40,7 +40,16 @@ async function paidPayout(f: Fakes): Promise<PayoutRow> {
     ...{ ledger_reference: "payout:po_1", transaction_id: "txn_1", previous_balance: null, new_balance: null, refusal_code: null },
     ...{ dest_routing_number: "011000015", dest_account_type: "checking" as const, dest_last4: "6789" },
     dest_sealed: f.sealer.sealJson(dest, payoutDestinationAad("po_1")),
-    ...{ ach_file_id: "1", trace_number: TRACE, bank_transfer_status: "settled", action: null, action_at: null, return_from: null, return_code: null },
+    ...{
+      ach_file_id: "1",
+      trace_number: TRACE,
+      bank_transfer_status: "settled",
+      action: null,
+      action_at: null,
+      return_from: null,
+      return_code: null,
+      return_fee: cents(0),
+    },
     ...{ failure_reason: null, settle_transaction_id: "txn_s", return_transaction_id: null, created_at: at, updated_at: at, processing_at: at },
     ...{ paid_at: at, failed_at: null },
   };
@@ -106,5 +115,40 @@ describe("ingestReturns", () => {
     const [stale] = (await ingestReturns(f.deps, "file")).notices;
     expect(stale).toMatchObject({ outcome: "not_applied", reason: expect.stringMatching(/changed since payout po_1/) });
     expect(await f.bankAccounts.find(LIVE, "creator_1")).toMatchObject({ last4: "3333" });
+  });
+
+  it("an unusable-account return cancels the participant's payouts still waiting for a file to that account", async () => {
+    const f = fakes();
+    await paidPayout(f);
+    const waiting = await requestPayout(f.deps, LIVE, { participant_id: "creator_1", amount: 500, reference_id: "waiting" });
+    expect(waiting.status).toBe("pending");
+    withFile(f, [{ returnCode: "R03", originalTrace: TRACE, amountCents: 1000, line: 3 }], []);
+    const result = await ingestReturns(f.deps, "file");
+    expect(result.cancelled).toEqual([{ payout_id: waiting.id, participant_id: "creator_1" }]);
+    const cancelPost = f.ledger.posts.find((p) => p.reference_id === `payout:${waiting.id}:cancel`);
+    expect(cancelPost?.postings).toEqual([{ debit: { system: "payouts_in_transit" }, credit: { wallet_id: waiting.wallet_id }, amount: 500 }]);
+    expect(await f.payouts.findById(waiting.id)).toMatchObject({
+      status: "failed",
+      bank_transfer_status: "cancelled",
+      failure_reason: expect.stringMatching(/^bank_account_disabled: R03/),
+    });
+    expect(f.payouts.events.at(-1)).toMatchObject({ type: "payout.failed" });
+    // Ingesting the file again cancels nothing more.
+    expect((await ingestReturns(f.deps, "file")).cancelled).toEqual([]);
+  });
+
+  it("takes the org's return fee from the money returned, at most the net amount", async () => {
+    const f = fakes();
+    await paidPayout(f);
+    f.payouts.returnFees.set("org_a:true", 1_500);
+    withFile(f, [{ returnCode: "R01", originalTrace: TRACE, amountCents: 1000, line: 3 }], []);
+    await ingestReturns(f.deps, "file");
+    const post = f.ledger.posts.find((p) => p.reference_id === "payout:po_1:return");
+    expect(post?.postings).toContainEqual({
+      debit: { wallet_id: "00000000-0000-4000-8000-000000000001" },
+      credit: { system: "platform_revenue" },
+      amount: 1000,
+    });
+    expect(await f.payouts.findById("po_1")).toMatchObject({ status: "failed", return_fee: 1000 });
   });
 });

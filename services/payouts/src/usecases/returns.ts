@@ -3,12 +3,15 @@
  * R code. Its payout (processing, or already paid) fails: the creator's wallet gets the money back through the
  * ledger (`payout:<id>:return`), the payout shows the code's reason, and `payout.failed` is emitted
  * (transitions.ts). A return saying the account cannot take money (R02, R03, R04… UNUSABLE_ACCOUNT_RETURNS in
- * domain/nacha-returns.ts) also disables the participant's bank account in the payout's failing statement. The
+ * domain/nacha-returns.ts) also disables the participant's bank account in the payout's failing statement, and
+ * the participant's payouts still waiting for a file to that account are cancelled (cancel-unfiled.ts). An org
+ * that charges a return fee (`admin payouts set-return-fee`) has it taken from the money returned. The
  * notifications of change correct bank accounts (notices.ts). Idempotent: a return for a payout already failed,
  * and a notice already applied, change nothing.
  */
 import { DomainError } from "@treasury/contracts";
 import { ReturnFileError, unusableAccountReason } from "../domain/nacha-returns.ts";
+import { cancelUnfiledInto, type CancelOutcome } from "./cancel-unfiled.ts";
 import type { PayoutsDeps } from "./deps.ts";
 import { applyNotices, type NoticeOutcome } from "./notices.ts";
 import { driveAction } from "./transitions.ts";
@@ -22,6 +25,8 @@ export interface ReturnsResult {
   unmatched: Array<{ trace_number: string; return_code: string; reason: string }>;
   /** Every notification of change: applied, already applied, or not applied with why. */
   notices: NoticeOutcome[];
+  /** Payouts not yet filed to a bank account these returns disabled: cancelled, the money back in the wallet. */
+  cancelled: CancelOutcome["cancelled"];
   /** Recorded, but the ledger did not answer: the reconciler finishes them. */
   pending: Array<{ payout_id: string; error: string }>;
 }
@@ -41,6 +46,7 @@ export async function ingestReturns(deps: PayoutsDeps, text: string): Promise<Re
     already_failed: [],
     unmatched: [],
     notices: [],
+    cancelled: [],
     pending: [],
   };
   for (const r of parsed.returns) {
@@ -61,6 +67,7 @@ export async function ingestReturns(deps: PayoutsDeps, text: string): Promise<Re
     const marked = await deps.payouts.markAction(row.id, "return", ["processing", "paid"], {
       return_code: r.returnCode,
       return_from: row.status === "paid" ? "platform_cash" : "payouts_in_transit",
+      return_fee: await deps.payouts.returnFee({ orgId: row.org_id, livemode: row.livemode }),
     });
     if (marked === undefined) {
       miss(`payout ${row.id} is ${row.status}${row.action !== null ? ` with a ${row.action} in progress; ingest the file again shortly` : ""}`);
@@ -76,6 +83,10 @@ export async function ingestReturns(deps: PayoutsDeps, text: string): Promise<Re
     } catch (e) {
       result.pending.push({ payout_id: row.id, error: e instanceof Error ? e.message : String(e) });
     }
+  }
+  for (const f of result.failed.filter((x) => x.bank_account_disabled)) {
+    const row = await deps.payouts.findById(f.payout_id);
+    if (row !== undefined) await cancelUnfiledInto(deps, { orgId: row.org_id, livemode: row.livemode }, row.participant_id, result);
   }
   result.notices = await applyNotices(deps, parsed.notices);
   return result;

@@ -47,6 +47,7 @@ function filedPayout(f: Fakes, extra: Partial<PayoutRow> = {}): PayoutRow {
     action_at: null,
     return_from: null,
     return_code: null,
+    return_fee: cents(0),
     failure_reason: null,
     settle_transaction_id: null,
     return_transaction_id: null,

@@ -1,11 +1,13 @@
 /**
- * The two money-moving transitions of a filed live payout, each the same three steps as a request: the intent
- * (`action` set on the row, with what the ledger request needs), one svc.ledger.post with a deterministic
- * reference, then one statement that ends the action with the new state and its event.
+ * The money-moving transitions of a live payout, each the same three steps as a request: the intent (`action`
+ * set on the row, with what the ledger request needs), one svc.ledger.post with a deterministic reference, then
+ * one statement that ends the action with the new state and its event.
  *   settle: the bank paid it. Payouts in transit → platform cash (`payout:<id>:settle`); processing → paid,
  *     `payout.executed`.
- *   return: the bank sent it back (an R code). The creator's wallet gets `amount` back (`payout:<id>:return`);
- *     processing|paid → failed with the code's reason, `payout.failed`.
+ *   return: the bank sent it back (an R code). The creator's wallet gets `amount` back, less the org's return
+ *     fee if it charges one (`payout:<id>:return`); processing|paid → failed with the code's reason, `payout.failed`.
+ *   cancel: an unfiled payout whose bank account was disabled. The wallet gets `amount` back from the in-transit
+ *     account (`payout:<id>:cancel`); pending → failed with the reason it was marked with, `payout.failed`.
  * The reconciler drives actions a crash or a ledger timeout left in flight.
  */
 import type { PostRequestInput } from "@treasury/contracts";
@@ -24,6 +26,8 @@ export const SETTLEMENT_KIND = "payout_settlement";
 export const RETURN_KIND = "payout_return";
 export const settlementReference = (row: Pick<PayoutRow, "ledger_reference">): string => `${row.ledger_reference}:settle`;
 export const returnReference = (row: Pick<PayoutRow, "ledger_reference">): string => `${row.ledger_reference}:return`;
+export const CANCEL_KIND = "payout_cancel";
+export const cancelReference = (row: Pick<PayoutRow, "ledger_reference">): string => `${row.ledger_reference}:cancel`;
 
 export function actionRequest(row: PayoutRow): PostRequestInput {
   const base = {
@@ -42,12 +46,24 @@ export function actionRequest(row: PayoutRow): PostRequestInput {
     };
   }
   if (row.action === "return" && row.wallet_id !== null && row.return_from !== null && row.return_code !== null) {
+    const wallet = { wallet_id: row.wallet_id };
+    // The fee comes out of the money this same posting gives back (at most the net amount): never a shortfall.
+    const fee = row.return_fee > 0 ? [{ debit: wallet, credit: { system: "platform_revenue" as const }, amount: row.return_fee }] : [];
     return {
       ...base,
       kind: RETURN_KIND,
       reference_id: returnReference(row),
       description: `Payout ${row.id} returned by the bank (${row.return_code})`,
-      postings: returnPostings({ wallet_id: row.wallet_id }, amountsOf(row), row.return_from),
+      postings: [...returnPostings(wallet, amountsOf(row), row.return_from), ...fee],
+    };
+  }
+  if (row.action === "cancel" && row.wallet_id !== null) {
+    return {
+      ...base,
+      kind: CANCEL_KIND,
+      reference_id: cancelReference(row),
+      description: `Payout ${row.id} cancelled before filing: ${row.failure_reason ?? "bank account disabled"}`,
+      postings: returnPostings({ wallet_id: row.wallet_id }, amountsOf(row), "payouts_in_transit"),
     };
   }
   throw new Error(`payout ${row.id} has no complete action in flight`);
@@ -83,24 +99,28 @@ async function accountToDisable(deps: PayoutsDeps, row: PayoutRow): Promise<Acti
   return { id: account.id, reason, event: disabledAccountEvent(deps, tenant, account, { reason, payoutId: row.id, at: deps.now() }) };
 }
 
+async function outcomeOf(deps: PayoutsDeps, row: PayoutRow, action: PayoutAction, transactionId: string): Promise<ActionOutcome & { failure_reason?: string }> {
+  if (action === "settle") return { status: "paid", transaction_id: transactionId, bank_transfer_status: "settled" };
+  if (action === "cancel") return { status: "failed", transaction_id: transactionId, bank_transfer_status: "cancelled" };
+  return {
+    status: "failed",
+    transaction_id: transactionId,
+    bank_transfer_status: "returned",
+    failure_reason: returnReason(row.return_code ?? ""),
+    disable_bank_account: await accountToDisable(deps, row),
+  };
+}
+
 /** Step 3: the row leaves its action with the new state and its event, in one statement. */
 async function finish(deps: PayoutsDeps, row: PayoutRow, action: PayoutAction, result: LedgerPosted): Promise<PayoutRow> {
   const settle = action === "settle";
-  const fields: ActionOutcome & { failure_reason?: string } = settle
-    ? { status: "paid" as const, transaction_id: result.transaction_id, bank_transfer_status: "settled" }
-    : {
-        status: "failed" as const,
-        transaction_id: result.transaction_id,
-        bank_transfer_status: "returned",
-        failure_reason: returnReason(row.return_code ?? ""),
-        disable_bank_account: await accountToDisable(deps, row),
-      };
+  const fields: ActionOutcome & { failure_reason?: string } = await outcomeOf(deps, row, action, result.transaction_id);
   const now = deps.now();
   const { disable_bank_account: _disable, ...shown } = fields;
   const after: PayoutRow = {
     ...row,
     ...shown,
-    failure_reason: settle ? row.failure_reason : (fields.failure_reason ?? null),
+    failure_reason: fields.failure_reason ?? row.failure_reason,
     action: null,
     action_at: null,
     paid_at: settle ? now : row.paid_at,
