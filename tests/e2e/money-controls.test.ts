@@ -109,7 +109,9 @@ describe("holds and reserves on the clock", () => {
     const pid = await creator();
     const reserve = await ok("PUT", `/v1/participants/${pid}/reserve`, { type: "rolling", percent: 10, days: 30 });
     expect(reserve["reserve"]).toMatchObject({ type: "rolling", percent: 10, days: 30 });
-    await sale(pid, 10_000);
+    const done = await sale(pid, 10_000);
+    // The checkout's own hold is the one it asked for (none here), never the reserve's.
+    expect(done["hold_id"]).toBeNull();
     expect(await snapshot(pid)).toMatchObject({ ledger_balance_cents: 8_000, reserved_amount_cents: 800 });
     await advance(29 * DAY);
     expect(await snapshot(pid)).toMatchObject({ reserved_amount_cents: 800 });
@@ -120,6 +122,30 @@ describe("holds and reserves on the clock", () => {
       const bad = await api("PUT", `/v1/participants/${pid}/reserve`, body);
       expect([bad.status, bad.body["error_code"]], JSON.stringify(body)).toEqual([400, "validation_error"]);
     }
+  });
+});
+
+describe("reserves and a fixed floor on payouts", () => {
+  it("a hold_funds checkout keeps its own hold beside the reserve's; a payout never takes the fixed floor", async () => {
+    const pid = await creator();
+    await ok("PUT", `/v1/participants/${pid}/reserve`, { type: "rolling", percent: 25, days: 7 });
+    const cs = (await ok("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 10_000, hold_funds: true }, 201))["checkout_session"] as Body;
+    const done = (await ok("POST", `/v1/sandbox/checkouts/${String(cs["id"])}/complete`, { idempotency_key: `mc-h-${pid}` }))["checkout_session"] as Body;
+    const holds = (await snapshot(pid))["holds"] as Body[];
+    expect(holds.map((h) => [h["reason"], h["amount_cents"]]).sort()).toEqual([
+      ["checkout_hold", 6_000],
+      ["reserve", 2_000],
+    ]);
+    expect(done["hold_id"]).toBe(holds.find((h) => h["reason"] === "checkout_hold")?.["hold_id"]);
+    await ok("POST", `/v1/holds/${String(done["hold_id"])}/release`, {});
+
+    await ok("PUT", `/v1/participants/${pid}/reserve`, { type: "fixed", amount_cents: 1_500 });
+    expect(await snapshot(pid)).toMatchObject({ available_balance_cents: 6_000, payable_balance_cents: 4_500, reserved_amount_cents: 3_500 });
+    const over = await api("POST", "/v1/payouts", { participant_id: pid, amount: 4_501, reference_id: `mc-floor-${pid}` });
+    expect([over.status, over.body["error_code"]]).toEqual([422, "insufficient_balance"]);
+    expect(await snapshot(pid)).toMatchObject({ ledger_balance_cents: 8_000 });
+    await ok("POST", "/v1/payouts", { participant_id: pid, amount: 4_500, reference_id: `mc-floor-${pid}` }, 201);
+    expect(await snapshot(pid)).toMatchObject({ ledger_balance_cents: 3_500, payable_balance_cents: 0 });
   });
 });
 

@@ -155,4 +155,14 @@ describe("reserves", () => {
     await setReserve(org, { type: "fixed", amount_cents: 3_500 });
     expect(ok(await h.postRpc(payout("payout:exact", 5_000))).body["duplicate"]).toBe(true);
   });
+
+  it("a 100 % rolling reserve with hold_funds holds the creator share once, as the reserve", async () => {
+    const org = newOrg();
+    await createParticipant(h.deps, { orgId: org, livemode: false }, { participant_id: "c1" });
+    await setReserve(org, { type: "rolling", percent: 100, days: 1 });
+    const s = await sale(org, "all", 10_000, { hold_funds: true });
+    expect(s["hold_id"]).toBeNull();
+    expect(s["reserve_hold"]).toMatchObject({ amount_cents: 8_000 });
+    expect(await snapshot(org)).toMatchObject({ held_amount_cents: 8_000, available_balance_cents: 0, reserved_amount_cents: 8_000, payable_balance_cents: 0 });
+  });
 });

@@ -108,7 +108,7 @@ export function saleRequest(row: CheckoutRow): PostRequestInput {
           {
             wallet: creator,
             amount: split.creatorAmount,
-            reference_id: `checkout_hold:${row.id}`,
+            reference_id: checkoutHoldReference(row.id),
             reason_code: "checkout_hold",
             description: `Creator share of checkout ${row.id}`,
           },
@@ -197,6 +197,9 @@ export function failedEventData(row: CheckoutRow): Record<string, unknown> {
 
 const secondsSince = (startedAt: number): number => (performance.now() - startedAt) / 1000;
 
+/** The reference of the hold a `hold_funds` checkout puts on the creator's share. */
+const checkoutHoldReference = (checkoutId: string): string => `checkout_hold:${checkoutId}`;
+
 /** Steps 2 and 3 for a session already `completing`. Used by completion and by the reconciler. */
 export async function driveCompletion(deps: PaymentsDeps, row: CheckoutRow): Promise<CheckoutRow> {
   return postAndSettle<LedgerPosted, CheckoutRow>({
@@ -209,7 +212,9 @@ export async function driveCompletion(deps: PaymentsDeps, row: CheckoutRow): Pro
     afterPost: deps.afterLedgerPost,
     settle: async (result) => {
       const settledAt = performance.now();
-      const done = await settle(deps, row, result.transaction_id, result.holds_created[0]?.hold_id ?? null);
+      // Found by its reference: the ledger adds the creator's rolling reserve hold to the same posting.
+      const own = result.holds_created.find((h) => h.reference_id === checkoutHoldReference(row.id));
+      const done = await settle(deps, row, result.transaction_id, own?.hold_id ?? null);
       deps.observeStep?.("settle", secondsSince(settledAt));
       return done;
     },
