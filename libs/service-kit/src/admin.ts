@@ -7,7 +7,7 @@
  */
 import type { Logger } from "pino";
 import type postgres from "postgres";
-import { adminAction, AdminRequest, DomainError, parseOrThrow, type AuditOutcome } from "@treasury/contracts";
+import { adminAction, AdminRequest, DomainError, parseOrThrow, type AuditOutcome, type Tenant } from "@treasury/contracts";
 import type { Sql, Tx } from "./db.ts";
 
 /** An error's message is kept to this many characters (a driver's message can quote a whole statement). */
@@ -81,6 +81,27 @@ export function environmentFlag(request: AdminRequest): { env: "test" | "live"; 
   const env = requiredFlag(request, "env");
   if (env !== "test" && env !== "live") throw new DomainError("validation_error", "--env must be test or live");
   return { env, livemode: env === "live" };
+}
+
+/** The org and environment a per-org setting command names (`--env` is checked first, then `--org`). */
+export function orgEnvironmentFlags(request: AdminRequest): Tenant & { env: "test" | "live" } {
+  const { env, livemode } = environmentFlag(request);
+  return { env, orgId: requiredFlag(request, "org"), livemode };
+}
+
+/**
+ * The audit target of a per-org setting, from the flags as typed, so an attempt that failed its checks is
+ * recorded with what it named.
+ */
+export function orgEnvironmentTarget(request: AdminRequest, details: Record<string, unknown>): AuditTarget {
+  const org = flag(request, "org");
+  const env = flag(request, "env");
+  return {
+    orgId: org ?? null,
+    livemode: env === "live" ? true : env === "test" ? false : null,
+    targetIds: org === undefined ? [] : [org],
+    details,
+  };
 }
 
 /** A timeout of a call the command made leaves the outcome open: the other service may still have done it. */

@@ -45,7 +45,7 @@ export { LedgerOutcomeUnknown, natsLedgerPort } from "./ledger-port.ts";
 export type { LedgerPort, LedgerPosted, LedgerRequest, NatsLedgerOptions } from "./ledger-port.ts";
 export { postAndSettle } from "./saga.ts";
 export type { PostAndSettle } from "./saga.ts";
-export { booleanFlag, environmentFlag, flag, requiredFlag } from "./admin.ts";
+export { booleanFlag, environmentFlag, flag, orgEnvironmentFlags, orgEnvironmentTarget, requiredFlag } from "./admin.ts";
 export type { AdminAudit, AdminCall, AdminCommand, AuditTarget } from "./admin.ts";
 export { FIND_EVENTS_MAX, hitsOf, plainRows, scopedIds } from "./admin-reads.ts";
 export type { AdminFinder, AuditSource } from "./admin-reads.ts";

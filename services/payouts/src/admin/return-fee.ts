@@ -4,18 +4,13 @@
  * log with who and why. Setting it and its audit row commit together; it applies to returns ingested from then on.
  */
 import { DomainError, type AdminRequest, type Tenant } from "@treasury/contracts";
-import { environmentFlag, flag, requiredFlag, type AuditTarget, type Service } from "@treasury/service-kit";
+import { flag, orgEnvironmentFlags, orgEnvironmentTarget, requiredFlag, type Service } from "@treasury/service-kit";
 import { returnFee, setReturnFee } from "../store/settings.ts";
 
 type FeeTenant = Tenant & { env: "test" | "live" };
 
 /** The most a return may cost: $1,000.00 (the table's check says the same). */
 export const RETURN_FEE_MAX_CENTS = 100_000;
-
-function tenantFlags(request: AdminRequest): FeeTenant {
-  const { env, livemode } = environmentFlag(request);
-  return { env, orgId: requiredFlag(request, "org"), livemode };
-}
 
 function centsFlag(request: AdminRequest): number {
   const raw = requiredFlag(request, "cents");
@@ -28,31 +23,19 @@ function centsFlag(request: AdminRequest): number {
   return n;
 }
 
-/** From the flags as typed, so an attempt that failed its checks is recorded with what it named. */
-function setFeeTarget(request: AdminRequest): AuditTarget {
-  const org = flag(request, "org");
-  const env = flag(request, "env");
-  return {
-    orgId: org ?? null,
-    livemode: env === "live" ? true : env === "test" ? false : null,
-    targetIds: org === undefined ? [] : [org],
-    details: { return_fee_cents: flag(request, "cents") ?? null },
-  };
-}
-
 const answer = (t: FeeTenant, fee: number): Record<string, unknown> => ({ org_id: t.orgId, environment: t.env, return_fee_cents: fee });
 
 export function registerReturnFee(svc: Pick<Service, "handleAdmin">): void {
   svc.handleAdmin<{ tenant: FeeTenant; cents: number }>("payouts set-return-fee", {
-    decode: (request) => ({ tenant: tenantFlags(request), cents: centsFlag(request) }),
-    audit: { atomic: true, target: ({ request }) => setFeeTarget(request) },
+    decode: (request) => ({ tenant: orgEnvironmentFlags(request), cents: centsFlag(request) }),
+    audit: { atomic: true, target: ({ request }) => orgEnvironmentTarget(request, { return_fee_cents: flag(request, "cents") ?? null }) },
     run: async ({ input: { tenant, cents }, q }) => {
       await setReturnFee(q, tenant, cents);
       return answer(tenant, await returnFee(q, tenant));
     },
   });
   svc.handleAdmin<FeeTenant>("payouts get-return-fee", {
-    decode: tenantFlags,
+    decode: orgEnvironmentFlags,
     run: async ({ input, q }) => answer(input, await returnFee(q, input)),
   });
 }

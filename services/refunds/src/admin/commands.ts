@@ -4,17 +4,11 @@
  * together; reading it records nothing.
  */
 import { DomainError, type AdminRequest, type Tenant } from "@treasury/contracts";
-import { environmentFlag, flag, requiredFlag, type AuditTarget, type Service } from "@treasury/service-kit";
+import { flag, orgEnvironmentFlags, orgEnvironmentTarget, type Service } from "@treasury/service-kit";
 import type { ShortfallPolicy } from "../domain/refund.ts";
 import { setShortfallPolicy, SHORTFALL_POLICIES, shortfallPolicy } from "../store/settings.ts";
 
 type PolicyTenant = Tenant & { env: "test" | "live" };
-
-/** The org and environment the command names (--env is checked first, then --org). */
-function tenantFlags(request: AdminRequest): PolicyTenant {
-  const { env, livemode } = environmentFlag(request);
-  return { env, orgId: requiredFlag(request, "org"), livemode };
-}
 
 function policyFlag(request: AdminRequest): ShortfallPolicy {
   const policy = SHORTFALL_POLICIES.find((p) => p === flag(request, "shortfall"));
@@ -22,24 +16,12 @@ function policyFlag(request: AdminRequest): ShortfallPolicy {
   return policy;
 }
 
-/** From the flags as typed, so an attempt that failed its checks is recorded with what it named. */
-function setPolicyTarget(request: AdminRequest): AuditTarget {
-  const org = flag(request, "org");
-  const env = flag(request, "env");
-  return {
-    orgId: org ?? null,
-    livemode: env === "live" ? true : env === "test" ? false : null,
-    targetIds: org === undefined ? [] : [org],
-    details: { shortfall_policy: flag(request, "shortfall") ?? null },
-  };
-}
-
 const answer = (s: PolicyTenant, policy: ShortfallPolicy): Record<string, unknown> => ({ org_id: s.orgId, environment: s.env, shortfall_policy: policy });
 
 export function registerAdminCommands(svc: Pick<Service, "handleAdmin">): void {
   svc.handleAdmin<{ tenant: PolicyTenant; policy: ShortfallPolicy }>("refunds set-policy", {
-    decode: (request) => ({ tenant: tenantFlags(request), policy: policyFlag(request) }),
-    audit: { atomic: true, target: ({ request }) => setPolicyTarget(request) },
+    decode: (request) => ({ tenant: orgEnvironmentFlags(request), policy: policyFlag(request) }),
+    audit: { atomic: true, target: ({ request }) => orgEnvironmentTarget(request, { shortfall_policy: flag(request, "shortfall") ?? null }) },
     // Applies to refunds recorded from now on; the answer is the policy as stored.
     run: async ({ input, q }) => {
       await setShortfallPolicy(q, input.tenant, input.policy);
@@ -47,7 +29,7 @@ export function registerAdminCommands(svc: Pick<Service, "handleAdmin">): void {
     },
   });
   svc.handleAdmin<PolicyTenant>("refunds get-policy", {
-    decode: tenantFlags,
+    decode: orgEnvironmentFlags,
     run: async ({ input, q }) => answer(input, await shortfallPolicy(q, input)),
   });
 }
