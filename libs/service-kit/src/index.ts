@@ -51,3 +51,4 @@ export { FIND_EVENTS_MAX, hitsOf, plainRows, scopedIds } from "./admin-reads.ts"
 export type { AdminFinder, AuditSource } from "./admin-reads.ts";
 export { advanceSandboxClock, CLOCK_REFRESH_MS, SandboxClock } from "./clock.ts";
 export type { Clock } from "./clock.ts";
+export { esc, htmlAnswer, htmlDocument, redirectAnswer, usd, type HtmlAnswer } from "./pages.ts";

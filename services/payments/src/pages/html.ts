@@ -1,14 +1,7 @@
-/** Server-rendered HTML for the hosted pages: plain strings, every interpolated value escaped. */
+/** The checkout and wallet pages' style and form helpers; the shell, escaping and money format are the kit's. */
+import { htmlAnswer, htmlDocument, type HtmlAnswer } from "@treasury/service-kit";
 
-export function esc(value: unknown): string {
-  return String(value ?? "").replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-export function usd(amountCents: number): string {
-  const sign = amountCents < 0 ? "-" : "";
-  const abs = Math.abs(amountCents);
-  return `${sign}$${Math.floor(abs / 100).toLocaleString("en-US")}.${String(abs % 100).padStart(2, "0")}`;
-}
+export { esc, redirectAnswer as redirect, usd } from "@treasury/service-kit";
 
 /** Sandbox test cards (docs/api.md, Checkout). */
 export const TEST_CARD_SUCCESS = "4242424242424242";
@@ -29,16 +22,9 @@ button.secondary{background:#e3e8ee;color:#1a1f36}.error{color:#b3093c;backgroun
 table{width:100%;border-collapse:collapse;font-size:14px}td,th{padding:6px 4px;border-bottom:1px solid #eef1f4;text-align:left}td.num{text-align:right}`;
 
 export function layout(title: string, body: string): string {
-  return (
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-    `<meta name="robots" content="noindex"><title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`
-  );
+  return htmlDocument(title, STYLE, body);
 }
 
-export function page(status: number, title: string, body: string): { ok: true; status: number; body: { html: string } } {
-  return { ok: true, status, body: { html: layout(title, body) } };
-}
-
-export function redirect(location: string): { ok: true; status: number; body: { redirect: string } } {
-  return { ok: true, status: 303, body: { redirect: location } };
+export function page(status: number, title: string, body: string): HtmlAnswer {
+  return htmlAnswer(status, title, STYLE, body);
 }

@@ -1,15 +1,7 @@
-/** Server-rendered HTML for the hosted statement page: plain strings, every interpolated value escaped. */
+/** The hosted statement page's style; the shell, escaping and money format are the kit's (service-kit pages.ts). */
+import { htmlAnswer, htmlDocument, type HtmlAnswer } from "@treasury/service-kit";
 
-export function esc(value: unknown): string {
-  return String(value ?? "").replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** Integer cents as dollars, exactly: no floating point on the way. */
-export function usd(amountCents: number): string {
-  const sign = amountCents < 0 ? "-" : "";
-  const abs = Math.abs(amountCents);
-  return `${sign}$${Math.floor(abs / 100).toLocaleString("en-US")}.${String(abs % 100).padStart(2, "0")}`;
-}
+export { esc, usd } from "@treasury/service-kit";
 
 const STYLE = `
 body{font-family:system-ui,-apple-system,sans-serif;background:#f6f7f9;margin:0;color:#1a1f36}
@@ -22,9 +14,10 @@ code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;overflow-w
 @page{margin:16mm}
 @media print{body{background:#fff}main{box-shadow:none;border-radius:0;margin:0;max-width:none;padding:0}}`;
 
-export function page(status: number, title: string, body: string): { ok: true; status: number; body: { html: string } } {
-  const html =
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-    `<meta name="robots" content="noindex"><title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
-  return { ok: true, status, body: { html } };
+export function layout(title: string, body: string): string {
+  return htmlDocument(title, STYLE, body);
+}
+
+export function page(status: number, title: string, body: string): HtmlAnswer {
+  return htmlAnswer(status, title, STYLE, body);
 }

@@ -1,14 +1,7 @@
-/** Server-rendered HTML for the hosted receipt page: plain strings, every interpolated value escaped. */
+/** The hosted receipt page's style; the shell, escaping and money format are the kit's (service-kit pages.ts). */
+import { htmlAnswer, htmlDocument, type HtmlAnswer } from "@treasury/service-kit";
 
-export function esc(value: unknown): string {
-  return String(value ?? "").replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-export function usd(amountCents: number): string {
-  const sign = amountCents < 0 ? "-" : "";
-  const abs = Math.abs(amountCents);
-  return `${sign}$${Math.floor(abs / 100).toLocaleString("en-US")}.${String(abs % 100).padStart(2, "0")}`;
-}
+export { esc, usd } from "@treasury/service-kit";
 
 // Printing drops the card look (shadow, background, margins) and the on-screen hints, keeps every fact, and
 // lets long hashes wrap instead of running off the page.
@@ -23,12 +16,9 @@ code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;overflow-w
 @media print{body{background:#fff}main{box-shadow:none;border-radius:0;margin:0;max-width:none;padding:0}.screen-only{display:none}a{color:inherit;text-decoration:none}}`;
 
 export function layout(title: string, body: string): string {
-  return (
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-    `<meta name="robots" content="noindex"><title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`
-  );
+  return htmlDocument(title, STYLE, body);
 }
 
-export function page(status: number, title: string, body: string): { ok: true; status: number; body: { html: string } } {
-  return { ok: true, status, body: { html: layout(title, body) } };
+export function page(status: number, title: string, body: string): HtmlAnswer {
+  return htmlAnswer(status, title, STYLE, body);
 }
