@@ -66,7 +66,12 @@ describe("the expiry pass", () => {
     expect((await getRefundRequest(deps, live, liveId)).request.status).toBe("created");
     expect((await getRefundRequest(deps, otherSandbox, otherId)).request.status).toBe("created");
     expect(cancelledEvents(deps)).toEqual([
-      { type: "refund_request.cancelled", org_id: "org_a", livemode: false, data: expect.objectContaining({ id, cancelled_by: "schedule", cancellation_reason: "expired" }) },
+      {
+        type: "refund_request.cancelled",
+        org_id: "org_a",
+        livemode: false,
+        data: expect.objectContaining({ id, cancelled_by: "schedule", cancellation_reason: "expired" }),
+      },
     ]);
     expect(deps.ledger.posts).toEqual([]);
   });
@@ -77,7 +82,11 @@ describe("the expiry pass", () => {
     for (let i = 0; i < 7; i++) ids.push(await created(deps));
     deps.clocks.advance(sandbox.orgId, 31 * DAY_S);
     expect(await pass(deps, 3)).toBe(7);
-    expect(cancelledEvents(deps).map((e) => e.data["id"]).sort()).toEqual([...ids].sort());
+    expect(
+      cancelledEvents(deps)
+        .map((e) => e.data["id"])
+        .sort(),
+    ).toEqual([...ids].sort());
   });
 });
 
