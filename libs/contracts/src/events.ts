@@ -39,8 +39,9 @@ export type PayoutEventType = (typeof PAYOUT_EVENT_TYPES)[number];
 /**
  * Refunds: `refund.created` when a refund completed (data: the refund object as `GET /v1/refunds/{id}` shows it);
  * `sale.refunded` with it (data: the sale, this refund's amount and the sale's remaining refundable amount).
- * A refund request emits one event per move: created, completed (approved and refunded), rejected, cancelled,
- * failed (approved, the ledger refused the refund); data: the refund request, and on completed and failed its refund.
+ * A refund request emits one event per move: created, completed (approved and refunded), rejected, cancelled (by a
+ * client, or expired unreviewed: `cancelled_by` says which), failed (approved, the ledger refused the refund); data:
+ * the refund request, and on completed and failed its refund.
  */
 export const REFUND_EVENT_TYPES = ["refund.created", "sale.refunded"] as const satisfies readonly PublicEventType[];
 export const REFUND_REQUEST_EVENT_TYPES = [

@@ -86,6 +86,7 @@ export const EVENT_CONSUMERS: Readonly<Partial<Record<ServiceName, readonly stri
   webhooks: ["webhooks-fanout"],
   // Each copy of the sandbox clocks a service keeps (service-kit clock.ts) follows the ledger's advances.
   payouts: ["payouts-sandbox-clock"],
+  refunds: ["refunds-sandbox-clock"],
 };
 
 /** The operations of `service` that other services call on internal subjects. */

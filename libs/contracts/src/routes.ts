@@ -306,7 +306,7 @@ export const ROUTES: readonly RouteDef[] = [
     operation: "cancelRefundRequest",
     service: "refunds",
     scope: "payments",
-    summary: "Cancel a refund request",
+    summary: "Cancel a refund request (an unreviewed one also cancels itself at its expires_at)",
     body: S.RefundRequestActionBody,
   }),
 

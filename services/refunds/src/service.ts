@@ -1,6 +1,6 @@
 /**
  * The refunds service: refunds of recorded sales and buyer refund requests (approve / reject / cancel), with a
- * reconciler for refunds stuck between intent and settle. It moves money only through `svc.ledger.post`, whose
+ * reconciler for refunds stuck between intent and settle and the expiry of requests nobody reviewed. It moves money only through `svc.ledger.post`, whose
  * refund request does the arithmetic (docs/architecture.md, "Money across services").
  */
 import { createService, type Job, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
@@ -10,6 +10,7 @@ import { registerAdminFind } from "./admin/find.ts";
 import { natsPayments } from "./adapters/payments.ts";
 import { RefundsEnv } from "./config.ts";
 import { registerHandlers, registerInternal } from "./handlers/index.ts";
+import { registerExpiryJob } from "./jobs/expiry.ts";
 import { pgRefundsStore } from "./store/refunds-store.ts";
 import type { RefundsDeps } from "./usecases/deps.ts";
 import { reconcilePass } from "./usecases/reconcile.ts";
@@ -19,6 +20,8 @@ type RefundsKitService = Service<ServiceConfig<typeof RefundsEnv>>;
 export type RefundsService = RefundsKitService & {
   /** Re-drives refunds stuck between intent and settle; runOnce answers how many it settled. */
   reconciler: Job<number>;
+  /** Expires the refund requests due now (leader only: another replica answers undefined); runOnce answers how many. */
+  expiry: Job<number>;
   deps: RefundsDeps;
 };
 
@@ -37,6 +40,8 @@ function useCaseDeps(svc: RefundsKitService, deps: RefundsBuildDeps): RefundsDep
     payments: natsPayments(svc.nc, svc.prefix, cfg.REFUNDS_PAYMENTS_TIMEOUT_MS),
     log: svc.log,
     now: () => new Date(),
+    clock: (tenant) => svc.clock.now(tenant),
+    requestTtlDays: cfg.REFUNDS_REQUEST_TTL_DAYS,
     afterIntent: deps.afterIntent ?? (async () => {}),
     afterLedgerPost: deps.afterLedgerPost ?? (async () => {}),
   };
@@ -45,6 +50,8 @@ function useCaseDeps(svc: RefundsKitService, deps: RefundsBuildDeps): RefundsDep
 export async function buildRefunds(env: Record<string, string | undefined>, deps: RefundsBuildDeps = {}): Promise<RefundsService> {
   const svc = await createService({ name: "refunds", env, extraEnv: RefundsEnv, deps });
   const cfg = svc.config;
+  // Refund requests expire on each org's sandbox clock: this service keeps a copy of the ledger's advances.
+  svc.followSandboxClock();
   const ucDeps = useCaseDeps(svc, deps);
   registerHandlers(svc, ucDeps);
   registerInternal(svc, ucDeps);
@@ -55,5 +62,6 @@ export async function buildRefunds(env: Record<string, string | undefined>, deps
     intervalMs: cfg.REFUNDS_RECONCILE_INTERVAL_MS,
     run: () => reconcilePass(ucDeps, { graceMs: cfg.REFUNDS_RECONCILE_GRACE_MS, batchMax: cfg.REFUNDS_RECONCILE_BATCH_MAX }),
   });
-  return Object.assign(svc, { reconciler, deps: ucDeps });
+  const expiry = registerExpiryJob(svc, ucDeps, { intervalMs: cfg.REFUNDS_EXPIRY_INTERVAL_MS, batchMax: cfg.REFUNDS_EXPIRY_BATCH_MAX });
+  return Object.assign(svc, { reconciler, expiry, deps: ucDeps });
 }

@@ -9,6 +9,14 @@ const refundFrom = z.enum(REFUND_FROM_VALUES, { error: "must be one of both, pla
 export const REFUND_STATUSES = ["pending", "completed", "failed"] as const;
 export const REFUND_REQUEST_STATUSES = ["created", "processing", "completed", "rejected", "cancelled", "failed"] as const;
 export type RefundRequestStatus = (typeof REFUND_REQUEST_STATUSES)[number];
+/**
+ * Who cancelled a cancelled refund request (its `cancelled_by`): a client through the cancel operation (`api`), or
+ * the service itself when the request expired unreviewed at its `expires_at` (`schedule`).
+ */
+export const REFUND_REQUEST_CANCELLED_BY = ["api", "schedule"] as const;
+export type RefundRequestCancelledBy = (typeof REFUND_REQUEST_CANCELLED_BY)[number];
+/** The `cancellation_reason` of a refund request that expired (`cancelled_by: "schedule"`). */
+export const REFUND_REQUEST_EXPIRED_REASON = "expired";
 /** A sale reference: checkout sales are `checkout:<session id>`, record-sale sales the client's reference_id. */
 const saleReference = ReferenceId;
 export const ListRefundsQuery = z.object({

@@ -69,6 +69,7 @@ export function presentRefundRequest(r: RefundRequestRow): Record<string, unknow
     rejection_reason: r.rejection_reason,
     failure_reason: r.failure_reason,
     cancellation_reason: r.cancellation_reason,
+    cancelled_by: r.cancelled_by,
     reviewed_by_actor: r.reviewed_by_actor,
     livemode: r.livemode,
     created_at: r.created_at.toISOString(),
@@ -76,6 +77,7 @@ export function presentRefundRequest(r: RefundRequestRow): Record<string, unknow
     reviewed_at: iso(r.reviewed_at),
     completed_at: iso(r.completed_at),
     cancelled_at: iso(r.cancelled_at),
+    expires_at: r.expires_at.toISOString(),
     metadata: r.metadata,
   };
 }

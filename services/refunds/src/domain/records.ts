@@ -2,10 +2,13 @@
  * The refunds service's records as the use cases see them: a refund (`re_…`) and a buyer's refund request
  * (`rr_…`), with money in integer cents (the store parses int8 columns into safe integers).
  */
+import type { schemas } from "@treasury/contracts";
 import type { RefundRequestStatus } from "./refund-request.ts";
 import type { RefundFrom, ShortfallPolicy } from "./refund.ts";
 
 export type RefundStatus = "pending" | "completed" | "failed";
+
+export type RefundRequestCancelledBy = schemas.RefundRequestCancelledBy;
 
 /** Where a live card refund stands at the processor: none (not a card payment), pending, succeeded, failed. */
 export type ProcessorStatus = "none" | "pending" | "succeeded" | "failed";
@@ -109,6 +112,8 @@ export interface RefundRequestRow {
   rejection_reason: string | null;
   failure_reason: string | null;
   cancellation_reason: string | null;
+  /** Who cancelled a cancelled request: a client (`api`) or the expiry schedule (`schedule`); null otherwise. */
+  cancelled_by: RefundRequestCancelledBy | null;
   reviewed_by_actor: string | null;
   review_metadata: Record<string, unknown>;
   metadata: Record<string, unknown>;
@@ -119,6 +124,8 @@ export interface RefundRequestRow {
   reviewed_at: Date | null;
   completed_at: Date | null;
   cancelled_at: Date | null;
+  /** When the request expires if still `created` then, on its own clock (fixed at creation). */
+  expires_at: Date;
 }
 
 export type NewRefundRequest = Pick<
@@ -134,6 +141,7 @@ export type NewRefundRequest = Pick<
   | "idempotency_key"
   | "request_hash"
   | "created_at"
+  | "expires_at"
 >;
 
 /** The fields a move of a refund request sets. */
@@ -146,6 +154,7 @@ export type RequestFields = Partial<
     | "rejection_reason"
     | "failure_reason"
     | "cancellation_reason"
+    | "cancelled_by"
     | "reviewed_by_actor"
     | "review_metadata"
     | "reviewed_at"

@@ -4,11 +4,12 @@
  * turn go to PostgreSQL as one statement (service-kit coalesce.ts), each request still waiting for its own row.
  */
 import type { Tenant } from "@treasury/contracts";
-import { Coalescer, wakeOutboxRelay, withTx, writeOutbox } from "@treasury/service-kit";
+import { Coalescer, markOutboxWritten, outboxRowValues, wakeOutboxRelay, withTx, writeOutbox, type NewEvent } from "@treasury/service-kit";
+import type postgres from "postgres";
 import type { NewRefund } from "../domain/records.ts";
 import type { RefundSettlement, RefundsStore, RefundsTx } from "../usecases/ports.ts";
 import type { Sql, Tx } from "./db.ts";
-import { findRefundRequest, findRefundRequestByKey, insertRefundRequest, listRefundRequests, moveRefundRequest } from "./refund-requests.ts";
+import { expireDueRequests, findRefundRequest, findRefundRequestByKey, insertRefundRequest, listRefundRequests, moveRefundRequest } from "./refund-requests.ts";
 import {
   findRefund,
   findRefundForRequest,
@@ -30,8 +31,23 @@ function txStore(tx: Tx): RefundsTx {
     findRefundRequest: (tenant, id, forUpdate) => findRefundRequest(tx, tenant, id, forUpdate),
     insertRefundRequest: (tenant, request) => insertRefundRequest(tx, tenant, request),
     moveRefundRequest: (id, from, fields, at) => moveRefundRequest(tx, id, from, fields, at),
+    expireDueRequests: (now, limit) => expireDueRequests(tx, now, limit),
     emit: async (event) => void (await writeOutbox(tx, "refunds", event)),
+    emitMany: (events) => writeOutboxMany(tx, events),
   };
+}
+
+/** Many events in one insert, in their order (what writeOutbox stores for each); withTx wakes the relay after COMMIT. */
+async function writeOutboxMany(tx: Tx, events: readonly NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const rows = events.map((e) => outboxRowValues(e));
+  await tx`
+    insert into refunds.outbox (id, org_id, livemode, type, subject, payload, headers)
+    select e.id, e.org_id, e.livemode, e.type, e.subject, e.payload, e.headers
+    from rows from (jsonb_to_recordset(${tx.json(rows as unknown as postgres.JSONValue)}::jsonb)
+      as (id text, org_id text, livemode boolean, type text, subject text, payload jsonb, headers jsonb)) with ordinality as e
+    order by e.ordinality`;
+  markOutboxWritten(tx, "refunds");
 }
 
 export function pgRefundsStore(sql: Sql): RefundsStore {

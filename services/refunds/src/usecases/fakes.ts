@@ -8,8 +8,9 @@ import { LedgerOutcomeUnknown } from "@treasury/service-kit";
 import { pino } from "pino";
 import type { NewRefund, NewRefundRequest, ProcessorState, RefundRequestRow, RefundRow } from "../domain/records.ts";
 import type { ShortfallPolicy } from "../domain/refund.ts";
+import { expiryFields, isDue } from "../domain/refund-request.ts";
 import type { RefundsDeps } from "./deps.ts";
-import type { RefundPosted, RefundsLedger, RefundsPayments, RefundsStore, RefundsTx, RefundSettlement, SettledRefund } from "./ports.ts";
+import type { ClockReading, RefundPosted, RefundsLedger, RefundsPayments, RefundsStore, RefundsTx, RefundSettlement, SettledRefund } from "./ports.ts";
 
 export interface RecordedEvent {
   type: string;
@@ -61,6 +62,7 @@ function requestRow(tenant: Tenant, r: NewRefundRequest): RefundRequestRow {
     rejection_reason: null,
     failure_reason: null,
     cancellation_reason: null,
+    cancelled_by: null,
     reviewed_by_actor: null,
     review_metadata: {},
     updated_at: r.created_at,
@@ -90,7 +92,9 @@ export class FakeRefundsStore implements RefundsStore {
       return row;
     },
     moveRefundRequest: async (id, from, fields, at) => this.update(this.requests, id, from, { ...fields, updated_at: at }),
+    expireDueRequests: async (now, limit) => this.expireDue(now, limit),
     emit: async (e) => void this.events.push({ type: e.type, org_id: e.org_id, livemode: e.livemode, data: e.data }),
+    emitMany: async (es) => void this.events.push(...es.map((e) => ({ type: e.type, org_id: e.org_id, livemode: e.livemode, data: e.data }))),
   };
 
   async transaction<T>(fn: (tx: RefundsTx) => Promise<T>): Promise<T> {
@@ -193,6 +197,16 @@ export class FakeRefundsStore implements RefundsStore {
     return { rows: all.slice(f.offset, f.offset + f.limit), total: all.length };
   }
 
+  /** What the SQL does: created requests due on their own clock, earliest first, cancelled by the schedule at that clock's now. */
+  private expireDue(now: ClockReading, limit: number): RefundRequestRow[] {
+    const at = (r: RefundRequestRow): Date => new Date(now.realNow.getTime() + (r.livemode ? 0 : (now.advanced.get(r.org_id) ?? 0)) * 1000);
+    const due = [...this.requests.values()]
+      .filter((r) => isDue(r, at(r)))
+      .sort((a, b) => a.expires_at.getTime() - b.expires_at.getTime() || (a.id < b.id ? -1 : 1))
+      .slice(0, limit);
+    return due.flatMap((r) => this.update(this.requests, r.id, "created", { ...expiryFields(at(r)), updated_at: at(r) }) ?? []);
+  }
+
   eventTypes(): string[] {
     return this.events.map((e) => e.type);
   }
@@ -264,17 +278,41 @@ export const unusedPayments: RefundsPayments = {
   processorRefund: () => Promise.reject(new Error("payments asked for a sandbox refund")),
 };
 
-export type FakeDeps = RefundsDeps & { store: FakeRefundsStore; ledger: FakeLedger };
+/** Sandbox clocks a test moves: seconds ahead of real time by org (live never moves). */
+export class FakeClocks {
+  readonly advanced = new Map<string, number>();
 
-/** Use-case deps over fresh fakes, with a clock that moves one second per reading. */
+  constructor(private readonly realNow: () => Date) {}
+
+  now(tenant: Tenant): Date {
+    return new Date(this.realNow().getTime() + (tenant.livemode ? 0 : (this.advanced.get(tenant.orgId) ?? 0)) * 1000);
+  }
+
+  advance(orgId: string, seconds: number): void {
+    this.advanced.set(orgId, (this.advanced.get(orgId) ?? 0) + seconds);
+  }
+
+  reading(): ClockReading {
+    return { realNow: this.realNow(), advanced: new Map(this.advanced) };
+  }
+}
+
+export type FakeDeps = RefundsDeps & { store: FakeRefundsStore; ledger: FakeLedger; clocks: FakeClocks };
+
+/** Use-case deps over fresh fakes, with a real clock that moves one second per reading and a 30-day time to live. */
 export function fakeDeps(): FakeDeps {
   let tick = Date.parse("2026-01-01T00:00:00Z");
+  const now = (): Date => new Date((tick += 1000));
+  const clocks = new FakeClocks(now);
   return {
     store: new FakeRefundsStore(),
     ledger: new FakeLedger(),
     payments: unusedPayments,
     log: pino({ level: "silent" }),
-    now: () => new Date((tick += 1000)),
+    now,
+    clock: (tenant) => clocks.now(tenant),
+    clocks,
+    requestTtlDays: 30,
     afterIntent: async () => {},
     afterLedgerPost: async () => {},
   };

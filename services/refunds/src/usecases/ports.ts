@@ -33,6 +33,13 @@ export interface RefundRequestPage {
   total: number;
 }
 
+/** Now for every tenant at once: real time (live) and how far each advanced sandbox runs ahead of it. */
+export interface ClockReading {
+  realNow: Date;
+  /** Seconds ahead of real time, by org, of each sandbox whose clock was advanced. */
+  advanced: ReadonlyMap<string, number>;
+}
+
 /** The statements a use case runs in ONE transaction (RefundsStore.transaction): all of them commit, or none. */
 export interface RefundsTx {
   findRefund(tenant: Tenant, id: string): Promise<RefundRow | undefined>;
@@ -46,8 +53,16 @@ export interface RefundsTx {
   insertRefundRequest(tenant: Tenant, request: NewRefundRequest): Promise<RefundRequestRow | undefined>;
   /** Moves a request from `from` with `fields`; undefined when it was not in `from` (another move won). */
   moveRefundRequest(id: string, from: RefundRequestStatus, fields: RequestFields, at: Date): Promise<RefundRequestRow | undefined>;
+  /**
+   * Cancels (expires) up to `limit` requests still `created` whose expires_at has passed on their own clock, in one
+   * statement: each moves only if it is still `created` and not locked by a move in flight (that move decides it;
+   * a later pass sees what it left). Answers the expired requests, earliest deadline first.
+   */
+  expireDueRequests(now: ClockReading, limit: number): Promise<RefundRequestRow[]>;
   /** Writes an event to the refunds outbox: it is published if and only if the transaction commits. */
   emit(event: NewEvent): Promise<void>;
+  /** Writes many events to the refunds outbox in one statement, in order (published if and only if the transaction commits). */
+  emitMany(events: readonly NewEvent[]): Promise<void>;
 }
 
 /** The refunds service's own state. Writes outside a transaction are coalesced: one statement per event-loop turn. */

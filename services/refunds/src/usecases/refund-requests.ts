@@ -4,7 +4,8 @@
  * transaction that moves the request to `processing`, then executes it through the same path as POST
  * /v1/refunds (usecases/execute-refund.ts) with the ledger reference `refund_request:<id>`; settling the
  * refund completes the request. Every move locks the request row, so of a concurrent approve and cancel exactly
- * one wins, and a concurrent double approve records one refund.
+ * one wins, and a concurrent double approve records one refund. A request whose expires_at passed on its org's
+ * clock is expired by the move that finds it so (usecases/expire-requests.ts), which then answers the illegal move.
  *
  * Errors: validation_error, idempotency_conflict (create), refund_request_not_found, invalid_state_transition
  * (with the current state and the request), and on approval the refund's errors (execute-refund.ts).
@@ -14,10 +15,11 @@ import { requestHash } from "@treasury/service-kit";
 import type { z } from "zod";
 import { presentRefundRequest } from "../domain/present.ts";
 import type { RefundRequestRow, RefundRow, RequestFields } from "../domain/records.ts";
-import { canMove, isApprovalReplay, targetOf, type ReviewAction } from "../domain/refund-request.ts";
+import { canMove, expiresAtOf, isApprovalReplay, isDue, targetOf, type ReviewAction } from "../domain/refund-request.ts";
 import { ledgerReferenceOf, refundRequestKey } from "../domain/refund.ts";
 import { PAGE_LIMIT_DEFAULT, type RefundsDeps } from "./deps.ts";
 import { executeRefund } from "./execute-refund.ts";
+import { expireLocked } from "./expire-requests.ts";
 import type { RefundsTx } from "./ports.ts";
 
 type CreateBody = z.output<typeof schemas.CreateRefundRequestBody>;
@@ -85,6 +87,7 @@ async function insertCreated(deps: RefundsDeps, tenant: Tenant, body: CreateBody
       idempotency_key: body.idempotency_key ?? null,
       request_hash: hash,
       created_at: deps.now(),
+      expires_at: expiresAtOf(deps.clock(tenant), deps.requestTtlDays),
     });
     if (row !== undefined) await tx.emit({ org_id: row.org_id, livemode: row.livemode, type: "refund_request.created", data: presentRefundRequest(row) });
     return row;
@@ -141,7 +144,7 @@ function illegal(row: RefundRequestRow, action: ReviewAction): DomainError {
 function reviewFields(action: ReviewAction, body: ActionBody, at: Date): RequestFields {
   const review: RequestFields = { status: targetOf(action), reviewed_by_actor: body.reviewed_by_actor ?? null, review_metadata: body.metadata ?? {} };
   if (action === "reject") return { ...review, rejection_reason: body.reason ?? null, reviewed_at: at };
-  if (action === "cancel") return { ...review, cancellation_reason: body.reason ?? null, cancelled_at: at };
+  if (action === "cancel") return { ...review, cancellation_reason: body.reason ?? null, cancelled_by: "api", cancelled_at: at };
   return { ...review, reviewed_at: at };
 }
 
@@ -154,10 +157,11 @@ export async function decideRefundRequest(
   body: ActionBody,
 ): Promise<RefundRequestRow> {
   if (!REQUEST_ID_RE.test(id)) throw notFound(id);
-  return deps.store.transaction(async (tx) => {
+  const decided = await deps.store.transaction(async (tx) => {
     const row = await tx.findRefundRequest(tenant, id, true);
     if (row === undefined) throw notFound(id);
     if (!canMove(row.status)) throw illegal(row, action);
+    if (isDue(row, deps.clock(tenant))) return { expired: await expireLocked(deps, tx, tenant, row) };
     const at = deps.now();
     const next = await tx.moveRefundRequest(id, "created", reviewFields(action, body, at), at);
     if (next === undefined) throw new Error(`refund request ${id} did not move under its lock`);
@@ -167,8 +171,11 @@ export async function decideRefundRequest(
       type: action === "reject" ? "refund_request.rejected" : "refund_request.cancelled",
       data: presentRefundRequest(next),
     });
-    return next;
+    return { moved: next };
   });
+  // The expiry commits with its event; the move that found the request expired is then refused like any other.
+  if ("expired" in decided) throw illegal(decided.expired, action);
+  return decided.moved;
 }
 
 /** Step 1 of an approval, in the transaction that moves the request: its refund intent. */
@@ -196,9 +203,12 @@ async function recordApproval(deps: RefundsDeps, tx: RefundsTx, tenant: Tenant, 
   return refund;
 }
 
-/** The approval's refund: recorded now (created → processing), or the one an earlier approval recorded. */
+/**
+ * The approval's refund: recorded now (created → processing), or the one an earlier approval recorded. A request
+ * found past its expires_at is expired instead (committed), and the approval refused.
+ */
 async function approvalRefund(deps: RefundsDeps, tenant: Tenant, id: string, body: ActionBody): Promise<{ refund: RefundRow; fresh: boolean }> {
-  return deps.store.transaction(async (tx) => {
+  const approval = await deps.store.transaction(async (tx) => {
     const row = await tx.findRefundRequest(tenant, id, true);
     if (row === undefined) throw notFound(id);
     if (isApprovalReplay(row.status, "approve")) {
@@ -207,8 +217,11 @@ async function approvalRefund(deps: RefundsDeps, tenant: Tenant, id: string, bod
       return { refund: existing, fresh: false };
     }
     if (!canMove(row.status)) throw illegal(row, "approve");
+    if (isDue(row, deps.clock(tenant))) return { expired: await expireLocked(deps, tx, tenant, row) };
     return { refund: await recordApproval(deps, tx, tenant, row, body), fresh: true };
   });
+  if ("expired" in approval) throw illegal(approval.expired, "approve");
+  return approval;
 }
 
 /**
