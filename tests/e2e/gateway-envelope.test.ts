@@ -133,13 +133,23 @@ describe("envelope statuses", () => {
     expect(read.body.error_code).toBe("participant_not_found");
   });
 
-  it("400 unsupported_version for an unknown pinned Service-Version; the known one is accepted", async () => {
+  it("400 unsupported_version for an unknown pinned Service-Version or Soledgic-Version, or two that differ; the known one is accepted", async () => {
     const bad = await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey, headers: { "service-version": "1999-01-01" } });
     expect(bad.status).toBe(400);
     expect(bad.body.error_code).toBe("unsupported_version");
     expectEnvelope(bad);
     const good = await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey, headers: { "service-version": "2026-03-01" } });
     expect(good.body.error_code).not.toBe("unsupported_version");
+    // Soledgic-Version (the official SDK's header) pins the same way; two different pins are refused.
+    const sdk = await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey, headers: { "soledgic-version": "2026-03-01" } });
+    expect(sdk.status).toBe(200);
+    const sdkBad = await call(stack.baseUrl, "GET", "/v1/participants", { key: stack.testKey, headers: { "soledgic-version": "2020-01-01" } });
+    expect([sdkBad.status, sdkBad.body.error_code]).toEqual([400, "unsupported_version"]);
+    const both = await call(stack.baseUrl, "GET", "/v1/participants", {
+      key: stack.testKey,
+      headers: { "service-version": "2026-03-01", "soledgic-version": "2025-01-01" },
+    });
+    expect([both.status, both.body.error_code]).toEqual([400, "unsupported_version"]);
   });
 
   it("503 maintenance with Retry-After and retry_after while the operator switch is on; health-check still answers", async () => {

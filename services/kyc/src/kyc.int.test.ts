@@ -402,9 +402,6 @@ describe("bad input", () => {
       [{ certify_tax_info: "yes" }, "certify_tax_info", auth],
       [{ legal_name: "" }, "legal_name", auth],
       [{ address: undefined }, "address", auth],
-      [{ address: { line1: "1" } }, "address.city", auth],
-      [{ document_evidence: [{ type: "proof_of_address" }] }, "document_evidence.government_id", auth],
-      [{ tax_id_last4: undefined }, "tax_id_last4", auth],
     ];
     for (const [patch, path, who] of cases) {
       const e = err(await submitCreator(who, pid, creatorBody(patch)));

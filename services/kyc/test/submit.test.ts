@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { Tenant } from "@treasury/contracts";
 import { piiContext } from "../src/usecases/deps.ts";
+import { reviewSubmission } from "../src/usecases/review.ts";
 import { SANDBOX_AUTO_APPROVER, submitBusiness, submitCreator } from "../src/usecases/submit.ts";
 import { business, creator } from "./bodies.ts";
 import { AT, fakes } from "./fakes.ts";
@@ -53,17 +54,38 @@ describe("creator submissions", () => {
     expect(() => deps.sealer!.open(pii, piiContext("kycs_other"))).toThrow();
   });
 
-  it("refusals store nothing: an unknown participant, no PII keys, an incomplete submission for review", async () => {
+  it("refusals store nothing: an unknown participant, no PII keys", async () => {
     const { deps, store, participants } = fakes();
     await expect(submitCreator(deps, sandbox, submitter, "nobody", creator())).rejects.toMatchObject({ code: "participant_not_found" });
     participants.add(sandbox, "c1");
     const noKeys = { ...deps, sealer: undefined };
     await expect(submitCreator(noKeys, sandbox, submitter, "c1", creator())).rejects.toMatchObject({ code: "service_unavailable" });
-    await expect(submitCreator(deps, sandbox, submitter, "c1", creator({ document_evidence: [] }))).rejects.toMatchObject({
-      code: "validation_error",
-      details: [expect.objectContaining({ path: "document_evidence.government_id" })],
-    });
     expect(store.state).toMatchObject({ submissions: [], verifications: [], events: [], reviewActions: [] });
+  });
+
+  it("accepts the spec's required fields alone: sandbox approves at once, live lists what review needs and cannot be approved", async () => {
+    const { deps, store, participants } = fakes();
+    participants.add(sandbox, "c1");
+    participants.add(live, "c1");
+    const bare = creator({
+      document_evidence: [{ type: "other", file_id: "file_other" }],
+      certify_tax_info: true,
+      tax_id_type: undefined,
+      tax_id_last4: undefined,
+    });
+    const sbx = await submitCreator(deps, sandbox, submitter, "c1", bare);
+    expect(sbx).toMatchObject({ status: "approved", missing_fields: ["document_evidence.government_id", "tax_id_type", "tax_id_last4"] });
+    const pending = await submitCreator(deps, live, submitter, "c1", bare);
+    expect(pending).toMatchObject({ status: "under_review", missing_fields: ["document_evidence.government_id", "tax_id_type", "tax_id_last4"] });
+    const id = store.state.submissions.at(-1)?.id ?? "";
+    await expect(reviewSubmission(store, { submissionId: id, action: "approve", actor: "ops:alice" })).rejects.toMatchObject({
+      code: "invalid_state_transition",
+      extra: { missing_fields: ["document_evidence.government_id", "tax_id_type", "tax_id_last4"] },
+    });
+    // Rejecting it is still open to the operator.
+    expect(await reviewSubmission(store, { submissionId: id, action: "reject", actor: "ops:alice", reason: "no id document" })).toMatchObject({
+      status: "rejected",
+    });
   });
 });
 

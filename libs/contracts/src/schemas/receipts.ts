@@ -12,14 +12,38 @@ const CompactJws = z
   .string({ error: "must be a string" })
   .max(4096)
   .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/, { message: "must be a compact JWS (header.payload.signature, base64url)" });
-/** Checkout id or sale transaction id names the sale; order ids are the merchant's labels for it. */
-export const GenerateReceiptBody = z.object({
-  checkout_id: Uuid.optional(),
-  sale_transaction_id: TransactionId.optional(),
-  order_id: str(255).min(1).optional(),
-  external_order_id: str(255).min(1).optional(),
-  metadata: Metadata.optional(),
-});
+/**
+ * Checkout id or sale transaction id names the sale; order ids are the merchant's labels for it. The official
+ * SDK sends `checkout_session_id` and `transaction_id`: the same two, under those names (one name per field, or
+ * both with the same value).
+ */
+export const GenerateReceiptBody = z
+  .object({
+    checkout_id: Uuid.optional(),
+    checkout_session_id: Uuid.optional(),
+    sale_transaction_id: TransactionId.optional(),
+    transaction_id: TransactionId.optional(),
+    order_id: str(255).min(1).optional(),
+    external_order_id: str(255).min(1).optional(),
+    metadata: Metadata.optional(),
+  })
+  .superRefine((b, ctx) => {
+    for (const [ours, alias] of [
+      ["checkout_id", "checkout_session_id"],
+      ["sale_transaction_id", "transaction_id"],
+    ] as const) {
+      const a = b[ours];
+      const c = b[alias];
+      if (a !== undefined && c !== undefined && a.toLowerCase() !== c.toLowerCase()) {
+        ctx.addIssue({ code: "custom", path: [alias], message: `names another sale than ${ours}` });
+      }
+    }
+  })
+  .transform(({ checkout_session_id, transaction_id, ...b }) => {
+    const checkout = b.checkout_id ?? checkout_session_id;
+    const sale = b.sale_transaction_id ?? transaction_id;
+    return { ...b, ...(checkout !== undefined ? { checkout_id: checkout } : {}), ...(sale !== undefined ? { sale_transaction_id: sale } : {}) };
+  });
 export const ProofSignatureBody = z.object({
   key_id: str(255).min(1),
   signature: CompactJws,

@@ -55,19 +55,27 @@ function registerJsonParser(app: FastifyInstance): void {
   });
 }
 
+/**
+ * Why a pinned version is refused, or undefined when it is served. `Soledgic-Version` (what the official SDK
+ * sends) names the same thing as `Service-Version`: either pins, and two different values are refused.
+ */
+function versionRefusal(service: string | string[] | undefined, soledgic: string | string[] | undefined): string | undefined {
+  const pins = [service, soledgic].flatMap((h) => (h === undefined ? [] : [String(h)]));
+  if (new Set(pins).size > 1) return `Service-Version "${pins[0] ?? ""}" and Soledgic-Version "${pins[1] ?? ""}" name different versions`;
+  const pinned = pins[0];
+  if (pinned === undefined || (SUPPORTED_VERSIONS as readonly string[]).includes(pinned)) return undefined;
+  return `Unsupported Service-Version "${pinned}"; supported: ${SUPPORTED_VERSIONS.join(", ")}`;
+}
+
 function registerVersionPin(app: FastifyInstance, deps: GatewayDeps): void {
   app.addHook("onRequest", (req, reply, done) => {
     reply.header("Service-Version", API_VERSION);
     reply.header("X-Request-Id", String(req.id));
-    const pinned = req.headers["service-version"];
-    if (pinned === undefined || (SUPPORTED_VERSIONS as readonly string[]).includes(String(pinned))) return done();
+    const refused = versionRefusal(req.headers["service-version"], req.headers["soledgic-version"]);
+    if (refused === undefined) return done();
     // Answered here: not calling done() ends the hook chain.
     void after(anonymousRate(deps.limiter, req, reply), () =>
-      sendError(req, reply, {
-        code: "unsupported_version",
-        message: `Unsupported Service-Version "${String(pinned)}"; supported: ${SUPPORTED_VERSIONS.join(", ")}`,
-        hint: `Send Service-Version: ${API_VERSION} or omit the header`,
-      }),
+      sendError(req, reply, { code: "unsupported_version", message: refused, hint: `Send Service-Version: ${API_VERSION} or omit the header` }),
     );
   });
 }

@@ -90,13 +90,3 @@ export function checkDocuments(docs: readonly Document[], livemode: boolean): vo
     throw new DomainError("validation_error", `Invalid body: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, { details });
   }
 }
-
-/** A submission sent to review must be complete: each missing field is a validation detail, nothing is stored. */
-export function refuseIncomplete(missing: readonly string[]): void {
-  if (missing.length === 0) return;
-  const details = missing.map((path) => ({ path, message: "required for review" }));
-  throw new DomainError("validation_error", `Incomplete verification: ${missing.join(", ")} required for review`, {
-    details,
-    hint: "Send the missing fields, or POST with submit_for_review: false to save a draft (its answer lists missing_fields)",
-  });
-}

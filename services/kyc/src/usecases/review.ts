@@ -5,7 +5,8 @@
  *
  * Opening a submission's personal data for review is audited the same way (a `view` action, no event).
  *
- * Errors: kyc_not_found, invalid_state_transition (not the latest submission; not a legal move from its state),
+ * Errors: kyc_not_found, invalid_state_transition (not the latest submission; not a legal move from its state;
+ * approving a submission with missing_fields),
  * validation_error (missing reason, bad actor).
  */
 import { DomainError } from "@treasury/contracts";
@@ -46,6 +47,15 @@ export interface ReviewResult {
   event_id: string;
   /** Each verification the decision changed, by environment, with its audit row and event. */
   verifications: { livemode: boolean; review_action_id: string; event_id: string }[];
+}
+
+/** Approval needs everything a review needs: a submission still missing fields waits for a complete one. */
+function refuseIncomplete(s: SubmissionRow): void {
+  if (s.missing_fields.length === 0) return;
+  throw new DomainError("invalid_state_transition", `KYC submission ${s.id} cannot be approved: ${s.missing_fields.join(", ")} missing`, {
+    hint: "The platform sends a new submission with the missing fields; approve that one",
+    extra: { state: s.status, missing_fields: s.missing_fields },
+  });
 }
 
 function invalid(path: string, message: string): DomainError {
@@ -106,6 +116,7 @@ export async function reviewSubmission(store: KycStore, input: ReviewInput): Pro
     if (submission === undefined) throw new Error(`kyc submission ${input.submissionId} vanished under its lock`);
     const targets = await targetsOf(tx, submission);
     const to = decide(input.action, submission.status);
+    if (to === "approved") refuseIncomplete(submission);
     const certified = taxCertified(submission.subject, to, submission.certify_tax_info);
     const decided = await tx.setSubmissionDecision(submission.id, { status: to, reviewedAt: at, rejectionReason: to === "approved" ? null : reason });
     const verifications: ReviewResult["verifications"] = [];

@@ -3,16 +3,19 @@
  * verification of the caller's environment points at it and takes its status (a sandbox business submission has
  * its own verification and never changes the live one). `submit_for_review` (default true) sends it to review: a
  * sandbox creator submission is approved at once, everything else waits for an operator (`under_review`);
- * `false` keeps a draft (`pending`) whose answer lists `missing_fields`. Personal data is sealed before it
- * reaches the database; the clear columns hold types, statuses and a tax id's last four digits only.
+ * `false` keeps a draft (`pending`). A body with the spec's required fields is always accepted: what a review
+ * also needs (domain/requirements.ts) is listed in `missing_fields`, and an operator cannot approve until a new
+ * submission completes it (review.ts), so a live creator or business stays unverified meanwhile. Personal data
+ * is sealed before it reaches the database; the clear columns hold types, statuses and a tax id's last four
+ * digits only.
  *
- * Errors: validation_error (bad field; a submission for review with missing fields; a live document without
- * file_id or url), participant_not_found, invalid_state_transition (suspended; a draft over an approved
- * verification), service_unavailable (no PII keys; the ledger did not answer).
+ * Errors: validation_error (bad field; a live document without file_id or url), participant_not_found,
+ * invalid_state_transition (suspended; a draft over an approved verification), service_unavailable (no PII
+ * keys; the ledger did not answer).
  */
 import { newId, type schemas, type Tenant } from "@treasury/contracts";
 import { presentVerification } from "../domain/present.ts";
-import { businessMissingFields, checkDocuments, creatorMissingFields, refuseIncomplete, type BusinessBody, type CreatorBody } from "../domain/requirements.ts";
+import { businessMissingFields, checkDocuments, creatorMissingFields, type BusinessBody, type CreatorBody } from "../domain/requirements.ts";
 import { statusOfNewSubmission, taxCertified, type Subject } from "../domain/states.ts";
 import { announce, eventData, recordDecision } from "./decisions.ts";
 import { piiContext, requireSealer, type Submitter } from "./deps.ts";
@@ -65,7 +68,6 @@ export async function submitBusiness(deps: KycDeps, tenant: Tenant, submitter: S
       metadata: body.metadata ?? {},
     },
   };
-  if (intake.forReview) refuseIncomplete(intake.missing);
   return record(deps, tenant, submitter, intake);
 }
 
@@ -101,7 +103,6 @@ export async function submitCreator(
       metadata: body.metadata ?? {},
     },
   };
-  if (intake.forReview) refuseIncomplete(intake.missing);
   // The ledger owns participants: only a participant of this org and environment gets a verification.
   await deps.participants.requireParticipant(tenant, participantId);
   return { participant_id: participantId, ...(await record(deps, tenant, submitter, intake)) };
@@ -126,7 +127,7 @@ async function record(deps: KycDeps, tenant: Tenant, submitter: Submitter, intak
       participant_id: intake.participantId,
       status,
       ...intake.clear,
-      missing_fields: intake.forReview ? [] : intake.missing,
+      missing_fields: intake.missing,
       pii,
       pii_key_id: sealer.activeKeyId,
       request_id: submitter.requestId,

@@ -89,6 +89,8 @@ export function presentParticipant(p: ParticipantRow, created?: boolean): Record
     ...(created !== undefined ? { created } : {}),
     user_id: p.user_id,
     display_name: p.display_name,
+    // The official SDK reads `name`: the same value, beside ours.
+    name: p.display_name,
     email: p.email,
     default_split_percent: splitPercent(p.default_split_bps),
     payout_preferences: p.payout_preferences,

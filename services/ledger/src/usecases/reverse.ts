@@ -48,16 +48,33 @@ export function reversingPostings(original: readonly ResolvedPosting[], total: n
   return out;
 }
 
+/** The reversal's answer; `reversal_id` (the official SDK reads it) is the reversing transaction, as `transaction_id`. */
 function presentReversal(r: TransactionRow | { transaction_id: string; extra: Record<string, unknown>; amount: number }): Record<string, unknown> {
-  if ("transaction_id" in r) return { transaction_id: r.transaction_id, amount: r.amount, ...r.extra };
+  if ("transaction_id" in r) return { transaction_id: r.transaction_id, reversal_id: r.transaction_id, amount: r.amount, ...r.extra };
   const extra = (r.result["extra"] ?? {}) as Record<string, unknown>;
-  return { transaction_id: r.id, amount: r.amount, ...extra };
+  return { transaction_id: r.id, reversal_id: r.id, amount: r.amount, ...extra };
 }
 
-async function alreadyReversed(store: Pick<TxStore["transactions"], "latestReversal">, tenant: Tenant, original: TransactionRow): Promise<DomainError> {
+/** The reversal's reference: its idempotency_key, else one per original and amount (a repeat is the same reversal). */
+function reversalReference(originalId: string, body: ReverseBody): string {
+  return body.idempotency_key ?? `${originalId}:${body.partial_amount ?? "full"}`;
+}
+
+/** Refuses reversing a reversed transaction; the same reversal sent again (its reference) is a replay. */
+async function alreadyReversed(
+  store: Pick<TxStore["transactions"], "latestReversal">,
+  tenant: Tenant,
+  original: TransactionRow,
+  body: ReverseBody,
+): Promise<DomainError> {
   const last = await store.latestReversal(tenant, original.id);
+  const replay = last !== undefined && last.reference_id === reversalReference(original.id, body);
   return new DomainError("duplicate_reversal_reference", `Transaction ${original.id} was already reversed`, {
-    extra: { existing_transaction_id: last?.id ?? null, ...(last !== undefined ? { reversal: presentReversal(last) } : {}) },
+    extra: {
+      existing_transaction_id: last?.id ?? null,
+      ...(replay ? { idempotent: true } : {}),
+      ...(last !== undefined ? { reversal: presentReversal(last) } : {}),
+    },
   });
 }
 
@@ -80,7 +97,7 @@ interface Original {
  */
 export async function reverseTransaction(deps: ReverseDeps, tenant: Tenant, body: ReverseBody) {
   const original = await loadOriginal(deps, tenant, body);
-  const reference = body.idempotency_key ?? `${original.row.id}:${body.partial_amount ?? "full"}`;
+  const reference = reversalReference(original.row.id, body);
   const outcome = await deps.poster.post(
     {
       org_id: tenant.orgId,
@@ -98,7 +115,7 @@ export async function reverseTransaction(deps: ReverseDeps, tenant: Tenant, body
   const reversal = presentReversal({ transaction_id: outcome.result.transaction_id, amount: outcome.result.amount, extra: outcome.result.extra });
   if (outcome.duplicate) {
     throw new DomainError("duplicate_reversal_reference", `This reversal of ${original.row.id} was already recorded`, {
-      extra: { existing_transaction_id: outcome.result.transaction_id, reversal },
+      extra: { existing_transaction_id: outcome.result.transaction_id, idempotent: true, reversal },
     });
   }
   return reversal;
@@ -111,7 +128,7 @@ async function loadOriginal(deps: ReverseDeps, tenant: Tenant, body: ReverseBody
     throw new DomainError("transaction_not_found", `Transaction ${body.transaction_id} not found`, { hint: "GET /v1/get-transactions lists transaction ids" });
   if (row.kind === KIND_REVERSAL)
     throw new DomainError("validation_error", "A reversal cannot be reversed", { details: [{ path: "transaction_id", message: "names a reversal" }] });
-  if (row.status === "reversed") throw await alreadyReversed(deps.transactions, tenant, row);
+  if (row.status === "reversed") throw await alreadyReversed(deps.transactions, tenant, row, body);
   const entries = await deps.transactions.entries(tenant, row.id);
   if (entries.length === 0)
     throw new DomainError("validation_error", "The transaction moved no money", {
@@ -140,7 +157,7 @@ async function deriveReversal(tx: TxStore, tenant: Tenant, original: Original, b
   const sale = await tx.sales.lockByTransaction(tenant, original.row.id);
   const locked = await tx.transactions.lock(tenant, original.row.id);
   if (locked === undefined) throw new InvariantViolation(`transaction ${original.row.id} vanished`);
-  if (locked.status === "reversed" || sale?.reversed === true) throw await alreadyReversed(tx.transactions, tenant, locked);
+  if (locked.status === "reversed" || sale?.reversed === true) throw await alreadyReversed(tx.transactions, tenant, locked, body);
   const total = sale?.gross ?? locked.amount;
   const before = sale?.refunded_amount ?? locked.reversed_amount;
   const amount = reversalAmount(total, before, body.partial_amount);

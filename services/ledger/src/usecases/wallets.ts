@@ -72,5 +72,6 @@ export async function listWalletEntries(deps: WalletDeps, tenant: Tenant, wallet
   const limit = page.limit ?? WALLET_PAGE_DEFAULT;
   const offset = page.offset ?? 0;
   const { rows, total } = await deps.wallets.entries(tenant, wallet.id, limit, offset);
-  return { wallet: presentWallet(wallet), entries: rows, total, limit, offset };
+  // `status`: entries are never changed once posted (a reversal is a transaction of its own); the official SDK reads it.
+  return { wallet: presentWallet(wallet), entries: rows.map((e) => ({ ...e, status: "posted" as const })), total, limit, offset };
 }

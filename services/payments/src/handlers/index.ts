@@ -5,7 +5,7 @@ import type { PageRequest } from "@treasury/contracts";
 import { checkoutCancelHandler, checkoutPageHandler, checkoutPayHandler } from "../pages/checkout-page.ts";
 import { walletPageHandler, walletRefundRequestHandler, walletTopupHandler } from "../pages/wallet-page.ts";
 import { isUuid } from "../domain/ids.ts";
-import { completeCheckout } from "../usecases/complete-checkout.ts";
+import { completeCheckoutReplay } from "../usecases/complete-checkout.ts";
 import { createCheckoutSession } from "../usecases/create-checkout.ts";
 import type { PaymentsDeps } from "../usecases/deps.ts";
 import { failCheckout } from "../usecases/fail-checkout.ts";
@@ -57,8 +57,9 @@ export function registerHandlers(svc: Pick<Service, "handle" | "handlePage">, de
     sandboxCompleteCheckout: async (req) => {
       sandboxOnly(req);
       const body = parseOrThrow(schemas.SandboxCheckoutActionBody, req.body);
-      const row = await completeCheckout(deps, tenantOf(req.auth), checkoutId(req), { source: "sandbox_api", sandboxIdempotencyKey: body.idempotency_key });
-      return { body: { checkout_session: presentCheckout(row, deps.now()) } };
+      const input = { source: "sandbox_api" as const, sandboxIdempotencyKey: body.idempotency_key };
+      const { checkout, replayed } = await completeCheckoutReplay(deps, tenantOf(req.auth), checkoutId(req), input);
+      return { body: { checkout_session: presentCheckout(checkout, deps.now()), ...(replayed ? { idempotent: true } : {}) } };
     },
     sandboxFailCheckout: async (req) => {
       sandboxOnly(req);

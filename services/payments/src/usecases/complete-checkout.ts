@@ -48,13 +48,14 @@ function intentOf(id: string, input: CompletionInput): CompletionIntent {
  * Step 1: pending → completing (or nothing to do). Returns the row to drive. The common case is one UPDATE;
  * only when it moves nothing is the row read (under its lock) to tell why.
  */
-async function recordIntent(deps: PaymentsDeps, tenant: Tenant, id: string, input: CompletionInput): Promise<CheckoutRow> {
+/** The session in `completing` (or past it); `replayed` when an earlier call had already moved it. */
+async function recordIntent(deps: PaymentsDeps, tenant: Tenant, id: string, input: CompletionInput): Promise<{ row: CheckoutRow; replayed: boolean }> {
   const intent = intentOf(id, input);
   const moved = await deps.checkouts.markCompleting(tenant, id, deps.now(), intent);
-  if (moved !== undefined) return moved;
+  if (moved !== undefined) return { row: moved, replayed: false };
   return deps.checkouts.locked(tenant, id, async (row, tx) => {
     if (row === undefined) throw new DomainError("checkout_session_not_found", `Checkout session ${id} not found`);
-    if (row.status === "completed" || row.status === "completing") return row;
+    if (row.status === "completed" || row.status === "completing") return { row, replayed: true };
     const now = deps.now();
     if (row.status === "failed") {
       throw new DomainError("checkout_not_pending", `Checkout session ${id} failed and cannot be completed`, {
@@ -69,7 +70,7 @@ async function recordIntent(deps: PaymentsDeps, tenant: Tenant, id: string, inpu
     }
     const updated = await tx.markCompleting(now, intent);
     if (updated === undefined) throw new Error(`checkout ${id} did not move to completing under its lock`);
-    return updated;
+    return { row: updated, replayed: false };
   });
 }
 
@@ -229,9 +230,18 @@ export async function driveCompletion(deps: PaymentsDeps, row: CheckoutRow): Pro
 
 /** Completes a session (idempotent: a completed session is answered as it is). */
 export async function completeCheckout(deps: PaymentsDeps, tenant: Tenant, id: string, input: CompletionInput): Promise<CheckoutRow> {
+  return (await completeCheckoutReplay(deps, tenant, id, input)).checkout;
+}
+
+/** completeCheckout, saying whether an earlier call had completed (or begun completing) the session: a replay. */
+export async function completeCheckoutReplay(
+  deps: PaymentsDeps,
+  tenant: Tenant,
+  id: string,
+  input: CompletionInput,
+): Promise<{ checkout: CheckoutRow; replayed: boolean }> {
   const startedAt = performance.now();
-  const row = await recordIntent(deps, tenant, id, input);
+  const { row, replayed } = await recordIntent(deps, tenant, id, input);
   deps.observeStep?.("intent", secondsSince(startedAt));
-  if (row.status === "completed") return row;
-  return driveCompletion(deps, row);
+  return { checkout: row.status === "completed" ? row : await driveCompletion(deps, row), replayed };
 }

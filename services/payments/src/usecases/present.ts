@@ -44,6 +44,8 @@ export function presentCheckout(row: CheckoutRow, now: Date): Record<string, unk
     currency: row.currency,
     payment_rail: row.payment_rail,
     participant_id: row.participant_id,
+    // The official SDK reads the creator as `creator_id` and the sale's reference as `reference_id`.
+    creator_id: row.participant_id,
     product_id: row.product_id,
     product_name: row.product_name,
     customer_email: row.customer_email,
@@ -55,6 +57,7 @@ export function presentCheckout(row: CheckoutRow, now: Date): Record<string, unk
     cancel_url: row.cancel_url,
     expires_at: row.expires_at.toISOString(),
     sale_reference: completed ? saleReferenceOf(row) : null,
+    reference_id: completed ? saleReferenceOf(row) : null,
     sale_transaction_id: row.sale_transaction_id,
     hold_id: row.hold_id,
     breakdown: breakdownOf(row),
