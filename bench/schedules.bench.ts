@@ -7,16 +7,18 @@
  * check and a cross-check: one scheduled payout per creator, of its whole payable balance, and every hold released
  * once. Last line: one JSON object.
  *
- *   BENCH_SCHEDULES, BENCH_HOLDS, BENCH_SETUP_CONCURRENCY (default 32), BENCH_TIMEOUT_SEC (default 900).
+ *   BENCH_SCHEDULES, BENCH_HOLDS, BENCH_SETUP_CONCURRENCY (default 32), BENCH_TIMEOUT_SEC (default 900),
+ *   BENCH_SCHEDULE_BATCH (PAYOUTS_SCHEDULE_BATCH_MAX; default the service's own).
  *   Targets (the money-controls issue): payouts created/s ≥ 0.3 × pgbench tps; the holds released in under 10 s.
  */
-import { Pool } from "undici";
+import { readdirSync, readFileSync } from "node:fs";
+import { Client, Pool } from "undici";
 import { freePort } from "@treasury/testing";
 import { serviceDatabaseUrl } from "@treasury/service-kit";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkInvariants } from "../services/ledger/src/verify/invariants.ts";
 import { adminSql, closedLoop, deployedGatewayEnv, pgbenchBaseline, pgbenchLine, pgbenchRunner, startInfra } from "./lib.ts";
-import { GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, startChild, type Child } from "./lib/processes.ts";
+import { cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, startChild, type Child } from "./lib/processes.ts";
 
 const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 20_000);
 const HOLDS = Number(process.env.BENCH_HOLDS ?? 10_000);
@@ -56,6 +58,32 @@ async function until(count: () => Promise<number>, target: number, what: string)
   }
 }
 
+/** CPU ms so far of a process and its live children (this run's PostgreSQL: the postmaster and its backends). */
+function treeCpuMs(root: number): number {
+  let total = cpuMs(root);
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === root) total += cpuMs(Number(pid));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/** CPU time so far of each service process, this run's PostgreSQL and nats-server (ms), to tell per payout where the time went. */
+function cpuNow(children: readonly Child[], postmaster: number, natsPid: number | undefined): number[] {
+  return [...children.map((c) => cpuMs(c.proc.pid)), treeCpuMs(postmaster), natsPid === undefined ? cpuMsByName("nats-server") : cpuMs(natsPid)];
+}
+
+/** CPU ms per operation between two cpuNow readings, by process. */
+function cpuPer(before: readonly number[], after: readonly number[], count: number): Record<string, number> {
+  const names = ["ledger", "payouts", "gateway", "postgres", "nats"];
+  return Object.fromEntries(names.map((n, i) => [n, Number((((after[i] ?? 0) - (before[i] ?? 0)) / Math.max(count, 1)).toFixed(3))]));
+}
+
 async function setup(post: Post): Promise<string[]> {
   const ids = Array.from({ length: SCHEDULES }, (_, i) => `sched_${i}`);
   const t0 = performance.now();
@@ -88,7 +116,8 @@ try {
   };
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
   // Only a clock advance runs the schedules: the measured run is the one it starts.
-  await start("payouts", { PAYOUTS_SCHEDULE_INTERVAL_MS: "0", PAYOUTS_SCHEDULE_BATCH_MAX: process.env.BENCH_SCHEDULE_BATCH ?? "50" });
+  const batch = process.env.BENCH_SCHEDULE_BATCH;
+  await start("payouts", { PAYOUTS_SCHEDULE_INTERVAL_MS: "0", ...(batch === undefined ? {} : { PAYOUTS_SCHEDULE_BATCH_MAX: batch }) });
   const [gwPort, altPort] = [await freePort(), await freePort()];
   await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort), ...deployedGatewayEnv(infra), ...nodeOptions(GATEWAY_NODE_OPTIONS) });
   const pool = new Pool(`http://127.0.0.1:${gwPort}`, { connections: 64, pipelining: 1 });
@@ -101,6 +130,22 @@ try {
     });
     return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
   };
+  // A clock advance is sent once, on a connection of its own: a pooled one the gateway closed while it sat idle
+  // (during pgbench) would fail it, and an advance must not be sent twice.
+  const advance = async (seconds: number): Promise<void> => {
+    const client = new Client(`http://127.0.0.1:${gwPort}`);
+    try {
+      const res = await client.request({
+        method: "POST",
+        path: "/v1/sandbox/clock/advance",
+        headers: { "x-api-key": api_key, "content-type": "application/json" },
+        body: JSON.stringify({ by_seconds: seconds }),
+      });
+      expectStatus({ status: res.statusCode, body: await res.body.json() }, [200], "advance");
+    } finally {
+      await client.close();
+    }
+  };
   await closedLoop(async () => (await post("GET", "/v1/sandbox/clock")).status, 4, 1);
   const ids = await setup(post);
 
@@ -108,8 +153,13 @@ try {
   console.log(pgbenchLine(baseline));
 
   const scheduled = async () => Number((await sql<{ n: string }[]>`select count(*) as n from payouts.payouts where reference_id like 'schedule:%'`)[0]?.n ?? 0);
-  expectStatus(await post("POST", "/v1/sandbox/clock/advance", { by_seconds: 8 * DAY }), [200], "advance");
+  const [backend] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  const postmaster = Number(readFileSync(`/proc/${backend?.pid}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
+  const cpu = () => cpuNow(children, postmaster, infra.natsPid);
+  const cpuRun = cpu();
+  await advance(8 * DAY);
   const runSec = await until(scheduled, SCHEDULES, "scheduled payouts");
+  const cpuPerPayout = cpuPer(cpuRun, cpu(), SCHEDULES);
   const payoutsPerSec = SCHEDULES / runSec;
   const tps = baseline.again().tps;
 
@@ -131,8 +181,10 @@ try {
   });
   const released = async () =>
     Number((await sql<{ n: string }[]>`select count(*) as n from ledger.holds where auto_release and status = 'released'`)[0]?.n ?? 0);
-  expectStatus(await post("POST", "/v1/sandbox/clock/advance", { by_seconds: DAY + 60 }), [200], "advance");
+  const cpuHolds = cpu();
+  await advance(DAY + 60);
   const holdsSec = await until(released, HOLDS, "released holds");
+  const cpuPerHold = cpuPer(cpuHolds, cpu(), HOLDS);
 
   const report = await checkInvariants(sql, {});
   const [check] = await sql<{ payouts: string; creators: string; amounts: string }[]>`
@@ -143,6 +195,7 @@ try {
   console.log(
     `schedules: ${SCHEDULES} paid in ${runSec.toFixed(1)} s = ${payoutsPerSec.toFixed(0)} payouts/s; pgbench ${tps.toFixed(0)} tps; ratio ${ratio.toFixed(3)} (target ≥ 0.3)`,
   );
+  console.log(`CPU ms per payout: ${JSON.stringify(cpuPerPayout)}; per hold: ${JSON.stringify(cpuPerHold)}`);
   console.log(
     `holds: ${HOLDS} auto-released in ${holdsSec.toFixed(1)} s (target < 10 s); invariants ${report.ok ? "ok" : "VIOLATED"}; each creator paid once: ${once}`,
   );
@@ -160,6 +213,8 @@ try {
       target_holds_seconds: 10,
       invariants_ok: report.ok,
       paid_once: once,
+      cpu_ms_per_payout: cpuPerPayout,
+      cpu_ms_per_hold: cpuPerHold,
     }),
   );
   await pool.close();

@@ -25,4 +25,5 @@ export * from "./schemas/money-controls.ts";
 export * from "./schemas/internal/kyc.ts";
 export * from "./schemas/internal/receipts.ts";
 export * from "./schemas/internal/refunds.ts";
+export * from "./schemas/internal/payouts.ts";
 export * from "./schemas/internal/processor-webhooks.ts";

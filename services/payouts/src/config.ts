@@ -1,4 +1,5 @@
 /** The payouts service's own environment keys (the kit's BaseEnv comes first). process.env is read only here. */
+import { schemas } from "@treasury/contracts";
 import { z } from "zod";
 
 const digits = (n: number) => z.string().regex(new RegExp(`^[0-9]{${n}}$`), { message: `must be ${n} digits` });
@@ -50,8 +51,11 @@ export const PayoutsEnv = {
 
   /** How often the leader looks for due payout schedules (a sandbox clock advance also wakes it); 0 only on demand. */
   PAYOUTS_SCHEDULE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
-  /** Schedules claimed and run per batch of a pass. */
-  PAYOUTS_SCHEDULE_BATCH_MAX: z.coerce.number().int().min(1).max(1_000).default(50),
+  /**
+   * Schedules claimed and run per batch of a pass: at most what one ledger read of balances may name. Each batch
+   * costs a fixed number of statements and reads, so larger batches pay more payouts for them.
+   */
+  PAYOUTS_SCHEDULE_BATCH_MAX: z.coerce.number().int().min(1).max(schemas.PARTICIPANT_BALANCES_MAX).default(200),
   /**
    * How long a run keeps a schedule to itself. Longer than a run's ledger and kyc requests take: a crashed run's
    * schedules are taken again after it (and their payout references keep them from paying twice).

@@ -294,6 +294,12 @@ export class FakeLedger implements LedgerClient {
     return p;
   };
 
+  /** Each participant read as getParticipant reads it, so a test that makes one read fail affects that one alone. */
+  participantBalances: LedgerClient["participantBalances"] = async (t, participantIds) => {
+    const read = await Promise.allSettled(participantIds.map((id) => this.getParticipant(t, id)));
+    return new Map(read.flatMap((r) => (r.status === "fulfilled" ? [[r.value.id, r.value] as const] : [])));
+  };
+
   getWallet: LedgerClient["getWallet"] = async (_t, walletId) => {
     const w = this.wallets.get(walletId);
     if (w === undefined) throw new DomainError("wallet_not_found", `Wallet ${walletId} not found`);
@@ -400,22 +406,20 @@ export class FakeScheduleStore implements ScheduleStore {
     return due.map(({ claim: _c, ...row }) => ({ ...row }));
   };
 
-  findRun: ScheduleStore["findRun"] = async (k, period) => this.runs.get(`${keyOf(k)}|${period}`);
+  findRuns: ScheduleStore["findRuns"] = async (periods) => periods.flatMap((p) => this.runs.get(`${keyOf(p)}|${p.period}`) ?? []);
 
-  recordRun: ScheduleStore["recordRun"] = async (run, event) => {
-    const key = `${keyOf(run)}|${run.period}`;
-    if (this.runs.has(key)) return false;
-    this.runs.set(key, run);
-    if (event !== undefined) this.events.push(event);
-    return true;
-  };
-
-  finish: ScheduleStore["finish"] = async (k, token, next) => {
-    const r = this.rows.get(keyOf(k));
-    if (r?.claim !== token) return;
-    r.claim = null;
-    if (next !== undefined) r.next_run_at = next;
-  };
+  settle: ScheduleStore["settle"] = async (token, outcomes) =>
+    outcomes.map(({ key, run, event, next }) => {
+      const r = this.rows.get(keyOf(key));
+      if (r?.claim === token) {
+        r.claim = null;
+        if (next !== undefined) r.next_run_at = next;
+      }
+      if (run === undefined || this.runs.has(`${keyOf(run)}|${run.period}`)) return false;
+      this.runs.set(`${keyOf(run)}|${run.period}`, run);
+      if (event !== undefined) this.events.push(event);
+      return true;
+    });
 }
 
 /** A clock the test sets: real time `base`, and how far each org's sandbox is ahead. */

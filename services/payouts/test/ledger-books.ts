@@ -1,10 +1,11 @@
 /**
  * A stand-in ledger over real NATS that keeps creator wallets' books (a service may not import another; the
  * end-to-end tests run the real ledger): `svc.ledger.post` of a payout takes its amount out of the wallet once per
- * reference, and the internal reads payouts makes (getParticipant, listWalletEntries) answer from those books.
+ * reference, and the internal reads payouts makes (getParticipant, participantBalances, listWalletEntries) answer
+ * from those books.
  */
 import { connect } from "@nats-io/transport-node";
-import { internalOperation, type PostRequestInput, type RpcRequest } from "@treasury/contracts";
+import { internalOperation, schemas, type PostRequestInput, type RpcRequest } from "@treasury/contracts";
 import { createLogger, errorReply, RpcServer } from "@treasury/service-kit";
 import { natsOptions, type TestEnv } from "@treasury/testing";
 import type { WalletEntry } from "../src/usecases/ports.ts";
@@ -87,6 +88,11 @@ export async function startLedgerBooks(env: TestEnv): Promise<LedgerBooks> {
   server.handle(internalOperation("getParticipant"), async (req: RpcRequest) => {
     const w = walletOf(req.params["participant_id"] ?? "");
     return { body: { participant: { id: w.participantId, wallet_id: w.id, available_balance_cents: w.balance } } };
+  });
+  server.handleRaw(schemas.PARTICIPANT_BALANCES_OPERATION, async (payload) => {
+    const ids = (payload as { participant_ids: string[] }).participant_ids;
+    const participants = ids.map((id) => walletOf(id)).map((w) => ({ id: w.participantId, wallet_id: w.id, available_balance_cents: w.balance }));
+    return { ok: true, status: 200, body: { participants } };
   });
   server.handle(internalOperation("listWalletEntries"), async (req: RpcRequest) => {
     const w = [...wallets.values()].find((x) => x.id === req.params["wallet_id"]);

@@ -1,12 +1,14 @@
 /**
  * What only other services call, on subjects the gateway never routes: `svc.ledger.post` (payments, payouts and
- * refunds move money through it) and the internal reads (`svc.ledger.internal.*`). Each payload names its org and
+ * refunds move money through it) and the internal reads (`svc.ledger.internal.*`: transaction records, sale
+ * summaries, many participants' balances at once). Each payload names its org and
  * environment itself.
  */
 import { parseOrThrow, schemas, tenantOf, type PostOutcome } from "@treasury/contracts";
 import type { Service } from "@treasury/service-kit";
 import { parsePostRequest } from "../posting/index.ts";
 import type { LedgerDeps } from "../usecases/deps.ts";
+import { participantBalances } from "../usecases/participants.ts";
 import { postRefund } from "../usecases/refund.ts";
 import { withPayoutFloor, withSaleReserve } from "../usecases/reserves.ts";
 import { saleSummary } from "../usecases/sale-summary.ts";
@@ -18,6 +20,11 @@ export function registerInternalHandlers(svc: Pick<Service, "handleInternal">, d
     schemas.TRANSACTION_RECORD_OPERATION,
     (payload) => parseOrThrow(schemas.TransactionRecordRequest, payload),
     async (req) => ({ transaction: await transactionRecord(deps, tenantOf(req), req.transaction_id) }),
+  );
+  svc.handleInternal(
+    schemas.PARTICIPANT_BALANCES_OPERATION,
+    (payload) => parseOrThrow(schemas.ParticipantBalancesRequest, payload),
+    async (req) => ({ participants: await participantBalances(deps, tenantOf(req), req.participant_ids) }),
   );
   svc.handleInternal(
     schemas.SALE_SUMMARY_OPERATION,

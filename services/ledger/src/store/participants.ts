@@ -45,6 +45,16 @@ export async function findParticipant(q: Q, s: Tenant, participantId: string): P
   return row === undefined ? undefined : toWithBalance(row);
 }
 
+/** The participants named that exist, in one statement (an unknown id is not in the answer). */
+export async function findParticipants(q: Q, s: Tenant, participantIds: readonly string[]): Promise<ParticipantWithBalance[]> {
+  if (participantIds.length === 0) return [];
+  const rows = await q<RawWithBalance[]>`
+    select ${cols(q)}, a.balance, a.held_amount, ${owed(q)}
+    from ledger.participants p join ledger.accounts a on a.id = p.wallet_id
+    where p.org_id = ${s.orgId} and p.livemode = ${s.livemode} and p.participant_id = any(${[...participantIds]}::text[])`;
+  return rows.map(toWithBalance);
+}
+
 export async function listParticipants(q: Q, s: Tenant, limit: number, offset: number): Promise<{ rows: ParticipantWithBalance[]; total: number }> {
   const rows = await q<RawWithBalance[]>`
     select ${cols(q)}, a.balance, a.held_amount, ${owed(q)}

@@ -23,7 +23,7 @@ import { findBill } from "./bills.ts";
 import type { Q, Sql } from "./db.ts";
 import { activeHoldsOfWallets, dueAutoReleaseHolds, findHold, holdsSummary, listHolds } from "./holds.ts";
 import { accountTotals, entriesWithAccounts, listTransactions, transactionsByAccountingTime } from "./listing.ts";
-import { findParticipant, listParticipants, participantExists } from "./participants.ts";
+import { findParticipant, findParticipants, listParticipants, participantExists } from "./participants.ts";
 import {
   activeMatchOf,
   bankSideCandidates,
@@ -80,6 +80,7 @@ export function pgParticipantStore(q: Q): ParticipantStore {
   return {
     find: (t, participantId) => findParticipant(q, t, participantId),
     list: (t, limit, offset) => listParticipants(q, t, limit, offset),
+    findMany: (t, participantIds) => findParticipants(q, t, participantIds),
     exists: (t, participantId) => participantExists(q, t, participantId),
   };
 }

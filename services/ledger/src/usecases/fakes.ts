@@ -166,6 +166,11 @@ export class FakeLedger {
           const rows = [...this.participants.values()].slice(offset, offset + limit);
           return this.read("participants.list", { rows, total: this.participants.size });
         },
+        findMany: async (_t, ids) =>
+          this.read(
+            "participants.findMany",
+            ids.flatMap((id) => this.participants.get(id) ?? []),
+          ),
         exists: async (_t, id) => this.read("participants.exists", this.participants.has(id)),
       },
       holds: this.holdStore(),

@@ -1,10 +1,10 @@
-// Proves the participant and wallet use cases against in-memory ports: reads present each participant with its own
-// active holds, malformed and foreign wallet ids are not found, creation is idempotent on its key and refuses a
+// Proves the participant and wallet use cases against in-memory ports: reads (one, a page, or many by id) present
+// each participant with its own active holds, malformed and foreign wallet ids are not found, creation is idempotent on its key and refuses a
 // different request under it, and creator wallets are made only with their participant.
 import { cents } from "@treasury/contracts";
 import { beforeEach, describe, expect, it } from "vitest";
 import { codeOf, FakeLedger, holdRow, participantRow, refusalOf, TENANT, walletRow } from "./fakes.ts";
-import { createParticipant, getParticipant, listParticipants } from "./participants.ts";
+import { createParticipant, getParticipant, listParticipants, participantBalances } from "./participants.ts";
 import { createWallet, getWallet, listWalletEntries, loadWallet } from "./wallets.ts";
 
 const W1 = "00000000-0000-4000-8000-000000000001";
@@ -38,6 +38,16 @@ describe("participant reads", () => {
       ["p2", 0],
     ]);
     expect(f.calls.filter((c) => c === "holds.activeOfWallets")).toHaveLength(1);
+  });
+
+  it("reads many participants' balances at once, each as getParticipant presents it, leaving out unknown ids", async () => {
+    f.calls.length = 0;
+    const many = await participantBalances(f.deps(), TENANT, ["p2", "nobody", "p1"]);
+    expect(many.map((p) => p["id"]).sort()).toEqual(["p1", "p2"]);
+    for (const p of many) expect(p).toEqual(await getParticipant(f.deps(), TENANT, String(p["id"])));
+    expect(many.find((p) => p["id"] === "p1")).toMatchObject({ available_balance_cents: 600, payable_balance_cents: 600 });
+    expect(f.calls.slice(0, 3).sort()).toEqual(["holds.activeOfWallets", "participants.findMany", "reserves.find"]);
+    expect(await participantBalances(f.deps(), TENANT, ["nobody"])).toEqual([]);
   });
 });
 

@@ -1,10 +1,11 @@
-/** Participants: create (idempotent on participant_id), list and get with balance snapshots. */
+/** Participants: create (idempotent on participant_id), list and get with balance snapshots, one or many. */
 import { DomainError, newUuid, percentToBps, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
 import { CREATOR_EARNINGS_FLAGS } from "../domain/accounts.ts";
 import { requestHash } from "../domain/canonical.ts";
 import type { LedgerDeps } from "./deps.ts";
 import type { TxStore } from "./ports.ts";
+import type { HoldRow, ParticipantWithBalance } from "./rows.ts";
 import { presentParticipant, presentParticipantBalance } from "./present.ts";
 import { reserveFigures } from "./reserves.ts";
 
@@ -127,6 +128,28 @@ export async function listParticipants(
   page: { limit: number; offset: number },
 ): Promise<{ participants: Record<string, unknown>[]; total: number; limit: number; offset: number }> {
   const { rows, total } = await deps.participants.list(tenant, page.limit, page.offset);
+  return { participants: await withBalances(deps, tenant, rows), total, limit: page.limit, offset: page.offset };
+}
+
+/**
+ * The balance snapshots of many participants at once (the internal read a payout schedule run makes for a whole
+ * batch): each as getParticipant answers it, in three statements whatever their number. An unknown id is left out.
+ */
+export async function participantBalances(
+  deps: Pick<LedgerDeps, "participants" | "holds" | "reserves">,
+  tenant: Tenant,
+  participantIds: readonly string[],
+): Promise<Record<string, unknown>[]> {
+  return withBalances(deps, tenant, await deps.participants.findMany(tenant, participantIds));
+}
+
+/** Participants with their active holds and reserve figures: two statements for the whole page. */
+async function withBalances(
+  deps: Pick<LedgerDeps, "holds" | "reserves">,
+  tenant: Tenant,
+  rows: readonly ParticipantWithBalance[],
+): Promise<Record<string, unknown>[]> {
+  if (rows.length === 0) return [];
   const [holds, reserves] = await Promise.all([
     deps.holds.activeOfWallets(
       tenant,
@@ -137,10 +160,15 @@ export async function listParticipants(
       rows.map((r) => r.participant_id),
     ),
   ]);
-  const participants = rows.map((p) => {
-    const own = holds.filter((h) => h.wallet_id === p.wallet_id);
-    const reserve = reserves.find((r) => r.participant_id === p.participant_id);
-    return presentParticipantBalance(p, own, reserveFigures(reserve, own, p.balance - p.held_amount));
+  const holdsOf = new Map<string, HoldRow[]>();
+  for (const h of holds) {
+    const own = holdsOf.get(h.wallet_id);
+    if (own === undefined) holdsOf.set(h.wallet_id, [h]);
+    else own.push(h);
+  }
+  const reserveOf = new Map(reserves.map((r) => [r.participant_id, r]));
+  return rows.map((p) => {
+    const own = holdsOf.get(p.wallet_id) ?? [];
+    return presentParticipantBalance(p, own, reserveFigures(reserveOf.get(p.participant_id), own, p.balance - p.held_amount));
   });
-  return { participants, total, limit: page.limit, offset: page.offset };
 }

@@ -112,6 +112,8 @@ export interface WalletStore {
 export interface ParticipantStore {
   find(t: Tenant, participantId: string): Promise<ParticipantWithBalance | undefined>;
   list(t: Tenant, limit: number, offset: number): Promise<Page<ParticipantWithBalance>>;
+  /** The participants named that exist (any order; an unknown id is not in the answer). */
+  findMany(t: Tenant, participantIds: readonly string[]): Promise<ParticipantWithBalance[]>;
   exists(t: Tenant, participantId: string): Promise<boolean>;
 }
 

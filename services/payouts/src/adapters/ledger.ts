@@ -1,8 +1,10 @@
 /**
  * The ledger as payouts sees it (usecases/ports.ts LedgerClient), a typed layer over the kit's natsLedgerPort:
  * `svc.ledger.post` (the only way money moves; no answer is the kit's LedgerOutcomeUnknown) and reads of
- * participants, wallets and wallet entries on their internal subjects (no answer is a retryable service_unavailable).
+ * participants (one, or a batch's balances at once), wallets and wallet entries on their internal subjects (no
+ * answer is a retryable service_unavailable).
  */
+import { schemas } from "@treasury/contracts";
 import { natsLedgerPort, type NatsConnection } from "@treasury/service-kit";
 import type { LedgerClient, LedgerParticipant, LedgerWallet, WalletEntry } from "../usecases/ports.ts";
 
@@ -12,6 +14,11 @@ export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number
     post: (req) => port.post(req),
     getParticipant: async (tenant, participantId) =>
       (await port.operation(tenant, "getParticipant", { params: { participant_id: participantId } }))["participant"] as LedgerParticipant,
+    participantBalances: async (tenant, participantIds) => {
+      const payload = { org_id: tenant.orgId, livemode: tenant.livemode, participant_ids: participantIds };
+      const body = await port.read(schemas.PARTICIPANT_BALANCES_OPERATION, payload);
+      return new Map(((body["participants"] as LedgerParticipant[] | undefined) ?? []).map((p) => [p.id, p]));
+    },
     getWallet: async (tenant, walletId) => (await port.operation(tenant, "getWallet", { params: { wallet_id: walletId } }))["wallet"] as LedgerWallet,
     listWalletEntries: async (tenant, walletId, page) => {
       const body = await port.operation(tenant, "listWalletEntries", { params: { wallet_id: walletId }, query: page });

@@ -63,6 +63,8 @@ export interface WalletEntry {
 export interface LedgerClient {
   post(req: PostRequestInput): Promise<LedgerPosted>;
   getParticipant(tenant: Tenant, participantId: string): Promise<LedgerParticipant>;
+  /** Many participants' snapshots in one request (at most PARTICIPANT_BALANCES_MAX), by id; an unknown one is absent. */
+  participantBalances(tenant: Tenant, participantIds: readonly string[]): Promise<Map<string, LedgerParticipant>>;
   getWallet(tenant: Tenant, walletId: string): Promise<LedgerWallet>;
   /** One page of a wallet's entries, newest first (at most 100 a page). */
   listWalletEntries(tenant: Tenant, walletId: string, page: { limit: number; offset: number }): Promise<{ entries: WalletEntry[]; total: number }>;
@@ -314,9 +316,27 @@ export interface ScheduleStore {
    * claimed by another run, or whose claim expired): no two runs work on one schedule at once.
    */
   claimDue(cutoff: DueCutoff, after: ScheduleKey | undefined, limit: number, token: string, leaseMs: number): Promise<ScheduleRow[]>;
-  findRun(key: ScheduleKey, period: string): Promise<ScheduleRun | undefined>;
-  /** Records a run once per period, with its event in the same transaction; false when the period has one already. */
-  recordRun(run: ScheduleRun, event: NewEvent | undefined): Promise<boolean>;
-  /** Ends this run's claim; moves next_run_at to `next` unless undefined (left due: retried by a later pass). */
-  finish(key: ScheduleKey, token: string, next: Date | undefined): Promise<void>;
+  /** The runs recorded for these schedules' periods (one statement; a period without a record is not in the answer). */
+  findRuns(periods: readonly SchedulePeriod[]): Promise<ScheduleRun[]>;
+  /**
+   * Ends a batch of this run's claims in one statement: records each run once per period with its event (only if
+   * the run was recorded now), and moves each schedule still claimed with `token` to its next run. Answers, in
+   * order, whether each outcome's run was recorded now (false when the period had one already, or none was given).
+   */
+  settle(token: string, outcomes: readonly ScheduleOutcome[]): Promise<boolean[]>;
+}
+
+export interface SchedulePeriod extends ScheduleKey {
+  period: string;
+}
+
+/** How one claimed schedule ends this run. */
+export interface ScheduleOutcome {
+  key: ScheduleKey;
+  /** What the run did for its period; none when it did nothing (not due, or recorded already). */
+  run: ScheduleRun | undefined;
+  /** Written with the run, and only if the run is recorded now (a skip's `payout.skipped`). */
+  event: NewEvent | undefined;
+  /** Its next run; undefined leaves it due (a failure: a later pass retries it). */
+  next: Date | undefined;
 }

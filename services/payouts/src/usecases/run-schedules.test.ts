@@ -150,4 +150,31 @@ describe("running schedules", () => {
       "schedule:c3:2026-11-28",
     ]);
   });
+
+  it("reads each batch's balances in one ledger request and pays each creator its own balance", async () => {
+    const f = fakes();
+    for (const [id, balance] of [
+      ["c1", 1000],
+      ["c2", 2500],
+      ["c3", 700],
+    ] as const) {
+      f.ledger.addCreator(id, 0);
+      f.ledger.record(id, "sale", `sale_${id}`, [balance], new Date(Date.UTC(2026, 10, 1)));
+      await putPayoutSchedule(f.deps, SANDBOX, id, { interval: "daily" });
+    }
+    const reads: string[][] = [];
+    const read = f.ledger.participantBalances;
+    f.ledger.participantBalances = async (t, ids) => {
+      reads.push([...ids]);
+      return read(t, ids);
+    };
+    f.clock.ahead.set("org_a", DAY_S);
+    expect(await runDueSchedules(f.deps, OPTS)).toEqual({ runs: 3, paid: 3, skipped: 0 });
+    expect(reads).toEqual([["c1", "c2"], ["c3"]]);
+    expect([...f.payouts.rows.values()].map((r) => [r.reference_id, r.amount]).sort()).toEqual([
+      ["schedule:c1:2026-11-28", 1000],
+      ["schedule:c2:2026-11-28", 2500],
+      ["schedule:c3:2026-11-28", 700],
+    ]);
+  });
 });
