@@ -11,6 +11,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyRingEntry } from "@treasury/service-kit";
 import { waitFor } from "@treasury/testing";
+import { createOrg } from "../../services/gateway/src/admin.ts";
 import { checkInvariants } from "../../services/ledger/src/verify/invariants.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
@@ -299,5 +300,33 @@ describe("the clock a payout schedule reads", () => {
     await ok("POST", "/v1/sandbox/clock/advance", { by_seconds: 3 * 86_400 });
     await setSchedule(r, true);
     await ok("PUT", `/v1/participants/${r.pid}/payout-schedule`, { interval: "manual" });
+  });
+});
+
+describe("the clock a schedule's delay reads", () => {
+  it("money two sandbox days old waits for a seven-day delay, though the org's clock was moved before the sale", async () => {
+    // Proves delay_days is counted on the org's clock: a sale's age is sandbox time, not the real time it was posted.
+    // Its own org, so that no recent advance of the shared org is in the way of setting the schedule.
+    const { org_id } = await createOrg(s.env.adminSql, { name: "Delayed payouts" });
+    const key = (await s.key({ orgId: org_id })).api_key;
+    const as = async (method: string, path: string, body?: unknown, status = 200): Promise<Body> => {
+      const r = await call(s.baseUrl, method, path, { key, ...(body === undefined ? {} : { body }) });
+      expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(status);
+      return r.body;
+    };
+    const pid = `prop_delay_${Date.now().toString(36)}`;
+    await as("POST", "/v1/participants", { participant_id: pid, display_name: "Delay", default_split_percent: 80 }, 201);
+    await as("PUT", `/v1/participants/${pid}/payout-schedule`, { interval: "daily", delay_days: 7 });
+    const ranPast = async (seconds: number) => {
+      const now = Date.parse(String(((await as("POST", "/v1/sandbox/clock/advance", { by_seconds: seconds }))["clock"] as Body)["now"]));
+      const next = async () => Date.parse(String(((await as("GET", `/v1/participants/${pid}/payout-schedule`))["payout_schedule"] as Body)["next_run_at"]));
+      await waitFor(async () => (await next()) > now, { timeoutMs: SETTLE_MS });
+    };
+    await ranPast(10 * 86_400);
+    const cs = (await as("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 5_000 }, 201))["checkout_session"] as Body;
+    await as("POST", `/v1/sandbox/checkouts/${String(cs["id"])}/complete`, {});
+    await ranPast(2 * 86_400);
+    expect((await as("GET", `/v1/payouts?participant_id=${pid}`))["payouts"]).toEqual([]);
+    expect((await as("GET", `/v1/participants/${pid}`))["participant"]).toMatchObject({ payable_balance_cents: 4_000 });
   });
 });
