@@ -72,7 +72,7 @@ export const INTERNAL_CALLS: readonly InternalCall[] = [
   { caller: "payments", service: "refunds", operations: ["createRefundRequest", "processorRefundSettled"] },
   { caller: "refunds", service: "payments", operations: ["processorRefund"] },
   { caller: "refunds", service: "ledger", operations: ["reverseTransaction", "saleSummary"] },
-  { caller: "payouts", service: "ledger", operations: ["getParticipant", "participantBalances", "getWallet", "listWalletEntries"] },
+  { caller: "payouts", service: "ledger", operations: ["getParticipant", "participantBalances", "getWallet", "listWalletEntries", "getSandboxClock"] },
   { caller: "payouts", service: "kyc", operations: ["getCreatorStatus", "getBusinessVerification"] },
   { caller: "receipts", service: "ledger", operations: ["transactionRecord"] },
   { caller: "receipts", service: "payments", operations: ["checkoutSale"] },

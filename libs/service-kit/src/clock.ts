@@ -26,11 +26,15 @@ export interface Clock {
   advanced(): ReadonlyMap<string, number>;
   /** `fn` runs after an org's sandbox clock moved (a job's runOnce, so what became due runs now). */
   onAdvance(fn: (orgId: string) => void): void;
+  /** An org's advance as its owner answers it now, ahead of the event that brings it here. */
+  sync(orgId: string, advancedSeconds: number): void;
 }
 
 /** A clock that reads the service's sandbox_clocks and notices advances made by any replica or service. */
 export class SandboxClock implements Clock {
   private offsets = new Map<string, number>();
+  /** Advances read from the clock's owner ahead of their event (sync): kept until this copy has caught up. */
+  private readonly synced = new Map<string, number>();
   private readonly listeners: Array<(orgId: string) => void> = [];
   private timer: NodeJS.Timeout | undefined;
 
@@ -48,11 +52,22 @@ export class SandboxClock implements Clock {
   }
 
   advancedSeconds(orgId: string): number {
-    return this.offsets.get(orgId) ?? 0;
+    return Math.max(this.offsets.get(orgId) ?? 0, this.synced.get(orgId) ?? 0);
   }
 
   advanced(): ReadonlyMap<string, number> {
-    return this.offsets;
+    if (this.synced.size === 0) return this.offsets;
+    const all = new Map(this.offsets);
+    for (const [org, s] of this.synced) all.set(org, Math.max(all.get(org) ?? 0, s));
+    return all;
+  }
+
+  /**
+   * Applies an org's advance read from the clock's owner (the ledger) before its event reaches this copy, so a
+   * request that follows an advance computes with it (read your writes); never moves the clock back.
+   */
+  sync(orgId: string, advancedSeconds: number): void {
+    if (advancedSeconds > this.advancedSeconds(orgId)) this.synced.set(orgId, advancedSeconds);
   }
 
   onAdvance(fn: (orgId: string) => void): void {
@@ -88,6 +103,7 @@ export class SandboxClock implements Clock {
     const next = await this.read();
     const moved = [...next].filter(([org, s]) => (this.offsets.get(org) ?? 0) !== s).map(([org]) => org);
     this.offsets = next;
+    for (const [org, s] of this.synced) if ((next.get(org) ?? 0) >= s) this.synced.delete(org);
     for (const org of moved) for (const fn of this.listeners) fn(org);
   }
 }

@@ -145,7 +145,7 @@ function useCaseDepsOf(svc: Service<PayoutsConfig>, deps: PayoutsBuildDeps, ring
     rail: deps.rail ?? railOf(cfg),
     log: svc.log,
     now: deps.now ?? (() => new Date()),
-    clock: { now: (tenant) => svc.clock.now(tenant), advanced: () => svc.clock.advanced() },
+    clock: { now: (tenant) => svc.clock.now(tenant), advanced: () => svc.clock.advanced(), sync: (org, s) => svc.clock.sync(org, s) },
     afterIntent: deps.afterIntent ?? (async () => {}),
     afterLedgerPost: deps.afterLedgerPost ?? (async () => {}),
     settlementDays: cfg.PAYOUTS_ACH_SETTLEMENT_DAYS,

@@ -288,6 +288,10 @@ export class FakeLedger implements LedgerClient {
     return out;
   };
 
+  /** Per org: how far its sandbox clock runs ahead, as the ledger would answer. */
+  readonly clockAdvance = new Map<string, number>();
+  sandboxAdvance: LedgerClient["sandboxAdvance"] = async (t) => this.clockAdvance.get(t.orgId) ?? 0;
+
   getParticipant: LedgerClient["getParticipant"] = async (_t, participantId) => {
     const p = this.participants.get(participantId);
     if (p === undefined) throw new DomainError("participant_not_found", `Participant ${participantId} not found`);
@@ -428,6 +432,9 @@ export class FakeClock implements TenantClock {
   readonly ahead = new Map<string, number>();
   now: TenantClock["now"] = (t) => new Date(this.base.getTime() + (t.livemode ? 0 : (this.ahead.get(t.orgId) ?? 0)) * 1000);
   advanced: TenantClock["advanced"] = () => this.ahead;
+  sync: TenantClock["sync"] = (orgId, s) => {
+    if (s > (this.ahead.get(orgId) ?? 0)) this.ahead.set(orgId, s);
+  };
 }
 
 export class FakeCompliance implements ComplianceDirectory {

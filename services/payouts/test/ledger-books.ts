@@ -1,7 +1,7 @@
 /**
  * A stand-in ledger over real NATS that keeps creator wallets' books (a service may not import another; the
  * end-to-end tests run the real ledger): `svc.ledger.post` of a payout takes its amount out of the wallet once per
- * reference, and the internal reads payouts makes (getParticipant, participantBalances, listWalletEntries) answer
+ * reference, and the internal reads payouts makes (getParticipant, participantBalances, listWalletEntries, getSandboxClock) answer
  * from those books.
  */
 import { connect } from "@nats-io/transport-node";
@@ -93,6 +93,12 @@ export async function startLedgerBooks(env: TestEnv): Promise<LedgerBooks> {
     const ids = (payload as { participant_ids: string[] }).participant_ids;
     const participants = ids.map((id) => walletOf(id)).map((w) => ({ id: w.participantId, wallet_id: w.id, available_balance_cents: w.balance }));
     return { ok: true, status: 200, body: { participants } };
+  });
+  // The clock as payouts' own copy has it (the tests advance that copy, as the ledger's event would).
+  server.handle(internalOperation("getSandboxClock"), async (req: RpcRequest) => {
+    const [row] = await env.adminSql<{ s: string }[]>`select advanced_seconds::text as s from payouts.sandbox_clocks where org_id = ${req.auth.org_id}`;
+    const advanced = Number(row?.s ?? 0);
+    return { body: { clock: { now: new Date(Date.now() + advanced * 1000).toISOString(), advanced_by_seconds: advanced } } };
   });
   server.handle(internalOperation("listWalletEntries"), async (req: RpcRequest) => {
     const w = [...wallets.values()].find((x) => x.id === req.params["wallet_id"]);

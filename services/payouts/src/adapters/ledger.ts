@@ -20,6 +20,10 @@ export function natsLedger(nc: NatsConnection, prefix: string, timeoutMs: number
       return new Map(((body["participants"] as LedgerParticipant[] | undefined) ?? []).map((p) => [p.id, p]));
     },
     getWallet: async (tenant, walletId) => (await port.operation(tenant, "getWallet", { params: { wallet_id: walletId } }))["wallet"] as LedgerWallet,
+    sandboxAdvance: async (tenant) => {
+      const body = await port.operation(tenant, "getSandboxClock", {});
+      return Number((body["clock"] as { advanced_by_seconds?: number } | undefined)?.advanced_by_seconds ?? 0);
+    },
     listWalletEntries: async (tenant, walletId, page) => {
       const body = await port.operation(tenant, "listWalletEntries", { params: { wallet_id: walletId }, query: page });
       return { entries: (body["entries"] as WalletEntry[] | undefined) ?? [], total: Number(body["total"] ?? 0) };

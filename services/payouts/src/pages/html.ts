@@ -1,4 +1,4 @@
-/** The hosted statement page's style; the shell, escaping and money format are the kit's (service-kit pages.ts). */
+/** The hosted statement page's style (a phone's width without sideways scrolling); the shell, escaping and money format are the kit's (service-kit pages.ts). */
 import { htmlAnswer, htmlDocument, type HtmlAnswer } from "@treasury/service-kit";
 
 export { esc, usd } from "@treasury/service-kit";
@@ -12,6 +12,7 @@ td,th{padding:6px 4px;border-bottom:1px solid #eef1f4;text-align:left;vertical-a
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:anywhere}
 .sandbox{background:#fff4d6;padding:8px;border-radius:6px;font-size:13px}
 @page{margin:16mm}
+@media (max-width:600px){main{margin:0;border-radius:0;padding:16px 12px}table{font-size:13px;table-layout:fixed}td,th{padding:6px 2px;overflow-wrap:anywhere}}
 @media print{body{background:#fff}main{box-shadow:none;border-radius:0;margin:0;max-width:none;padding:0}}`;
 
 export function layout(title: string, body: string): string {

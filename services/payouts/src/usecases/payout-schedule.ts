@@ -34,6 +34,9 @@ export async function putPayoutSchedule(
 ) {
   // The participant must exist (participant_not_found otherwise): a schedule of nobody would run for ever.
   await deps.ledger.getParticipant(tenant, participantId);
+  // The next run counts from the clock as the ledger has it now: an advance just made may not have reached
+  // this service's copy yet, and a schedule set after it must not be due already.
+  if (!tenant.livemode) deps.clock.sync(tenant.orgId, await deps.ledger.sandboxAdvance(tenant));
   const timing = { interval: body.interval, weekly_anchor: body.weekly_anchor ?? null, monthly_anchor: body.monthly_anchor ?? null };
   const saved = await deps.schedules.save(tenant, participantId, {
     ...timing,

@@ -68,6 +68,8 @@ export interface LedgerClient {
   getWallet(tenant: Tenant, walletId: string): Promise<LedgerWallet>;
   /** One page of a wallet's entries, newest first (at most 100 a page). */
   listWalletEntries(tenant: Tenant, walletId: string, page: { limit: number; offset: number }): Promise<{ entries: WalletEntry[]; total: number }>;
+  /** How far a sandbox org's clock runs ahead of real time now, in seconds (the ledger owns the clock). */
+  sandboxAdvance(tenant: Tenant): Promise<number>;
 }
 
 // ---- time -------------------------------------------------------------------------------------------------
@@ -77,6 +79,8 @@ export interface TenantClock {
   now(tenant: Tenant): Date;
   /** Seconds each advanced sandbox runs ahead of real time (for selecting due work of every org at once). */
   advanced(): ReadonlyMap<string, number>;
+  /** An org's advance as the ledger answers it now, ahead of the event that brings it here. */
+  sync(orgId: string, advancedSeconds: number): void;
 }
 
 // ---- kyc --------------------------------------------------------------------------------------------------

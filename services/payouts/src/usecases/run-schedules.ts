@@ -118,6 +118,8 @@ interface DueRun {
   key: ScheduleKey;
   tenant: Tenant;
   now: Date;
+  /** Real time (or the operator's `--at`): what the ledger stamps entries with, in sandbox too. */
+  realNow: Date;
   period: string;
 }
 
@@ -163,7 +165,7 @@ async function decideBatch(deps: PayoutsDeps, rows: readonly ScheduleRow[], keys
     const now = at ?? deps.clock.now(tenant);
     const runAt = runAtOrBefore(row, now);
     if (row.interval === "manual" || row.next_run_at === null || runAt === undefined || row.next_run_at > now) return;
-    due.push({ i, run: { row, key, tenant, now, period: periodKey(row.interval, runAt) } });
+    due.push({ i, run: { row, key, tenant, now, realNow: at ?? deps.clock.now(LIVE), period: periodKey(row.interval, runAt) } });
   });
   const recorded = new Set((await deps.schedules.findRuns(due.map((d) => ({ ...d.run.key, period: d.run.period })))).map(periodId));
   const toPay = due.filter((d) => !recorded.has(periodId({ ...d.run.key, period: d.run.period })));
@@ -239,7 +241,9 @@ async function amountOf(deps: PayoutsDeps, run: DueRun, p: LedgerParticipant): P
   let amount = p.payable_balance_cents ?? p.available_balance_cents;
   if (run.row.delay_days > 0) {
     // Money that arrived within the delay stays: the balance the wallet held delay_days ago is the most paid.
-    const asOf = new Date(run.now.getTime() - run.row.delay_days * DAY_MS);
+    // Entries carry real time, in sandbox too, so the delay counts back from real time: an advance never makes
+    // money that just arrived old enough (money that arrived before an advance waits its delay in real time).
+    const asOf = new Date(run.realNow.getTime() - run.row.delay_days * DAY_MS);
     amount = Math.min(amount, await balanceAsOf(deps.ledger, run.tenant, p.wallet_id, asOf));
   }
   if (amount <= 0) return { reason: "no_balance" };
@@ -261,9 +265,14 @@ async function payPeriod(deps: PayoutsDeps, run: DueRun, p: LedgerParticipant): 
     event: undefined,
     counts: fresh ? "paid" : "none",
   });
-  const decided = await amountOf(deps, run, p);
-  if ("reason" in decided) return skip(decided.reason);
   const referenceId = scheduleReference(row.participant_id, period);
+  const decided = await amountOf(deps, run, p);
+  if ("reason" in decided) {
+    // Nothing left to pay may mean the period was paid by a run that stopped before recording it (a crash):
+    // its payout is the period's record, not a skip.
+    const earlier = await deps.payouts.findByReference(tenant, referenceId);
+    return earlier !== undefined && earlier.status !== "refused" ? paid(earlier.id, earlier.amount, false) : skip(decided.reason);
+  }
   try {
     const payout = await requestPayout(deps, tenant, {
       participant_id: row.participant_id,
