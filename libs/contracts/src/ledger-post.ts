@@ -35,7 +35,7 @@ export function ledgerPostSubject(prefix: string): string {
 
 /** Postings, holds and preconditions per request: a bound on the work one database transaction does. */
 export const POSTINGS_MAX = 50;
-export const HOLDS_PER_POST_MAX = 20;
+export const HOLDS_PER_POST_MAX = 100;
 
 const Amount = z.number().int().positive().max(AMOUNT_MAX_CENTS);
 const Uuid = z.string().regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, { message: "must be a UUID" });

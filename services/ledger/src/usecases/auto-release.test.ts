@@ -20,12 +20,13 @@ beforeEach(() => {
 
 describe("releaseDueHolds", () => {
   it("releases what is due in requests of up to HOLDS_PER_POST_MAX holds per org and environment", async () => {
-    for (let i = 0; i < 45; i++) hold(`hold_${String(i).padStart(2, "0")}`, -1_000);
+    const sandboxDue = 2 * HOLDS_PER_POST_MAX + 5;
+    for (let i = 0; i < sandboxDue; i++) hold(`hold_${String(i).padStart(3, "0")}`, -1_000);
     hold("hold_live", -1_000, { livemode: true });
     hold("hold_later", DAY_MS);
     hold("hold_manual", -1_000, { auto_release: false });
     const out = await releaseDueHolds(f.deps(), { realNow: () => NOW, advanced: () => new Map() });
-    expect(out).toMatchObject({ released: 46, failed: 0, more: false });
+    expect(out).toMatchObject({ released: sandboxDue + 1, failed: 0, more: false });
     expect(f.posted.map((p) => [p.request.kind, p.request.livemode, p.request.holds_release.length]).sort()).toEqual(
       [
         [KIND_HOLD_AUTO_RELEASE, false, HOLDS_PER_POST_MAX],
