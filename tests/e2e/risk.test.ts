@@ -1,0 +1,164 @@
+// Risk through the gateway: fraud policies created, listed and deleted, bad configs answered 400 naming the field,
+// evaluations on demand (a hard hit denies, a soft one reviews, idempotent on the key), the risk scope checked
+// before anything runs, and each org and environment seeing only its own policies and evaluations.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOrg } from "../../services/gateway/src/admin.ts";
+import { call, startStack, type Stack } from "./stack.ts";
+
+let s: Stack;
+let riskKey: string;
+
+beforeAll(async () => {
+  s = await startStack({ services: ["ledger", "risk"] });
+  riskKey = (await s.key({ scopes: ["risk"] })).api_key;
+});
+afterAll(async () => {
+  await s?.stop();
+});
+
+const api = (method: string, path: string, key: string, body?: unknown) => call(s.baseUrl, method, path, { key, ...(body !== undefined ? { body } : {}) });
+
+async function newTenantKeys(): Promise<{ sandbox: string; live: string }> {
+  const { org_id } = await createOrg(s.env.adminSql, { name: `Risk org ${Date.now().toString(36)}` });
+  return { sandbox: (await s.key({ orgId: org_id })).api_key, live: (await s.key({ orgId: org_id, environment: "live" })).api_key };
+}
+
+describe("fraud policies", () => {
+  it("creates, lists and deletes a policy; a deleted one answers 404", async () => {
+    const { sandbox: key } = await newTenantKeys();
+    const created = await api("POST", "/v1/fraud/policies", key, {
+      policy_type: "velocity",
+      config: { subject: "buyer", max_count: 3, window_seconds: 600 },
+      severity: "soft",
+      priority: 5,
+      applies_to: ["checkout", "evaluation"],
+    });
+    expect(created.status).toBe(201);
+    const policy = created.body["policy"] as Record<string, unknown>;
+    expect(policy).toMatchObject({
+      id: expect.stringMatching(/^fpol_/),
+      policy_type: "velocity",
+      config: { subject: "buyer", max_count: 3, window_seconds: 600 },
+      severity: "soft",
+      priority: 5,
+      applies_to: ["checkout", "evaluation"],
+      enabled: true,
+      created_at: expect.any(String),
+    });
+    const listed = await api("GET", "/v1/fraud/policies", key);
+    expect(listed.body).toMatchObject({ success: true, total: 1, policies: [{ id: policy["id"] }] });
+    const deleted = await api("DELETE", `/v1/fraud/policies/${String(policy["id"])}`, key);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toMatchObject({ deleted: true, policy: { id: policy["id"] } });
+    expect((await api("GET", "/v1/fraud/policies", key)).body["total"]).toBe(0);
+    const again = await api("DELETE", `/v1/fraud/policies/${String(policy["id"])}`, key);
+    expect([again.status, again.body["error_code"]]).toEqual([404, "policy_not_found"]);
+  });
+
+  it.each([
+    [{ policy_type: "amount_limit", config: { max_amount_cents: 0 } }, "config.max_amount_cents"],
+    [{ policy_type: "velocity", config: { subject: "device", max_count: 1, window_seconds: 60 } }, "config.subject"],
+    [{ policy_type: "velocity", config: { subject: "ip", max_count: 1, window_seconds: 99_999_999 } }, "config.window_seconds"],
+    [{ policy_type: "new_bank_account", config: { cooldown_hours: "24" } }, "config.cooldown_hours"],
+    [{ policy_type: "payout_ratio", config: { max_percent_of_30d_sales: 12.345 } }, "config.max_percent_of_30d_sales"],
+    [{ policy_type: "refund_rate", config: { max_percent: 5 } }, "config.window_days"],
+    [{ policy_type: "budget_cap", config: { category: "ads", period: "week", max_amount_cents: 100 } }, "config.period"],
+    [{ policy_type: "projection_guard", config: { horizon_days: 30, extra: 1 } }, "config"],
+    [{ policy_type: "amount_limit", config: { max_amount_cents: 5 }, severity: "medium" }, "severity"],
+    [{ policy_type: "amount_limit", config: { max_amount_cents: 5 }, applies_to: ["mint"] }, "applies_to.0"],
+    [{ policy_type: "mystery", config: {} }, "policy_type"],
+  ])("answers 400 validation_error naming the field for %j", async (body, field) => {
+    const r = await api("POST", "/v1/fraud/policies", riskKey, body);
+    expect(r.status).toBe(400);
+    expect(r.body["error_code"]).toBe("validation_error");
+    expect((r.body["details"] as { path: string }[]).map((d) => d.path)).toContain(field);
+  });
+});
+
+describe("evaluations on demand", () => {
+  it("denies on a hard hit, reviews on a soft one, allows otherwise, and replays a key", async () => {
+    const { sandbox: key } = await newTenantKeys();
+    expect((await api("POST", "/v1/fraud/policies", key, { policy_type: "amount_limit", config: { max_amount_cents: 10_000 } })).status).toBe(201);
+    expect((await api("POST", "/v1/fraud/policies", key, { policy_type: "require_instrument", severity: "soft" })).status).toBe(201);
+
+    const deny = await api("POST", "/v1/fraud/evaluations", key, { idempotency_key: "e1", amount: 20_000, authorizing_instrument_id: "pm_1" });
+    expect(deny.status).toBe(201);
+    expect(deny.body["evaluation"]).toMatchObject({
+      id: expect.stringMatching(/^feval_/),
+      decision: "deny",
+      operation: "evaluation",
+      amount: 20_000,
+      hits: [{ policy_type: "amount_limit", severity: "hard", policy_id: expect.stringMatching(/^fpol_/), reason: expect.any(String) }],
+    });
+    const review = await api("POST", "/v1/fraud/evaluations", key, { idempotency_key: "e2", amount: 500, participant_id: "creator_1", operation: "payout" });
+    expect(review.body["evaluation"]).toMatchObject({
+      decision: "review",
+      operation: "payout",
+      subject: "creator_1",
+      hits: [{ policy_type: "require_instrument" }],
+    });
+    const allow = await api("POST", "/v1/fraud/evaluations", key, { idempotency_key: "e3", amount: 500, authorizing_instrument_id: "pm_1" });
+    expect(allow.body["evaluation"]).toMatchObject({ decision: "allow", hits: [] });
+
+    const replay = await api("POST", "/v1/fraud/evaluations", key, { idempotency_key: "e1", amount: 20_000, authorizing_instrument_id: "pm_1" });
+    expect([replay.status, replay.body["idempotent"], (replay.body["evaluation"] as { id: string }).id]).toEqual([
+      200,
+      true,
+      (deny.body["evaluation"] as { id: string }).id,
+    ]);
+    const conflict = await api("POST", "/v1/fraud/evaluations", key, { idempotency_key: "e1", amount: 1 });
+    expect([conflict.status, conflict.body["error_code"]]).toEqual([409, "idempotency_conflict"]);
+
+    const id = (deny.body["evaluation"] as { id: string }).id;
+    const got = await api("GET", `/v1/fraud/evaluations/${id}`, key);
+    expect([got.status, got.body["evaluation"]]).toEqual([200, deny.body["evaluation"]]);
+    const bad = await api("POST", "/v1/fraud/evaluations", key, { amount: 5 });
+    expect([bad.status, (bad.body["details"] as { path: string }[])[0]?.path]).toEqual([400, "idempotency_key"]);
+  });
+});
+
+describe("scope and isolation", () => {
+  it("refuses every risk operation to a key without the risk scope, before anything runs", async () => {
+    const readOnly = (await s.key({ scopes: ["read", "payments", "payouts", "creators", "webhooks", "accounting"] })).api_key;
+    const probes: [string, string, unknown][] = [
+      ["GET", "/v1/fraud/policies", undefined],
+      ["POST", "/v1/fraud/policies", { policy_type: "amount_limit", config: { max_amount_cents: 1 } }],
+      ["DELETE", "/v1/fraud/policies/fpol_x", undefined],
+      ["POST", "/v1/fraud/evaluations", { idempotency_key: "scope", amount: 1 }],
+      ["GET", "/v1/fraud/evaluations/feval_x", undefined],
+      ["POST", "/v1/configure-alerts", { action: "list" }],
+    ];
+    for (const [method, path, body] of probes) {
+      const r = await api(method, path, readOnly, body);
+      expect([method, path, r.status, r.body["error_code"]]).toEqual([method, path, 403, "insufficient_scope"]);
+    }
+    const [row] = await s.env.adminSql<{ n: number }[]>`select (select count(*) from risk.policies) + (select count(*) from risk.evaluations) as n`;
+    const before = Number(row?.n);
+    await api("POST", "/v1/fraud/policies", readOnly, { policy_type: "amount_limit", config: { max_amount_cents: 1 } });
+    const [after] = await s.env.adminSql<{ n: number }[]>`select (select count(*) from risk.policies) + (select count(*) from risk.evaluations) as n`;
+    expect(Number(after?.n)).toBe(before);
+    expect((await api("GET", "/v1/fraud/policies", riskKey)).status).toBe(200);
+  });
+
+  it("keeps policies and evaluations to their org and environment", async () => {
+    const a = await newTenantKeys();
+    const b = await newTenantKeys();
+    const policy = (await api("POST", "/v1/fraud/policies", a.sandbox, { policy_type: "amount_limit", config: { max_amount_cents: 100 } })).body["policy"] as {
+      id: string;
+    };
+    const evaluation = (await api("POST", "/v1/fraud/evaluations", a.sandbox, { idempotency_key: "iso", amount: 500 })).body["evaluation"] as {
+      id: string;
+      decision: string;
+    };
+    expect(evaluation.decision).toBe("deny");
+    for (const other of [a.live, b.sandbox, b.live]) {
+      expect((await api("GET", "/v1/fraud/policies", other)).body["total"]).toBe(0);
+      expect((await api("GET", `/v1/fraud/evaluations/${evaluation.id}`, other)).status).toBe(404);
+      expect((await api("DELETE", `/v1/fraud/policies/${policy.id}`, other)).status).toBe(404);
+      // Another tenant's policy never applies: the same proposal is allowed there, and its key is its own.
+      const there = await api("POST", "/v1/fraud/evaluations", other, { idempotency_key: "iso", amount: 500 });
+      expect([there.status, (there.body["evaluation"] as { decision: string }).decision]).toEqual([201, "allow"]);
+    }
+    expect((await api("GET", "/v1/fraud/policies", a.sandbox)).body["total"]).toBe(1);
+  });
+});
