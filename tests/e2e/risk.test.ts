@@ -1,6 +1,7 @@
 // Risk through the gateway: fraud policies created, listed and deleted, bad configs answered 400 naming the field,
-// evaluations on demand (a hard hit denies, a soft one reviews, idempotent on the key), the risk scope checked
-// before anything runs, and each org and environment seeing only its own policies and evaluations.
+// evaluations on demand (a hard hit denies, a soft one reviews, idempotent on the key; payout_ratio and
+// refund_rate on the real ledger's sales), the risk scope checked before anything runs, and each org and
+// environment seeing only its own policies and evaluations.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrg } from "../../services/gateway/src/admin.ts";
 import { call, startStack, type Stack } from "./stack.ts";
@@ -9,7 +10,7 @@ let s: Stack;
 let riskKey: string;
 
 beforeAll(async () => {
-  s = await startStack({ services: ["ledger", "risk"] });
+  s = await startStack({ services: ["ledger", "refunds", "risk"] });
   riskKey = (await s.key({ scopes: ["risk"] })).api_key;
 });
 afterAll(async () => {
@@ -114,6 +115,35 @@ describe("evaluations on demand", () => {
     expect([got.status, got.body["evaluation"]]).toEqual([200, deny.body["evaluation"]]);
     const bad = await api("POST", "/v1/fraud/evaluations", key, { amount: 5 });
     expect([bad.status, (bad.body["details"] as { path: string }[])[0]?.path]).toEqual([400, "idempotency_key"]);
+  });
+});
+
+describe("policies on the ledger's figures", () => {
+  it("payout_ratio and refund_rate read the participant's sales and refunds from the ledger", async () => {
+    const { sandbox: key } = await newTenantKeys();
+    const creator = `risk_creator_${Date.now().toString(36)}`;
+    expect((await api("POST", "/v1/participants", key, { participant_id: creator, display_name: "Creator" })).status).toBe(201);
+    for (const [ref, amount] of [
+      ["risk_sale_1", 6_000],
+      ["risk_sale_2", 4_000],
+    ] as const) {
+      expect((await api("POST", "/v1/record-sale", key, { reference_id: ref, creator_id: creator, amount, creator_percent: 80 })).status).toBe(201);
+    }
+    expect((await api("POST", "/v1/refunds", key, { sale_reference: "risk_sale_1", reason: "damaged", amount: 500 })).status).toBe(201);
+    const policy = (body: Record<string, unknown>) => api("POST", "/v1/fraud/policies", key, { applies_to: ["payout", "refund"], ...body });
+    expect((await policy({ policy_type: "payout_ratio", config: { max_percent_of_30d_sales: 50 } })).status).toBe(201);
+    expect((await policy({ policy_type: "refund_rate", config: { max_percent: 10, window_days: 30 } })).status).toBe(201);
+    const decide = async (idempotency_key: string, operation: string, amount: number) => {
+      const r = await api("POST", "/v1/fraud/evaluations", key, { idempotency_key, operation, amount, participant_id: creator });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      return r.body["evaluation"] as { decision: string; hits: { policy_type: string }[] };
+    };
+    // Sales of 10,000 cents: a payout of half is the limit.
+    expect(await decide("p1", "payout", 5_000)).toMatchObject({ decision: "allow", hits: [] });
+    expect(await decide("p2", "payout", 5_001)).toMatchObject({ decision: "deny", hits: [{ policy_type: "payout_ratio" }] });
+    // 500 refunded already: 500 more is 10 %, one cent more is over.
+    expect(await decide("r1", "refund", 500)).toMatchObject({ decision: "allow" });
+    expect(await decide("r2", "refund", 501)).toMatchObject({ decision: "deny", hits: [{ policy_type: "refund_rate" }] });
   });
 });
 
