@@ -1,6 +1,9 @@
 // Proves the review path on real PostgreSQL and NATS: a soft hit puts a movement under review with a
 // risk.review_required event; `admin risk list|approve|deny` (as the CLI sends them) decide it once, each decision
-// writing risk.decided with the evaluation, operation, key and decision, and an audit row in risk.audit_log.
+// writing risk.decided with the evaluation, operation, key and decision, and an audit row in risk.audit_log; and
+// `admin find` reaching an evaluation by its id and by the movement it was made for.
+import { ADMIN_FANOUT_OPERATIONS, rpcSubject, type FindRowsReply } from "@treasury/contracts";
+import { rpcCall } from "@treasury/service-kit";
 import { waitFor } from "@treasury/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authFor, err, evaluationOf, newOrg, ok, startRisk, type RiskHarness } from "./test-support.ts";
@@ -80,5 +83,20 @@ describe("review", () => {
     expect(err(await h.admin("risk approve", { flags: { id: plain.id }, reason: "x" })).code).toBe("invalid_state_transition");
     expect(err(await h.admin("risk approve", { flags: { id: "feval_nope" }, reason: "x" })).code).toBe("evaluation_not_found");
     expect(err(await h.admin("risk approve", { flags: { id } })).message).toContain("--reason");
+  });
+
+  it("admin find answers an evaluation with its hits by its id, and by the payout it was made for", async () => {
+    const { org, id } = await underReview("payout:po_findme000000000000000000");
+    const find = async (nodes: unknown[]) =>
+      ok(await rpcCall(h.nc, rpcSubject(h.env.prefix, "risk", ADMIN_FANOUT_OPERATIONS.findRows), { nodes, seed: true }, { timeoutMs: 20_000 }))
+        .body as unknown as FindRowsReply;
+    const byId = await find([{ kind: "risk_evaluation", id }]);
+    expect(byId.hits.map((x) => [x.table, x.row["id"] ?? x.row["evaluation_id"]])).toEqual([
+      ["risk.evaluations", id],
+      ["risk.evaluation_hits", id],
+    ]);
+    const byPayout = await find([{ kind: "payout", id: "po_findme000000000000000000", scope: { orgId: org, livemode: false } }]);
+    expect(byPayout.hits.map((x) => x.row["id"])).toEqual([id]);
+    expect((await find([{ kind: "payout", id: "po_findme000000000000000000", scope: { orgId: newOrg(), livemode: false } }])).hits).toEqual([]);
   });
 });

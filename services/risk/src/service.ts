@@ -9,6 +9,7 @@ import { createService, natsLedgerPort, type Service, type ServiceConfig, type S
 import { alertChannels } from "./adapters/alerts.ts";
 import { ledgerActivity } from "./adapters/ledger.ts";
 import { registerAdminCommands } from "./admin/commands.ts";
+import { pgRiskFinder } from "./admin/find.ts";
 import { RiskEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { registerAlertSender } from "./jobs/alerts.ts";
@@ -51,6 +52,7 @@ export async function buildRisk(env: Record<string, string | undefined>, deps: R
   svc.followSandboxClock();
   registerHandlers(svc, useCaseDeps);
   registerAdminCommands(svc, useCaseDeps);
+  svc.adminFind(pgRiskFinder(svc.sql));
   svc.retention.add({ name: "risk.counter_events", days: COUNTER_RETENTION_DAYS, purge: (before, limit) => purgeCounterEvents(svc.sql, before, limit) });
   const alerts = registerAlertSender(svc, useCaseDeps, { intervalMs: cfg.RISK_ALERT_INTERVAL_MS, batchMax: cfg.RISK_ALERT_BATCH_MAX });
   return Object.assign(svc, { deps: useCaseDeps, sendAlerts: async () => (await alerts.runOnce()) ?? 0 });

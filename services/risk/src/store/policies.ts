@@ -47,13 +47,15 @@ export function pgPolicyStore(sql: Sql): PolicyStore {
       return row?.n ?? 0;
     },
     async list(t, q) {
-      const rows = await sql<(Row & { total: number })[]>`
-        select *, count(*) over ()::int as total from risk.policies
-        where org_id = ${t.orgId} and livemode = ${t.livemode} and deleted_at is null
-          and (${q.policyType ?? null}::text is null or policy_type = ${q.policyType ?? null})
+      const type = q.policyType ?? null;
+      const rows = await sql<Row[]>`
+        select * from risk.policies
+        where org_id = ${t.orgId} and livemode = ${t.livemode} and deleted_at is null and (${type}::text is null or policy_type = ${type})
         order by created_at, id limit ${q.limit} offset ${q.offset}`;
-      const total = rows[0]?.total ?? (q.offset > 0 ? await this.countLive(t) : 0);
-      return { policies: rows.map(policyOf), total };
+      const [count] = await sql<{ n: number }[]>`
+        select count(*)::int as n from risk.policies
+        where org_id = ${t.orgId} and livemode = ${t.livemode} and deleted_at is null and (${type}::text is null or policy_type = ${type})`;
+      return { policies: rows.map(policyOf), total: count?.n ?? 0 };
     },
     async enabled(t) {
       const rows = await sql<Row[]>`
