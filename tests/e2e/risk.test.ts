@@ -1,19 +1,38 @@
 // Risk through the gateway: fraud policies created, listed and deleted, bad configs answered 400 naming the field,
 // evaluations on demand (a hard hit denies, a soft one reviews, idempotent on the key; payout_ratio and
-// refund_rate on the real ledger's sales), the risk scope checked before anything runs, and each org and
+// refund_rate on the real ledger's sales), a review decided with the operator CLI whose risk.review_required and
+// risk.decided reach a webhook endpoint, the risk scope checked before anything runs, and each org and
 // environment seeing only its own policies and evaluations.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { waitFor } from "@treasury/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrg } from "../../services/gateway/src/admin.ts";
-import { call, startStack, type Stack } from "./stack.ts";
+import { admin } from "./admin-run.ts";
+import { call, LOOPBACK_WEBHOOKS_ENV, startStack, type Stack } from "./stack.ts";
 
 let s: Stack;
 let riskKey: string;
+let receiver: http.Server;
+const deliveries: { type: string; data: Record<string, unknown> }[] = [];
 
 beforeAll(async () => {
-  s = await startStack({ services: ["ledger", "refunds", "risk"] });
+  s = await startStack({ services: ["ledger", "refunds", "webhooks", "risk"], serviceEnv: LOOPBACK_WEBHOOKS_ENV });
   riskKey = (await s.key({ scopes: ["risk"] })).api_key;
+  receiver = http.createServer((req, res) => {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (c: string) => (body += c));
+    req.on("end", () => {
+      deliveries.push(JSON.parse(body) as { type: string; data: Record<string, unknown> });
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
 });
 afterAll(async () => {
+  receiver?.closeAllConnections();
+  await new Promise((r) => receiver?.close(r));
   await s?.stop();
 });
 
@@ -144,6 +163,34 @@ describe("policies on the ledger's figures", () => {
     // 500 refunded already: 500 more is 10 %, one cent more is over.
     expect(await decide("r1", "refund", 500)).toMatchObject({ decision: "allow" });
     expect(await decide("r2", "refund", 501)).toMatchObject({ decision: "deny", hits: [{ policy_type: "refund_rate" }] });
+  });
+});
+
+describe("review through webhooks and the operator CLI", () => {
+  it("risk.review_required and then risk.decided reach the org's webhook endpoint", async () => {
+    const { sandbox: key } = await newTenantKeys();
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const endpoint = await api("POST", "/v1/webhooks", key, { action: "create", url, events: ["risk.review_required", "risk.decided"] });
+    expect(endpoint.status).toBe(201);
+    expect((await api("POST", "/v1/fraud/policies", key, { policy_type: "amount_limit", config: { max_amount_cents: 100 }, severity: "soft" })).status).toBe(
+      201,
+    );
+    const e = (await api("POST", "/v1/fraud/evaluations", key, { idempotency_key: "hook", amount: 900, operation: "payout" })).body["evaluation"] as {
+      id: string;
+      decision: string;
+    };
+    expect(e.decision).toBe("review");
+    const of = (type: string) => deliveries.filter((d) => d.type === type && (d.data["evaluation"] as { id: string }).id === e.id);
+    await waitFor(() => of("risk.review_required").length === 1, { timeoutMs: 20_000 });
+    expect(of("risk.review_required")[0]?.data).toMatchObject({ operation: "payout", key: "hook", evaluation: { decision: "review" } });
+
+    const approved = await admin(s.env, "risk", "approve", "--id", e.id, "--reason", "known buyer", "--actor", "ops:e2e");
+    expect(approved.code, JSON.stringify(approved.err)).toBe(0);
+    expect(approved.out).toMatchObject({ evaluation: { id: e.id, review: { status: "approved", actor: "ops:e2e" } } });
+    await waitFor(() => of("risk.decided").length === 1, { timeoutMs: 20_000 });
+    expect(of("risk.decided")[0]?.data).toMatchObject({ decision: "approved", reason: "known buyer", operation: "payout", key: "hook" });
+    const got = await api("GET", `/v1/fraud/evaluations/${e.id}`, key);
+    expect(got.body["evaluation"]).toMatchObject({ review: { status: "approved", reason: "known buyer" } });
   });
 });
 

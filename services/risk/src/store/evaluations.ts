@@ -10,7 +10,7 @@ import type postgres from "postgres";
 import type { CounterNeed } from "../domain/counters.ts";
 import type { Evaluation, EvaluationSource, ReviewStatus } from "../domain/evaluations.ts";
 import type { CounterState, Hit } from "../domain/rules.ts";
-import type { EvaluationRecord, EvaluationStore, PendingEvent } from "../usecases/ports.ts";
+import type { EvaluationRecord, EvaluationStore, PendingEvent, Recorded } from "../usecases/ports.ts";
 import { insertAlerts } from "./alerts.ts";
 
 interface Row {
@@ -98,7 +98,7 @@ async function lockAndRead(tx: Tx, tenant: Tenant, counters: readonly CounterNee
   return new Map(rows.map((r) => [r.counter, { count: r.n, amount: parseCents(r.amount) }]));
 }
 
-async function insertEvaluation(tx: Tx, e: Evaluation): Promise<boolean> {
+async function insertEvaluation(tx: Q, e: Evaluation): Promise<boolean> {
   const p = e.proposal;
   const rows = await tx`
     insert into risk.evaluations (id, org_id, livemode, source, key, request_hash, operation, decision, amount, currency, participant_id,
@@ -152,15 +152,23 @@ export function pgEvaluationStore(sql: Sql): EvaluationStore {
     get: (t, id) => one(sql, sql`e.id = ${id} and e.org_id = ${t.orgId} and e.livemode = ${t.livemode}`),
     getById: (id) => one(sql, sql`e.id = ${id}`),
     async record(tenant, source, key, counters, decide) {
+      const taken = async (q: Q): Promise<Recorded> => {
+        const existing = await one(q, q`e.org_id = ${tenant.orgId} and e.livemode = ${tenant.livemode} and e.source = ${source} and e.key = ${key}`);
+        if (existing === undefined) throw new Error(`evaluation key ${key} conflicted but is not found`);
+        return { evaluation: existing, duplicate: true };
+      };
+      // Nothing counted and nothing else to write (no policy applied, or none hit without counting): one statement.
+      if (counters.length === 0) {
+        const rec = decide(new Map());
+        if (rec.evaluation.hits.length === 0 && rec.event === undefined && rec.alerts.length === 0) {
+          return (await insertEvaluation(sql, rec.evaluation)) ? { evaluation: rec.evaluation, duplicate: false } : taken(sql);
+        }
+      }
       return withTx(sql, async (tx) => {
         const states = counters.length === 0 ? new Map<string, CounterState>() : await lockAndRead(tx, tenant, counters);
         const rec = decide(states);
         // A concurrent evaluation of the same key waits on the unique key here, then finds it taken.
-        if (!(await insertEvaluation(tx, rec.evaluation))) {
-          const existing = await one(tx, tx`e.org_id = ${tenant.orgId} and e.livemode = ${tenant.livemode} and e.source = ${source} and e.key = ${key}`);
-          if (existing === undefined) throw new Error(`evaluation key ${key} conflicted but is not found`);
-          return { evaluation: existing, duplicate: true };
-        }
+        if (!(await insertEvaluation(tx, rec.evaluation))) return taken(tx);
         await writeRecord(tx, rec);
         return { evaluation: rec.evaluation, duplicate: false };
       });
