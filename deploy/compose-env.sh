@@ -7,10 +7,19 @@
 set -euo pipefail
 
 file="$(cd "$(dirname "$0")/.." && pwd)/.env"
-nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks admin migrations"
+nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks risk admin migrations"
 umask 077
 password() { head -c 30 /dev/urandom | base64 | tr -dc 'A-Za-z0-9'; }
+services="gateway ledger payments payouts refunds receipts kyc webhooks risk"
 if [ -e "$file" ]; then
+  # A service or NATS identity added since the file was written gets its password appended.
+  for service in $services; do
+    variable="DB_PASSWORD_$(printf '%s' "$service" | tr '[:lower:]' '[:upper:]')"
+    if ! grep -q "^$variable=" "$file"; then
+      printf '%s=%s\n' "$variable" "$(password)" >>"$file"
+      echo "added   $variable to $file"
+    fi
+  done
   for identity in $nats_identities; do
     variable="NATS_PASSWORD_$(printf '%s' "$identity" | tr '[:lower:]' '[:upper:]')"
     if ! grep -q "^$variable=" "$file"; then
@@ -23,7 +32,7 @@ if [ -e "$file" ]; then
 fi
 key_ring() { printf '%s:%s' "$1" "$(head -c 32 /dev/urandom | base64 | tr -d '\n')"; }
 {
-  for service in gateway ledger payments payouts refunds receipts kyc webhooks; do
+  for service in $services; do
     upper="$(printf '%s' "$service" | tr '[:lower:]' '[:upper:]')"
     printf 'DB_PASSWORD_%s=%s\n' "$upper" "$(password)"
   done

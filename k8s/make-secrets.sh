@@ -45,13 +45,13 @@ write() {
   echo "created $file"
 }
 
-for service in gateway ledger payments payouts refunds receipts kyc webhooks; do
+for service in gateway ledger payments payouts refunds receipts kyc webhooks risk; do
   write "pg-role-$service.env" "username=${service}_svc" "password=$(password)"
 done
 write redis.env "password=$(password)"
 # Each NATS identity's password (ADR 0011): the services read theirs, the migrate step `migrations`', the NATS servers
 # all of them (k8s/nats/values-auth.yaml). An identity added since the file was written gets its password appended.
-nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks admin migrations"
+nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks risk admin migrations"
 nats_passwords() {
   for identity in $nats_identities; do
     printf 'NATS_PASSWORD_%s=%s\n' "$(printf '%s' "$identity" | tr '[:lower:]' '[:upper:]')" "$(password)"
@@ -73,6 +73,8 @@ write receipts-sealing.env "keys=$(key_ring "seal$(date +%Y%m)")"
 write webhooks-secrets.env "keys=$(key_ring "whk$(date +%Y%m)")"
 # Empty unless a Stripe account is connected: the payments service then answers provider_not_configured for it.
 write stripe.env "secret-key=${STRIPE_SECRET_KEY:-}" "webhook-secret=${STRIPE_WEBHOOK_SECRET:-}"
+# Empty unless an SMTP server is given: risk then refuses email alerts and still sends webhook alerts.
+write risk-smtp.env "url=${RISK_SMTP_URL:-}"
 if grep -q 'treasury-pg-backup' "$overlay/kustomization.yaml"; then
   write pg-backup.env "ACCESS_KEY_ID=${BACKUP_ACCESS_KEY_ID:?set BACKUP_ACCESS_KEY_ID (object store for PostgreSQL backups)}" \
     "ACCESS_SECRET_KEY=${BACKUP_ACCESS_SECRET_KEY:?set BACKUP_ACCESS_SECRET_KEY}"

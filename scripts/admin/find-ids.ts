@@ -23,6 +23,8 @@ export type Kind =
   | "org"
   | "api_key"
   | "kyc_submission"
+  | "risk_evaluation"
+  | "fraud_policy"
   | "dispute"
   | "wallet_session"
   | "wallet_topup"
@@ -56,6 +58,8 @@ const PREFIX_KINDS: Record<string, Kind> = {
   [ID_PREFIXES.org]: "org",
   [ID_PREFIXES.key]: "api_key",
   [ID_PREFIXES.kycSubmission]: "kyc_submission",
+  [ID_PREFIXES.fraudEvaluation]: "risk_evaluation",
+  [ID_PREFIXES.fraudPolicy]: "fraud_policy",
   [ID_PREFIXES.dispute]: "dispute",
   [ID_PREFIXES.walletSession]: "wallet_session",
   [ID_PREFIXES.walletTopup]: "wallet_topup",

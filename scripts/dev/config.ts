@@ -54,6 +54,7 @@ export const HEALTH_PORT_OFFSETS: Record<ServiceName, number> = {
   receipts: 5,
   kyc: 6,
   webhooks: 7,
+  risk: 8,
 };
 export const HEALTH_PORTS = Object.fromEntries(SERVICES.map((s) => [s, healthPortBase + HEALTH_PORT_OFFSETS[s]])) as Record<ServiceName, number>;
 

@@ -56,6 +56,8 @@ export function serviceEnv(name: ServiceName, s: ServiceSecrets): NodeJS.Process
   if (name === "payments" && (env["STRIPE_WEBHOOK_SECRET"] ?? "") === "") vars["STRIPE_WEBHOOK_SECRET"] = ensureStripeWebhookSecret();
   // On a developer's machine the receiver of sandbox webhooks usually runs on the same machine.
   if (name === "webhooks") vars["WEBHOOK_ALLOW_PRIVATE_URLS"] = env["WEBHOOK_ALLOW_PRIVATE_URLS"] ?? "true";
+  // So do a developer's alert receivers (and a local SMTP server, named by RISK_SMTP_URL).
+  if (name === "risk") vars["RISK_ALERT_ALLOW_PRIVATE_URLS"] = env["RISK_ALERT_ALLOW_PRIVATE_URLS"] ?? "true";
   if (name === "gateway") {
     vars["PORT"] = mainPort;
     vars["ALT_PORT"] = altPort;

@@ -259,7 +259,7 @@ describe("k8s manifests", () => {
     for (const r of ingress.spec.rules) expect(tlsHosts).toContain(r.host);
   });
 
-  it("deny by default; the gateway takes traffic from the ingress controller only; services reach NATS, PostgreSQL and the collector; webhooks the internet and payments the processor's HTTPS, neither a private range", () => {
+  it("deny by default; the gateway takes traffic from the ingress controller only; services reach NATS, PostgreSQL and the collector; webhooks and risk's alerts the internet and payments the processor's HTTPS, none a private range", () => {
     type Peer = {
       podSelector?: { matchLabels?: Record<string, string> };
       namespaceSelector?: { matchLabels?: Record<string, string> };
@@ -306,7 +306,7 @@ describe("k8s manifests", () => {
         `${d.metadata.name}: an egress rule open to everything`,
       ).toBe(true);
       const blocks = targets.filter((t) => t.ipBlock !== undefined);
-      if (d.metadata.name !== "webhooks" && d.metadata.name !== "payments") expect(blocks, d.metadata.name).toEqual([]);
+      if (!["webhooks", "payments", "risk"].includes(d.metadata.name)) expect(blocks, d.metadata.name).toEqual([]);
       else {
         expect(blocks.map((b) => b.ipBlock?.cidr).sort()).toEqual(["0.0.0.0/0", "::/0"]);
         const v4 = blocks.find((b) => b.ipBlock?.cidr === "0.0.0.0/0")?.ipBlock?.except ?? [];
@@ -315,6 +315,8 @@ describe("k8s manifests", () => {
       // Payments reaches the card processor's API over HTTPS only; webhook receivers may listen on any port.
       const internetPorts = egress.filter((r) => (r.to ?? []).some((t) => t.ipBlock !== undefined)).flatMap((r) => r.ports?.map((p) => p.port) ?? []);
       if (d.metadata.name === "payments") expect(internetPorts).toEqual([443]);
+      // Risk's alerts: webhooks over HTTPS and email to an SMTP server's submission ports.
+      if (d.metadata.name === "risk") expect(internetPorts.sort()).toEqual([443, 465, 587]);
     }
   });
 });

@@ -151,6 +151,7 @@ const POSTED_LISTS: readonly { path: string; body: Body }[] = [
   { path: "/v1/import-transactions", body: { action: "get_templates" } },
   { path: "/v1/generate-report", body: { report_type: "transaction_history" } },
   { path: "/v1/reconciliations/auto-match", body: {} },
+  { path: "/v1/configure-alerts", body: { action: "list" } },
 ];
 
 describe("lists", () => {
@@ -226,6 +227,8 @@ function bodyProbes(): { operation: string; body: Body }[] {
     { operation: "reverseTransaction", body: { transaction_id: s.saleTransactionId, reason: "iso" } },
     { operation: "createReconciliationMatch", body: { bank_line_id: s.bankLineId, transaction_id: s.saleTransactionId } },
     { operation: "manageWebhooks", body: { action: "update", endpoint_id: s.endpointId, description: "iso" } },
+    { operation: "configureAlerts", body: { action: "update", config_id: s.alertConfigId, is_active: true } },
+    { operation: "configureAlerts", body: { action: "delete", config_id: s.alertConfigId } },
     { operation: "manageWebhooks", body: { action: "test", endpoint_id: s.endpointId } },
     { operation: "manageWebhooks", body: { action: "deliveries", endpoint_id: s.endpointId } },
     { operation: "manageWebhooks", body: { action: "retry", delivery_id: s.deliveryId } },

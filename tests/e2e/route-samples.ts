@@ -86,6 +86,8 @@ export interface Samples {
   creatorWalletId: string;
   endpointId: string;
   deliveryId: string;
+  /** A risk alert configuration (POST /v1/configure-alerts names it in its body). */
+  alertConfigId: string;
   bankLineId: string;
   /** A checkout still pending, for the hosted checkout page. */
   pendingCheckoutId: string;
@@ -145,6 +147,7 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
   const wallet = await sampleWallet(api, participant, tag);
   const bank = await sampleBankImport(api, tag);
   const deliveryId = await sampleDelivery(api, endpointId);
+  const risk = await sampleRisk(api, hookUrl, tag);
 
   const pathIds = {
     participant_id: participant,
@@ -157,6 +160,8 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     refund_id: sale.refundId,
     refund_request_id: sale.refundRequestId,
     match_id: bank.match.id,
+    policy_id: risk.policyId,
+    evaluation_id: risk.evaluationId,
   };
   const listed = {
     participant,
@@ -169,6 +174,8 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     saleTransactionId: sale.saleTransactionId,
     bankLineId: bank.bankLineId,
     endpointId,
+    policyId: risk.policyId,
+    alertConfigId: risk.alertConfigId,
   };
   const all = [
     ...Object.values(pathIds),
@@ -197,6 +204,7 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     creatorWalletId: payout.creatorWalletId,
     endpointId,
     deliveryId,
+    alertConfigId: risk.alertConfigId,
     bankLineId: bank.bankLineId,
     pendingCheckoutId: wallet.pendingCheckoutId,
     walletSessionId: wallet.walletSessionId,
@@ -288,6 +296,24 @@ async function sampleBankImport(api: Api, tag: string) {
   const unmatched = await expectStatus(api, "GET", "/v1/reconciliations/unmatched", undefined, 200);
   const bankLineId = field({ l: (unmatched["bank_lines"] as Body[])[0] ?? {} }, "l", "id");
   return { incomeTransactionId, importId, match, bankLineId };
+}
+
+/**
+ * A fraud policy, an evaluation on demand and an alert configuration. The policy applies to on-demand evaluations
+ * only, so it never stands in the way of the other samples' money movements.
+ */
+async function sampleRisk(api: Api, hookUrl: string, tag: string) {
+  const body = { policy_type: "amount_limit", config: { max_amount_cents: 1_000_000 }, applies_to: ["evaluation"] };
+  const policyId = field(await expectStatus(api, "POST", "/v1/fraud/policies", body, 201), "policy", "id");
+  const evaluation = await expectStatus(api, "POST", "/v1/fraud/evaluations", { idempotency_key: `smp_${tag}_eval`, amount: 2_500 }, 201);
+  const alert = await expectStatus(
+    api,
+    "POST",
+    "/v1/configure-alerts",
+    { action: "create", alert_type: "review_required", channel: "webhook", webhook_url: hookUrl },
+    201,
+  );
+  return { policyId, evaluationId: field(evaluation, "evaluation", "id"), alertConfigId: field(alert, "alert_config", "id") };
 }
 
 /** A test delivery to the endpoint; answers its id. */

@@ -14,6 +14,7 @@ import { buildRefunds } from "../../services/refunds/src/service.ts";
 import { buildReceipts } from "../../services/receipts/src/service.ts";
 import { buildKyc } from "../../services/kyc/src/service.ts";
 import { buildWebhooks } from "../../services/webhooks/src/service.ts";
+import { buildRisk } from "../../services/risk/src/service.ts";
 
 export const BACKEND_BUILDERS = {
   ledger: buildLedger,
@@ -23,6 +24,7 @@ export const BACKEND_BUILDERS = {
   receipts: buildReceipts,
   kyc: buildKyc,
   webhooks: buildWebhooks,
+  risk: buildRisk,
 } as const;
 
 export interface Stack {
@@ -38,8 +40,8 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** Webhooks settings for tests whose receivers listen on 127.0.0.1 (sandbox endpoints may then point there). */
-export const LOOPBACK_WEBHOOKS_ENV = { webhooks: { WEBHOOK_ALLOW_PRIVATE_URLS: "true" } } as const;
+/** Settings for tests whose receivers listen on 127.0.0.1 (sandbox webhook endpoints and risk alert webhooks may then point there). */
+export const LOOPBACK_WEBHOOKS_ENV = { webhooks: { WEBHOOK_ALLOW_PRIVATE_URLS: "true" }, risk: { RISK_ALERT_ALLOW_PRIVATE_URLS: "true" } } as const;
 
 export async function startStack(
   opts: {

@@ -93,6 +93,18 @@ export const ADMIN_COMMANDS = {
     usage:
       "payouts run-schedules [--at ISO-TIME] [--reason TEXT]   → {runs, paid, skipped}: every payout schedule due at that time (default now) pays once per period",
   },
+  "risk list": {
+    service: "risk",
+    usage: "risk list [--org ID] [--env test|live] [--status pending|approved|denied] [--limit N]   → {evaluations}: the review queue, oldest first",
+  },
+  "risk approve": {
+    service: "risk",
+    usage: "risk approve --id feval_… --reason TEXT [--actor NAME]   → {evaluation}: the movement under review may go ahead (risk.decided)",
+  },
+  "risk deny": {
+    service: "risk",
+    usage: "risk deny --id feval_… --reason TEXT [--actor NAME]   → {evaluation}: the movement under review is refused (risk.decided)",
+  },
   "webhooks replay": {
     service: "webhooks",
     usage: "webhooks replay --delivery whd_… --reason TEXT   → {delivery}: sent again now, same webhook-id and body (one in flight is left as it is)",

@@ -127,6 +127,14 @@ export const ERROR_CODES = {
   webhook_endpoint_not_found: { status: 404, message: "Webhook endpoint not found" },
   webhook_delivery_not_found: { status: 404, message: "Webhook delivery not found" },
   invalid_webhook_url: { status: 400, message: "Webhook URL not allowed" },
+
+  // Risk (docs/api.md, Risk). A movement a hard policy denied: the caller's answer names the evaluation (`evaluation_id`).
+  risk_denied: { status: 422, message: "Denied by a risk policy" },
+  policy_not_found: { status: 404, message: "Fraud policy not found" },
+  policy_limit_reached: { status: 409, message: "The org has as many policies as it may have in this environment" },
+  evaluation_not_found: { status: 404, message: "Risk evaluation not found" },
+  alert_config_not_found: { status: 404, message: "Alert configuration not found" },
+  alert_delivery_failed: { status: 422, message: "The test alert could not be delivered" },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

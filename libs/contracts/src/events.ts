@@ -24,6 +24,10 @@ export const PUBLIC_EVENT_TYPES = [
   "dispute.closed",
   /** A participant's payout bank account was set or changed (data: the account as the API shows it, last4 only). */
   "bank_account.updated",
+  /** An evaluation's decision is review (a soft policy hit): data `{evaluation, operation, key}` (schemas RiskReviewRequiredData). */
+  "risk.review_required",
+  /** An operator approved or denied an evaluation under review: data `{evaluation, operation, key, decision, actor, reason}`. */
+  "risk.decided",
   "sandbox.test",
 ] as const;
 export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
@@ -65,6 +69,14 @@ export const DISPUTE_EVENT_TYPES = ["dispute.created", "dispute.closed"] as cons
  * KYC decisions are internal events: the public list above names none, and payouts reads them to keep payout
  * eligibility current. Their data never carries personal data: ids, statuses, the actor and the reason.
  */
+/**
+ * Risk reviews: `risk.review_required` when a soft policy hit puts a movement under review, `risk.decided` when an
+ * operator approved or denied it (`admin risk approve|deny`); the caller holding the movement (a payout under
+ * review) pays or fails it on `risk.decided`. Data: schemas RiskReviewRequiredData and RiskDecidedData.
+ */
+export const RISK_EVENT_TYPES = ["risk.review_required", "risk.decided"] as const satisfies readonly PublicEventType[];
+export type RiskEventType = (typeof RISK_EVENT_TYPES)[number];
+
 export const KYC_EVENT_TYPES = ["kyc.submitted", "kyc.approved", "kyc.rejected", "kyc.suspended"] as const;
 export type KycEventType = (typeof KYC_EVENT_TYPES)[number];
 /** Internal event types never reach webhooks; they live under `evt.internal.`. */
@@ -96,6 +108,7 @@ export const EVENT_OWNERS: Readonly<Record<string, ServiceName>> = {
   refund_request: "refunds",
   sale: "refunds",
   kyc: "kyc",
+  risk: "risk",
   sandbox: "webhooks",
   sandbox_clock: "ledger",
 };

@@ -19,6 +19,10 @@ export const ID_PREFIXES = {
   walletTopup: "wtop",
   dispute: "dsp",
   kycSubmission: "kycs",
+  fraudPolicy: "fpol",
+  fraudEvaluation: "feval",
+  alertConfig: "falrt",
+  alertDelivery: "fald",
   request: "req",
   entry: "ent",
 } as const;

@@ -76,6 +76,13 @@ export const INTERNAL_CALLS: readonly InternalCall[] = [
   { caller: "payouts", service: "kyc", operations: ["getCreatorStatus", "getBusinessVerification"] },
   { caller: "receipts", service: "ledger", operations: ["transactionRecord"] },
   { caller: "receipts", service: "payments", operations: ["checkoutSale"] },
+  // payout_ratio and refund_rate read a participant's recent sales and refunds, which the ledger owns.
+  { caller: "risk", service: "ledger", operations: ["salesActivity"] },
+  // Every movement of money is evaluated before it moves (schemas RiskEvaluateRequest).
+  { caller: "payments", service: "risk", operations: ["evaluate"] },
+  { caller: "payouts", service: "risk", operations: ["evaluate"] },
+  { caller: "refunds", service: "risk", operations: ["evaluate"] },
+  { caller: "ledger", service: "risk", operations: ["evaluate"] },
 ];
 
 /** The services that move money: the only ones that may ask the ledger to post. */
@@ -87,6 +94,7 @@ export const EVENT_CONSUMERS: Readonly<Partial<Record<ServiceName, readonly stri
   // Each copy of the sandbox clocks a service keeps (service-kit clock.ts) follows the ledger's advances.
   payouts: ["payouts-sandbox-clock"],
   refunds: ["refunds-sandbox-clock"],
+  risk: ["risk-sandbox-clock"],
 };
 
 /** The operations of `service` that other services call on internal subjects. */

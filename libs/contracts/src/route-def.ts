@@ -4,7 +4,7 @@ import type { Scope } from "./auth.ts";
 import type { ServiceName } from "./rpc.ts";
 
 export type RateClass = "read" | "record_sale" | "treasury_write" | "write";
-export type HttpMethod = "GET" | "POST" | "PUT";
+export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
 export interface RouteDef {
   operation: string;

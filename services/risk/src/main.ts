@@ -1,0 +1,5 @@
+import { buildRisk } from "./service.ts";
+
+const svc = await buildRisk(process.env);
+svc.installSignalHandlers();
+await svc.start();
