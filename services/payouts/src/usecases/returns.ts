@@ -79,14 +79,11 @@ export async function ingestReturns(deps: PayoutsDeps, text: string): Promise<Re
         const disabled =
           unusableAccountReason(r.returnCode) !== undefined && (await disabledBy(deps, done.org_id, done.livemode, done.participant_id, done.id));
         result.failed.push({ payout_id: done.id, trace_number: r.originalTrace, return_code: r.returnCode, bank_account_disabled: disabled });
+        if (disabled) await cancelUnfiledInto(deps, { orgId: done.org_id, livemode: done.livemode }, done.participant_id, result);
       }
     } catch (e) {
       result.pending.push({ payout_id: row.id, error: e instanceof Error ? e.message : String(e) });
     }
-  }
-  for (const f of result.failed.filter((x) => x.bank_account_disabled)) {
-    const row = await deps.payouts.findById(f.payout_id);
-    if (row !== undefined) await cancelUnfiledInto(deps, { orgId: row.org_id, livemode: row.livemode }, row.participant_id, result);
   }
   result.notices = await applyNotices(deps, parsed.notices);
   return result;
