@@ -328,5 +328,31 @@ describe("the clock a schedule's delay reads", () => {
     await ranPast(2 * 86_400);
     expect((await as("GET", `/v1/payouts?participant_id=${pid}`))["payouts"]).toEqual([]);
     expect((await as("GET", `/v1/participants/${pid}`))["participant"]).toMatchObject({ payable_balance_cents: 4_000 });
+    // Six more sandbox days make the sale eight days old on the clock (it was stamped on it, not in real time): paid.
+    await ranPast(6 * 86_400);
+    await waitFor(async () => ((await as("GET", `/v1/payouts?participant_id=${pid}`))["payouts"] as Body[]).length === 1, { timeoutMs: SETTLE_MS });
+    expect((await as("GET", `/v1/payouts?participant_id=${pid}`))["payouts"]).toMatchObject([{ gross_amount_cents: 4_000 }]);
+  });
+
+  it("a sandbox posting is dated on the org's clock, in its answer, its entries and its transaction", async () => {
+    const { org_id } = await createOrg(s.env.adminSql, { name: "Clock-dated entries" });
+    const key = (await s.key({ orgId: org_id })).api_key;
+    const as = async (method: string, path: string, body?: unknown, status = 200): Promise<Body> => {
+      const r = await call(s.baseUrl, method, path, { key, ...(body === undefined ? {} : { body }) });
+      expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(status);
+      return r.body;
+    };
+    const pid = `prop_dated_${Date.now().toString(36)}`;
+    await as("POST", "/v1/participants", { participant_id: pid, display_name: "Dated", default_split_percent: 80 }, 201);
+    const advanced = Date.parse(String(((await as("POST", "/v1/sandbox/clock/advance", { by_seconds: 40 * 86_400 }))["clock"] as Body)["now"]));
+    const cs = (await as("POST", "/v1/checkout-sessions", { participant_id: pid, amount: 2_500 }, 201))["checkout_session"] as Body;
+    await as("POST", `/v1/sandbox/checkouts/${String(cs["id"])}/complete`, {});
+    const wallet = (await as("GET", `/v1/participants/${pid}`))["participant"] as Body;
+    const entries = (await as("GET", `/v1/wallets/${String(wallet["wallet_id"])}/entries`))["entries"] as Body[];
+    expect(entries.length).toBeGreaterThan(0);
+    for (const e of entries) expect(Date.parse(String(e["created_at"]))).toBeGreaterThanOrEqual(advanced - 1_000);
+    const txns = (await as("GET", `/v1/get-transactions?limit=10`))["transactions"] as Body[];
+    expect(txns.length).toBeGreaterThan(0);
+    for (const t of txns) expect(Date.parse(String(t["created_at"]))).toBeGreaterThanOrEqual(advanced - 1_000);
   });
 });

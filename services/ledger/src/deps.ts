@@ -8,6 +8,27 @@ import { pgStores } from "./store/stores.ts";
 import type { LedgerDeps } from "./usecases/deps.ts";
 import type { Clock, PostPort, StatementParser } from "./usecases/ports.ts";
 
-export function ledgerDeps(sql: Sql, parts: { poster: PostPort; parser: StatementParser; now?: Clock }): LedgerDeps {
-  return { ...pgStores(sql), poster: parts.poster, parser: parts.parser, now: parts.now ?? (() => new Date()) };
+interface Parts {
+  poster: PostPort;
+  parser: StatementParser;
+  now?: Clock;
+  /** The service's copy of the clocks: told of an advance at once, so this replica answers with it (read your writes). */
+  clockCopy?: { sync(orgId: string, advancedSeconds: number): void };
+}
+
+export function ledgerDeps(sql: Sql, parts: Parts): LedgerDeps {
+  const stores = pgStores(sql);
+  const copy = parts.clockCopy;
+  const sandboxClocks: LedgerDeps["sandboxClocks"] =
+    copy === undefined
+      ? stores.sandboxClocks
+      : {
+          ...stores.sandboxClocks,
+          advance: async (orgId, next, data) => {
+            const seconds = await stores.sandboxClocks.advance(orgId, next, data);
+            copy.sync(orgId, seconds);
+            return seconds;
+          },
+        };
+  return { ...stores, sandboxClocks, poster: parts.poster, parser: parts.parser, now: parts.now ?? (() => new Date()) };
 }

@@ -46,10 +46,16 @@ export async function buildLedger(env: Record<string, string | undefined>, build
     log: svc.log,
     slots: svc.config.POST_BATCH_SLOTS,
     batchSizes: postBatchSizes(svc.metrics),
+    sandboxAdvance: (orgId) => svc.clock.advancedSeconds(orgId),
     ...(build.pickShard === undefined ? {} : { pickShard: build.pickShard }),
   });
   // Every time-driven rule reads the tenant's clock: real time in live, the org's test clock in sandbox.
-  const deps = ledgerDeps(svc.sql, { poster, parser: build.statementParser ?? registerStatementParser(svc), now: (t) => svc.clock.now(t) });
+  const deps = ledgerDeps(svc.sql, {
+    poster,
+    parser: build.statementParser ?? registerStatementParser(svc),
+    now: (t) => svc.clock.now(t),
+    clockCopy: svc.clock,
+  });
   registerHandlers(svc, deps);
   registerImportHandlers(svc, deps);
   registerInternalHandlers(svc, deps);

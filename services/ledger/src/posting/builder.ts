@@ -34,12 +34,14 @@ export class BatchBuilder {
   private readonly saleUpdates = new Map<string, BatchWrite["saleUpdates"][number]>();
   /** One ledger.transaction.posted event per (org, environment) of the batch, listing its transactions. */
   private readonly posted = new Map<string, PostedGroup>();
-  private readonly createdAt: string;
+  /** A batch's one moment; a sandbox request answers it moved by its org's clock (createdAt). */
+  private readonly realNow = new Date();
 
   constructor(
     private readonly rows: Rows,
     private readonly systemIds: ReadonlyMap<string, string>,
     private readonly solo: SoloClaim | undefined,
+    private readonly sandboxAdvance: (orgId: string) => number,
   ) {
     for (const w of rows.locked) {
       this.state.set(w.id, {
@@ -56,8 +58,17 @@ export class BatchBuilder {
     }
     for (const h of rows.holds.values())
       this.holds.set(h.id, { id: h.id, walletId: h.wallet_id, participantId: h.participant_id, amount: h.amount, status: h.status, releaseId: h.release_id });
-    this.createdAt = solo?.createdAt ?? new Date().toISOString();
     this.saleState = new Map(rows.sales);
+  }
+
+  /**
+   * What the request answers as created_at: the claim's stored time when it ran alone; else the batch's moment on
+   * the tenant's clock, as the write stamps its rows (store/batch.ts adds the org's sandbox advance in SQL).
+   */
+  private createdAt(p: Pending): string {
+    if (this.solo !== undefined) return this.solo.createdAt;
+    const advance = p.req.livemode ? 0 : this.sandboxAdvance(p.req.org_id);
+    return new Date(this.realNow.getTime() + advance * 1000).toISOString();
   }
 
   private view(req: PostRequest): LedgerView {
@@ -82,7 +93,7 @@ export class BatchBuilder {
       const holdId = s.hold_index === undefined ? null : (created[s.hold_index]?.hold_id ?? null);
       this.sales.push({ orgId: p.req.org_id, livemode: p.req.livemode, ...newSale(s, txnId, holdId) });
     }
-    const result = postResult(p, applied, txnId, this.createdAt, created, released, derived);
+    const result = postResult(p, applied, txnId, this.createdAt(p), created, released, derived);
     this.addTransaction(p, result, txnId);
     this.addPosted(p, transactionPostedData(result, applied.entries));
     return { ok: true, outcome: { duplicate: false, result } };

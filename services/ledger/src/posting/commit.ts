@@ -93,7 +93,7 @@ async function inTransaction(
 
   const rows = await readRows(conn, begin, list, solo, cache, opts, used);
   const fresh = answerClaimed(list, rows, verdicts);
-  const batch = new BatchBuilder(rows, systemIds, solo);
+  const batch = new BatchBuilder(rows, systemIds, solo, opts.sandboxAdvance);
   for (const p of fresh) {
     const v = batch.apply(p);
     verdicts.set(p, v);

@@ -52,6 +52,8 @@ export interface CommitOptions {
   useCache: boolean;
   /** The balance shard a system account's delta lands on. */
   shard: () => number;
+  /** Seconds an org's sandbox runs ahead of real time: what a sandbox posting adds to its created_at. */
+  sandboxAdvance: (orgId: string) => number;
 }
 
 /** The wallets a request names, as batches in flight are kept apart by (`w:<id>` or `p:<org>/<env>/<participant>`). */

@@ -50,7 +50,11 @@ export interface PosterOptions {
   groupCommit?: boolean;
   /** Told the size of every batch formed (requests in its transaction): the service's metrics. */
   batchSizes?: { observe(size: number): void };
+  /** Seconds an org's sandbox runs ahead of real time (its test clock): a sandbox posting answers created_at on it. */
+  sandboxAdvance?: (orgId: string) => number;
 }
+
+const noAdvance = (): number => 0;
 
 export class Poster implements PostPort {
   private queue: Pending[] = [];
@@ -229,7 +233,14 @@ export class Poster implements PostPort {
     for (let attempt = 0; ; attempt++) {
       const used = { cache: false };
       try {
-        return await commitBatch(this.sql, list, systemIds, this.cache, { readClaims, useCache, shard: this.shardOf(slot) }, used);
+        return await commitBatch(
+          this.sql,
+          list,
+          systemIds,
+          this.cache,
+          { readClaims, useCache, shard: this.shardOf(slot), sandboxAdvance: this.opts.sandboxAdvance ?? noAdvance },
+          used,
+        );
       } catch (e) {
         if (used.cache && !isReferenceClaimed(e)) {
           // A remembered wallet row moved (or the optimistic write failed otherwise): lock and read them.

@@ -134,16 +134,33 @@ function countsMatch(q: Q, w: BatchWrite, inserted: number, claimed: number): Fr
       ${`${inserted} + ${claimed} transactions, ${re.length} releases, ${e.length} entries, ${wa.length} wallets, ${sh.length} shards, ${ev.length} events, ${ho.length} holds, ${sa.length} sales`})`;
 }
 
+/**
+ * A row's time on its tenant's clock: real time in live, real time plus the org's sandbox advance in sandbox, read
+ * from the clock's own row in this statement so a posting made after an advance is stamped after it on every
+ * replica (delay_days, statements and reports of a sandbox count on the clock). An advance only grows, so rows
+ * keep their order.
+ */
+function clockTime(q: Q, row: string): Fragment {
+  return q`now() + make_interval(secs => coalesce(${q(`${row}_clock`)}.advanced_seconds, 0))`;
+}
+
+function clockJoin(q: Q, row: string): Fragment {
+  const c = q(`${row}_clock`);
+  return q`left join ledger.sandbox_clocks ${c} on not ${q(row)}.livemode and ${c}.org_id = ${q(row)}.org_id`;
+}
+
 /** The batch's transactions whose claim is this statement (transactions_reference_uq decides). */
 function insertTransactions(q: Q, ti: Transactions): Fragment {
   return q`
-      insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, effective_at, metadata, result)
-      select v.id, v.org_id, v.livemode, v.kind, v.reference_id, v.request_hash, v.amount, v.description, v.effective_at, j.doc -> 0, j.doc -> 1
+      insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, effective_at, metadata, result, created_at)
+      select v.id, v.org_id, v.livemode, v.kind, v.reference_id, v.request_hash, v.amount, v.description, v.effective_at, j.doc -> 0, j.doc -> 1,
+        ${clockTime(q, "v")}
       from unnest(${plain(ti.map((r) => r.id))}::text[], ${quoted(ti.map((r) => r.orgId))}::text[], ${bools(ti.map((r) => r.livemode))}::boolean[],
         ${quoted(ti.map((r) => r.kind))}::text[], ${quoted(ti.map((r) => r.referenceId))}::text[], ${plain(ti.map((r) => r.requestHash))}::text[],
         ${plain(ti.map((r) => r.amount))}::bigint[], ${quoted(ti.map((r) => r.description))}::text[], ${quoted(ti.map((r) => r.effectiveAt))}::timestamptz[])
         with ordinality as v(id, org_id, livemode, kind, reference_id, request_hash, amount, description, effective_at, n)
       join jsonb_array_elements(${q.json(ti.map((r) => [r.metadata, r.result]) as JSONValue)}::jsonb) with ordinality as j(doc, n) on j.n = v.n
+      ${clockJoin(q, "v")}
       returning 1`;
 }
 
@@ -187,10 +204,13 @@ function reduceHolds(q: Q, rd: BatchWrite["reductions"]): Fragment {
 
 function insertEntries(q: Q, e: BatchWrite["entries"]): Fragment {
   return q`
-      insert into ledger.entries (id, org_id, livemode, transaction_id, account_id, entry_type, amount, balance_after)
-      select * from unnest(${plain(e.map((r) => r.id))}::text[], ${quoted(e.map((r) => r.orgId))}::text[], ${bools(e.map((r) => r.livemode))}::boolean[],
+      insert into ledger.entries (id, org_id, livemode, transaction_id, account_id, entry_type, amount, balance_after, created_at)
+      select v.*, ${clockTime(q, "v")}
+      from unnest(${plain(e.map((r) => r.id))}::text[], ${quoted(e.map((r) => r.orgId))}::text[], ${bools(e.map((r) => r.livemode))}::boolean[],
         ${plain(e.map((r) => r.transactionId))}::text[], ${plain(e.map((r) => r.accountId))}::uuid[], ${plain(e.map((r) => r.entryType))}::text[],
         ${plain(e.map((r) => r.amount))}::bigint[], ${ints(e.map((r) => r.balanceAfter))}::bigint[])
+        as v(id, org_id, livemode, transaction_id, account_id, entry_type, amount, balance_after)
+      ${clockJoin(q, "v")}
       returning 1`;
 }
 

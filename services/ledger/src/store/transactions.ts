@@ -25,9 +25,11 @@ export type Claim = { inserted: true; createdAt: Date } | { inserted: false; id:
  */
 export async function claimTransaction(q: Q, s: Tenant, t: NewTransaction): Promise<Claim> {
   const [ins] = await q<{ created_at: Date }[]>`
-    insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, metadata, effective_at)
+    insert into ledger.transactions (id, org_id, livemode, kind, reference_id, request_hash, amount, description, metadata, effective_at, created_at)
     values (${t.id}, ${s.orgId}, ${s.livemode}, ${t.kind}, ${t.referenceId}, ${t.requestHash}, ${t.amount},
-      ${t.description}, ${q.json(t.metadata as Json)}, ${t.effectiveAt ?? null})
+      ${t.description}, ${q.json(t.metadata as Json)}, ${t.effectiveAt ?? null},
+      -- Stamped on the tenant's clock (see store/batch.ts clockTime).
+      now() + make_interval(secs => coalesce((select advanced_seconds from ledger.sandbox_clocks where not ${s.livemode} and org_id = ${s.orgId}), 0)))
     on conflict (org_id, livemode, kind, reference_id) do nothing
     returning created_at`;
   if (ins !== undefined) return { inserted: true, createdAt: ins.created_at };

@@ -118,8 +118,6 @@ interface DueRun {
   key: ScheduleKey;
   tenant: Tenant;
   now: Date;
-  /** Real time (or the operator's `--at`): what the ledger stamps entries with, in sandbox too. */
-  realNow: Date;
   period: string;
 }
 
@@ -165,7 +163,7 @@ async function decideBatch(deps: PayoutsDeps, rows: readonly ScheduleRow[], keys
     const now = at ?? deps.clock.now(tenant);
     const runAt = runAtOrBefore(row, now);
     if (row.interval === "manual" || row.next_run_at === null || runAt === undefined || row.next_run_at > now) return;
-    due.push({ i, run: { row, key, tenant, now, realNow: at ?? deps.clock.now(LIVE), period: periodKey(row.interval, runAt) } });
+    due.push({ i, run: { row, key, tenant, now, period: periodKey(row.interval, runAt) } });
   });
   const recorded = new Set((await deps.schedules.findRuns(due.map((d) => ({ ...d.run.key, period: d.run.period })))).map(periodId));
   const toPay = due.filter((d) => !recorded.has(periodId({ ...d.run.key, period: d.run.period })));
@@ -241,9 +239,8 @@ async function amountOf(deps: PayoutsDeps, run: DueRun, p: LedgerParticipant): P
   let amount = p.payable_balance_cents ?? p.available_balance_cents;
   if (run.row.delay_days > 0) {
     // Money that arrived within the delay stays: the balance the wallet held delay_days ago is the most paid.
-    // Entries carry real time, in sandbox too, so the delay counts back from real time: an advance never makes
-    // money that just arrived old enough (money that arrived before an advance waits its delay in real time).
-    const asOf = new Date(run.realNow.getTime() - run.row.delay_days * DAY_MS);
+    // The ledger stamps a sandbox's entries on its clock, so the delay counts on the same clock the run reads.
+    const asOf = new Date(run.now.getTime() - run.row.delay_days * DAY_MS);
     amount = Math.min(amount, await balanceAsOf(deps.ledger, run.tenant, p.wallet_id, asOf));
   }
   if (amount <= 0) return { reason: "no_balance" };
