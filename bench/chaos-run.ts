@@ -28,6 +28,7 @@ export const FULL_PLAN: ServicePlan[] = [
   { name: "webhooks", replicas: 1 },
   { name: "receipts", replicas: 1 },
   { name: "kyc", replicas: 1 },
+  { name: "risk", replicas: 1 },
   { name: "gateway", replicas: 1 },
 ];
 

@@ -90,6 +90,8 @@ try {
     );
   };
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
+  // Every money movement asks risk first (an org without policies: one indexed read), as deployed.
+  await start("risk");
   await start("payments", {
     ...(process.env.BENCH_PAYMENTS_POOL ? { DB_POOL_MAX: process.env.BENCH_PAYMENTS_POOL } : {}),
     ...nodeOptions(process.env.BENCH_PAYMENTS_NODE_OPTIONS),

@@ -111,6 +111,8 @@ try {
     );
   };
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
+  // Every money movement asks risk first (an org without policies: one indexed read), as deployed.
+  await start("risk");
   await start("payouts");
   const [gwPort, altPort] = [await freePort(), await freePort()];
   await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort), ...deployedGatewayEnv(infra), ...nodeOptions(GATEWAY_NODE_OPTIONS) });

@@ -80,6 +80,8 @@ try {
     );
   };
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
+  // Every money movement asks risk first (an org without policies: one indexed read), as deployed.
+  await start("risk");
   await start("refunds");
   const gwPort = await freePort();
   await start("gateway", { PORT: String(gwPort), ALT_PORT: String(await freePort()), ...deployedGatewayEnv(infra), ...nodeOptions(GATEWAY_NODE_OPTIONS) });

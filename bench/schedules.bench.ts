@@ -115,6 +115,8 @@ try {
     children.push(await startChild(`services/${name}/src/main.ts`, env, `http://127.0.0.1:${health}/readyz`));
   };
   await start("ledger", { NODE_OPTIONS: LEDGER_NODE_OPTIONS });
+  // Every money movement asks risk first (an org without policies: one indexed read), as deployed.
+  await start("risk");
   // Only a clock advance runs the schedules: the measured run is the one it starts.
   const batch = process.env.BENCH_SCHEDULE_BATCH;
   await start("payouts", { PAYOUTS_SCHEDULE_INTERVAL_MS: "0", ...(batch === undefined ? {} : { PAYOUTS_SCHEDULE_BATCH_MAX: batch }) });

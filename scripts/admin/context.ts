@@ -29,6 +29,8 @@ export const OPTIONS = {
   delivery: { type: "string" },
   at: { type: "string" },
   cents: { type: "string" },
+  operation: { type: "string" },
+  mode: { type: "string" },
 } as const;
 
 export interface Values {
@@ -54,6 +56,8 @@ export interface Values {
   delivery?: string | undefined;
   at?: string | undefined;
   cents?: string | undefined;
+  operation?: string | undefined;
+  mode?: string | undefined;
 }
 
 /**

@@ -13,6 +13,7 @@ const PLAN: ServicePlan[] = [
   { name: "payouts", replicas: 1 },
   { name: "refunds", replicas: 1 },
   { name: "webhooks", replicas: 1 },
+  { name: "risk", replicas: 1 },
   { name: "gateway", replicas: 1 },
 ];
 
@@ -20,6 +21,8 @@ const FAULTS: Fault[] = [
   { name: "kill -9 ledger#1", kind: "kill", targets: ["ledger#1"] },
   { name: "restart nats-server (kill -9)", kind: "nats" },
   { name: "kill -9 payments#2", kind: "kill", targets: ["payments#2"] },
+  // Risk away: checkouts go ahead (fail open), payouts answer a retryable 503 risk_unavailable (fail closed).
+  { name: "kill -9 risk", kind: "kill", targets: ["risk"] },
   { name: "restart PostgreSQL (-m immediate)", kind: "postgres" },
   // The whole ledger away: payments must answer a retryable 503/504, never 500.
   { name: "kill -9 every ledger", kind: "kill", targets: ["ledger#1", "ledger#2"] },

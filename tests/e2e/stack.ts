@@ -43,6 +43,13 @@ export interface Stack {
 /** Settings for tests whose receivers listen on 127.0.0.1 (sandbox webhook endpoints and risk alert webhooks may then point there). */
 export const LOOPBACK_WEBHOOKS_ENV = { webhooks: { WEBHOOK_ALLOW_PRIVATE_URLS: "true" }, risk: { RISK_ALERT_ALLOW_PRIVATE_URLS: "true" } } as const;
 
+/** Services that ask risk before money moves (kit risk-gate.ts): with any of them, risk runs too, as it does deployed. */
+const RISK_CALLERS: readonly string[] = ["ledger", "payments", "payouts", "refunds"];
+
+function withRisk(names: (keyof typeof BACKEND_BUILDERS)[]): (keyof typeof BACKEND_BUILDERS)[] {
+  return names.some((n) => RISK_CALLERS.includes(n)) && !names.includes("risk") ? [...names, "risk"] : names;
+}
+
 export async function startStack(
   opts: {
     gatewayEnv?: Record<string, string>;
@@ -54,7 +61,7 @@ export async function startStack(
 ): Promise<Stack> {
   const env = opts.env ?? (await setupTestEnv());
   const services: Record<string, Service> = {};
-  for (const name of opts.services ?? (Object.keys(BACKEND_BUILDERS) as (keyof typeof BACKEND_BUILDERS)[])) {
+  for (const name of withRisk(opts.services ?? (Object.keys(BACKEND_BUILDERS) as (keyof typeof BACKEND_BUILDERS)[]))) {
     const svc = await BACKEND_BUILDERS[name](env.env(name, opts.serviceEnv?.[name]));
     await svc.start();
     services[name] = svc;

@@ -105,6 +105,15 @@ export const ADMIN_COMMANDS = {
     service: "risk",
     usage: "risk deny --id feval_… --reason TEXT [--actor NAME]   → {evaluation}: the movement under review is refused (risk.decided)",
   },
+  "risk set-fail-mode": {
+    service: "risk",
+    usage:
+      "risk set-fail-mode --org ORG --env test|live --operation checkout|payout|refund|transfer|withdrawal --mode open|closed --reason TEXT   → {org_id, environment, fail_modes}: what that movement does when risk does not answer in time",
+  },
+  "risk get-fail-mode": {
+    service: "risk",
+    usage: "risk get-fail-mode --org ORG --env test|live   → {org_id, environment, fail_modes}",
+  },
   "webhooks replay": {
     service: "webhooks",
     usage: "webhooks replay --delivery whd_… --reason TEXT   → {delivery}: sent again now, same webhook-id and body (one in flight is left as it is)",

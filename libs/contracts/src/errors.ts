@@ -130,6 +130,7 @@ export const ERROR_CODES = {
 
   // Risk (docs/api.md, Risk). A movement a hard policy denied: the caller's answer names the evaluation (`evaluation_id`).
   risk_denied: { status: 422, message: "Denied by a risk policy" },
+  risk_unavailable: { status: 503, message: "Risk checks did not answer in time; nothing was moved" },
   policy_not_found: { status: 404, message: "Fraud policy not found" },
   policy_limit_reached: { status: 409, message: "The org has as many policies as it may have in this environment" },
   evaluation_not_found: { status: 404, message: "Risk evaluation not found" },

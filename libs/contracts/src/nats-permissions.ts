@@ -92,7 +92,8 @@ export const LEDGER_POSTERS: readonly ServiceName[] = ["payments", "payouts", "r
 export const EVENT_CONSUMERS: Readonly<Partial<Record<ServiceName, readonly string[]>>> = {
   webhooks: ["webhooks-fanout"],
   // Each copy of the sandbox clocks a service keeps (service-kit clock.ts) follows the ledger's advances.
-  payouts: ["payouts-sandbox-clock"],
+  // payouts-risk-decided: an operator's decision on a payout held for review (risk.decided).
+  payouts: ["payouts-sandbox-clock", "payouts-risk-decided"],
   refunds: ["refunds-sandbox-clock"],
   risk: ["risk-sandbox-clock"],
 };

@@ -28,6 +28,11 @@ export const BaseEnv = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   RPC_CONCURRENCY_MAX: z.coerce.number().int().min(1).max(100_000).default(256),
   /**
+   * How long a money movement waits for risk's evaluation (risk-gate.ts) before the org's fail mode decides. Risk
+   * answers an org without policies from one indexed read; ten policies with counters take a few milliseconds.
+   */
+  RISK_DEADLINE_MS: z.coerce.number().int().min(10).max(30_000).default(1000),
+  /**
    * Requests of one org a process works on at once (fair admission: libs/service-kit/src/tenant-admission.ts);
    * past it that org's next requests answer 503 with Retry-After, other orgs' are not affected. Default: a
    * quarter of RPC_CONCURRENCY_MAX.

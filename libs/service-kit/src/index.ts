@@ -52,3 +52,5 @@ export type { AdminFinder, AuditSource } from "./admin-reads.ts";
 export { advanceSandboxClock, CLOCK_REFRESH_MS, SandboxClock } from "./clock.ts";
 export type { Clock } from "./clock.ts";
 export { esc, htmlAnswer, htmlDocument, redirectAnswer, usd, type HtmlAnswer } from "./pages.ts";
+export { natsRiskGate, riskGateFor } from "./risk-gate.ts";
+export type { RiskGate, RiskGateOptions, RiskProposal, RiskVerdict } from "./risk-gate.ts";

@@ -48,7 +48,34 @@ function kitTablesDdl(schema: string): string {
       advanced_seconds bigint not null check (advanced_seconds >= 0),
       updated_at timestamptz not null default now()
     );
+    ${riskGateDdl(s)}
     ${auditLogDdl(schema)}`;
+}
+
+/**
+ * The money path's copy of its orgs' risk fail modes (learnt from every evaluation answer, read when risk does not
+ * answer), and the movements that went ahead or were refused without an evaluation (risk-gate.ts).
+ */
+function riskGateDdl(s: string): string {
+  return `
+    create table if not exists ${s}.risk_fail_modes (
+      org_id text not null,
+      livemode boolean not null,
+      modes jsonb not null,
+      updated_at timestamptz not null default now(),
+      primary key (org_id, livemode)
+    );
+    create table if not exists ${s}.risk_fail_safes (
+      org_id text not null,
+      livemode boolean not null,
+      key text not null,
+      operation text not null,
+      amount bigint not null,
+      mode text not null check (mode in ('open', 'closed')),
+      cause text not null,
+      created_at timestamptz not null default now(),
+      primary key (org_id, livemode, key)
+    );`;
 }
 
 /**

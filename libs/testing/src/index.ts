@@ -210,3 +210,11 @@ async function deleteStreamsUnder(natsUrl: string, prefix: string): Promise<void
     await nc.close();
   }
 }
+
+/**
+ * A risk gate that allows every movement: for a service's integration tests that run it without the risk service
+ * (the kit's gate would find no risk replica and follow the org's fail mode). End-to-end tests run the real one.
+ */
+export const allowRisk = {
+  check: async (): Promise<{ decision: "allow"; evaluationId: string; failedOpen: false }> => ({ decision: "allow", evaluationId: "feval_test", failedOpen: false }),
+};

@@ -15,7 +15,7 @@ export interface ErrorAnswer {
  * Retryable answers say when to try again (Retry-After and retry_after): an overloaded or unreachable service,
  * or an outcome not known yet, in a second, with the same idempotency key.
  */
-const RETRY_AFTER_SEC: Readonly<Record<string, number>> = { service_unavailable: 1, service_timeout: 1 };
+const RETRY_AFTER_SEC: Readonly<Record<string, number>> = { service_unavailable: 1, service_timeout: 1, risk_unavailable: 5 };
 
 export function fromRpcError(e: RpcErrorBody): ErrorAnswer {
   return { code: e.code, message: e.message, hint: e.hint, details: e.details, extra: e.extra, retryAfterSec: RETRY_AFTER_SEC[e.code] };

@@ -2,7 +2,7 @@
 // replicas running it, in requests of many holds each, with `hold.released` saying `released_by: "schedule"`
 // (`"api"` for a client's release); a sandbox hold due in three days is released within seconds of advancing the
 // org's clock three days, and not before.
-import { waitFor } from "@treasury/testing";
+import { allowRisk, waitFor } from "@treasury/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildLedger, type LedgerService } from "./service.ts";
 import { authFor, err, newOrg, ok, startLedger, type LedgerHarness } from "./test-support.ts";
@@ -13,7 +13,7 @@ let second: LedgerService;
 
 beforeAll(async () => {
   h = await startLedger();
-  second = await buildLedger(h.env.env("ledger"));
+  second = await buildLedger(h.env.env("ledger"), { risk: allowRisk });
   await second.start();
 });
 afterAll(async () => {

@@ -3,6 +3,7 @@
  * engine (posting/), the statement parser (statement-parser/) and the clock. service.ts builds it once; the
  * integration tests build one over their own pool.
  */
+import type { RiskGate } from "@treasury/service-kit";
 import type { Sql } from "./store/db.ts";
 import { pgStores } from "./store/stores.ts";
 import type { LedgerDeps } from "./usecases/deps.ts";
@@ -11,6 +12,7 @@ import type { Clock, PostPort, StatementParser } from "./usecases/ports.ts";
 interface Parts {
   poster: PostPort;
   parser: StatementParser;
+  risk: RiskGate;
   now?: Clock;
   /** The service's copy of the clocks: told of an advance at once, so this replica answers with it (read your writes). */
   clockCopy?: { sync(orgId: string, advancedSeconds: number): void };
@@ -30,5 +32,5 @@ export function ledgerDeps(sql: Sql, parts: Parts): LedgerDeps {
             return seconds;
           },
         };
-  return { ...stores, sandboxClocks, poster: parts.poster, parser: parts.parser, now: parts.now ?? (() => new Date()) };
+  return { ...stores, sandboxClocks, poster: parts.poster, parser: parts.parser, risk: parts.risk, now: parts.now ?? (() => new Date()) };
 }

@@ -5,7 +5,7 @@
  * operator commands and `admin find` answers (admin/), the invariant check (jobs/verify.ts) and hold auto-release
  * (jobs/auto-release.ts).
  */
-import { createService, type Job, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { createService, riskGateFor, type Job, type RiskGate, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { registerAdminCommands } from "./admin/commands.ts";
 import { registerAdminFind } from "./admin/find.ts";
 import { LedgerEnv } from "./config.ts";
@@ -27,6 +27,8 @@ export interface LedgerBuildDeps extends ServiceDeps {
   pickShard?: () => number;
   /** Reads bank statements; by default a pool of worker threads with a time budget (STATEMENT_PARSE_*). */
   statementParser?: StatementParser;
+  /** Risk checks before a transfer or a withdrawal; the kit's gate over NATS unless a test gives its own. */
+  risk?: RiskGate;
 }
 
 export interface LedgerService extends Service<ServiceConfig<typeof LedgerEnv>> {
@@ -55,6 +57,7 @@ export async function buildLedger(env: Record<string, string | undefined>, build
     parser: build.statementParser ?? registerStatementParser(svc),
     now: (t) => svc.clock.now(t),
     clockCopy: svc.clock,
+    risk: build.risk ?? riskGateFor(svc),
   });
   registerHandlers(svc, deps);
   registerImportHandlers(svc, deps);

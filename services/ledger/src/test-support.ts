@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { rpcSubject, type AuthContext, type RpcReply } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
-import { setupTestEnv, type TestEnv } from "@treasury/testing";
+import { allowRisk, setupTestEnv, type TestEnv } from "@treasury/testing";
 import postgres from "postgres";
 import { ledgerDeps } from "./deps.ts";
 import type { Poster } from "./posting/poster.ts";
@@ -44,7 +44,7 @@ const noStatements: StatementParser = { parse: () => Promise.reject(new Error("t
 
 export async function startLedger(opts: { poolMax?: number; deps?: LedgerBuildDeps } = {}): Promise<LedgerHarness> {
   const env = await setupTestEnv();
-  const svc = await buildLedger(env.env("ledger", { DB_POOL_MAX: String(opts.poolMax ?? 10) }), opts.deps);
+  const svc = await buildLedger(env.env("ledger", { DB_POOL_MAX: String(opts.poolMax ?? 10) }), { risk: allowRisk, ...opts.deps });
   await svc.start();
   const sql = postgres(env.dbUrl("ledger"), { max: opts.poolMax ?? 10, onnotice: () => {} });
   return {
@@ -52,7 +52,7 @@ export async function startLedger(opts: { poolMax?: number; deps?: LedgerBuildDe
     svc,
     poster: svc.poster,
     sql,
-    deps: ledgerDeps(sql, { poster: svc.poster, parser: noStatements, now: (t) => svc.clock.now(t) }),
+    deps: ledgerDeps(sql, { poster: svc.poster, parser: noStatements, now: (t) => svc.clock.now(t), risk: svc.deps.risk }),
     // The test superuser's connection: the ledger's own may not publish to its public subjects (ADR 0011).
     call: async (op, auth, req = {}) =>
       rpcCall(

@@ -13,7 +13,7 @@ import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpcSubject, schemas, type RpcReply } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
-import { freePort, setupTestEnv, spawnService, waitFor, type SpawnedService, type TestEnv } from "@treasury/testing";
+import { allowRisk, freePort, setupTestEnv, spawnService, waitFor, type SpawnedService, type TestEnv } from "@treasury/testing";
 import { isLiveProcessorKey, stripeProvider } from "./adapters/providers.ts";
 import { ProcessorRefused, ProcessorUnavailable, stripeClient } from "./adapters/stripe.ts";
 import { buildPayments, type PaymentsService } from "./service.ts";
@@ -188,7 +188,7 @@ describe("payments with the processor", () => {
         STRIPE_MAX_NETWORK_RETRIES: "0",
         PAYMENTS_PROCESSOR_POLL_MS: "50",
       }),
-      { log: pino({ level: "debug" }, sink) },
+      { log: pino({ level: "debug" }, sink), risk: allowRisk },
     );
     await payments.start();
     await ledger.ready;

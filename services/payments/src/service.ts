@@ -4,7 +4,7 @@
  * reversal, and live card money through the processor (its signed webhooks and their worker, live completion,
  * live wallet funding, card refunds, disputes). It moves money only through `svc.ledger.post`.
  */
-import { createService, type Job, type Service, type ServiceDeps } from "@treasury/service-kit";
+import { createService, riskGateFor, type Job, type RiskGate, type Service, type ServiceDeps } from "@treasury/service-kit";
 import { pgFinder } from "./admin/find.ts";
 import { natsLedger } from "./adapters/ledger.ts";
 import { isLiveProcessorKey, soledgicProvider, stripeProvider } from "./adapters/providers.ts";
@@ -22,6 +22,8 @@ import type { ProcessorClient, Providers } from "./usecases/ports.ts";
 export type PaymentsService = Service<PaymentsConfig> & { reconciler: Job<number>; processorWorker: Job<number>; deps: PaymentsDeps };
 
 export interface PaymentsBuildDeps extends ServiceDeps {
+  /** Risk checks before money moves; the kit's gate over NATS unless a test gives its own. */
+  risk?: RiskGate;
   /** Runs between a completion's ledger post and its settle step (crash tests stop the process there). */
   afterLedgerPost?: () => Promise<void>;
   /** Runs after a processor event was recorded and answered, before the worker acts on it (crash tests stop there). */
@@ -52,6 +54,7 @@ function useCaseDeps(svc: Service<PaymentsConfig>, build: PaymentsBuildDeps, met
     ...pgStores(svc.sql),
     ledger: natsLedger(svc.nc, svc.prefix, cfg.PAYMENTS_LEDGER_TIMEOUT_MS),
     refunds: natsRefunds(svc.nc, svc.prefix, cfg.PAYMENTS_LEDGER_TIMEOUT_MS),
+    risk: build.risk ?? riskGateFor(svc),
     processor,
     providers: providersOf(cfg, processor),
     log: svc.log,

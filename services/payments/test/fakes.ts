@@ -362,6 +362,7 @@ export function fakes(over: Partial<PaymentsDeps> = {}): Fakes {
     processorRefunds: fakeProcessorRefunds(),
     processorChecks: { claimDue: async () => [] },
     ledger,
+    risk: { check: async () => ({ decision: "allow", evaluationId: "feval_fake", failedOpen: false }) },
     providers: { soledgic: fakeProvider("soledgic"), stripe: fakeProvider("stripe") },
     refunds: { createRefundRequest: unused("refunds.createRefundRequest"), processorRefundSettled: unused("refunds.processorRefundSettled") },
     processor: undefined,

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "@treasury/contracts";
 import { generateKeyRingEntry, parseKeyRing, Sealer } from "@treasury/service-kit";
-import { makeScratchDir, setupTestEnv, type TestEnv } from "@treasury/testing";
+import { allowRisk, makeScratchDir, setupTestEnv, type TestEnv } from "@treasury/testing";
 import { insertPendingLivePayout, ORIGIN, startLedgerStandIn, type LedgerStandIn } from "../test/live-rail.ts";
 import { readNachaFile } from "../test/nacha-reader.ts";
 import { achDropRail, type BankRail } from "./adapters/bank-rail.ts";
@@ -45,7 +45,7 @@ beforeAll(async () => {
       PAYOUTS_RECONCILE_INTERVAL_MS: "600000",
       PAYOUTS_RECONCILE_GRACE_MS: "0",
     }),
-    { keyRing: ring, rail },
+    { keyRing: ring, rail, risk: allowRisk },
   );
   await svc.start();
 });

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "@treasury/contracts";
 import { generateKeyRingEntry, parseKeyRing, Sealer } from "@treasury/service-kit";
-import { setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
+import { allowRisk, setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
 import { buildPayouts, type PayoutsService } from "./service.ts";
 import { bankDetailsOf } from "./usecases/bank-account.ts";
 import { achFileAad, bankAccountAad, payoutDestinationAad, type SealedBankDetails } from "./usecases/deps.ts";
@@ -22,6 +22,7 @@ async function start(keys: string, active: string, extra: Record<string, string>
   await svc?.stop();
   svc = await buildPayouts(env.env("payouts", { PAYOUTS_RECONCILE_INTERVAL_MS: "600000", PAYOUTS_ACH_CUT_INTERVAL_MS: "0", ...extra }), {
     keyRing: parseKeyRing(keys, active),
+    risk: allowRisk,
   });
   await svc.start();
   return svc;

@@ -7,7 +7,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminOperation, newRequestId, rpcSubject, type RpcReply } from "@treasury/contracts";
 import { advanceSandboxClock, rpcCall } from "@treasury/service-kit";
-import { setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
+import { allowRisk, setupTestEnv, waitFor, type TestEnv } from "@treasury/testing";
 import { startLedgerBooks, type LedgerBooks } from "../test/ledger-books.ts";
 import { buildPayouts, type PayoutsService } from "./service.ts";
 
@@ -27,8 +27,8 @@ beforeAll(async () => {
   ledger = await startLedgerBooks(env);
   // No timer passes: what runs is what the test starts (and the clock's wake-up).
   const cfg = env.env("payouts", { PAYOUTS_SCHEDULE_INTERVAL_MS: "0", PAYOUTS_RECONCILE_INTERVAL_MS: "600000" });
-  svc = await buildPayouts(cfg);
-  replica = await buildPayouts(cfg);
+  svc = await buildPayouts(cfg, { risk: allowRisk });
+  replica = await buildPayouts(cfg, { risk: allowRisk });
   await svc.start();
   await replica.start();
   nc = await env.nats();

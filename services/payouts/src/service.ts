@@ -10,6 +10,8 @@ import {
   type Job,
   type KeyRing,
   parseKeyRing,
+  riskGateFor,
+  type RiskGate,
   SealedValueError,
   Sealer,
   type Service,
@@ -25,6 +27,7 @@ import { registerRunSchedules } from "./admin/run-schedules.ts";
 import { pgPayoutsFinder } from "./admin/find.ts";
 import { PayoutsEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
+import { registerRiskDecisions } from "./handlers/risk-decided.ts";
 import { registerJobs } from "./jobs/index.ts";
 import { pgBankAccountStore } from "./store/bank-accounts.ts";
 import { pgAchFileStore } from "./store/files.ts";
@@ -49,6 +52,8 @@ export type PayoutsService = Service<PayoutsConfig> & {
 export interface PayoutsBuildDeps extends ServiceDeps {
   keyRing?: KeyRing;
   compliance?: ComplianceDirectory;
+  /** Risk checks before a payout; the kit's gate over NATS unless a test gives its own. */
+  risk?: RiskGate;
   rail?: BankRail;
   now?: () => Date;
   /** Runs after a payout's intent is recorded, before its ledger post. */
@@ -111,6 +116,7 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
   svc.followSandboxClock();
   const useCaseDeps = useCaseDepsOf(svc, deps, ring);
   registerHandlers(svc, useCaseDeps);
+  registerRiskDecisions(svc, useCaseDeps);
   registerAdminCommands(svc, useCaseDeps);
   registerReturnFee(svc);
   registerRunSchedules(svc, useCaseDeps, { batchMax: cfg.PAYOUTS_SCHEDULE_BATCH_MAX, leaseMs: cfg.PAYOUTS_SCHEDULE_LEASE_MS });
@@ -141,6 +147,7 @@ function useCaseDepsOf(svc: Service<PayoutsConfig>, deps: PayoutsBuildDeps, ring
     schedules: pgScheduleStore(svc.sql),
     ledger: natsLedger(svc.nc, svc.prefix, cfg.PAYOUTS_LEDGER_TIMEOUT_MS),
     compliance: deps.compliance ?? natsCompliance(svc.nc, svc.prefix, cfg.PAYOUTS_KYC_TIMEOUT_MS),
+    risk: deps.risk ?? riskGateFor(svc),
     sealer: ring === undefined ? undefined : new Sealer(ring),
     rail: deps.rail ?? railOf(cfg),
     log: svc.log,

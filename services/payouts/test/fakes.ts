@@ -53,7 +53,8 @@ export class FakePayoutStore implements PayoutStore {
     return this.put({
       ...p,
       wallet_id: null,
-      status: "posting",
+      status: p.status ?? "posting",
+      risk_evaluation_id: p.risk_evaluation_id ?? null,
       transaction_id: null,
       previous_balance: null,
       new_balance: null,
@@ -91,6 +92,24 @@ export class FakePayoutStore implements PayoutStore {
       bank_transfer_status: row.rail === "bank_ach" ? "awaiting_file" : null,
       updated_at: at,
     });
+  };
+
+  findUnderReview: PayoutStore["findUnderReview"] = async (t, evaluationId) =>
+    this.copy([...this.rows.values()].find((r) => same(r, t) && r.risk_evaluation_id === evaluationId && r.status === "under_review"));
+
+  releaseReview: PayoutStore["releaseReview"] = async (id) => {
+    const row = this.rows.get(id);
+    if (row?.status !== "under_review") return undefined;
+    return this.put({ ...row, status: "posting", updated_at: this.tick() });
+  };
+
+  failUnposted: PayoutStore["failUnposted"] = async (id, from, reason, event) => {
+    const row = this.rows.get(id);
+    if (row?.status !== from || row.risk_evaluation_id === null) return undefined;
+    const at = this.tick();
+    const failed = this.put({ ...row, status: "failed", failure_reason: reason, failed_at: at, updated_at: at });
+    this.events.push(event(failed));
+    return failed;
   };
 
   findByReference: PayoutStore["findByReference"] = async (t, referenceId) =>
@@ -493,6 +512,7 @@ export function fakes(overrides: Partial<PayoutsDeps> = {}): Fakes {
     clock,
     ledger,
     compliance,
+    risk: { check: async () => ({ decision: "allow", evaluationId: "feval_fake", failedOpen: false }) },
     sealer,
     rail: idleRail,
     log: createLogger({ service: "payouts-test", level: "silent" }),

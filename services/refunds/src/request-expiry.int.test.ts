@@ -5,7 +5,7 @@
 // replicas passing at the same moment; and approvals racing the advance leave each request one outcome.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "@treasury/testing";
+import { allowRisk, waitFor } from "@treasury/testing";
 import { buildRefunds, type RefundsService } from "./service.ts";
 import { authFor, err, newOrg, ok, recordSale, startRefunds, type RefundsHarness } from "./test-support.ts";
 
@@ -18,7 +18,7 @@ let replica: RefundsService;
 
 beforeAll(async () => {
   h = await startRefunds({ env: ENV });
-  replica = await buildRefunds(h.env.env("refunds", { REFUNDS_RECONCILE_INTERVAL_MS: "600000", ...ENV }));
+  replica = await buildRefunds(h.env.env("refunds", { REFUNDS_RECONCILE_INTERVAL_MS: "600000", ...ENV }), { risk: allowRisk });
   await replica.start();
 }, 120_000);
 afterAll(async () => {

@@ -3,7 +3,7 @@
  * reconciler for refunds stuck between intent and settle and the expiry of requests nobody reviewed. It moves money only through `svc.ledger.post`, whose
  * refund request does the arithmetic (docs/architecture.md, "Money across services").
  */
-import { createService, type Job, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
+import { createService, riskGateFor, type Job, type RiskGate, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
 import { registerAdminCommands } from "./admin/commands.ts";
 import { registerAdminFind } from "./admin/find.ts";
@@ -26,6 +26,8 @@ export type RefundsService = RefundsKitService & {
 };
 
 export interface RefundsBuildDeps extends ServiceDeps {
+  /** Risk checks before a refund is recorded; the kit's gate over NATS unless a test gives its own. */
+  risk?: RiskGate;
   /** Runs after a refund intent is recorded, before the ledger post (crash tests stop the process there). */
   afterIntent?: () => Promise<void>;
   /** Runs between a refund's ledger post and its settle step (crash tests stop the process there). */
@@ -38,6 +40,7 @@ function useCaseDeps(svc: RefundsKitService, deps: RefundsBuildDeps): RefundsDep
     store: pgRefundsStore(svc.sql),
     ledger: natsLedger(svc.nc, svc.prefix, cfg.REFUNDS_LEDGER_TIMEOUT_MS),
     payments: natsPayments(svc.nc, svc.prefix, cfg.REFUNDS_PAYMENTS_TIMEOUT_MS),
+    risk: deps.risk ?? riskGateFor(svc),
     log: svc.log,
     now: () => new Date(),
     clock: (tenant) => svc.clock.now(tenant),

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { rpcSubject, type AuthContext, type RpcReply } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
-import { freePort, setupTestEnv, spawnService, type SpawnedService, type TestEnv } from "@treasury/testing";
+import { allowRisk, freePort, setupTestEnv, spawnService, type SpawnedService, type TestEnv } from "@treasury/testing";
 import { buildRefunds, type RefundsBuildDeps, type RefundsService } from "./service.ts";
 
 const RPC_TIMEOUT_TEST_MS = 20_000;
@@ -44,7 +44,10 @@ export async function startRefunds(opts: { env?: Record<string, string>; deps?: 
   let ledger = await spawn("ledger");
   const payments = await spawn("payments");
   // The reconciler runs only when a test asks (runOnce), so what a test sees is what it drove.
-  const refunds = await buildRefunds(env.env("refunds", { REFUNDS_RECONCILE_INTERVAL_MS: "600000", REFUNDS_RECONCILE_GRACE_MS: "0", ...opts.env }), opts.deps);
+  const refunds = await buildRefunds(env.env("refunds", { REFUNDS_RECONCILE_INTERVAL_MS: "600000", REFUNDS_RECONCILE_GRACE_MS: "0", ...opts.env }), {
+    risk: allowRisk,
+    ...opts.deps,
+  });
   await refunds.start();
   await Promise.all([ledger.ready, payments.ready]);
   return {

@@ -5,6 +5,8 @@
  * webhook and email. Events (`risk.review_required`, `risk.decided`) leave through this service's outbox relay.
  */
 import { newId } from "@treasury/contracts";
+import { registerFailModes } from "./admin/fail-modes.ts";
+import { pgFailModeReader } from "./store/fail-modes.ts";
 import { createService, natsLedgerPort, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { alertChannels } from "./adapters/alerts.ts";
 import { ledgerActivity } from "./adapters/ledger.ts";
@@ -44,6 +46,7 @@ export async function buildRisk(env: Record<string, string | undefined>, deps: R
     alertDeliveries: pgAlertDeliveryStore(svc.sql),
     alertSender: deps.alertSender ?? channels,
     ledger: deps.ledger ?? ledgerActivity(ledger),
+    failModes: pgFailModeReader(svc.sql),
     now: (tenant) => svc.clock.now(tenant),
     newId: (kind) => newId(ID_PREFIX[kind]),
     allowPrivateAlertUrls: cfg.RISK_ALERT_ALLOW_PRIVATE_URLS === "true",
@@ -52,6 +55,7 @@ export async function buildRisk(env: Record<string, string | undefined>, deps: R
   svc.followSandboxClock();
   registerHandlers(svc, useCaseDeps);
   registerAdminCommands(svc, useCaseDeps);
+  registerFailModes(svc);
   svc.adminFind(pgRiskFinder(svc.sql));
   svc.retention.add({ name: "risk.counter_events", days: COUNTER_RETENTION_DAYS, purge: (before, limit) => purgeCounterEvents(svc.sql, before, limit) });
   const alerts = registerAlertSender(svc, useCaseDeps, { intervalMs: cfg.RISK_ALERT_INTERVAL_MS, batchMax: cfg.RISK_ALERT_BATCH_MAX });

@@ -3,7 +3,7 @@
  * store's contract: one evaluation per (tenant, source, key), counters read over their windows, counter rows only
  * for what `decide` says was counted. Concurrency is the PostgreSQL store's, proven by its integration tests.
  */
-import type { Tenant } from "@treasury/contracts";
+import { schemas, type Tenant } from "@treasury/contracts";
 import type { AlertConfig, AlertPayload } from "../src/domain/alerts.ts";
 import type { Evaluation } from "../src/domain/evaluations.ts";
 import type { Policy } from "../src/domain/policies.ts";
@@ -129,6 +129,7 @@ export function fakes(): Fakes {
         f.sent.push({ config, payload });
       },
     },
+    failModes: { get: async () => ({ ...schemas.DEFAULT_RISK_FAIL_MODES }) },
     ledger: {
       salesActivity: async () => {
         f.ledgerReads += 1;

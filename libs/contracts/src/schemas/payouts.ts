@@ -4,7 +4,7 @@ import { ParticipantId, prefixedId, ReferenceId, Uuid } from "../ids.ts";
 import { NonNegativeCents, PositiveCents } from "../money.ts";
 import { Metadata, pagingInt, str } from "./common.ts";
 
-export const PAYOUT_STATUSES = ["pending", "processing", "paid", "failed"] as const;
+export const PAYOUT_STATUSES = ["pending", "under_review", "processing", "paid", "failed"] as const;
 export const PayoutStatus = z.enum(PAYOUT_STATUSES);
 export const PayoutId = prefixedId("po");
 export const CreatePayoutBody = z

@@ -13,6 +13,21 @@ export const RISK_OPERATIONS = ["checkout", "payout", "refund", "transfer", "wit
 export type RiskOperation = (typeof RISK_OPERATIONS)[number];
 /** The operations the money path evaluates before money moves (`evaluation` is the on-demand one). */
 export const MONEY_RISK_OPERATIONS = ["checkout", "payout", "refund", "transfer", "withdrawal"] as const;
+export type MoneyRiskOperation = (typeof MONEY_RISK_OPERATIONS)[number];
+/**
+ * What a money movement does when risk does not answer within its deadline: `open` lets it go ahead unevaluated,
+ * `closed` refuses it (503 risk_unavailable). Set per org, environment and operation (`admin risk set-fail-mode`).
+ */
+export const RISK_FAIL_MODES = ["open", "closed"] as const;
+export type RiskFailMode = (typeof RISK_FAIL_MODES)[number];
+/** A buyer waiting at checkout is not turned away for an outage; money leaving the platform waits for a check. */
+export const DEFAULT_RISK_FAIL_MODES: Readonly<Record<MoneyRiskOperation, RiskFailMode>> = {
+  checkout: "open",
+  payout: "closed",
+  refund: "open",
+  transfer: "closed",
+  withdrawal: "closed",
+};
 export const RiskOperationSchema = z.enum(RISK_OPERATIONS, { error: `must be one of ${RISK_OPERATIONS.join(", ")}` });
 
 export const POLICY_TYPES = [

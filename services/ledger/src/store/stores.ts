@@ -43,7 +43,7 @@ import { findRecordEntries, findRecordSale, findTransactionRow } from "./transac
 import { findTransaction, latestReversal, listWalletEntries, transactionEntries } from "./transactions.ts";
 import { pgTxStore } from "./tx.ts";
 
-export type LedgerStores = Omit<LedgerDeps, "poster" | "parser" | "now">;
+export type LedgerStores = Omit<LedgerDeps, "poster" | "parser" | "now" | "risk">;
 
 /** Every store port over the pool `sql`, and database transactions on it. */
 export function pgStores(sql: Sql): LedgerStores {

@@ -3,6 +3,7 @@
  * engine (src/deps.ts); unit tests pass in-memory fakes. Each use case names the part it needs
  * (`Pick<LedgerDeps, …>`), so a test gives only those.
  */
+import type { RiskGate } from "@treasury/service-kit";
 import type {
   AccountStore,
   BankLineStore,
@@ -41,6 +42,8 @@ export interface LedgerDeps {
   transaction<T>(fn: (tx: TxStore) => Promise<T>): Promise<T>;
   /** The posting engine: the one way money moves. */
   poster: PostPort;
+  /** Asked before a transfer or a withdrawal posts (refuses a denial, and an outage when the org fails closed). */
+  risk: RiskGate;
   parser: StatementParser;
   now: Clock;
 }

@@ -144,6 +144,7 @@ export class FakeLedger {
 
   deps(): LedgerDeps {
     return {
+      risk: { check: async () => ({ decision: "allow", evaluationId: "feval_fake", failedOpen: false }) },
       wallets: {
         findById: async (_t, id) => this.read("wallets.findById", this.wallets.get(id)),
         findCreator: async (_t, p) =>

@@ -7,7 +7,7 @@ import { loadWallet } from "./wallets.ts";
 
 type MovementBody = z.output<typeof schemas.WalletMovementBody>;
 type TransferBody = z.output<typeof schemas.TransferBody>;
-export type MovementDeps = Pick<LedgerDeps, "wallets" | "poster">;
+export type MovementDeps = Pick<LedgerDeps, "wallets" | "poster" | "risk">;
 
 export const KIND_TOPUP = "wallet_topup";
 export const KIND_WITHDRAWAL = "wallet_withdrawal";
@@ -24,6 +24,14 @@ function balanceOf(outcome: PostOutcome, walletId: string): { balance: number; a
   const w = outcome.result.wallets[walletId];
   if (w === undefined) throw new Error(`posting result lacks wallet ${walletId}`);
   return { balance: w.balance, available_balance: w.available_balance };
+}
+
+/**
+ * Whom risk counts a movement against: the wallet's participant, else its owner as the buyer. Risk is asked before
+ * the post, keyed by the reference_id (the movement's idempotency key), so a replay is the same evaluation.
+ */
+function whose(w: WalletRow): { participant_id: string } | { buyer_id: string } {
+  return w.participant_id !== null ? { participant_id: w.participant_id } : { buyer_id: w.owner_id };
 }
 
 function base(tenant: Tenant, kind: string, body: { reference_id: string; description?: string | undefined; metadata?: Record<string, unknown> | undefined }) {
@@ -73,7 +81,7 @@ export async function depositToWallet(deps: MovementDeps, tenant: Tenant, wallet
  * Withdraws from a redeemable consumer wallet: the money leaves to the buyer (sandbox: back to the simulated
  * card; live: out of platform cash). Creator earnings leave through payouts.
  * Errors: wallet_not_found, wallet_withdrawal_not_supported, wallet_not_redeemable, insufficient_balance,
- * wallet_not_active, duplicate_reference_id, idempotency_conflict.
+ * wallet_not_active, duplicate_reference_id, idempotency_conflict, risk_denied, risk_unavailable.
  */
 export async function withdrawFromWallet(deps: MovementDeps, tenant: Tenant, walletId: string, body: MovementBody) {
   const wallet = await loadWallet(deps, tenant, walletId);
@@ -83,6 +91,7 @@ export async function withdrawFromWallet(deps: MovementDeps, tenant: Tenant, wal
     });
   }
   if (!wallet.redeemable) throw new DomainError("wallet_not_redeemable", `Wallet ${wallet.id} is not redeemable`);
+  await deps.risk.check(tenant, { operation: "withdrawal", key: `withdrawal:${body.reference_id}`, amount: body.amount, ...whose(wallet) });
   const request: PostRequestInput = {
     ...base(tenant, KIND_WITHDRAWAL, body),
     postings: [{ debit: { wallet_id: wallet.id }, credit: { system: tenant.livemode ? "platform_cash" : "sandbox_funding" }, amount: body.amount }],
@@ -120,7 +129,7 @@ async function transferEnd(
 /**
  * Moves money between two transferable wallets, named by wallet ids or participant ids.
  * Errors: validation_error, wallet_not_found, participant_not_found, transfer_to_self, wallet_not_transferable,
- * insufficient_balance, wallet_not_active, duplicate_reference_id, idempotency_conflict.
+ * insufficient_balance, wallet_not_active, duplicate_reference_id, idempotency_conflict, risk_denied, risk_unavailable.
  */
 export async function transferBetweenWallets(deps: MovementDeps, tenant: Tenant, body: TransferBody) {
   const from = await transferEnd(deps, tenant, body.from_wallet_id, body.from_participant_id, "from");
@@ -129,6 +138,7 @@ export async function transferBetweenWallets(deps: MovementDeps, tenant: Tenant,
   for (const w of [from, to]) {
     if (!w.transferable) throw new DomainError("wallet_not_transferable", `Wallet ${w.id} does not permit transfers`, { extra: { wallet_id: w.id } });
   }
+  await deps.risk.check(tenant, { operation: "transfer", key: `transfer:${body.reference_id}`, amount: body.amount, ...whose(from) });
   const request: PostRequestInput = {
     ...base(tenant, KIND_TRANSFER, body),
     postings: [{ debit: { wallet_id: from.id }, credit: { wallet_id: to.id }, amount: body.amount }],

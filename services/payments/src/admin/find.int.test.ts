@@ -8,7 +8,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_FANOUT_OPERATIONS, newId, newRequestId, rpcSubject, type FindEventsReply, type FindRowsReply, type RpcReply } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
-import { freePort, setupTestEnv, spawnService, type SpawnedService, type TestEnv } from "@treasury/testing";
+import { allowRisk, freePort, setupTestEnv, spawnService, type SpawnedService, type TestEnv } from "@treasury/testing";
 import { buildPayments, type PaymentsService } from "../service.ts";
 
 let env: TestEnv;
@@ -20,7 +20,7 @@ const sandbox = { orgId: org, livemode: false };
 beforeAll(async () => {
   env = await setupTestEnv();
   ledger = spawnService("ledger", env.env("ledger", { HEALTH_PORT: String(await freePort()) }));
-  payments = await buildPayments(env.env("payments"), { log: pino({ level: "silent" }) });
+  payments = await buildPayments(env.env("payments"), { log: pino({ level: "silent" }), risk: allowRisk });
   await payments.start();
   await ledger.ready;
 }, 120_000);

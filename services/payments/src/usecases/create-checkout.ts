@@ -4,7 +4,7 @@
  * case. A repeated idempotency_key is a replay: it returns the session as first answered.
  *
  * Errors: validation_error, participant_not_found, wallet_not_found (no consumer wallet for the buyer),
- * rail_not_enabled (usdc in live), provider_not_configured, card_declined, insufficient_balance,
+ * rail_not_enabled (usdc in live), provider_not_configured, card_declined, insufficient_balance, risk_denied, risk_unavailable,
  * idempotency_conflict, service_timeout.
  */
 import { cents, DomainError, isErrorCode, newUuid, percentToBps, schemas, type Tenant } from "@treasury/contracts";
@@ -244,6 +244,12 @@ function hostedAnswerOf(row: NewCheckout, now: Date): Record<string, unknown> {
   return presentCheckout(recordedCheckout(row, now), now);
 }
 
+/** Whom velocity by buyer counts: the buyer's id, else their email. */
+function buyerOf(body: CreateCheckoutBody): { buyer_id?: string } {
+  const buyer = body.customer_id ?? body.buyer_user_id ?? body.customer_email;
+  return buyer === undefined ? {} : { buyer_id: buyer };
+}
+
 /** Everything the session will record, read and asked before anything is written. */
 async function planCheckout(deps: PaymentsDeps, tenant: Tenant, body: CreateCheckoutBody, altBaseUrl: string, hash: string): Promise<CheckoutPlan> {
   checkBody(body, tenant);
@@ -251,6 +257,15 @@ async function planCheckout(deps: PaymentsDeps, tenant: Tenant, body: CreateChec
   const { name: providerName, provider } = chooseProvider(deps, body, tenant, mode);
   const { participant, split, buyerWalletId } = await resolveParties(deps, tenant, body, mode);
   const id = newUuid();
+  // Before anything is written or opened at a provider: a denial leaves no session behind. The key is the
+  // client's idempotency key when there is one, so a retry is the same evaluation (counted once).
+  await deps.risk.check(tenant, {
+    operation: "checkout",
+    key: `checkout:${body.idempotency_key ?? id}`,
+    amount: body.amount,
+    participant_id: body.participant_id,
+    ...buyerOf(body),
+  });
   const now = deps.now();
   const expiresAt = new Date(now.getTime() + CHECKOUT_TTL_MS);
   const hostedUrl = `${altBaseUrl}/v1/checkout/${id}`;

@@ -1,4 +1,5 @@
 /** What the use cases need, made of ports only (usecases/ports.ts): records, the ledger, the providers, the clock, a few limits. */
+import type { RiskGate } from "@treasury/service-kit";
 import type { Logger } from "pino";
 import type { DropReason } from "../domain/processor-match.ts";
 import type {
@@ -30,6 +31,8 @@ export interface PaymentsStores {
 
 export interface PaymentsDeps extends PaymentsStores {
   ledger: LedgerClient;
+  /** Asked before a checkout or a shared spend moves money (refuses a denial, and an outage when the org fails closed). */
+  risk: RiskGate;
   providers: Providers;
   /** The refunds service: the wallet page's refund-request form, and card refunds the processor settled. */
   refunds: RefundsClient;

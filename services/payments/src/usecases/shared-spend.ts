@@ -6,7 +6,7 @@
  * reference_id is the ledger's idempotency key: a replay is refused with duplicate_reference_id and the existing
  * spend. Returns the spend as recorded.
  * Errors: validation_error, participant_not_found, wallet_not_found, insufficient_balance, wallet_not_active,
- * duplicate_reference_id, idempotency_conflict, service_timeout.
+ * risk_denied, risk_unavailable, duplicate_reference_id, idempotency_conflict, service_timeout.
  *
  * reverseSharedWalletSpend: makes the buyer whole and takes the split back, following "Money across
  * services": the intent (with its reason, in the audit table) is recorded first, then one ledger post with
@@ -144,6 +144,14 @@ export async function spendSharedWallet(deps: PaymentsDeps, tenant: Tenant, body
     processingFee: 0,
     feePaidBy: DEFAULT_FEE_PAYER,
     creatorBps: creatorBpsFor(body.creator_percent, participantBps),
+  });
+  // reference_id is the spend's idempotency key: a retry is the same evaluation.
+  await deps.risk.check(tenant, {
+    operation: "checkout",
+    key: `shared_spend:${body.reference_id}`,
+    amount: body.amount,
+    participant_id: body.creator_id,
+    buyer_id: body.consumer_sub,
   });
   return postAndSettle({
     post: () => deps.ledger.post(spendRequest(tenant, body, split, parties.wallet.id)),

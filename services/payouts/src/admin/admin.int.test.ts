@@ -8,7 +8,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_FANOUT_OPERATIONS, adminOperation, newRequestId, rpcSubject, type FindHit, type FindRowsReply, type RpcReply } from "@treasury/contracts";
 import { generateKeyRingEntry, parseKeyRing, rpcCall, Sealer } from "@treasury/service-kit";
-import { makeScratchDir, setupTestEnv, type TestEnv } from "@treasury/testing";
+import { allowRisk, makeScratchDir, setupTestEnv, type TestEnv } from "@treasury/testing";
 import {
   insertLiveBankAccount,
   insertPendingLivePayout,
@@ -41,6 +41,7 @@ beforeAll(async () => {
   svc = await buildPayouts(env.env("payouts", { PAYOUTS_ACH_CUT_INTERVAL_MS: "0", PAYOUTS_RECONCILE_INTERVAL_MS: "600000" }), {
     keyRing: ring,
     rail: achDropRail({ dir, origin: ORIGIN }),
+    risk: allowRisk,
   });
   await svc.start();
   nc = await env.nats();

@@ -5,7 +5,7 @@
 import type { Cents } from "@treasury/contracts";
 import type { FeesPaidBy, Rail } from "./money.ts";
 
-export type PayoutStatus = "posting" | "refused" | "pending" | "processing" | "paid" | "failed";
+export type PayoutStatus = "posting" | "refused" | "under_review" | "pending" | "processing" | "paid" | "failed";
 export type PayoutAction = "settle" | "return" | "cancel";
 export type ReturnFrom = "payouts_in_transit" | "platform_cash";
 
@@ -54,9 +54,11 @@ export interface PayoutRow {
   processing_at: Date | null;
   paid_at: Date | null;
   failed_at: Date | null;
+  /** The risk evaluation that sent it to review (null: risk allowed it, or was not asked). */
+  risk_evaluation_id: string | null;
 }
 
-/** What a request records as its intent (`posting`). */
+/** What a request records as its intent (`posting`), or its review (`under_review`, with the evaluation's id). */
 export type NewPayout = Pick<
   PayoutRow,
   | "id"
@@ -80,7 +82,7 @@ export type NewPayout = Pick<
   | "dest_account_type"
   | "dest_last4"
   | "dest_sealed"
->;
+> & { status?: "posting" | "under_review"; risk_evaluation_id?: string | null };
 
 export interface BankAccountRow {
   id: string;

@@ -38,10 +38,10 @@ async function insertIntents(q: Q, ps: readonly NewPayout[]): Promise<(PayoutRow
   const rows = await q<RawRow[]>`
     insert into payouts.payouts (id, org_id, livemode, participant_id, requested_wallet_id, reference_id, request_hash, reference_type,
       description, payout_method, metadata, amount, fees, fees_paid_by, net_amount, rail, status, ledger_reference,
-      dest_routing_number, dest_account_type, dest_last4, dest_sealed)
+      dest_routing_number, dest_account_type, dest_last4, dest_sealed, risk_evaluation_id)
     select p.id, p.org_id, p.livemode, p.participant_id, p.requested_wallet_id, p.reference_id, p.request_hash, p.reference_type,
-      p.description, p.payout_method, p.metadata, p.amount, p.fees, p.fees_paid_by, p.net_amount, p.rail, 'posting', p.ledger_reference,
-      p.dest_routing_number, p.dest_account_type, p.dest_last4, p.dest_sealed
+      p.description, p.payout_method, p.metadata, p.amount, p.fees, p.fees_paid_by, p.net_amount, p.rail, coalesce(p.status, 'posting'), p.ledger_reference,
+      p.dest_routing_number, p.dest_account_type, p.dest_last4, p.dest_sealed, p.risk_evaluation_id
       from jsonb_populate_recordset(null::payouts.payouts, ${q.json(ps as unknown as postgres.JSONValue)}) as p
     on conflict (org_id, livemode, reference_id) do nothing
     returning *`;
@@ -72,6 +72,47 @@ async function retryRefused(q: Q, id: string): Promise<PayoutRow | undefined> {
 /** A refused intent moved nothing: a different request with its reference_id replaces it. */
 async function discardRefused(q: Q, id: string): Promise<void> {
   await q`delete from payouts.payouts where id = ${id} and status = 'refused'`;
+}
+
+/** The payout under review an evaluation holds, if it is still under review. */
+async function findUnderReview(q: Q, s: Tenant, evaluationId: string): Promise<PayoutRow | undefined> {
+  return one(
+    await q<RawRow[]>`
+    select * from payouts.payouts where org_id = ${s.orgId} and livemode = ${s.livemode} and risk_evaluation_id = ${evaluationId} and status = 'under_review'`,
+  );
+}
+
+/** under_review → posting (approved): the caller drives the ledger post next. Undefined when it was no longer under review. */
+async function releaseReview(q: Q, id: string): Promise<PayoutRow | undefined> {
+  return one(
+    await q<RawRow[]>`
+    update payouts.payouts set status = 'posting', updated_at = now() where id = ${id} and status = 'under_review' returning *`,
+  );
+}
+
+/**
+ * under_review (denied) or posting (approved, then refused by the ledger) → failed with its reason and
+ * `payout.failed`, in one statement; undefined when the payout had moved on.
+ */
+async function failUnposted(
+  sql: Sql,
+  id: string,
+  from: "under_review" | "posting",
+  reason: string,
+  event: (row: PayoutRow) => OutboxRowValues,
+): Promise<PayoutRow | undefined> {
+  return sql.begin(async (tx) => {
+    const row = one(
+      await tx<RawRow[]>`
+      update payouts.payouts set status = 'failed', failure_reason = ${reason}, failed_at = now(), updated_at = now()
+       where id = ${id} and status = ${from} and risk_evaluation_id is not null returning *`,
+    );
+    if (row === undefined) return undefined;
+    const e = event(row);
+    await tx`insert into payouts.outbox (id, org_id, livemode, type, subject, payload, headers)
+      values (${e.id}, ${e.org_id}, ${e.livemode}, ${e.type}, ${e.subject}, ${tx.json(e.payload as postgres.JSONValue)}, ${tx.json(e.headers as postgres.JSONValue)})`;
+    return row;
+  }) as Promise<PayoutRow | undefined>;
 }
 
 async function refuse(q: Q, id: string, code: string): Promise<void> {
@@ -130,7 +171,11 @@ async function stuckPosting(q: Q, graceMs: number, limit: number): Promise<Payou
 /** Visible payouts, newest first (an intent not yet posted shows as pending; refused ones are not shown). */
 async function listPayouts(q: Q, s: Tenant, f: ListFilter): Promise<{ rows: PayoutRow[]; total: number }> {
   const statuses =
-    f.status === undefined ? ["posting", "pending", "processing", "paid", "failed"] : f.status === "pending" ? ["posting", "pending"] : [f.status];
+    f.status === undefined
+      ? ["posting", "under_review", "pending", "processing", "paid", "failed"]
+      : f.status === "pending"
+        ? ["posting", "pending"]
+        : [f.status];
   const participant = f.participantId ?? null;
   const rows = await q<(RawRow & { total: string })[]>`
     select *, count(*) over () as total from payouts.payouts
@@ -267,6 +312,9 @@ export function pgPayoutStore(sql: Sql): PayoutStore {
     retryRefused: (id) => retryRefused(sql, id),
     discardRefused: (id) => discardRefused(sql, id),
     refuse: (id, code) => refuse(sql, id, code),
+    findUnderReview: (tenant, evaluationId) => findUnderReview(sql, tenant, evaluationId),
+    releaseReview: (id) => releaseReview(sql, id),
+    failUnposted: (id, from, reason, event) => failUnposted(sql, id, from, reason, event),
     list: (tenant, f) => listPayouts(sql, tenant, f),
     stuckPosting: (graceMs, limit) => stuckPosting(sql, graceMs, limit),
     stuckActions: (graceMs, limit) => stuckActions(sql, graceMs, limit),

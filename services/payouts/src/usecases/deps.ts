@@ -1,4 +1,5 @@
 /** What the use cases need, made of ports only (ports.ts), and the helpers every use case shares about sealing. */
+import type { RiskGate } from "@treasury/service-kit";
 import { DomainError, type Tenant } from "@treasury/contracts";
 import type { Logger } from "pino";
 import type {
@@ -22,6 +23,8 @@ export interface PayoutsDeps {
   schedules: ScheduleStore;
   ledger: LedgerClient;
   compliance: ComplianceDirectory;
+  /** Asked before a payout's intent is recorded: refuses a denial (and an outage when the org fails closed); a review holds it. */
+  risk: RiskGate;
   /** Seals bank account numbers; undefined without PII_KEYS (bank accounts and live payouts are then refused). */
   sealer: BankDetailsSealer | undefined;
   /** The live rail; undefined when the ACH drop is not configured (live payouts are then refused). */

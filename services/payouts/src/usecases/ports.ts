@@ -140,7 +140,7 @@ export interface IntentSettlement {
 
 export interface ListFilter {
   participantId?: string | undefined;
-  status?: "pending" | "processing" | "paid" | "failed" | undefined;
+  status?: "pending" | "under_review" | "processing" | "paid" | "failed" | undefined;
   limit: number;
   offset: number;
 }
@@ -183,6 +183,12 @@ export interface PayoutStore {
   /** A refused intent moved nothing: a different request with its reference_id replaces it. */
   discardRefused(id: string): Promise<void>;
   refuse(id: string, code: string): Promise<void>;
+  /** The payout an evaluation holds under review, while it is under review. */
+  findUnderReview(tenant: Tenant, evaluationId: string): Promise<PayoutRow | undefined>;
+  /** under_review → posting (approved); undefined when it was no longer under review. */
+  releaseReview(id: string): Promise<PayoutRow | undefined>;
+  /** A reviewed payout that never posted → failed with its reason and event; undefined when it had moved on. */
+  failUnposted(id: string, from: "under_review" | "posting", reason: string, event: (row: PayoutRow) => OutboxRowValues): Promise<PayoutRow | undefined>;
   /** Visible payouts, newest first (an intent not yet posted shows as pending; refused ones are not shown). */
   list(tenant: Tenant, f: ListFilter): Promise<{ rows: PayoutRow[]; total: number }>;
   /** Payouts stuck in `posting` past the grace period, oldest first. */

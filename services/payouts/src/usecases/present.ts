@@ -1,9 +1,10 @@
 /** The payout object of the API (docs/api.md, Payouts). */
+import { outboxRowValues, type OutboxRowValues } from "@treasury/service-kit";
 import type { PayoutRow } from "../domain/records.ts";
 
 export const CURRENCY = "USD";
 
-export function publicStatus(row: Pick<PayoutRow, "status">): "pending" | "processing" | "paid" | "failed" {
+export function publicStatus(row: Pick<PayoutRow, "status">): "pending" | "under_review" | "processing" | "paid" | "failed" {
   if (row.status === "posting" || row.status === "refused") return "pending";
   return row.status;
 }
@@ -29,6 +30,7 @@ export function presentPayout(row: PayoutRow, override: { status?: "pending" } =
     bank_transfer_id: row.trace_number,
     bank_transfer_status: row.bank_transfer_status,
     failure_reason: row.failure_reason,
+    risk_evaluation_id: row.risk_evaluation_id,
     destination:
       row.dest_last4 === null
         ? null
@@ -43,4 +45,9 @@ export function presentPayout(row: PayoutRow, override: { status?: "pending" } =
     paid_at: row.paid_at?.toISOString() ?? null,
     failed_at: row.failed_at?.toISOString() ?? null,
   };
+}
+
+/** `payout.failed` of a payout as it now stands. */
+export function payoutFailedEvent(row: PayoutRow): OutboxRowValues {
+  return outboxRowValues({ type: "payout.failed", org_id: row.org_id, livemode: row.livemode, data: presentPayout(row) });
 }

@@ -6,12 +6,15 @@
  *      it below the available balance under the wallet's row lock, so held funds are never paid out);
  *   3. one statement: sandbox → `paid` with `payout.created` then `payout.executed` (no rail is touched);
  *      live → `pending` with `payout.created`, until a bank file carries it (cut-file.ts).
+ * Before step 1 risk evaluates the payout: a denial records nothing; a review records the intent `under_review`
+ * (nothing posted) until an operator decides (usecases/risk-review.ts).
  * The reconciler re-drives intents stuck between 1 and 3. A refused intent (insufficient balance…) moved
  * nothing: it is hidden, and the same request may be sent again.
  *
  * Errors: validation_error, fees_exceed_amount, amount_too_large (above an ACH entry's maximum, live),
  * wallet_not_found, wallet_payout_not_supported, participant_wallet_mismatch, participant_not_found,
- * payout_not_eligible (live, with the eligibility), rail_not_enabled (live without a configured rail),
+ * payout_not_eligible (live, with the eligibility), rail_not_enabled (live without a configured rail), risk_denied,
+ * risk_unavailable (risk did not answer and the org's payouts fail closed),
  * insufficient_balance, wallet_not_active, duplicate_reference_id (with the existing payout),
  * idempotency_conflict, service_timeout (the ledger did not answer: the payout completes shortly),
  * service_unavailable.
@@ -25,7 +28,7 @@ import type { NewPayout, PayoutRow } from "../domain/records.ts";
 import { bankDetailsOf } from "./bank-account.ts";
 import { payoutDestinationAad, requireSealer, type PayoutsDeps } from "./deps.ts";
 import { checkEligibility } from "./eligibility.ts";
-import { presentPayout } from "./present.ts";
+import { payoutFailedEvent, presentPayout } from "./present.ts";
 
 type CreatePayoutBody = z.output<typeof schemas.CreatePayoutBody>;
 
@@ -57,6 +60,17 @@ export function payoutRequest(row: PayoutRow): PostRequestInput {
     preconditions: [{ wallet, available_gte: row.amount }],
     result_extra: { payout_id: row.id },
   };
+}
+
+/**
+ * What risk cannot read itself: when the participant's bank account was set or last changed (new_bank_account),
+ * on the tenant's clock (a sandbox's stored times are real time: moved by the org's advance).
+ */
+async function riskFacts(deps: PayoutsDeps, tenant: Tenant, participantId: string): Promise<{ bank_account_updated_at?: string }> {
+  const bank = await deps.bankAccounts.find(tenant, participantId);
+  if (bank === undefined) return {};
+  const advance = deps.clock.now(tenant).getTime() - deps.now().getTime();
+  return { bank_account_updated_at: new Date(bank.updated_at.getTime() + advance).toISOString() };
 }
 
 /** Whose wallet pays: the participant named, or the owner of the creator earnings wallet named. */
@@ -162,7 +176,16 @@ async function attemptPayout(deps: PayoutsDeps, tenant: Tenant, body: CreatePayo
   const destination = tenant.livemode
     ? await liveDestination(deps, tenant, participantId, id, amounts)
     : { dest_routing_number: null, dest_account_type: null, dest_last4: null, dest_sealed: null };
+  const verdict = await deps.risk.check(tenant, {
+    operation: "payout",
+    key: `payout:${body.reference_id}`,
+    amount: amounts.amount,
+    participant_id: participantId,
+    facts: await riskFacts(deps, tenant, participantId),
+  });
+  const underReview = verdict.decision === "review";
   const row = await deps.payouts.insertIntent({
+    ...(underReview ? { status: "under_review" as const, risk_evaluation_id: verdict.evaluationId } : {}),
     id,
     org_id: tenant.orgId,
     livemode: tenant.livemode,
@@ -186,6 +209,8 @@ async function attemptPayout(deps: PayoutsDeps, tenant: Tenant, body: CreatePayo
     const raced = await deps.payouts.findByReference(tenant, body.reference_id);
     return raced === undefined ? undefined : replay(deps, raced, hash);
   }
+  // Held for an operator: the money stays in the wallet until risk.decided (usecases/risk-review.ts).
+  if (underReview) return row;
   await deps.afterIntent();
   return drivePayout(deps, row);
 }
@@ -205,7 +230,14 @@ export async function drivePayout(deps: PayoutsDeps, row: PayoutRow): Promise<Pa
     settle: (result) => settlePayout(deps, row, result),
     isDefinitive: (e) => DEFINITIVE.has(e.code),
     refused: async (e) => {
-      await deps.payouts.refuse(row.id, e.code);
+      // A payout that waited for review was shown to the client: it fails visibly. Any other refused intent moved
+      // nothing and stays hidden, so the same request may be sent again.
+      if (row.risk_evaluation_id !== null) {
+        const failed = await deps.payouts.failUnposted(row.id, "posting", e.code, payoutFailedEvent);
+        if (failed !== undefined) wakeOutboxRelay("payouts");
+      } else {
+        await deps.payouts.refuse(row.id, e.code);
+      }
       throw e;
     },
     pendingMessage: "The ledger did not answer in time; the payout completes shortly, retry with the same reference_id to read it",

@@ -29,6 +29,7 @@ async function paidPayout(f: Fakes): Promise<PayoutRow> {
   const row: PayoutRow = {
     ...{
       id: "po_1",
+      risk_evaluation_id: null,
       org_id: "org_a",
       livemode: true,
       participant_id: "creator_1",

@@ -14,6 +14,7 @@ function filedPayout(f: Fakes, extra: Partial<PayoutRow> = {}): PayoutRow {
   const at = new Date(Date.UTC(2026, 10, 20));
   const row: PayoutRow = {
     id: "po_filed1",
+    risk_evaluation_id: null,
     org_id: "org_a",
     livemode: true,
     participant_id: "creator_1",

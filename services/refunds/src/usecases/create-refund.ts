@@ -8,7 +8,8 @@
  *
  * Errors: validation_error, duplicate_refund_reference, original_sale_not_found, sale_already_reversed,
  * sale_already_fully_refunded, refund_amount_exceeds_remaining (with remaining_amount), insufficient_balance
- * (the org's shortfall policy is `refuse`), wallet_not_active, service_timeout (outcome unknown: retry).
+ * (the org's shortfall policy is `refuse`), wallet_not_active, risk_denied, risk_unavailable, service_timeout
+ * (outcome unknown: retry).
  */
 import { DomainError, newId, type Tenant } from "@treasury/contracts";
 import { presentRefund } from "../domain/present.ts";
@@ -60,10 +61,23 @@ export interface CreatedRefund {
   replayed: boolean;
 }
 
+/**
+ * Risk is asked before the intent is recorded, so a denial leaves nothing behind; keyed by the request's key, so a
+ * replay is the same evaluation. A refund of "what remains" is evaluated at the sale's remaining amount; a sale with
+ * nothing left (or none) is left to the ledger's refusal.
+ */
+async function checkRisk(deps: RefundsDeps, tenant: Tenant, intent: RefundIntent, key: string): Promise<void> {
+  const amount = intent.amount ?? (await deps.ledger.saleSummary(tenant, intent.sale_reference).catch(() => undefined))?.remaining_amount ?? 0;
+  if (amount <= 0) return;
+  await deps.risk.check(tenant, { operation: "refund", key: `refund:${key}`, amount });
+}
+
 export async function createRefund(deps: RefundsDeps, tenant: Tenant, body: CreateRefundInput): Promise<CreatedRefund> {
   const intent = intentOf(body);
   const hash = intentHash(intent);
-  const { row, fresh } = await recordIntent(deps, tenant, intent, requestKeyOf(intent), hash);
+  const key = requestKeyOf(intent);
+  await checkRisk(deps, tenant, intent, key);
+  const { row, fresh } = await recordIntent(deps, tenant, intent, key, hash);
   if (!fresh && row.request_hash !== hash) throw duplicate(row);
   return { refund: await executeRefund(deps, row), replayed: !fresh };
 }

@@ -1,4 +1,5 @@
 /** What the use cases need, as ports only (ports.ts): the store, the ledger, payments, the clocks, and the crash points. */
+import type { RiskGate } from "@treasury/service-kit";
 import type { Tenant } from "@treasury/contracts";
 import type { Logger } from "pino";
 import type { RefundsLedger, RefundsPayments, RefundsStore } from "./ports.ts";
@@ -6,6 +7,8 @@ import type { RefundsLedger, RefundsPayments, RefundsStore } from "./ports.ts";
 export interface RefundsDeps {
   store: RefundsStore;
   ledger: RefundsLedger;
+  /** Asked before a refund's intent is recorded (refuses a denial, and an outage when the org fails closed). */
+  risk: RiskGate;
   /** Payments, for the card refund of a live sale at the processor (never asked for a sandbox refund). */
   payments: RefundsPayments;
   log: Logger;

@@ -308,6 +308,7 @@ export function fakeDeps(): FakeDeps {
     store: new FakeRefundsStore(),
     ledger: new FakeLedger(),
     payments: unusedPayments,
+    risk: { check: async () => ({ decision: "allow", evaluationId: "feval_fake", failedOpen: false }) },
     log: pino({ level: "silent" }),
     now,
     clock: (tenant) => clocks.now(tenant),

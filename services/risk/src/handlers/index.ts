@@ -73,13 +73,13 @@ export function registerHandlers(svc: Pick<Service, "handle" | "handleInternal">
     (payload) => parseOrThrow(schemas.RiskEvaluateRequest, payload),
     async (req) => {
       const { org_id: _org, livemode: _livemode, key, operation, ...fields } = req;
-      const recorded = await evaluateMovement(deps, tenantOf(req), {
-        source: "internal",
-        key,
-        requestHash: requestHash(req),
-        proposal: proposalOf(operation, fields),
-      });
-      return { evaluation: presentEvaluation(recorded.evaluation), duplicate: recorded.duplicate };
+      const tenant = tenantOf(req);
+      // The tenant's fail modes ride along, so the caller knows them the next time risk cannot answer.
+      const [recorded, failModes] = await Promise.all([
+        evaluateMovement(deps, tenant, { source: "internal", key, requestHash: requestHash(req), proposal: proposalOf(operation, fields) }),
+        deps.failModes.get(tenant),
+      ]);
+      return { evaluation: presentEvaluation(recorded.evaluation), duplicate: recorded.duplicate, fail_modes: failModes };
     },
   );
 }

@@ -3,7 +3,7 @@
  * sales figures (adapters/ledger.ts), the alert channels (adapters/alerts.ts) and the clock. Unit tests run the use
  * cases on the in-memory fakes of test/fakes.ts.
  */
-import type { EventType, Tenant } from "@treasury/contracts";
+import type { EventType, schemas, Tenant } from "@treasury/contracts";
 import type { AlertConfig, AlertPayload } from "../domain/alerts.ts";
 import type { CounterNeed } from "../domain/counters.ts";
 import type { Evaluation, EvaluationSource, ReviewDecision, ReviewStatus } from "../domain/evaluations.ts";
@@ -121,6 +121,13 @@ export interface LedgerActivity {
   salesActivity(tenant: Tenant, participantId: string | undefined, windowDays: number): Promise<SalesActivity>;
 }
 
+/** What each money movement of a tenant does when risk does not answer in time. */
+export type FailModes = Record<schemas.MoneyRiskOperation, schemas.RiskFailMode>;
+
+export interface FailModeReader {
+  get(tenant: Tenant): Promise<FailModes>;
+}
+
 export interface RiskDeps {
   policies: PolicyStore;
   evaluations: EvaluationStore;
@@ -128,6 +135,7 @@ export interface RiskDeps {
   alertDeliveries: AlertDeliveryStore;
   alertSender: AlertSender;
   ledger: LedgerActivity;
+  failModes: FailModeReader;
   /** The tenant's time: real time in live, the org's test clock in sandbox (ADR 0017). */
   now(tenant: Tenant): Date;
   newId(kind: "policy" | "evaluation" | "alertConfig" | "alertDelivery"): string;
