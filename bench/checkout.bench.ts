@@ -12,6 +12,10 @@
  * of it give the ratio and the latency (median rounds). The JSON counts every failed flow (an answer outside 2xx
  * or a request that threw) of every run in `errors`.
  *
+ * Risk: a second org runs the same flows with ten policies on checkouts (bench/lib/risk-policies.ts); each round
+ * measures the maximum rate and the p99 at one offered rate with and without them, one after the other, and the
+ * medians give what the evaluation costs (targets: ≥ 0.90 of the throughput, ≤ 5 ms added to the p99).
+ *
  *   BENCH_DURATION_SEC (default 5) per concurrency level; BENCH_CONCURRENCY (default "1,4,16,32");
  *   BENCH_PACED_SEC (default 10) for the open-loop run at 70 % (at 200 flows/s, 5 s leave only 10 flows above
  *   the p99, so one stall moves it); BENCH_EXTRA_FRACTIONS (e.g. "0.3,0.5") for more open-loop runs;
@@ -37,6 +41,7 @@ import {
   startInfra,
   type OpRun,
 } from "./lib.ts";
+import { riskSummary, TEN_CHECKOUT_POLICIES, type RiskRound } from "./lib/risk-policies.ts";
 import { cpuMs, cpuMsByName, GATEWAY_NODE_OPTIONS, LEDGER_NODE_OPTIONS, nodeOptions, startChild, type Child } from "./lib/processes.ts";
 
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
@@ -100,40 +105,59 @@ try {
   await start("gateway", { PORT: String(gwPort), ALT_PORT: String(altPort), ...deployedGatewayEnv(infra), ...nodeOptions(GATEWAY_NODE_OPTIONS) });
   const base = `http://127.0.0.1:${gwPort}`;
   const headers = { "x-api-key": api_key, "content-type": "application/json" };
+  // A second org, the same flows, with ten risk policies on checkouts: what the evaluation adds, measured beside.
+  const { org_id: policyOrg } = await createOrg(sql, { name: "checkout-bench-risk" });
+  await sql`update gateway.orgs set rate_limits = ${sql.json({ read: lifted, write: lifted, treasury_write: lifted })} where id = ${policyOrg}`;
+  const policyHeaders = {
+    "x-api-key": (await createApiKey(sql, { orgId: policyOrg, environment: "sandbox", scopes: null })).api_key,
+    "content-type": "application/json",
+  };
   // The load generator shares the machine's two cores with what it measures (as pgbench does): undici's
   // keep-alive pool costs about half of what fetch costs per request, so less of the machine goes to the client.
   const pool = new Pool(base, { connections: Math.max(...LEVELS, 64), pipelining: 1 });
-  const post = async (path: string, body: unknown) => {
-    const res = await pool.request({ method: "POST", path, headers, body: JSON.stringify(body) });
+  const post = async (path: string, body: unknown, as: Record<string, string> = headers) => {
+    const res = await pool.request({ method: "POST", path, headers: as, body: JSON.stringify(body) });
     return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
   };
 
   const participants: string[] = [];
   for (let i = 0; i < PARTICIPANTS; i++) {
     const id = `bench_creator_${i}`;
-    const r = await post("/v1/participants", { participant_id: id, default_split_percent: 80 });
-    if (r.status !== 201 && r.status !== 200) throw new Error(`participant: ${r.status} ${JSON.stringify(r.body)}`);
+    for (const as of [headers, policyHeaders]) {
+      const r = await post("/v1/participants", { participant_id: id, default_split_percent: 80 }, as);
+      if (r.status !== 201 && r.status !== 200) throw new Error(`participant: ${r.status} ${JSON.stringify(r.body)}`);
+    }
     participants.push(id);
+  }
+  for (const p of TEN_CHECKOUT_POLICIES) {
+    const r = await post("/v1/fraud/policies", p, policyHeaders);
+    if (r.status !== 201) throw new Error(`policy: ${r.status} ${JSON.stringify(r.body)}`);
   }
 
   let flowSeq = 0;
   /** Latency of each step of the flows since the last reset (where a flow's time goes). */
   const steps = { create: [] as number[], complete: [] as number[] };
   /** One flow: create a session, then complete it in sandbox. Answers its latency in ms, or throws. */
-  const flow = async (): Promise<number> => {
+  const flowAs = (as: Record<string, string>) => async (): Promise<number> => {
     const n = flowSeq++;
     const t0 = performance.now();
-    const created = await post("/v1/checkout-sessions", { participant_id: participants[n % participants.length], amount: 1000 + (n % 97), sales_tax: n % 13 });
+    const created = await post(
+      "/v1/checkout-sessions",
+      { participant_id: participants[n % participants.length], amount: 1000 + (n % 97), sales_tax: n % 13 },
+      as,
+    );
     if (created.status !== 201) throw new Error(`create ${created.status}: ${JSON.stringify(created.body)}`);
     const id = String((created.body["checkout_session"] as Record<string, unknown>)["id"]);
     const t1 = performance.now();
-    const done = await post(`/v1/sandbox/checkouts/${id}/complete`, {});
+    const done = await post(`/v1/sandbox/checkouts/${id}/complete`, {}, as);
     if (done.status !== 200) throw new Error(`complete ${done.status}: ${JSON.stringify(done.body)}`);
     const t2 = performance.now();
     steps.create.push(t1 - t0);
     steps.complete.push(t2 - t1);
     return t2 - t0;
   };
+  const flow = flowAs(headers);
+  const policyFlow = flowAs(policyHeaders);
   /**
    * Each service's /metrics text, scraped once per reading: a scrape resets the event-loop delay histogram, so
    * every figure of a reading must come from the same scrape.
@@ -294,6 +318,17 @@ try {
       runtime: runtimeDelta(runtimeBefore, runtimeFigures(after), PACED_SEC),
     });
   }
+  // Risk: the same concurrency and the same offered rate with and without ten policies, alternating in each round.
+  const riskRounds: RiskRound[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const without = await runLevel(best.concurrency, DURATION_SEC);
+    const withPolicies = await closedLoop(policyFlow, best.concurrency, DURATION_SEC);
+    const rate = Math.max(1, without.perSec * 0.7);
+    const pacedWithout = await openLoop(flow, rate, PACED_SEC);
+    const pacedWith = await openLoop(policyFlow, rate, PACED_SEC);
+    riskRounds.push({ without, with: withPolicies, pacedWithout, pacedWith });
+  }
+  const risk = riskSummary(riskRounds);
   const ratioRound = medianBy(rounds, (r) => r.max.perSec / r.tps);
   const latencyRound = medianBy(rounds, (r) => r.paced.p99);
   const pgTps = ratioRound.tps;
@@ -321,6 +356,11 @@ try {
   console.log(`  by step: ${latencyRound.steps}`);
   console.log(`  mean time in each service's handler: ${latencyRound.handlers}`);
   console.log(`  runtime: ${latencyRound.runtime}`);
+  console.log(`risk: ten policies on the second org (${best.concurrency} clients; open loop at 70 % of the max without):`);
+  for (const l of risk.lines) console.log(`  ${l}`);
+  console.log(
+    `median: throughput with ÷ without ${risk.throughputRatio.toFixed(3)} (target ≥ 0.90), p99 added ${risk.p99AddedMs.toFixed(1)} ms (target ≤ 5 ms)`,
+  );
   const ratio = ratioRound.max.perSec / pgTps;
   console.log(`CPU ms per flow (closed loop): ${cpuPerFlow}, load generator ${clientPerFlow}, PostgreSQL ${pgPerFlow}, nats-server ${natsPerFlow}`);
   console.log(`database commits per flow (all services, incl. read-only statements): ${commitsPerFlow.toFixed(1)}`);
@@ -336,7 +376,13 @@ try {
            (select coalesce(sum(balance), 0)::text from ledger.accounts where account_type = 'creator_earnings' and org_id = ${org_id}) as wallets`;
   const stuck = await sql`select 1 from payments.checkout_sessions where status = 'completing'`;
   // Every flow that failed, in every run: an answer outside 2xx or a request that threw (bench/lib.ts closedLoop, openLoop).
-  const errors = [warmUp, ...results, ...extra, ...rounds.flatMap((r) => [r.max, r.paced])].reduce((n, r) => n + r.errors, 0);
+  const errors = [
+    warmUp,
+    ...results,
+    ...extra,
+    ...rounds.flatMap((r) => [r.max, r.paced]),
+    ...riskRounds.flatMap((r) => [r.without, r.with, r.pacedWithout, r.pacedWith]),
+  ].reduce((n, r) => n + r.errors, 0);
   const invariantsOk = errors === 0 && report.ok && once?.bad === "0" && totals?.sessions === totals?.wallets && stuck.length === 0;
   if (!invariantsOk) {
     console.log(
@@ -369,6 +415,8 @@ try {
       p50_ms: Number(paced.p50.toFixed(1)),
       p99_ms: Number(paced.p99.toFixed(1)),
       max_p99_ms: Number(ratioRound.max.p99.toFixed(1)),
+      risk_throughput_ratio: Number(risk.throughputRatio.toFixed(3)),
+      risk_p99_added_ms: Number(risk.p99AddedMs.toFixed(1)),
       errors,
       invariants: invariantsOk ? "ok" : "failed",
     }),
