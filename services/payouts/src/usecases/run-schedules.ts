@@ -64,6 +64,8 @@ const SKIP_CODES = new Set([
   "wallet_not_found",
   "wallet_not_active",
   "amount_too_large",
+  // A hard risk policy refused the period's payout; one held for review is the period's payout (under_review).
+  "risk_denied",
 ]);
 /**
  * A refusal's reason as the skip records it: its code, except a live participant whose bank account a return
