@@ -45,6 +45,11 @@ describe("requests", () => {
     expectTypeOf(client.refunds.create).parameter(0).toHaveProperty("idempotency_key").toEqualTypeOf<string | undefined>();
     // @ts-expect-error a top-up needs its wallet id and body
     void (() => client.wallets.topUp({ amount: 1, reference_id: "r" }));
+    // Answers are the envelope; a call names the fields it relies on.
+    expectTypeOf(client.payouts.get<{ payout: { id: string } }>)
+      .returns.resolves.toHaveProperty("payout")
+      .toEqualTypeOf<{ id: string }>();
+    expectTypeOf(client.payouts.get).returns.resolves.toHaveProperty("request_id").toEqualTypeOf<string>();
     // A body whose fields are all optional may be left out.
     void (() => client.sandbox.completeCheckout("cs_1"));
   });

@@ -46,7 +46,11 @@ type Iterable<I extends OperationId> = I extends (typeof NO_ITERATOR)[number]
     ? { all<T = Record<string, unknown>>(...args: QueryArgs<I>): AsyncGenerator<T> }
     : unknown;
 
-export type Method<I extends OperationId> = ((...args: Args<I>) => Promise<ApiResponse>) & Iterable<I>;
+/**
+ * One operation. The OpenAPI document describes requests, not answers, so an answer is the success envelope; name
+ * the fields a call relies on with `R`: `await client.payouts.get<{ payout: Payout }>(id)`.
+ */
+export type Method<I extends OperationId> = (<R extends object = Record<string, unknown>>(...args: Args<I>) => Promise<ApiResponse & R>) & Iterable<I>;
 
 type Resources = typeof RESOURCES;
 export type TreasuryClient = { [G in keyof Resources]: { [M in keyof Resources[G]]: Method<Resources[G][M] & OperationId> } } & {
