@@ -1,7 +1,8 @@
 // Proves the first-party client against the whole system, using nothing but the client: the typical sandbox flow
 // (participant, checkout completed, buyer wallet top-up, hold and release, refund, payout, receipt and its proof,
-// paged entries), typed errors from real answers, and a retry after a forced 504 whose first attempt did the
-// work: the retry carries the same replay key, gets the first outcome, and the money moves once.
+// paged entries), typed errors from real answers, and retries after a forced 504 whose first attempt did the
+// work (a sandbox completion, a refund, a payout): each retry carries the same replay key, gets the first outcome,
+// and the money moves once.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -98,8 +99,15 @@ describe("the typical flow, through the client", () => {
 
     const { checkout_session: cs } = await client.checkouts.create<{ checkout_session: Body }>({ participant_id: creator, amount: 2_500 });
     checkoutId = String(cs["id"]);
-    const done = await client.sandbox.completeCheckout(checkoutId);
-    expect(done).toMatchObject({ checkout_session: { status: "completed", creator_id: creator } });
+    // The completion's answer is lost: the retry carries the key the client made for the call and gets the first
+    // outcome, and the sale is credited once.
+    force504.add(`POST /v1/sandbox/checkouts/${checkoutId}/complete`);
+    const done = await viaProxy.sandbox.completeCheckout(checkoutId);
+    expect(done).toMatchObject({ idempotent: true, checkout_session: { status: "completed", creator_id: creator } });
+    const attempts = proxied.filter((r) => r.path.endsWith(`${checkoutId}/complete`));
+    expect(attempts.map((a) => a.forced504)).toEqual([true, false]);
+    expect(attempts[0]!.idempotencyKey).toMatch(/^idk_[0-9a-f]{32}$/);
+    expect(attempts[1]!.idempotencyKey).toBe(attempts[0]!.idempotencyKey);
     expect(await balanceOf(creator)).toBe(2_000);
   });
 
@@ -120,14 +128,15 @@ describe("the typical flow, through the client", () => {
     expect((again as TreasuryError).code).toBe("hold_already_released");
   });
 
-  it("refunds once although the first answer is lost: the retry replays with the same idempotency key", async () => {
+  it("refunds once although the first answer is lost: the same request derives the same key on the server", async () => {
     force504.add("POST /v1/refunds");
     const refund = await viaProxy.refunds.create({ original_sale_reference: `checkout:${checkoutId}`, amount: 500, reason: "damaged" });
-    expect(refund).toMatchObject({ success: true, idempotent: true });
+    expect(refund).toMatchObject({ success: true, idempotent: true, refund: { refunded_amount_cents: 500 } });
     const attempts = proxied.filter((r) => r.path === "/v1/refunds" && r.method === "POST");
-    expect(attempts.map((a) => a.forced504)).toEqual([true, false]);
-    expect(attempts[0]!.idempotencyKey).toEqual(expect.any(String));
-    expect(attempts[1]!.idempotencyKey).toBe(attempts[0]!.idempotencyKey);
+    expect(attempts.map((a) => [a.forced504, a.idempotencyKey])).toEqual([
+      [true, undefined],
+      [false, undefined],
+    ]);
 
     const refunds = [];
     for await (const r of client.refunds.list.all<Body>({ sale_reference: `checkout:${checkoutId}` })) refunds.push(r);

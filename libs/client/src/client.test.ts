@@ -57,10 +57,19 @@ describe("requests", () => {
 
 describe("idempotency across retries", () => {
   it("makes one key per logical call and sends it on every retry", async () => {
-    const { client, sent } = clientWith([{ status: 504, body: errorBody("service_timeout") }, "network_error", ok({ refund: { id: "rf_1" } }), ok()]);
-    await client.refunds.create({ original_sale_reference: "checkout:cs", amount: 500, reason: "damaged" });
-    await client.refunds.create({ original_sale_reference: "checkout:cs", amount: 500, reason: "damaged" });
+    const { client, sent } = clientWith([{ status: 504, body: errorBody("service_timeout") }, "network_error", ok({ checkout_session: {} }), ok()]);
+    await client.checkouts.create({ participant_id: "p", amount: 2_500 });
+    await client.checkouts.create({ participant_id: "p", amount: 2_500 });
     expect(sent.map((r) => r.body?.["idempotency_key"])).toEqual(["idk_1", "idk_1", "idk_1", "idk_2"]);
+  });
+
+  it("leaves a refund's key to the server, which derives the same one from the same request on every retry", async () => {
+    const { client, sent } = clientWith([{ status: 504, body: errorBody("service_timeout") }, ok({ refund: {}, idempotent: true })]);
+    await client.refunds.create({ original_sale_reference: "checkout:cs", amount: 500, reason: "damaged" });
+    expect(sent.map((r) => r.body)).toEqual([
+      { original_sale_reference: "checkout:cs", amount: 500, reason: "damaged" },
+      { original_sale_reference: "checkout:cs", amount: 500, reason: "damaged" },
+    ]);
   });
 
   it("keeps the caller's key, from the body or the call options", async () => {
@@ -140,7 +149,7 @@ describe("retries", () => {
 
   it("reports a lost connection with the key to retry with", async () => {
     const { client } = clientWith(["network_error", "network_error"], { retry: { maxAttempts: 2 } });
-    const e = (await client.refunds.create({ original_sale_reference: "s", amount: 1, reason: "r" }).catch((x: unknown) => x)) as TreasuryConnectionError;
+    const e = (await client.refundRequests.create({ sale_reference: "s", reason: "r" }).catch((x: unknown) => x)) as TreasuryConnectionError;
     expect(e).toBeInstanceOf(TreasuryConnectionError);
     expect([e.attempts, e.idempotencyKey]).toEqual([2, "idk_1"]);
   });

@@ -66,6 +66,13 @@ const REPEATABLE_POSTS: ReadonlySet<OperationId> = new Set<OperationId>([
   "reverseTransaction",
 ]);
 
+/**
+ * `idempotency_key` operations whose key, when absent, the server derives from the request itself (a refund from
+ * its sale, amount and external id; a reversal from its transaction and amount): a key made here would make two
+ * identical requests two refunds, where the server's own key makes them one. Their retries are safe without one.
+ */
+const SERVER_DERIVED_KEY: ReadonlySet<OperationId> = new Set<OperationId>(["createRefund", "reverseTransaction"]);
+
 /** A 409 that, after an attempt whose outcome was unknown, is the answer of that attempt: the same request done. */
 const REPLAY_CONFLICTS: ReadonlySet<string> = new Set(["duplicate_reference_id", "hold_already_released", "duplicate_reversal_reference"]);
 
@@ -131,7 +138,8 @@ export class Transport {
     const op = OPERATIONS[id];
     let body = input.body;
     if (op.replayKey === "idempotency_key" && body?.["idempotency_key"] === undefined) {
-      body = { ...body, idempotency_key: opts.idempotencyKey ?? this.newKey() };
+      const key = opts.idempotencyKey ?? (SERVER_DERIVED_KEY.has(id) ? undefined : this.newKey());
+      if (key !== undefined) body = { ...body, idempotency_key: key };
     }
     const replayKey = typeof body?.[op.replayKey ?? ""] === "string" ? (body?.[op.replayKey ?? ""] as string) : undefined;
     const url = buildUrl(this.baseUrl, op.path, input.path, input.query);
