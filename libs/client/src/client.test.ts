@@ -166,9 +166,25 @@ describe("errors", () => {
     void e.is("no_such_code");
   });
 
+  it("keeps the replay key on an error whose outcome is unknown, to learn it later", async () => {
+    const { client } = clientWith([{ status: 504, body: errorBody("service_timeout") }], { retry: { maxAttempts: 1 } });
+    const e = (await client.checkouts.create({ participant_id: "p", amount: 1 }).catch((x: unknown) => x)) as TreasuryError;
+    expect([e.code, e.idempotencyKey]).toEqual(["service_timeout", "idk_1"]);
+  });
+
   it("reports a failure without an envelope as internal_error", async () => {
     const { client } = clientWith([{ status: 502, body: { nope: true } }]);
     await expect(client.health.check()).rejects.toMatchObject({ code: "internal_error", status: 502, family: "server" });
+  });
+});
+
+describe("files", () => {
+  it("answers a body sent outside the envelope (a CSV statement) as a file", async () => {
+    const fetchCsv = (async () =>
+      new Response("date,amount\n2026-03-01,1000\n", { status: 200, headers: { "content-type": "text/csv", "x-request-id": "req_csv" } })) as typeof fetch;
+    const client = createClient({ apiKey: "k", baseUrl: "http://api.test", fetch: fetchCsv });
+    const res = await client.payouts.statement("po_1", { format: "csv" });
+    expect(res).toEqual({ success: true, request_id: "req_csv", file: { content_type: "text/csv", content: "date,amount\n2026-03-01,1000\n" } });
   });
 });
 

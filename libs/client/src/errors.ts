@@ -62,8 +62,10 @@ export class TreasuryError extends Error {
   readonly body: ErrorEnvelope;
   /** How many requests were made before this answer was given up on (1 when it was not retried). */
   readonly attempts: number;
+  /** The replay key the request carried: after a 503 or 504 the outcome is unknown, and a call with it learns it. */
+  readonly idempotencyKey: string | undefined;
 
-  constructor(status: number, body: ErrorEnvelope, attempts: number, retryAfter?: number) {
+  constructor(status: number, body: ErrorEnvelope, attempts: number, retryAfter?: number, idempotencyKey?: string) {
     super(`${body.error_code}: ${body.error}`);
     this.code = body.error_code;
     this.status = status;
@@ -74,6 +76,7 @@ export class TreasuryError extends Error {
     this.retryAfter = retryAfter ?? body.retry_after;
     this.body = body;
     this.attempts = attempts;
+    this.idempotencyKey = idempotencyKey;
   }
 
   /** Narrows to one code: `if (e.is("insufficient_balance")) …`. */

@@ -101,15 +101,21 @@ function buildUrl(baseUrl: string, template: string, params: string[], query: Re
   return `${baseUrl.replace(/\/+$/, "")}${path}${qs === "" ? "" : `?${qs}`}`;
 }
 
+/**
+ * The answer's body. A JSON body is the envelope; anything else is a file an operation sends outside it (a payout
+ * statement as CSV), answered as `{success, request_id, file: {content_type, content}}`.
+ */
 async function readBody(res: Response): Promise<unknown> {
   const text = await res.text();
   const type = res.headers.get("content-type") ?? "";
-  if (!type.includes("json")) return { file: true, content_type: type, content: text };
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return { file: true, content_type: type, content: text };
+  if (type.includes("json")) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // Not JSON after all: answered below as the file it is.
+    }
   }
+  return { success: res.ok, request_id: res.headers.get("x-request-id") ?? "", file: { content_type: type, content: text } };
 }
 
 type Attempt = { kind: "answer"; status: number; body: unknown; headers: Headers } | { kind: "lost"; error: unknown };
@@ -162,7 +168,8 @@ export class Transport {
       if (result.status === 409 && unknownSeen && REPLAY_CONFLICTS.has(envelope.error_code)) return asReplay(envelope);
       const wait = this.retryWait(id, result, envelope, attempt, maxAttempts);
       if (wait === null) {
-        throw new TreasuryError(result.status, envelope, attempt, secondsOf(retryAfterMs(result.headers.get("retry-after"), envelope.retry_after, this.now())));
+        const retryAfter = secondsOf(retryAfterMs(result.headers.get("retry-after"), envelope.retry_after, this.now()));
+        throw new TreasuryError(result.status, envelope, attempt, retryAfter, replayKey);
       }
       if (outcomeOf(result.status, envelope.error_code) === "unknown") unknownSeen = true;
       await this.sleepFn(wait, opts.signal);
