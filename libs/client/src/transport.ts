@@ -52,8 +52,7 @@ export interface RequestInput {
 
 /**
  * POSTs that repeat safely without a replay key in the body: each is idempotent by what it names (a participant by
- * its id, a wallet by its owner, a receipt by its sale, a release by its hold, a reversal by a key derived from the
- * transaction and amount, an import by its lines) or reads only.
+ * its id, a wallet by its owner, a receipt by its sale, a release by its hold, an import by its lines) or reads only.
  */
 const REPEATABLE_POSTS: ReadonlySet<OperationId> = new Set<OperationId>([
   "createParticipant",
@@ -63,7 +62,6 @@ const REPEATABLE_POSTS: ReadonlySet<OperationId> = new Set<OperationId>([
   "generateReport",
   "importTransactions",
   "releaseHold",
-  "reverseTransaction",
 ]);
 
 /**
