@@ -1320,6 +1320,7 @@ export interface components {
         | "webhook_delivery_not_found"
         | "invalid_webhook_url"
         | "risk_denied"
+        | "risk_unavailable"
         | "policy_not_found"
         | "policy_limit_reached"
         | "evaluation_not_found"
@@ -4684,7 +4685,7 @@ export interface operations {
     parameters: {
       query?: {
         participant_id?: string;
-        status?: "pending" | "processing" | "paid" | "failed";
+        status?: "pending" | "under_review" | "processing" | "paid" | "failed";
         limit?: number;
         offset?: number;
       };
