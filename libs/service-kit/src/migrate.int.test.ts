@@ -49,7 +49,17 @@ describe("migrateAll", () => {
     const admin = connect(db.url);
     const tables = await admin<{ table_name: string }[]>`
       select table_name from information_schema.tables where table_schema = 'ledger' order by table_name`;
-    expect(tables.map((t) => t.table_name)).toEqual(["audit_log", "entries", "event_seq", "inbox", "outbox", "sandbox_clocks", "schema_migrations"]);
+    expect(tables.map((t) => t.table_name)).toEqual([
+      "audit_log",
+      "entries",
+      "event_seq",
+      "inbox",
+      "outbox",
+      "risk_fail_modes",
+      "risk_fail_safes",
+      "sandbox_clocks",
+      "schema_migrations",
+    ]);
     const applied = await admin<{ version: string }[]>`select version from ledger.schema_migrations order by version`;
     expect(applied.map((r) => r.version)).toEqual(["0001_entries.sql", "0002_note.sql"]);
     const [index] = await admin`select indexdef from pg_indexes where schemaname = 'ledger' and indexname = 'outbox_unpublished_idx'`;

@@ -36,20 +36,22 @@ export function newOrg(): string {
 export async function startRefunds(opts: { env?: Record<string, string>; deps?: RefundsBuildDeps } = {}): Promise<RefundsHarness> {
   const env = await setupTestEnv();
   const spawned: SpawnedService[] = [];
-  const spawn = async (name: "ledger" | "payments") => {
+  const spawn = async (name: "ledger" | "payments" | "risk") => {
     const child = spawnService(name, env.env(name, { HEALTH_PORT: String(await freePort()) }));
     spawned.push(child);
     return child;
   };
   let ledger = await spawn("ledger");
   const payments = await spawn("payments");
+  // The spawned ledger asks risk before a transfer, as deployed.
+  const risk = await spawn("risk");
   // The reconciler runs only when a test asks (runOnce), so what a test sees is what it drove.
   const refunds = await buildRefunds(env.env("refunds", { REFUNDS_RECONCILE_INTERVAL_MS: "600000", REFUNDS_RECONCILE_GRACE_MS: "0", ...opts.env }), {
     risk: allowRisk,
     ...opts.deps,
   });
   await refunds.start();
-  await Promise.all([ledger.ready, payments.ready]);
+  await Promise.all([ledger.ready, payments.ready, risk.ready]);
   return {
     env,
     refunds,
