@@ -29,6 +29,8 @@ export const RpcRequest = z.object({
   deadline: z.number().optional(),
   /** Public base URL of the gateway's alt listener, for browser-visible links (checkout_url, wallet_url…). */
   alt_base_url: z.string().optional(),
+  /** The client's address as the gateway sees it (TRUST_PROXY): what risk's velocity by ip counts. */
+  client_ip: z.string().optional(),
 });
 export type RpcRequest<B = unknown, Q = Record<string, unknown>> = {
   auth: AuthContext;
@@ -37,6 +39,7 @@ export type RpcRequest<B = unknown, Q = Record<string, unknown>> = {
   body: B;
   deadline?: number;
   alt_base_url?: string;
+  client_ip?: string;
 };
 
 /**

@@ -1,6 +1,7 @@
 // Proves checkout creation over in-memory ports: a hosted session is stored with its answer and moves no money, a
 // repeated idempotency key answers the first body (and refuses another body), a direct sandbox payment posts the
-// sale under `checkout:<id>` and answers it completed, and refusals (declined card, no buyer wallet) store nothing.
+// sale under `checkout:<id>` and answers it completed, and refusals (declined card, no buyer wallet, a risk denial)
+// store nothing.
 import { DomainError } from "@treasury/contracts";
 import { describe, expect, it } from "vitest";
 import { createCheckoutSession } from "../src/usecases/create-checkout.ts";
@@ -87,5 +88,28 @@ describe("createCheckoutSession", () => {
     expect(res.checkoutSession).toMatchObject({ status: "completed", purchase_mode: "direct_funded_wallet" });
     expect(f.ledger.asked[0]?.preconditions).toEqual([{ wallet: { wallet_id: wallet.id }, available_gte: 1_000 }]);
     expect(f.ledger.asked[0]?.postings?.every((p) => "wallet_id" in p.debit && p.debit.wallet_id === wallet.id)).toBe(true);
+  });
+});
+
+describe("createCheckoutSession and risk", () => {
+  it("asks risk with the session's key, its participant, buyer and client address; a denial stores and posts nothing", async () => {
+    const asked: unknown[] = [];
+    const f = fakes({
+      risk: {
+        check: async (_t, p) => {
+          asked.push(p);
+          throw new DomainError("risk_denied", "Denied by a risk policy", { extra: { evaluation_id: "feval_1" } });
+        },
+      },
+    });
+    f.ledger.addParticipant("creator_1", { split: 80 });
+    const body = { participant_id: "creator_1", amount: 5_000, payment_method_id: "pm_card_visa", customer_id: "buyer_9", idempotency_key: "idem_1" };
+    const refused = await createCheckoutSession(f.deps, TENANT, body, ALT, "203.0.113.7").catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "risk_denied", extra: { evaluation_id: "feval_1" } });
+    expect(asked).toEqual([
+      { operation: "checkout", key: "checkout:idem_1", amount: 5_000, participant_id: "creator_1", buyer_id: "buyer_9", ip: "203.0.113.7" },
+    ]);
+    expect(f.checkouts.rows.size).toBe(0);
+    expect(f.ledger.movements("checkout_sale")).toHaveLength(0);
   });
 });

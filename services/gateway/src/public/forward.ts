@@ -34,6 +34,7 @@ export function createForward(deps: GatewayDeps): Forward {
       body: body.value ?? null,
       deadline: Date.now() + deps.rpcTimeoutMs,
       alt_base_url: deps.altBaseUrl(),
+      client_ip: req.ip,
     };
     const result = await rpcForward(deps.nc, route.subject, payload, {
       timeoutMs: deps.rpcTimeoutMs,

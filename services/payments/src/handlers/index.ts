@@ -49,7 +49,7 @@ export function registerHandlers(svc: Pick<Service, "handle" | "handlePage">, de
     },
     createCheckoutSession: async (req) => {
       const body = parseOrThrow(schemas.CreateCheckoutBody, req.body);
-      const { checkoutSession, replayed } = await createCheckoutSession(deps, tenantOf(req.auth), body, altBase(req));
+      const { checkoutSession, replayed } = await createCheckoutSession(deps, tenantOf(req.auth), body, altBase(req), req.client_ip);
       return replayed
         ? { status: 200, body: { checkout_session: checkoutSession, idempotent: true } }
         : { status: 201, body: { checkout_session: checkoutSession } };

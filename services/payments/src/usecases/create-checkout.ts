@@ -251,7 +251,12 @@ function buyerOf(body: CreateCheckoutBody): { buyer_id?: string } {
 }
 
 /** Everything the session will record, read and asked before anything is written. */
-async function planCheckout(deps: PaymentsDeps, tenant: Tenant, body: CreateCheckoutBody, altBaseUrl: string, hash: string): Promise<CheckoutPlan> {
+async function planCheckout(
+  deps: PaymentsDeps,
+  tenant: Tenant,
+  body: CreateCheckoutBody,
+  { altBaseUrl, hash, clientIp }: { altBaseUrl: string; hash: string; clientIp: string | undefined },
+): Promise<CheckoutPlan> {
   checkBody(body, tenant);
   const mode = modeOf(body);
   const { name: providerName, provider } = chooseProvider(deps, body, tenant, mode);
@@ -265,6 +270,7 @@ async function planCheckout(deps: PaymentsDeps, tenant: Tenant, body: CreateChec
     amount: body.amount,
     participant_id: body.participant_id,
     ...buyerOf(body),
+    ...(clientIp === undefined ? {} : { ip: clientIp }),
   });
   const now = deps.now();
   const expiresAt = new Date(now.getTime() + CHECKOUT_TTL_MS);
@@ -273,13 +279,19 @@ async function planCheckout(deps: PaymentsDeps, tenant: Tenant, body: CreateChec
   return { id, now, expiresAt, mode, providerName, participant, split, buyerWalletId, hosted, hash };
 }
 
-export async function createCheckoutSession(deps: PaymentsDeps, tenant: Tenant, body: CreateCheckoutBody, altBaseUrl: string): Promise<CreatedCheckout> {
+export async function createCheckoutSession(
+  deps: PaymentsDeps,
+  tenant: Tenant,
+  body: CreateCheckoutBody,
+  altBaseUrl: string,
+  clientIp?: string,
+): Promise<CreatedCheckout> {
   const hash = requestHash(body);
   if (body.idempotency_key !== undefined) {
     const existing = await deps.checkouts.findByKey(tenant, body.idempotency_key);
     if (existing !== undefined) return replay(deps, existing, hash);
   }
-  const plan = await planCheckout(deps, tenant, body, altBaseUrl, hash);
+  const plan = await planCheckout(deps, tenant, body, { altBaseUrl, hash, clientIp });
   const row = newCheckoutRow(deps, tenant, body, plan);
   const hostedAnswer = plan.mode === "session" ? hostedAnswerOf(row, plan.now) : null;
   const inserted = await deps.checkouts.insert({ ...row, create_response: hostedAnswer });
