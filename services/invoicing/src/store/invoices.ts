@@ -7,7 +7,7 @@ import { DomainError, type Tenant } from "@treasury/contracts";
 import { withTx, type Sql, type Tx } from "@treasury/service-kit";
 import postgres from "postgres";
 import { invoiceNumber, type Invoice } from "../domain/invoice.ts";
-import type { InvoiceStore, NewInvoice, PendingEvent, Posting, Transition } from "../usecases/ports.ts";
+import type { InvoiceFilter, InvoiceStore, NewInvoice, PendingEvent, Posting, Transition } from "../usecases/ports.ts";
 import {
   INVOICE_COLS,
   PAYMENT_COLS,
@@ -114,6 +114,45 @@ async function markOverdueOf(sql: Sql, t: Tenant, today: string, limit: number, 
   });
 }
 
+async function listInvoices(sql: Sql, t: Tenant, f: InvoiceFilter): Promise<{ invoices: Invoice[]; total: number }> {
+  const open = sql`status in ('sent', 'partially_paid')`;
+  const status =
+    f.status === undefined
+      ? sql``
+      : f.status === "overdue"
+        ? sql`and ${open} and due_date < ${f.today}::date`
+        : f.status === "sent" || f.status === "partially_paid"
+          ? sql`and status = ${f.status} and due_date >= ${f.today}::date`
+          : sql`and status = ${f.status}`;
+  const where = sql`org_id = ${t.orgId} and livemode = ${t.livemode} ${status} ${f.customer_id === undefined ? sql`` : sql`and customer_id = ${f.customer_id}`}`;
+  const rows = await sql<
+    InvoiceRow[]
+  >`select ${cols(sql)} from invoicing.invoices where ${where} order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
+  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from invoicing.invoices where ${where}`;
+  return { invoices: await withLines(sql, rows), total: count?.total ?? 0 };
+}
+
+/**
+ * Each tenant with open invoices not yet announced overdue, on its own today (sandboxes run on their clocks):
+ * those with the earliest due dates first, so a tenant with nothing due yet never holds up one that has.
+ */
+async function markOverdueAll(
+  sql: Sql,
+  today: (tenant: Tenant) => string,
+  batchMax: number,
+  events: (invoice: Invoice, today: string) => PendingEvent[],
+): Promise<number> {
+  const tenants = await sql<{ org_id: string; livemode: boolean }[]>`
+    select org_id, livemode from invoicing.invoices where status in ('sent', 'partially_paid') and overdue_at is null
+    group by org_id, livemode order by min(due_date) limit ${batchMax}`;
+  let marked = 0;
+  for (const r of tenants) {
+    const t = { orgId: r.org_id, livemode: r.livemode };
+    marked += await markOverdueOf(sql, t, today(t), batchMax, events);
+  }
+  return marked;
+}
+
 export function pgInvoiceStore(sql: Sql): InvoiceStore {
   return {
     async create(t, inv, events) {
@@ -142,23 +181,7 @@ export function pgInvoiceStore(sql: Sql): InvoiceStore {
     findByReference: (t, ref) => one(sql, sql`org_id = ${t.orgId} and livemode = ${t.livemode} and reference_id = ${ref}`),
     findByNumber: (t, number) => one(sql, sql`org_id = ${t.orgId} and livemode = ${t.livemode} and number = ${number}`),
     findBySendTransaction: (t, txn) => one(sql, sql`org_id = ${t.orgId} and livemode = ${t.livemode} and send_transaction_id = ${txn}`),
-    async list(t, f) {
-      const open = sql`status in ('sent', 'partially_paid')`;
-      const status =
-        f.status === undefined
-          ? sql``
-          : f.status === "overdue"
-            ? sql`and ${open} and due_date < ${f.today}::date`
-            : f.status === "sent" || f.status === "partially_paid"
-              ? sql`and status = ${f.status} and due_date >= ${f.today}::date`
-              : sql`and status = ${f.status}`;
-      const where = sql`org_id = ${t.orgId} and livemode = ${t.livemode} ${status} ${f.customer_id === undefined ? sql`` : sql`and customer_id = ${f.customer_id}`}`;
-      const rows = await sql<
-        InvoiceRow[]
-      >`select ${cols(sql)} from invoicing.invoices where ${where} order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
-      const [count] = await sql<{ total: number }[]>`select count(*)::int as total from invoicing.invoices where ${where}`;
-      return { invoices: await withLines(sql, rows), total: count?.total ?? 0 };
-    },
+    list: (t, f) => listInvoices(sql, t, f),
     async payments(t, invoiceId) {
       const rows = await sql<PaymentRow[]>`
         select ${sql.unsafe(PAYMENT_COLS)} from invoicing.invoice_payments
@@ -177,15 +200,6 @@ export function pgInvoiceStore(sql: Sql): InvoiceStore {
         return applyTransition(tx, tenantOf(locked), locked, decide(locked));
       });
     },
-    async markOverdue(today, batchMax, events) {
-      const tenants = await sql<{ org_id: string; livemode: boolean }[]>`
-        select distinct org_id, livemode from invoicing.invoices where status in ('sent', 'partially_paid') and overdue_at is null limit ${batchMax}`;
-      let marked = 0;
-      for (const r of tenants) {
-        const t = { orgId: r.org_id, livemode: r.livemode };
-        marked += await markOverdueOf(sql, t, today(t), batchMax, events);
-      }
-      return marked;
-    },
+    markOverdue: (today, batchMax, events) => markOverdueAll(sql, today, batchMax, events),
   };
 }
