@@ -183,22 +183,7 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     alertConfigId: risk.alertConfigId,
     invoiceId: invoice.invoiceId,
   };
-  const all = [
-    ...Object.values(pathIds),
-    ...Object.values(listed),
-    wallet.buyer,
-    sale.saleReference,
-    sale.refundTransactionId,
-    findTransactionId(payout.funding),
-    bank.incomeTransactionId,
-    wallet.sharedSpendTransactionId,
-    bank.importId,
-    bank.match.bank_line_id,
-    deliveryId,
-    wallet.walletSessionId,
-    wallet.pendingCheckoutId,
-    invoice.invoiceTransactionId,
-  ];
+  const all = [...Object.values(pathIds), ...Object.values(listed), ...unlistedIds(sale, payout, wallet, bank, deliveryId), invoice.invoiceTransactionId];
   return {
     pathIds,
     listed,
@@ -218,6 +203,31 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     pendingCheckoutId: wallet.pendingCheckoutId,
     walletSessionId: wallet.walletSessionId,
   };
+}
+
+type Made<F extends (...args: never[]) => Promise<unknown>> = Awaited<ReturnType<F>>;
+
+/** The ids the samples were handed that neither a path nor a list names. */
+function unlistedIds(
+  sale: Made<typeof sampleSale>,
+  payout: Made<typeof samplePayout>,
+  wallet: Made<typeof sampleWallet>,
+  bank: Made<typeof sampleBankImport>,
+  deliveryId: string,
+): string[] {
+  return [
+    wallet.buyer,
+    sale.saleReference,
+    sale.refundTransactionId,
+    findTransactionId(payout.funding),
+    bank.incomeTransactionId,
+    wallet.sharedSpendTransactionId,
+    bank.importId,
+    bank.match.bank_line_id,
+    deliveryId,
+    wallet.walletSessionId,
+    wallet.pendingCheckoutId,
+  ];
 }
 
 /** A webhook endpoint, and a participant with KYC and a bank account. */
