@@ -8,6 +8,7 @@
 import { newId } from "@treasury/contracts";
 import { createService, type Job, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { natsLedger } from "./adapters/ledger.ts";
+import { pgInvoicingFinder } from "./admin/find.ts";
 import { InvoicingEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { registerJobs } from "./jobs/index.ts";
@@ -40,6 +41,7 @@ export async function buildInvoicing(env: Record<string, string | undefined>, de
   // Due dates and aging read the tenant's clock: a sandbox clock's advance makes invoices overdue (ADR 0017).
   svc.followSandboxClock();
   registerHandlers(svc, useCaseDeps);
+  svc.adminFind(pgInvoicingFinder(svc.sql));
   const jobs = registerJobs(svc, useCaseDeps, {
     reconcileIntervalMs: cfg.INVOICING_RECONCILE_INTERVAL_MS,
     reconcileGraceMs: cfg.INVOICING_RECONCILE_GRACE_MS,
