@@ -25,6 +25,8 @@ export type Kind =
   | "kyc_submission"
   | "risk_evaluation"
   | "fraud_policy"
+  | "invoice"
+  | "invoice_payment"
   | "dispute"
   | "wallet_session"
   | "wallet_topup"
@@ -60,6 +62,8 @@ const PREFIX_KINDS: Record<string, Kind> = {
   [ID_PREFIXES.kycSubmission]: "kyc_submission",
   [ID_PREFIXES.fraudEvaluation]: "risk_evaluation",
   [ID_PREFIXES.fraudPolicy]: "fraud_policy",
+  [ID_PREFIXES.invoice]: "invoice",
+  [ID_PREFIXES.invoicePayment]: "invoice_payment",
   [ID_PREFIXES.dispute]: "dispute",
   [ID_PREFIXES.walletSession]: "wallet_session",
   [ID_PREFIXES.walletTopup]: "wallet_topup",

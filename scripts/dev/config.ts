@@ -55,6 +55,7 @@ export const HEALTH_PORT_OFFSETS: Record<ServiceName, number> = {
   kyc: 6,
   webhooks: 7,
   risk: 8,
+  invoicing: 9,
 };
 export const HEALTH_PORTS = Object.fromEntries(SERVICES.map((s) => [s, healthPortBase + HEALTH_PORT_OFFSETS[s]])) as Record<ServiceName, number>;
 

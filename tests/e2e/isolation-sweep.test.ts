@@ -97,6 +97,7 @@ const VALID_BODIES: Readonly<Record<string, Body>> = {
   putBankAccount: { ...BANK_ACCOUNT },
   putReserve: { type: "fixed", amount_cents: 0 },
   putPayoutSchedule: { interval: "manual" },
+  recordInvoicePayment: { amount: 100, reference_id: "iso_invoice_payment" },
   submitReceiptProofSignature: {
     key_id: "iso_key",
     signature: "eyJhbGciOiJFZERTQSJ9..c2lnbmF0dXJl",
@@ -123,7 +124,15 @@ describe("route coverage", () => {
 function filterValues(): Readonly<Record<string, string>> {
   const s = samples;
   const p = s.pathIds["participant_id"] ?? "";
-  return { participant_id: p, creator_id: p, owner_id: p, venture_id: p, sale_reference: s.saleReference, wallet_id: s.consumerWalletId };
+  return {
+    participant_id: p,
+    creator_id: p,
+    owner_id: p,
+    venture_id: p,
+    sale_reference: s.saleReference,
+    wallet_id: s.consumerWalletId,
+    customer_id: "smp_iso_customer",
+  };
 }
 
 /** The query parameters of an operation, as the OpenAPI document lists them. */
@@ -229,6 +238,8 @@ function bodyProbes(): { operation: string; body: Body }[] {
     { operation: "manageWebhooks", body: { action: "update", endpoint_id: s.endpointId, description: "iso" } },
     { operation: "configureAlerts", body: { action: "update", config_id: s.alertConfigId, is_active: true } },
     { operation: "configureAlerts", body: { action: "delete", config_id: s.alertConfigId } },
+    { operation: "receivePayment", body: { amount: 100, reference_id: "iso_receive_id", invoice_id: s.invoiceId } },
+    { operation: "receivePayment", body: { amount: 100, reference_id: "iso_receive_txn", invoice_transaction_id: s.invoiceTransactionId } },
     { operation: "manageWebhooks", body: { action: "test", endpoint_id: s.endpointId } },
     { operation: "manageWebhooks", body: { action: "deliveries", endpoint_id: s.endpointId } },
     { operation: "manageWebhooks", body: { action: "retry", delivery_id: s.deliveryId } },

@@ -88,6 +88,9 @@ export interface Samples {
   deliveryId: string;
   /** A risk alert configuration (POST /v1/configure-alerts names it in its body). */
   alertConfigId: string;
+  /** A sent invoice and the transaction that posted its receivable (receive-payment names either in its body). */
+  invoiceId: string;
+  invoiceTransactionId: string;
   bankLineId: string;
   /** A checkout still pending, for the hosted checkout page. */
   pendingCheckoutId: string;
@@ -148,6 +151,7 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
   const bank = await sampleBankImport(api, tag);
   const deliveryId = await sampleDelivery(api, endpointId);
   const risk = await sampleRisk(api, hookUrl, tag);
+  const invoice = await sampleInvoice(api, tag);
 
   const pathIds = {
     participant_id: participant,
@@ -162,6 +166,7 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     match_id: bank.match.id,
     policy_id: risk.policyId,
     evaluation_id: risk.evaluationId,
+    invoice_id: invoice.invoiceId,
   };
   const listed = {
     participant,
@@ -176,22 +181,9 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     endpointId,
     policyId: risk.policyId,
     alertConfigId: risk.alertConfigId,
+    invoiceId: invoice.invoiceId,
   };
-  const all = [
-    ...Object.values(pathIds),
-    ...Object.values(listed),
-    wallet.buyer,
-    sale.saleReference,
-    sale.refundTransactionId,
-    findTransactionId(payout.funding),
-    bank.incomeTransactionId,
-    wallet.sharedSpendTransactionId,
-    bank.importId,
-    bank.match.bank_line_id,
-    deliveryId,
-    wallet.walletSessionId,
-    wallet.pendingCheckoutId,
-  ];
+  const all = [...Object.values(pathIds), ...Object.values(listed), ...unlistedIds(sale, payout, wallet, bank, deliveryId), invoice.invoiceTransactionId];
   return {
     pathIds,
     listed,
@@ -205,10 +197,37 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     endpointId,
     deliveryId,
     alertConfigId: risk.alertConfigId,
+    invoiceId: invoice.invoiceId,
+    invoiceTransactionId: invoice.invoiceTransactionId,
     bankLineId: bank.bankLineId,
     pendingCheckoutId: wallet.pendingCheckoutId,
     walletSessionId: wallet.walletSessionId,
   };
+}
+
+type Made<F extends (...args: never[]) => Promise<unknown>> = Awaited<ReturnType<F>>;
+
+/** The ids the samples were handed that neither a path nor a list names. */
+function unlistedIds(
+  sale: Made<typeof sampleSale>,
+  payout: Made<typeof samplePayout>,
+  wallet: Made<typeof sampleWallet>,
+  bank: Made<typeof sampleBankImport>,
+  deliveryId: string,
+): string[] {
+  return [
+    wallet.buyer,
+    sale.saleReference,
+    sale.refundTransactionId,
+    findTransactionId(payout.funding),
+    bank.incomeTransactionId,
+    wallet.sharedSpendTransactionId,
+    bank.importId,
+    bank.match.bank_line_id,
+    deliveryId,
+    wallet.walletSessionId,
+    wallet.pendingCheckoutId,
+  ];
 }
 
 /** A webhook endpoint, and a participant with KYC and a bank account. */
@@ -314,6 +333,18 @@ async function sampleRisk(api: Api, hookUrl: string, tag: string) {
     201,
   );
   return { policyId, evaluationId: field(evaluation, "evaluation", "id"), alertConfigId: field(alert, "alert_config", "id") };
+}
+
+/** A sent invoice (its receivable posted), with room for a few small payments. */
+async function sampleInvoice(api: Api, tag: string) {
+  const body = {
+    customer_name: "Sample Customer",
+    customer_id: `smp_${tag}_customer`,
+    line_items: [{ description: "Sample work", quantity: 4, unit_price_cents: 2_500 }],
+  };
+  const invoiceId = field(await expectStatus(api, "POST", "/v1/invoices", body, 201), "invoice", "id");
+  const sent = await expectStatus(api, "POST", `/v1/invoices/${invoiceId}/send`, {}, 200);
+  return { invoiceId, invoiceTransactionId: field(sent, "invoice", "transaction_id") };
 }
 
 /** A test delivery to the endpoint; answers its id. */

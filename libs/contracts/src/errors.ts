@@ -136,6 +136,17 @@ export const ERROR_CODES = {
   evaluation_not_found: { status: 404, message: "Risk evaluation not found" },
   alert_config_not_found: { status: 404, message: "Alert configuration not found" },
   alert_delivery_failed: { status: 422, message: "The test alert could not be delivered" },
+
+  // Invoicing (docs/api.md, Invoicing).
+  invoice_not_found: { status: 404, message: "Invoice not found" },
+  invoice_line_items_required: { status: 400, message: "An invoice needs at least one line item" },
+  invalid_quantity: { status: 400, message: "Quantity must be positive, with at most four decimal places" },
+  invoice_not_sent: { status: 409, message: "The invoice has not been sent" },
+  invoice_already_sent: { status: 409, message: "The invoice has already been sent" },
+  invoice_paid: { status: 409, message: "The invoice is paid" },
+  invoice_void: { status: 409, message: "The invoice is void" },
+  invoice_has_payments: { status: 409, message: "The invoice has payments recorded against it" },
+  payment_exceeds_amount_due: { status: 409, message: "Payment exceeds the invoice's amount due" },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

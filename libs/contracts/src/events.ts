@@ -28,6 +28,13 @@ export const PUBLIC_EVENT_TYPES = [
   "risk.review_required",
   /** An operator approved or denied an evaluation under review: data `{evaluation, operation, key, decision, actor, reason}`. */
   "risk.decided",
+  /** Invoices (data: the invoice as the API shows it; payment_recorded also `payment`): schemas InvoiceEventData. */
+  "invoice.created",
+  "invoice.sent",
+  "invoice.payment_recorded",
+  "invoice.paid",
+  "invoice.voided",
+  "invoice.overdue",
   "sandbox.test",
 ] as const;
 export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
@@ -77,6 +84,17 @@ export const DISPUTE_EVENT_TYPES = ["dispute.created", "dispute.closed"] as cons
 export const RISK_EVENT_TYPES = ["risk.review_required", "risk.decided"] as const satisfies readonly PublicEventType[];
 export type RiskEventType = (typeof RISK_EVENT_TYPES)[number];
 
+/** Invoices: created, sent (the receivable posted), a payment recorded, paid in full, voided, past its due date. */
+export const INVOICE_EVENT_TYPES = [
+  "invoice.created",
+  "invoice.sent",
+  "invoice.payment_recorded",
+  "invoice.paid",
+  "invoice.voided",
+  "invoice.overdue",
+] as const satisfies readonly PublicEventType[];
+export type InvoiceEventType = (typeof INVOICE_EVENT_TYPES)[number];
+
 export const KYC_EVENT_TYPES = ["kyc.submitted", "kyc.approved", "kyc.rejected", "kyc.suspended"] as const;
 export type KycEventType = (typeof KYC_EVENT_TYPES)[number];
 /** Internal event types never reach webhooks; they live under `evt.internal.`. */
@@ -109,6 +127,7 @@ export const EVENT_OWNERS: Readonly<Record<string, ServiceName>> = {
   sale: "refunds",
   kyc: "kyc",
   risk: "risk",
+  invoice: "invoicing",
   sandbox: "webhooks",
   sandbox_clock: "ledger",
 };

@@ -23,6 +23,9 @@ export const ID_PREFIXES = {
   fraudEvaluation: "feval",
   alertConfig: "falrt",
   alertDelivery: "fald",
+  invoice: "inv",
+  invoicePayment: "invp",
+  invoicePosting: "ilp",
   request: "req",
   entry: "ent",
 } as const;

@@ -26,6 +26,8 @@ export const SYSTEM_ACCOUNT_TYPES = [
   "accounts_payable",
   "creator_receivable",
   "sandbox_funding",
+  /** What customers owe on sent invoices, per invoice (entity_id: the invoice id); invoicing posts it. */
+  "accounts_receivable",
 ] as const;
 export type SystemAccountType = (typeof SYSTEM_ACCOUNT_TYPES)[number];
 

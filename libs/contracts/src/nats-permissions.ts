@@ -83,10 +83,13 @@ export const INTERNAL_CALLS: readonly InternalCall[] = [
   { caller: "payouts", service: "risk", operations: ["evaluate"] },
   { caller: "refunds", service: "risk", operations: ["evaluate"] },
   { caller: "ledger", service: "risk", operations: ["evaluate"] },
+  // Aging reads the ledger's receivables and bills as of a date; a bank line naming an invoice pays it.
+  { caller: "invoicing", service: "ledger", operations: ["receivableBalances", "openBills"] },
+  { caller: "ledger", service: "invoicing", operations: ["matchBankLine"] },
 ];
 
 /** The services that move money: the only ones that may ask the ledger to post. */
-export const LEDGER_POSTERS: readonly ServiceName[] = ["payments", "payouts", "refunds"];
+export const LEDGER_POSTERS: readonly ServiceName[] = ["payments", "payouts", "refunds", "invoicing"];
 
 /** Durable consumers on the EVENTS stream, by owning service. */
 export const EVENT_CONSUMERS: Readonly<Partial<Record<ServiceName, readonly string[]>>> = {
@@ -96,6 +99,7 @@ export const EVENT_CONSUMERS: Readonly<Partial<Record<ServiceName, readonly stri
   payouts: ["payouts-sandbox-clock", "payouts-risk-decided"],
   refunds: ["refunds-sandbox-clock"],
   risk: ["risk-sandbox-clock"],
+  invoicing: ["invoicing-sandbox-clock"],
 };
 
 /** The operations of `service` that other services call on internal subjects. */

@@ -34,4 +34,5 @@ export const PAGE_ROUTES: readonly PageRouteDef[] = [
     operation: "page.payoutStatement",
     summary: "Hosted payout statement page",
   },
+  { method: "GET", path: "/v1/invoices/:invoice_id/view", service: "invoicing", operation: "page.invoice", summary: "Hosted invoice page" },
 ];

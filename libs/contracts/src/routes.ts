@@ -4,6 +4,7 @@
  * limits and the OpenAPI document all read this one table.
  */
 import * as S from "./schemas.ts";
+import { INVOICING_ROUTES } from "./routes-invoicing.ts";
 
 export type { FileAnswer, HttpMethod, RateClass, RouteDef } from "./route-def.ts";
 export { BODY_LIMIT_BYTES, IMPORT_BODY_LIMIT_BYTES, PROCESSOR_WEBHOOK_BODY_LIMIT_BYTES, RPC_ENVELOPE_BYTES_MAX } from "./route-def.ts";
@@ -466,6 +467,9 @@ export const ROUTES: readonly RouteDef[] = [
     summary: "Risk alert configuration (action-based: list, create, update, delete, test)",
     body: S.ConfigureAlertsBody,
   }),
+
+  // Invoicing (wire decisions §11): its own file, as the table would pass a file's length.
+  ...INVOICING_ROUTES,
 ];
 
 export { PAGE_ROUTES, type PageRouteDef } from "./page-routes.ts";

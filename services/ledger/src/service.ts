@@ -8,6 +8,7 @@
 import { createService, riskGateFor, type Job, type RiskGate, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { registerAdminCommands } from "./admin/commands.ts";
 import { registerAdminFind } from "./admin/find.ts";
+import { natsInvoiceLines, registerAgingReads } from "./handlers/aging.ts";
 import { LedgerEnv } from "./config.ts";
 import { ledgerDeps } from "./deps.ts";
 import { registerHandlers } from "./handlers/index.ts";
@@ -18,6 +19,7 @@ import { registerAutoReleaseJob } from "./jobs/auto-release.ts";
 import { registerVerifyJob, type VerifyOutcome } from "./jobs/verify.ts";
 import { postBatchSizes, Poster } from "./posting/index.ts";
 import { registerStatementParser } from "./statement-parser/register.ts";
+import { pgAgingReader } from "./store/aging.ts";
 import { pgSalesActivity } from "./store/sales-activity.ts";
 import type { LedgerDeps } from "./usecases/deps.ts";
 import type { StatementParser } from "./usecases/ports.ts";
@@ -52,17 +54,20 @@ export async function buildLedger(env: Record<string, string | undefined>, build
     ...(build.pickShard === undefined ? {} : { pickShard: build.pickShard }),
   });
   // Every time-driven rule reads the tenant's clock: real time in live, the org's test clock in sandbox.
-  const deps = ledgerDeps(svc.sql, {
+  const core = ledgerDeps(svc.sql, {
     poster,
     parser: build.statementParser ?? registerStatementParser(svc),
     now: (t) => svc.clock.now(t),
     clockCopy: svc.clock,
     risk: build.risk ?? riskGateFor(svc),
   });
+  // Auto-match asks invoicing about bank lines that name an invoice (usecases/invoice-lines.ts).
+  const deps = Object.assign(core, { invoiceLines: natsInvoiceLines(svc) });
   registerHandlers(svc, deps);
   registerImportHandlers(svc, deps);
   registerInternalHandlers(svc, deps);
   registerSalesActivity(svc, pgSalesActivity(svc.sql));
+  registerAgingReads(svc, pgAgingReader(svc.sql));
   registerAdminCommands(svc, { sql: svc.sql, verifyTimeoutMs: svc.config.LEDGER_VERIFY_TIMEOUT_MS });
   registerAdminFind(svc, svc.sql);
   const verify = registerVerifyJob(svc);

@@ -26,6 +26,7 @@ export const NORMAL_SIDE: Record<AccountType, Side> = {
   accounts_payable: "credit",
   creator_receivable: "debit",
   sandbox_funding: "debit",
+  accounts_receivable: "debit",
   creator_earnings: "credit",
   consumer_credit: "credit",
 };
@@ -60,6 +61,7 @@ export const SYSTEM_ACCOUNT_NAMES: Record<SystemAccountType, string> = {
   accounts_payable: "Accounts payable",
   creator_receivable: "Creator receivable",
   sandbox_funding: "Sandbox funding (simulated cards)",
+  accounts_receivable: "Accounts receivable",
 };
 
 /** Wallet capabilities by type (docs/api.md, Participants and wallets). */

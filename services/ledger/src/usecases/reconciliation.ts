@@ -9,13 +9,14 @@ import { DomainError, type schemas, type Tenant } from "@treasury/contracts";
 import type { z } from "zod";
 import { sortableId } from "../domain/ids.ts";
 import type { LedgerDeps } from "./deps.ts";
+import { matchInvoiceLines, type InvoiceLineDeps } from "./invoice-lines.ts";
 import { CURRENCY } from "./present.ts";
 import type { BankLineRow, BankSideTransaction, MatchRow, NewMatch } from "./rows.ts";
 
 type AutoMatchBody = z.output<typeof schemas.AutoMatchBody>;
 type ManualMatchBody = z.output<typeof schemas.ManualMatchBody>;
 type UnmatchedQuery = z.output<typeof schemas.UnmatchedQuery>;
-export type ReconciliationDeps = Pick<LedgerDeps, "bankLines" | "reconciliation">;
+export type ReconciliationDeps = Pick<LedgerDeps, "bankLines" | "reconciliation"> & Pick<InvoiceLineDeps, "invoiceLines">;
 
 /** Bank lines one auto-match run considers, oldest first; a later run continues with the rest. */
 export const AUTO_MATCH_LINES_MAX = 200_000;
@@ -107,7 +108,10 @@ function presentBankSide(t: BankSideTransaction) {
 export async function autoMatchReconciliation(deps: ReconciliationDeps, tenant: Tenant, body: AutoMatchBody) {
   const window = body.date_window_days ?? DATE_WINDOW_DAYS_DEFAULT;
   const range = dayRange(body.start_date, body.end_date);
-  const bank = await deps.bankLines.unmatchedForMatching(tenant, { bankAccount: body.bank_account, ...range }, AUTO_MATCH_LINES_MAX);
+  const read = await deps.bankLines.unmatchedForMatching(tenant, { bankAccount: body.bank_account, ...range }, AUTO_MATCH_LINES_MAX);
+  // Lines naming an invoice pay it and are matched to the payment first (invoice-lines.ts); the rest match by amount and date.
+  const invoiced = await matchInvoiceLines(deps, tenant, read);
+  const bank = read.filter((b) => !invoiced.lineIds.has(b.id));
   const first = bank[0]?.date;
   const last = bank[bank.length - 1]?.date;
   const ledger =
@@ -120,16 +124,16 @@ export async function autoMatchReconciliation(deps: ReconciliationDeps, tenant: 
           AUTO_MATCH_TRANSACTIONS_MAX,
         );
   const result = autoMatch(bank, ledger, { dateWindowDays: window, ...(body.min_confidence !== undefined ? { minConfidence: body.min_confidence } : {}) });
-  const stored = await storeAutoMatches(deps, tenant, result.matched);
+  const stored = [...invoiced.matchIds, ...(await storeAutoMatches(deps, tenant, result.matched))];
   const listed = await deps.reconciliation.findMany(tenant, stored.slice(0, MATCHES_LISTED_MAX));
   return {
     auto_match: {
-      bank_lines_considered: bank.length,
+      bank_lines_considered: read.length,
       transactions_considered: ledger.length,
       matched: stored.length,
-      skipped_already_matched: result.matched.length - stored.length,
-      unmatched_bank_lines: bank.length - stored.length,
-      unmatched_transactions: ledger.length - stored.length,
+      skipped_already_matched: result.matched.length + invoiced.lineIds.size - stored.length,
+      unmatched_bank_lines: read.length - stored.length,
+      unmatched_transactions: ledger.length - (stored.length - invoiced.matchIds.length),
       more_bank_lines: bank.length === AUTO_MATCH_LINES_MAX,
       date_window_days: window,
       matches: listed.map(presentMatch),

@@ -12,7 +12,7 @@ import type { AccountTotals } from "./rows.ts";
 type Body = z.output<typeof schemas.GenerateReportBody>;
 export type ReportDeps = Pick<LedgerDeps, "listing" | "now">;
 
-const ASSETS = new Set(["platform_cash", "payouts_in_transit", "creator_receivable", "sandbox_funding"]);
+const ASSETS = new Set(["platform_cash", "payouts_in_transit", "creator_receivable", "sandbox_funding", "accounts_receivable"]);
 const LIABILITIES = new Set(["creator_earnings", "consumer_credit", "sales_tax_payable", "refunds_payable", "accounts_payable"]);
 const EQUITY = new Set(["opening_balance_equity"]);
 const REVENUE = new Set(["platform_revenue", "income"]);
