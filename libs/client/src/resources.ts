@@ -101,6 +101,17 @@ export const RESOURCES = {
     balanceSheet: "getBalanceSheet",
     profitLoss: "getProfitLoss",
   },
+  invoices: {
+    list: "listInvoices",
+    create: "createInvoice",
+    get: "getInvoice",
+    send: "sendInvoice",
+    recordPayment: "recordInvoicePayment",
+    void: "voidInvoice",
+    receivePayment: "receivePayment",
+    arAging: "getArAging",
+    apAging: "getApAging",
+  },
   reconciliations: {
     autoMatch: "autoMatchReconciliation",
     createMatch: "createReconciliationMatch",
