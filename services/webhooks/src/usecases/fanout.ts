@@ -6,7 +6,7 @@
 import { eventOwner, eventSubject, isPublicEventType, SANDBOX_TEST_EVENT_SOURCE, tenantOf, type EventEnvelope, type EventType } from "@treasury/contracts";
 import { eventHeaders } from "@treasury/service-kit";
 import type { Logger } from "pino";
-import { webhookBody } from "../domain/events.ts";
+import { webhookBodyParts } from "../domain/events.ts";
 import type { FanOutStore } from "./ports.ts";
 
 /** Why an event was not trusted: the metric's label. */
@@ -16,6 +16,8 @@ export type DropReason = "subject_mismatch" | "not_owner";
 export interface EventOrigin {
   /** The NATS subject it was published on, and the deployment's prefix of it. */
   subject: string;
+  /** Its sequence in the EVENTS stream: the order of an ordered endpoint's deliveries. */
+  streamSeq: number;
   prefix: string;
   log: Logger;
   dropped(reason: DropReason): void;
@@ -53,7 +55,11 @@ export async function fanOut(
     origin.dropped(reason);
     return 0;
   }
-  const n = await deliveries.insertDeliveries(tenantOf(evt), { id: evt.id, type: evt.type, body: webhookBody(evt), traceHeaders: eventHeaders() }, maxAttempts);
+  const n = await deliveries.insertDeliveries(
+    tenantOf(evt),
+    { id: evt.id, type: evt.type, body: webhookBodyParts(evt), traceHeaders: eventHeaders(), streamSeq: origin.streamSeq },
+    maxAttempts,
+  );
   if (n > 0) created();
   return n;
 }
