@@ -156,7 +156,13 @@ function addReadyChecks(svc: KitService, sealer: Sealer | undefined, dispatcher:
  * moves endpoint secrets and the platform's signing keys to the ring's active key, and expires signing keys whose
  * overlap has ended.
  */
-function resealSecrets(svc: KitService, store: WebhooksStore, keys: SigningKeyStore, ring: KeyRing | undefined, sealer: Sealer | undefined): () => Promise<number> {
+function resealSecrets(
+  svc: KitService,
+  store: WebhooksStore,
+  keys: SigningKeyStore,
+  ring: KeyRing | undefined,
+  sealer: Sealer | undefined,
+): () => Promise<number> {
   const keyIds = ring === undefined ? [] : [...ring.keys.keys()];
   const batchMax = svc.config.WEBHOOK_RESEAL_BATCH_MAX;
   const reseal = async (): Promise<number> => {

@@ -66,7 +66,8 @@ function overlapOf(request: Parameters<AdminCommand<unknown>["decode"]>[0], defa
   const raw = flag(request, "overlap-hours");
   if (raw === undefined) return defaultMs;
   const hours = Number(raw);
-  if (!/^\d+$/.test(raw) || hours > OVERLAP_HOURS_MAX) throw new DomainError("validation_error", `--overlap-hours must be a whole number from 0 to ${OVERLAP_HOURS_MAX}`);
+  if (!/^\d+$/.test(raw) || hours > OVERLAP_HOURS_MAX)
+    throw new DomainError("validation_error", `--overlap-hours must be a whole number from 0 to ${OVERLAP_HOURS_MAX}`);
   return hours * 3600 * 1000;
 }
 

@@ -306,7 +306,10 @@ export class Dispatcher {
     } catch (err) {
       // A secret the ring cannot open (its key left the ring too early) is an attempt that failed here, retried on
       // the schedule like any other, rather than an error that would bring the row back at every lease's end.
-      this.opts.log.error({ delivery_id: d.id, endpoint_id: d.endpoint_id, error: (err as Error).message }, "webhook signing key or secret could not be opened");
+      this.opts.log.error(
+        { delivery_id: d.id, endpoint_id: d.endpoint_id, error: (err as Error).message },
+        "webhook signing key or secret could not be opened",
+      );
       releaseSlot();
       const unsigned: AttemptResult = { status: null, body: null, timeMs: 0, error: "signing secret unavailable", blocked: false };
       await this.settle(d, outcomeOf(unsigned, d, cfg.retryScheduleMs, this.random()));

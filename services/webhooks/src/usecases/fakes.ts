@@ -268,7 +268,11 @@ export class FakeSigningKeyStore implements SigningKeyStore {
     return ended.map((r) => r.kid);
   }
 
-  async reseal(retired: readonly string[], limit: number, reseal: (row: SigningKeyRow) => { sealed: string; sealingKeyId: string } | undefined): Promise<number> {
+  async reseal(
+    retired: readonly string[],
+    limit: number,
+    reseal: (row: SigningKeyRow) => { sealed: string; sealingKeyId: string } | undefined,
+  ): Promise<number> {
     let moved = 0;
     for (const r of [...this.rows.values()].filter((x) => x.sealing_key_id !== null && retired.includes(x.sealing_key_id)).slice(0, limit)) {
       const next = reseal(r);

@@ -100,11 +100,7 @@ export interface FanOutStore {
    * One delivery per matching active endpoint of the tenant; a redelivered event inserts nothing new. Answers how
    * many rows were inserted.
    */
-  insertDeliveries(
-    tenant: Tenant,
-    event: FanOutEvent,
-    maxAttempts: number,
-  ): Promise<number>;
+  insertDeliveries(tenant: Tenant, event: FanOutEvent, maxAttempts: number): Promise<number>;
 }
 
 /**
