@@ -23,12 +23,6 @@ const post = (path: string, r: Omit<R, "rateClass"> & Partial<Pick<R, "rateClass
 const del = (path: string, r: Omit<R, "rateClass"> & Partial<Pick<R, "rateClass">>): RouteDef => ({ method: "DELETE", path, rateClass: "write", ...r });
 const put = (path: string, r: Omit<R, "rateClass"> & Partial<Pick<R, "rateClass">>): RouteDef => ({ method: "PUT", path, rateClass: "write", ...r });
 
-/**
- * How long a receiver may keep the webhook JWKS: a rotated key signs beside the new one for far longer
- * (WEBHOOK_SIGNING_KEY_OVERLAP_MS), so a set fetched up to this long ago still verifies every delivery.
- */
-export const WEBHOOK_JWKS_MAX_AGE_S = 300;
-
 export const ROUTES: readonly RouteDef[] = [
   // Participants
   get("/v1/participants", { operation: "listParticipants", service: "ledger", summary: "List participants", query: S.ListParticipantsQuery }),
@@ -442,7 +436,7 @@ export const ROUTES: readonly RouteDef[] = [
     service: "webhooks",
     scope: null,
     summary: "Public keys that sign ed25519 webhook deliveries (JWKS)",
-    cacheControl: `public, max-age=${WEBHOOK_JWKS_MAX_AGE_S}`,
+    cacheControl: `public, max-age=${S.WEBHOOK_JWKS_MAX_AGE_S}`,
   }),
   post("/v1/sandbox/webhooks/test", {
     operation: "sandboxSendTestWebhook",

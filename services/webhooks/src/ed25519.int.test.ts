@@ -126,8 +126,8 @@ describe("ed25519 signatures", () => {
     if (before === undefined) throw new Error("no key published");
 
     const first = await rotate({});
-    expect(first.ok).toBe(true);
-    const rotated = (first as { body: { kid: string; previous: Array<{ kid: string }>; overlap_seconds: number } }).body;
+    if (!first.ok) throw new Error(`rotation failed: ${first.error.code}`);
+    const rotated = first.body as { kid: string; previous: Array<{ kid: string }>; overlap_seconds: number };
     expect(rotated.kid).not.toBe(before.kid);
     expect(rotated.previous.map((p) => p.kid)).toContain(before.kid);
     expect(rotated.overlap_seconds).toBe(7 * 24 * 3600);

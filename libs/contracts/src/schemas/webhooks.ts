@@ -3,6 +3,12 @@ import { z } from "zod";
 import { ReferenceId } from "../ids.ts";
 import { bool, isoDate, obj, str } from "./common.ts";
 
+/**
+ * How long a receiver may keep the webhook JWKS: a rotated key signs beside the new one for far longer
+ * (WEBHOOK_SIGNING_KEY_OVERLAP_MS), so a set fetched up to this long ago still verifies every delivery.
+ */
+export const WEBHOOK_JWKS_MAX_AGE_S = 300;
+
 const eventFilter = z.array(str(64)).max(50);
 /** How deliveries are signed: Standard Webhooks `v1` with the endpoint's secret, or `v1a` with the platform's key (JWKS). */
 export const WebhookSignatureScheme = z.enum(["hmac_sha256", "ed25519"]);

@@ -185,37 +185,41 @@ export async function claimDue(
       e.url, e.signature_scheme, e.secret, e.previous_secret, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
       (e.is_active and e.deleted_at is null) as endpoint_usable`;
   const unusable = rows.filter((r) => !r.endpoint_usable).map((r) => r.id);
-  if (unusable.length > 0) {
-    // No request is made for these: the counter bump is undone.
-    await sql`
-      update webhooks.deliveries set status = 'failed', attempts = attempts - 1, next_retry_at = null, lease_until = null,
-        updated_at = now()
-      where id in ${sql(unusable)}`;
-  }
-  return rows
-    .filter((r) => r.endpoint_usable)
-    .map((r) => ({
-      id: r.id,
-      endpoint_id: r.endpoint_id,
-      event_id: r.event_id,
-      event_type: r.event_type,
-      livemode: r.livemode,
-      body: r.body,
-      attempts: r.attempts,
-      max_attempts: r.max_attempts,
-      trace_headers: r.trace_headers,
-      ordered: r.ordered,
-      endpoint: {
-        id: r.endpoint_id,
-        url: r.url,
-        signature_scheme: r.signature_scheme,
-        secret: r.secret,
-        previous_secret: r.previous_secret,
-        secret_sealed: r.secret_sealed,
-        previous_secret_sealed: r.previous_secret_sealed,
-        previous_secret_expires_at: r.previous_secret_expires_at,
-      },
-    }));
+  if (unusable.length > 0) await failUnusable(sql, unusable);
+  return rows.filter((r) => r.endpoint_usable).map(claimedOf);
+}
+
+/** Deliveries of disabled or deleted endpoints: failed without a request, so the counter bump is undone. */
+async function failUnusable(sql: Sql, ids: readonly string[]): Promise<void> {
+  await sql`
+    update webhooks.deliveries set status = 'failed', attempts = attempts - 1, next_retry_at = null, lease_until = null,
+      updated_at = now()
+    where id in ${sql(ids)}`;
+}
+
+function claimedOf(r: ClaimedRow): ClaimedDelivery {
+  return {
+    id: r.id,
+    endpoint_id: r.endpoint_id,
+    event_id: r.event_id,
+    event_type: r.event_type,
+    livemode: r.livemode,
+    body: r.body,
+    attempts: r.attempts,
+    max_attempts: r.max_attempts,
+    trace_headers: r.trace_headers,
+    ordered: r.ordered,
+    endpoint: {
+      id: r.endpoint_id,
+      url: r.url,
+      signature_scheme: r.signature_scheme,
+      secret: r.secret,
+      previous_secret: r.previous_secret,
+      secret_sealed: r.secret_sealed,
+      previous_secret_sealed: r.previous_secret_sealed,
+      previous_secret_expires_at: r.previous_secret_expires_at,
+    },
+  };
 }
 
 /** Hands claimed deliveries that were never attempted back: due now, attempt counter restored. */
