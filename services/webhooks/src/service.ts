@@ -129,7 +129,9 @@ function consumeEvents(svc: KitService, config: WebhooksConfig, dispatcher: Disp
       durable: FANOUT_DURABLE,
       filterSubject: eventsSubjectFilter(svc.prefix),
       handler: async (evt, tx, { subject, streamSeq }) =>
-        void (await fanOut(pgFanOutStore(tx), evt, { subject, streamSeq, prefix: svc.prefix, log: svc.log, dropped }, maxAttempts, () => dispatcher.hint())),
+        void (await fanOut(pgFanOutStore(tx), evt, { subject, streamSeq, prefix: svc.prefix, log: svc.log, dropped }, maxAttempts, (ordered) =>
+          dispatcher.hint(ordered),
+        )),
     });
     consumers.push(consumer);
   }

@@ -44,6 +44,8 @@ const PREFETCH_ROUNDS = 1;
 const HINT_POLL_MS = 3;
 const HINT_WINDOW_MS = 100;
 const NOTIFY_INTERVAL_MS = 50;
+/** After the fan-out wrote ordered rows, how long a moved ack floor wakes the workers at once. */
+const ORDERED_WINDOW_MS = 1_000;
 const CLAIM_BATCH_MAX = 100;
 const SETTLE_BATCH_MAX = 200;
 const SETTLE_TRIES_MAX = 3;
@@ -62,7 +64,7 @@ export interface DispatcherOptions {
   signingKeys: Pick<SigningKeys, "signers">;
   /**
    * The stream sequence through which every event has been fanned out and committed (the fan-out durable's ack
-   * floor): ordered deliveries of later events wait for it. Asked once per claim round.
+   * floor): ordered deliveries of later events wait for it. Asked in the background at every claim round.
    */
   fannedOutThrough: () => Promise<number>;
   random?: () => number;
@@ -95,7 +97,11 @@ export class Dispatcher {
   private readonly queued = new Map<string, ClaimedDelivery[]>();
   private queuedTotal = 0;
   private hintUntil = 0;
+  /** The fan-out's ack floor as last read (refreshFloor), and the read in progress. */
   private lastFloor = 0;
+  /** Until when a moved floor wakes the workers: ordered rows were written by this process's fan-out. */
+  private orderedUntil = 0;
+  private floorAsked: Promise<void> | undefined;
   private notifyTimer: NodeJS.Timeout | undefined;
   private listener: postgres.ListenMeta | undefined;
   private loop: Promise<void> | undefined;
@@ -152,10 +158,12 @@ export class Dispatcher {
 
   /**
    * A consumer is committing new deliveries: poll briefly at a short interval until they are visible, and
-   * NOTIFY the other replicas shortly after (outside the consumer's transaction; see fanOutDeliveries).
+   * NOTIFY the other replicas shortly after (outside the consumer's transaction; see fanOutDeliveries). Ordered
+   * ones also wait for the fan-out's ack floor to pass them: for a moment, a floor that moves wakes the workers.
    */
-  hint(): void {
+  hint(ordered = false): void {
     this.hintUntil = Date.now() + HINT_WINDOW_MS;
+    if (ordered) this.orderedUntil = Date.now() + ORDERED_WINDOW_MS;
     setTimeout(() => this.wake(), HINT_POLL_MS).unref();
     this.notifyTimer ??= setTimeout(() => {
       this.notifyTimer = undefined;
@@ -211,22 +219,29 @@ export class Dispatcher {
   }
 
   /**
-   * The fan-out's ack floor, or the last one known when the broker cannot be asked (ordered deliveries then wait;
-   * nothing else does).
+   * Asks the broker for the fan-out's ack floor in the background (one question at a time), so a claim never waits
+   * for it: claims use the last floor known, and a floor that moved wakes the workers for the ordered deliveries
+   * it releases. When the broker cannot be asked, ordered deliveries wait; nothing else does.
    */
-  private async floor(): Promise<number> {
-    try {
-      this.lastFloor = Math.max(this.lastFloor, await this.opts.fannedOutThrough());
-    } catch (err) {
-      this.opts.log.warn({ err }, "could not read the fan-out's ack floor; ordered deliveries wait");
-    }
-    return this.lastFloor;
+  private refreshFloor(): void {
+    this.floorAsked ??= this.opts
+      .fannedOutThrough()
+      .then((floor) => {
+        if (floor <= this.lastFloor) return;
+        this.lastFloor = floor;
+        // Only while ordered rows were just written here: otherwise a moving floor releases nothing to wait for,
+        // and the next round (a poll, a hint, a settled ordered delivery) picks up what it does release.
+        if (Date.now() < this.orderedUntil) this.wake();
+      })
+      .catch((err: unknown) => this.opts.log.warn({ err }, "could not read the fan-out's ack floor; ordered deliveries wait"))
+      .finally(() => (this.floorAsked = undefined));
   }
 
   /** Claims and starts attempts until the pool is full or nothing more is due. */
   private async fill(): Promise<void> {
     const cfg = this.opts.config;
     this.backlog = false;
+    this.refreshFloor();
     while (!this.stopped) {
       const capacity = cfg.concurrencyMax - this.inFlight.size - this.queuedTotal;
       if (capacity <= 0) {
@@ -235,13 +250,12 @@ export class Dispatcher {
       }
       const busy = this.busy();
       const limit = Math.min(capacity, CLAIM_BATCH_MAX);
-      const fannedOutThrough = await this.floor();
       const claimed = await claimDue(this.opts.sql, {
         limit,
         busy,
         endpointMax: this.perEndpointMax(),
         leaseMs: 2 * cfg.timeoutMs + LEASE_MARGIN_MS,
-        fannedOutThrough,
+        fannedOutThrough: this.lastFloor,
       });
       for (const d of claimed) this.launch(d);
       if (claimed.length === 0) {

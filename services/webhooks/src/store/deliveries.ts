@@ -3,7 +3,7 @@ import type { Sql, Tx } from "@treasury/service-kit";
 import type { Tenant } from "@treasury/contracts";
 import type { DeliveryRow, EndpointSecrets } from "../domain/records.ts";
 import type { SignatureScheme } from "../domain/signing.ts";
-import type { DeliveryFilter, FanOutEvent } from "../usecases/ports.ts";
+import type { DeliveryFilter, FanOutCount, FanOutEvent } from "../usecases/ports.ts";
 
 /** NOTIFY channel that wakes delivery workers when deliveries are created or made due by hand. */
 export const DELIVERIES_CHANNEL = "webhooks_deliveries";
@@ -16,15 +16,16 @@ const COLUMNS =
 /**
  * Inserts one delivery per matching active endpoint (filter `*` or the exact type) in one statement. A
  * redelivered event inserts nothing new: the (event, endpoint) key is unique. Delivery ids are `whd_` + 24
- * random lowercase hex characters, drawn in the database so the whole fan-out is one round trip. Returns how
- * many rows were inserted.
+ * random lowercase hex characters, drawn in the database so the whole fan-out is one round trip. Each row's body
+ * names its endpoint (the event's body spliced around the endpoint id) and it carries the event's stream sequence.
+ * Returns how many rows were inserted, and how many of them are ordered.
  *
  * No NOTIFY here: PostgreSQL serialises the commits of every transaction that notifies (a database-wide lock
  * held through the commit's WAL flush), which capped fan-out at one commit per flush. The caller hints its
  * own workers instead, and they notify the other replicas outside any business transaction.
  */
-export async function fanOutDeliveries(tx: Tx, s: Tenant, evt: FanOutEvent, maxAttempts: number): Promise<number> {
-  const [row] = await tx<{ n: number }[]>`
+export async function fanOutDeliveries(tx: Tx, s: Tenant, evt: FanOutEvent, maxAttempts: number): Promise<FanOutCount> {
+  const [row] = await tx<FanOutCount[]>`
     with matching as (
       select id, ordering from webhooks.endpoints
       where org_id = ${s.orgId} and livemode = ${s.livemode} and is_active and deleted_at is null
@@ -36,10 +37,10 @@ export async function fanOutDeliveries(tx: Tx, s: Tenant, evt: FanOutEvent, maxA
         m.ordering = 'per_endpoint'
       from matching m
       on conflict (event_id, endpoint_id) do nothing
-      returning 1
+      returning ordered
     )
-    select count(*)::int as n from inserted`;
-  return row?.n ?? 0;
+    select count(*)::int as inserted, (count(*) filter (where ordered))::int as ordered from inserted`;
+  return row ?? { inserted: 0, ordered: 0 };
 }
 
 export async function listDeliveries(db: Db, s: Tenant, f: DeliveryFilter): Promise<DeliveryRow[]> {

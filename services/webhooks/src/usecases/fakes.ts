@@ -192,9 +192,9 @@ export class FakeFanOutStore implements FanOutStore {
   inserted: Array<{ tenant: Tenant; id: string; type: string }> = [];
   constructor(private readonly matching = 1) {}
 
-  async insertDeliveries(tenant: Tenant, event: { id: string; type: string }): Promise<number> {
+  async insertDeliveries(tenant: Tenant, event: { id: string; type: string }): Promise<{ inserted: number; ordered: number }> {
     this.inserted.push({ tenant, id: event.id, type: event.type });
-    return this.matching;
+    return { inserted: this.matching, ordered: 0 };
   }
 }
 

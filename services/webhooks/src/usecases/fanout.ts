@@ -37,7 +37,8 @@ export function untrusted(evt: EventEnvelope, origin: Pick<EventOrigin, "subject
 }
 
 /**
- * `created` is told when rows were inserted (the workers are then hinted; the rows are visible at commit). Each row
+ * `created` is told when rows were inserted, and whether some are for ordered endpoints (the workers are then
+ * hinted; the rows are visible at commit). Each row
  * keeps the trace context of the consumer's work on the event (which continues the event's own), so the delivery's
  * HTTP request joins the trace of the request that caused the event.
  */
@@ -46,7 +47,7 @@ export async function fanOut(
   evt: EventEnvelope,
   origin: EventOrigin,
   maxAttempts: number,
-  created: () => void = () => {},
+  created: (ordered: boolean) => void = () => {},
 ): Promise<number> {
   if (!isPublicEventType(evt.type)) return 0;
   const reason = untrusted(evt, origin);
@@ -55,11 +56,11 @@ export async function fanOut(
     origin.dropped(reason);
     return 0;
   }
-  const n = await deliveries.insertDeliveries(
+  const { inserted, ordered } = await deliveries.insertDeliveries(
     tenantOf(evt),
     { id: evt.id, type: evt.type, body: webhookBodyParts(evt), traceHeaders: eventHeaders(), streamSeq: origin.streamSeq },
     maxAttempts,
   );
-  if (n > 0) created();
-  return n;
+  if (inserted > 0) created(ordered > 0);
+  return inserted;
 }

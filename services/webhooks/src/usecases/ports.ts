@@ -94,13 +94,19 @@ export interface FanOutEvent {
   streamSeq: number;
 }
 
+/** Rows an event's fan-out inserted, and how many of them are for ordered endpoints. */
+export interface FanOutCount {
+  inserted: number;
+  ordered: number;
+}
+
 /** One event's delivery rows, written in the fan-out consumer's transaction. */
 export interface FanOutStore {
   /**
    * One delivery per matching active endpoint of the tenant; a redelivered event inserts nothing new. Answers how
    * many rows were inserted.
    */
-  insertDeliveries(tenant: Tenant, event: FanOutEvent, maxAttempts: number): Promise<number>;
+  insertDeliveries(tenant: Tenant, event: FanOutEvent, maxAttempts: number): Promise<FanOutCount>;
 }
 
 /**
