@@ -102,6 +102,7 @@ export class Dispatcher {
   /** Until when a moved floor wakes the workers: ordered rows were written by this process's fan-out. */
   private orderedUntil = 0;
   private floorAsked: Promise<void> | undefined;
+  private floorReadAt = 0;
   private notifyTimer: NodeJS.Timeout | undefined;
   private listener: postgres.ListenMeta | undefined;
   private loop: Promise<void> | undefined;
@@ -224,6 +225,7 @@ export class Dispatcher {
    * it releases. When the broker cannot be asked, ordered deliveries wait; nothing else does.
    */
   private refreshFloor(): void {
+    this.floorReadAt = Date.now();
     this.floorAsked ??= this.opts
       .fannedOutThrough()
       .then((floor) => {
@@ -241,7 +243,9 @@ export class Dispatcher {
   private async fill(): Promise<void> {
     const cfg = this.opts.config;
     this.backlog = false;
-    this.refreshFloor();
+    // Right after this process wrote ordered rows, at every round; otherwise once per poll interval, which is how
+    // long another replica's ordered rows (or this one's after a restart) may wait for this replica to see them.
+    if (Date.now() < this.orderedUntil || Date.now() - this.floorReadAt >= cfg.pollIntervalMs) this.refreshFloor();
     while (!this.stopped) {
       const capacity = cfg.concurrencyMax - this.inFlight.size - this.queuedTotal;
       if (capacity <= 0) {
