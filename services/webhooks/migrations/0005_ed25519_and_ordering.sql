@@ -14,8 +14,11 @@ alter table endpoints add column ordering text not null default 'none' check (or
 alter table deliveries add column stream_seq bigint;
 -- Copied from the endpoint at fan-out (and when the endpoint's ordering changes): the claim reads it without a join.
 alter table deliveries add column ordered boolean not null default false;
--- The claim's test "is there an older unfinished delivery of this endpoint?".
-create index deliveries_ordered_idx on deliveries (endpoint_id, stream_seq) where ordered and status in ('pending', 'retrying');
+-- The claim finds each ordered endpoint's head (its oldest unfinished delivery) with one probe of this index, and
+-- scans only unordered rows for the rest: the blocked backlog of an ordered endpoint is never scanned.
+create index deliveries_ordered_idx on deliveries (endpoint_id, stream_seq nulls first) where ordered and status in ('pending', 'retrying');
+create index deliveries_due_unordered_idx on deliveries (next_retry_at) where status in ('pending', 'retrying') and not ordered;
+create index endpoints_ordered_idx on endpoints (id) where ordering = 'per_endpoint';
 
 -- The platform's Ed25519 keys that sign `ed25519` endpoints' deliveries. One is active; after a rotation the
 -- previous ones sign beside it and stay published until `expires_at`, then leave the JWKS and lose their

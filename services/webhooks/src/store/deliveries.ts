@@ -142,7 +142,9 @@ interface ClaimedRow extends Omit<ClaimedDelivery, "endpoint"> {
  * An ordered delivery is due only when it is its endpoint's oldest unfinished delivery (by stream sequence), and
  * only once every event up to its own has been fanned out (`fannedOutThrough`, the fan-out's ack floor): an
  * earlier event whose rows are not committed yet cannot be overtaken. Its own lease keeps it unfinished, so one
- * attempt of an ordered endpoint is in flight at a time, across every replica.
+ * attempt of an ordered endpoint is in flight at a time, across every replica. Ordered deliveries are found by
+ * their endpoints' heads (one index probe per ordered endpoint), never by the scan of due rows, so the backlog
+ * of an ordered endpoint that is failing costs the claim nothing.
  * No network call happens inside: attempts start after the statement returns.
  */
 export async function claimDue(
@@ -154,18 +156,26 @@ export async function claimDue(
   // Endpoints at their limit are left out of the scan, so their backlog cannot crowd out other endpoints.
   const saturated = busyIds.filter((_id, i) => busyFree[i] === 0);
   const rows = await sql<ClaimedRow[]>`
-    with candidates as (
+    with unordered as (
       select d.id, d.endpoint_id, d.next_retry_at from webhooks.deliveries d
-      where d.status in ('pending', 'retrying') and d.next_retry_at <= now()
+      where d.status in ('pending', 'retrying') and not d.ordered and d.next_retry_at <= now()
         and not (d.endpoint_id = any(${saturated}::text[]))
-        and (not d.ordered or (
-          coalesce(d.stream_seq, 0) <= ${opts.fannedOutThrough}
-          and not exists (
-            select 1 from webhooks.deliveries o
-            where o.endpoint_id = d.endpoint_id and o.ordered and o.status in ('pending', 'retrying')
-              and coalesce(o.stream_seq, 0) < coalesce(d.stream_seq, 0))))
       order by d.next_retry_at limit ${opts.limit * 4}
       for update skip locked
+    ), heads as (
+      select h.id from webhooks.endpoints e
+      cross join lateral (
+        select o.id, o.next_retry_at, o.stream_seq from webhooks.deliveries o
+        where o.endpoint_id = e.id and o.ordered and o.status in ('pending', 'retrying')
+        order by o.stream_seq nulls first limit 1) h
+      where e.ordering = 'per_endpoint' and h.next_retry_at <= now() and coalesce(h.stream_seq, 0) <= ${opts.fannedOutThrough}
+    ), ordered as (
+      -- Locked only once known to be the head: skipping a locked head would take the one behind it.
+      select d.id, d.endpoint_id, d.next_retry_at from webhooks.deliveries d
+      where d.id in (select id from heads) and d.status in ('pending', 'retrying') and d.next_retry_at <= now()
+      for update skip locked
+    ), candidates as (
+      select * from unordered union all select * from ordered
     ), free as (
       select * from unnest(${busyIds}::text[], ${busyFree}::int[]) as f(endpoint_id, slots)
     ), ranked as (
