@@ -7,7 +7,10 @@
  *   2. throughput: 5,000 events committed in a burst: deliveries/s from first commit to last 2xx;
  *   3. outage: the receiver answers 503 for 30 s while events keep coming, then recovers: drain rate of the
  *      backlog from recovery to the last 2xx.
- * Last line: {"p50_ms", "p99_ms", "deliveries_per_s", "drain_per_s", "lost", "errors"}; `errors` counts the delivery
+ *   4. ordering: the same burst (BENCH_ORDERED_EVENTS) to one unordered endpoint, then to one endpoint with
+ *      `ordering: per_endpoint`: deliveries/s of each, and how many of the ordered ones arrived out of order (0).
+ * Last line: {"p50_ms", "p99_ms", "deliveries_per_s", "drain_per_s", "unordered_per_s", "ordered_per_s",
+ * "ordered_inversions", "lost", "errors"}; `errors` counts the delivery
  * attempts that failed (an answer outside 2xx, a timeout, a refused connection) for the events committed outside the
  * outage, where the receiver answers every good request with 204 and a failed attempt is a fault of the path.
  */
@@ -36,12 +39,16 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000);
 const RATE_PER_S = Number(process.env.BENCH_RATE ?? 250);
 const OUTAGE_MS = Number(process.env.BENCH_OUTAGE_MS ?? 30_000);
 const OUTAGE_EVENTS = Number(process.env.BENCH_OUTAGE_EVENTS ?? 2_000);
+const ORDERED_EVENTS = Number(process.env.BENCH_ORDERED_EVENTS ?? 2_000);
 const BURST_TX_EVENTS = 100;
 const WAIT_MAX_MS = 120_000;
 /** Short enough that a 30 s outage ends within the attempts; the production schedule is hours long. */
 const BENCH_SCHEDULE_MS = "0,1000,2000,4000,8000,15000,15000,15000,15000,15000";
 
 const ORG = `org_bench_${randomBytes(4).toString("hex")}`;
+/** One endpoint each, for the ordering phase. */
+const ORG_UNORDERED = `${ORG}_u`;
+const ORG_ORDERED = `${ORG}_o`;
 const SECRET = `whsec_${randomBytes(24).toString("base64")}`;
 const verifier = new Webhook(SECRET);
 
@@ -96,6 +103,35 @@ async function waitDelivered(ids: string[], deadlineMs: number): Promise<number>
   }
 }
 
+/** A burst of `count` events of `org`, committed in order; deliveries/s from the first commit to the last 2xx. */
+async function burstTo(
+  commit: (n: number, org?: string) => Promise<string[]>,
+  org: string,
+  count: number,
+): Promise<{ ids: string[]; perS: number; lost: number }> {
+  const ids: string[] = [];
+  const start = performance.now();
+  for (let i = 0; i < count; i += BURST_TX_EVENTS) ids.push(...(await commit(Math.min(BURST_TX_EVENTS, count - i), org)));
+  const lost = await waitDelivered(ids, WAIT_MAX_MS);
+  const end = Math.max(...ids.map((id) => firstOk.get(id) ?? 0));
+  return { ids, perS: (ids.length - lost) / ((end - start) / 1000), lost };
+}
+
+/** Phase 4: unordered then ordered, one endpoint each; an ordered event acknowledged before an earlier one is an inversion. */
+async function orderingPhase(
+  commit: (n: number, org?: string) => Promise<string[]>,
+): Promise<{ unordered: number; ordered: number; inversions: number; lost: number }> {
+  const unordered = await burstTo(commit, ORG_UNORDERED, ORDERED_EVENTS);
+  const ordered = await burstTo(commit, ORG_ORDERED, ORDERED_EVENTS);
+  let inversions = 0;
+  for (let i = 1; i < ordered.ids.length; i++) {
+    const prev = firstOk.get(ordered.ids[i - 1] as string);
+    const cur = firstOk.get(ordered.ids[i] as string);
+    if (prev !== undefined && cur !== undefined && cur < prev) inversions += 1;
+  }
+  return { unordered: unordered.perS, ordered: ordered.perS, inversions, lost: unordered.lost + ordered.lost };
+}
+
 const infra = await startInfra();
 const children: Child[] = [];
 const stops: Array<() => Promise<void>> = [];
@@ -104,6 +140,13 @@ try {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   await sql`insert into webhooks.endpoints (id, org_id, livemode, url, events, secret) values (${newId("we")}, ${ORG}, false, ${url}, ${["*"]}, ${SECRET})`;
+  for (const [org, ordering] of [
+    [ORG_UNORDERED, "none"],
+    [ORG_ORDERED, "per_endpoint"],
+  ] as const) {
+    await sql`insert into webhooks.endpoints (id, org_id, livemode, url, events, secret, ordering)
+      values (${newId("we")}, ${org}, false, ${url}, ${["*"]}, ${SECRET}, ${ordering})`;
+  }
 
   // The emitting side's relay starts first, so it holds the relay lock of this outbox.
   const nc = await connectNats({ url: infra.natsUrl, name: "bench" });
@@ -159,14 +202,14 @@ try {
     return JSON.stringify(r);
   };
   const committedAt = new Map<string, number>();
-  async function commit(n: number): Promise<string[]> {
+  async function commit(n: number, org = ORG): Promise<string[]> {
     const ids = Array.from({ length: n }, () => newId("evt"));
     await withTx(sql, async (tx) => {
       for (const id of ids)
         await writeOutbox(tx, "webhooks", {
           id,
           type: "payout.executed",
-          org_id: ORG,
+          org_id: org,
           livemode: false,
           data: { payout_id: `po_${id.slice(4)}`, amount_cents: 1234 },
         });
@@ -229,6 +272,9 @@ try {
   const drainEnd = Math.max(...outage.map((id) => firstOk.get(id) ?? 0));
   const drainPerS = (outage.length - lostOutage) / ((drainEnd - recoveredAt) / 1000);
 
+  // 4. Ordering: one burst to an unordered endpoint, the same to an ordered one, committed in order.
+  const ordering = await orderingPhase(commit);
+
   if (VERBOSE) {
     // Where the paced events spent their time (database clocks): outbox → stream → fan-out → settled.
     const [stages] = await sql<Record<string, number>[]>`
@@ -242,7 +288,7 @@ try {
       where o.id in ${sql(paced)}`;
     console.log("  paced stages:", JSON.stringify(stages));
   }
-  const lost = lostPaced + lostBurst + lostOutage;
+  const lost = lostPaced + lostBurst + lostOutage + ordering.lost;
   const [attempts] = await sql<{ p50: number; p99: number }[]>`
     select percentile_cont(0.5) within group (order by response_time_ms)::float8 as p50,
            percentile_cont(0.99) within group (order by response_time_ms)::float8 as p99
@@ -263,6 +309,9 @@ try {
   const [failedAttempts] = await sql<{ n: string }[]>`
     select coalesce(sum(greatest(attempts - 1, 0)), 0)::text as n from webhooks.deliveries where event_id in ${sql(steady)}`;
   const errors = Number(failedAttempts?.n ?? 0);
+  console.log(
+    `ordering: ${ORDERED_EVENTS} events to one endpoint: unordered ${ordering.unordered.toFixed(0)}/s, per_endpoint ${ordering.ordered.toFixed(0)}/s (${(ordering.ordered / ordering.unordered).toFixed(2)}×); out of order: ${ordering.inversions}`,
+  );
   console.log(`bad signatures: ${badSignatures}; lost: ${lost}; failed attempts outside the outage: ${errors}`);
   console.log(
     JSON.stringify({
@@ -270,6 +319,9 @@ try {
       p99_ms: Number(p99.toFixed(1)),
       deliveries_per_s: Math.round(deliveriesPerS),
       drain_per_s: Math.round(drainPerS),
+      unordered_per_s: Math.round(ordering.unordered),
+      ordered_per_s: Math.round(ordering.ordered),
+      ordered_inversions: ordering.inversions,
       lost,
       errors,
     }),

@@ -118,6 +118,11 @@ export const ADMIN_COMMANDS = {
     service: "webhooks",
     usage: "webhooks replay --delivery whd_… --reason TEXT   → {delivery}: sent again now, same webhook-id and body (one in flight is left as it is)",
   },
+  "webhooks rotate-signing-key": {
+    service: "webhooks",
+    usage:
+      "webhooks rotate-signing-key [--overlap-hours N] --reason TEXT   → {kid, previous, overlap_seconds}: a new Ed25519 key signs ed25519 endpoints' deliveries; the previous ones sign beside it and stay in the JWKS for N hours (default WEBHOOK_SIGNING_KEY_OVERLAP_MS; 0 drops them now)",
+  },
 } as const satisfies Record<string, AdminCommandSpec>;
 
 export type AdminCommandName = keyof typeof ADMIN_COMMANDS;

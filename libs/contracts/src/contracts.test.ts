@@ -42,7 +42,8 @@ describe("route table", () => {
   });
 
   it("requires read on every GET but the risk scope's, and the scopes of docs/api.md, Scopes on writes", () => {
-    const readScope = (path: string) => (path === "/v1/receipts/jwks" ? null : path.startsWith("/v1/fraud/") ? "risk" : "read");
+    const keyless = new Set(["/v1/receipts/jwks", "/v1/webhooks/jwks"]);
+    const readScope = (path: string) => (keyless.has(path) ? null : path.startsWith("/v1/fraud/") ? "risk" : "read");
     for (const r of ROUTES.filter((x) => x.method === "GET")) expect([r.path, r.scope]).toEqual([r.path, readScope(r.path)]);
     const scopeOf = (path: string) => ROUTES.find((r) => r.method === "POST" && r.path === path)?.scope;
     expect(scopeOf("/v1/participants")).toBe("creators");

@@ -32,6 +32,8 @@ export interface RouteDef {
    * sends its content with its type, outside the envelope.
    */
   fileResponse?: true;
+  /** The `Cache-Control` of a successful answer (a public, rarely changing document: a JWKS). */
+  cacheControl?: string;
 }
 
 /** A file a service answers for a `fileResponse` route: sent as is, with this type and download name. */

@@ -432,6 +432,13 @@ export const ROUTES: readonly RouteDef[] = [
     summary: "Webhook endpoint management (action-based)",
     body: S.WebhooksBody,
   }),
+  get("/v1/webhooks/jwks", {
+    operation: "getWebhookJwks",
+    service: "webhooks",
+    scope: null,
+    summary: "Public keys that sign ed25519 webhook deliveries (JWKS)",
+    cacheControl: `public, max-age=${S.WEBHOOK_JWKS_MAX_AGE_S}`,
+  }),
   post("/v1/sandbox/webhooks/test", {
     operation: "sandboxSendTestWebhook",
     service: "webhooks",

@@ -15,6 +15,8 @@ import { extractTraceContext, tracer } from "./telemetry.ts";
 /** Where an event came from: its subject, whose publishers the NATS permissions restrict (ADR 0011). */
 export interface EventDelivery {
   subject: string;
+  /** The event's sequence in the EVENTS stream: the order events were published in, across every owner. */
+  streamSeq: number;
 }
 
 export type EventHandler = (evt: EventEnvelope, tx: Tx, delivery: EventDelivery) => Promise<void>;
@@ -86,6 +88,15 @@ export class EventConsumer {
     void this.messages.close();
     await this.loop;
     this.messages = undefined;
+  }
+
+  /**
+   * The durable's ack floor: every event at or below this stream sequence has been handled and its transaction
+   * committed (events are acknowledged after their commit). 0 before the consumer has started.
+   */
+  async ackFloor(): Promise<number> {
+    if (!this.consumer) return 0;
+    return (await this.consumer.info()).ack_floor.stream_seq;
   }
 
   /** Events not yet acknowledged: waiting in the stream plus delivered and unacknowledged. */
@@ -177,7 +188,7 @@ export class EventConsumer {
     );
     try {
       await withTx(sql, async (tx) => {
-        if (await claimInbox(tx, schema, durable, evt.id)) await handler(evt, tx, { subject: m.subject });
+        if (await claimInbox(tx, schema, durable, evt.id)) await handler(evt, tx, { subject: m.subject, streamSeq: m.seq });
         else log.debug({ event_id: evt.id, durable }, "event already processed; skipping");
       });
       m.ack();

@@ -62,6 +62,17 @@ export const WebhooksEnv = {
     .min(0)
     .max(30 * 24 * 3600 * 1000)
     .default(24 * 3600 * 1000),
+  /**
+   * After `admin webhooks rotate-signing-key`, how long the previous Ed25519 key keeps signing beside the new one
+   * and stays in the JWKS (the command's --overlap-hours overrides it). Longer than the JWKS's cache lifetime, so
+   * a receiver holding the old set still verifies.
+   */
+  WEBHOOK_SIGNING_KEY_OVERLAP_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(90 * 24 * 3600 * 1000)
+    .default(7 * 24 * 3600 * 1000),
 };
 
 export interface WebhooksConfig {
@@ -71,6 +82,7 @@ export interface WebhooksConfig {
   concurrencyMax: number;
   endpointConcurrencyMax: number;
   rotationOverlapMs: number;
+  signingKeyOverlapMs: number;
   fanoutConsumers: number;
   retentionDays: number;
   allowPrivateUrls: boolean;

@@ -8,6 +8,7 @@ import { eventsSubjectFilter } from "@treasury/contracts";
 import {
   ConfigError,
   createService,
+  type EventConsumer,
   parseKeyRing,
   SealedValueError,
   Sealer,
@@ -24,10 +25,12 @@ import { Dispatcher } from "./jobs/dispatcher.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { droppedEventsCounter, registerMetrics } from "./metrics.ts";
 import { purgeFinished } from "./store/deliveries.ts";
+import { pgSigningKeyStore } from "./store/signing-keys.ts";
 import { pgFanOutStore, pgWebhooksStore } from "./store/webhooks-store.ts";
 import { fanOut } from "./usecases/fanout.ts";
-import type { WebhooksStore } from "./usecases/ports.ts";
+import type { SigningKeyStore, WebhooksStore } from "./usecases/ports.ts";
 import { resealAll } from "./usecases/reseal.ts";
+import { ensureActiveKey, resealSigningKeys, SigningKeys } from "./usecases/signing-keys.ts";
 
 /** The durable consumer's name on the EVENTS stream (its inbox rows carry it too). */
 export const FANOUT_DURABLE = "webhooks-fanout";
@@ -39,8 +42,10 @@ type KitService = Service<ServiceConfig<typeof WebhooksEnv>>;
 export interface WebhooksService extends KitService {
   dispatcher: Dispatcher;
   webhooks: WebhooksConfig;
-  /** One reseal pass now (it also runs on start and every WEBHOOK_RESEAL_INTERVAL_MS); answers how many endpoints moved. */
+  /** One reseal pass now (it also runs on start and every WEBHOOK_RESEAL_INTERVAL_MS); answers how many endpoints and keys moved. */
   reseal(): Promise<number>;
+  /** The platform's Ed25519 signing keys (the JWKS and `ed25519` endpoints' signatures). */
+  signingKeys: SigningKeys;
 }
 
 /** What a test (or host process) may supply instead of configuration. */
@@ -78,6 +83,7 @@ function webhooksConfig(c: ServiceConfig<typeof WebhooksEnv>): WebhooksConfig {
     concurrencyMax: c.WEBHOOK_CONCURRENCY_MAX,
     endpointConcurrencyMax: c.WEBHOOK_ENDPOINT_CONCURRENCY_MAX,
     rotationOverlapMs: c.WEBHOOK_ROTATION_OVERLAP_MS,
+    signingKeyOverlapMs: c.WEBHOOK_SIGNING_KEY_OVERLAP_MS,
     fanoutConsumers: c.WEBHOOK_FANOUT_CONSUMERS,
     retentionDays: c.WEBHOOK_RETENTION_DAYS,
     allowPrivateUrls: c.WEBHOOK_ALLOW_PRIVATE_URLS === "true",
@@ -85,7 +91,13 @@ function webhooksConfig(c: ServiceConfig<typeof WebhooksEnv>): WebhooksConfig {
 }
 
 /** The delivery workers on their own pool, stopped (and the pool closed) on shutdown. */
-function deliveryWorkers(svc: KitService, config: WebhooksConfig, sealer: Sealer | undefined): Dispatcher {
+function deliveryWorkers(
+  svc: KitService,
+  config: WebhooksConfig,
+  sealer: Sealer | undefined,
+  signingKeys: SigningKeys,
+  fannedOutThrough: () => Promise<number>,
+): Dispatcher {
   // The workers' pool commits without waiting for the WAL flush; see store/deliveries.ts for why that is safe.
   const dispatcherSql = postgres(svc.config.DATABASE_URL, {
     max: DISPATCHER_POOL_MAX,
@@ -94,7 +106,7 @@ function deliveryWorkers(svc: KitService, config: WebhooksConfig, sealer: Sealer
     connection: { application_name: "webhooks-dispatcher", synchronous_commit: "off" },
     onnotice: () => {},
   });
-  const dispatcher = new Dispatcher({ sql: dispatcherSql, log: svc.log, config, sealer, onAttempt: registerMetrics(svc) });
+  const dispatcher = new Dispatcher({ sql: dispatcherSql, log: svc.log, config, sealer, signingKeys, fannedOutThrough, onAttempt: registerMetrics(svc) });
   // Shutdown hooks run after the consumers and jobs stop; attempts in flight get a moment to record their outcome.
   svc.onShutdown(async () => {
     await dispatcher.stop();
@@ -104,18 +116,27 @@ function deliveryWorkers(svc: KitService, config: WebhooksConfig, sealer: Sealer
   return dispatcher;
 }
 
-/** The fan-out: several pullers on one durable, each writing an event's delivery rows in its consumer transaction. */
-function consumeEvents(svc: KitService, config: WebhooksConfig, dispatcher: Dispatcher): void {
+/**
+ * The fan-out: several pullers on one durable, each writing an event's delivery rows in its consumer transaction.
+ * Answers the durable's ack floor (any puller's view of it is the durable's).
+ */
+function consumeEvents(svc: KitService, config: WebhooksConfig, dispatcher: Dispatcher): () => Promise<number> {
   const maxAttempts = config.retryScheduleMs.length;
   const dropped = droppedEventsCounter(svc);
+  const consumers: EventConsumer[] = [];
   for (let i = 0; i < config.fanoutConsumers; i++) {
-    svc.consume({
+    const consumer = svc.consume({
       durable: FANOUT_DURABLE,
       filterSubject: eventsSubjectFilter(svc.prefix),
-      handler: async (evt, tx, { subject }) =>
-        void (await fanOut(pgFanOutStore(tx), evt, { subject, prefix: svc.prefix, log: svc.log, dropped }, maxAttempts, () => dispatcher.hint())),
+      handler: async (evt, tx, { subject, streamSeq }) =>
+        void (await fanOut(pgFanOutStore(tx), evt, { subject, streamSeq, prefix: svc.prefix, log: svc.log, dropped }, maxAttempts, (ordered) =>
+          dispatcher.hint(ordered),
+        )),
     });
+    consumers.push(consumer);
   }
+  const [first] = consumers;
+  return () => first?.ackFloor() ?? Promise.resolve(0);
 }
 
 function addReadyChecks(svc: KitService, sealer: Sealer | undefined, dispatcher: Dispatcher): void {
@@ -132,11 +153,27 @@ function addReadyChecks(svc: KitService, sealer: Sealer | undefined, dispatcher:
   });
 }
 
-/** The reseal pass: on start (before the workers), then every WEBHOOK_RESEAL_INTERVAL_MS (0: on start only). */
-function resealSecrets(svc: KitService, store: WebhooksStore, ring: KeyRing | undefined, sealer: Sealer | undefined): () => Promise<number> {
+/**
+ * The reseal pass: on start (before the workers), then every WEBHOOK_RESEAL_INTERVAL_MS (0: on start only). It
+ * moves endpoint secrets and the platform's signing keys to the ring's active key, and expires signing keys whose
+ * overlap has ended.
+ */
+function resealSecrets(
+  svc: KitService,
+  store: WebhooksStore,
+  keys: SigningKeyStore,
+  ring: KeyRing | undefined,
+  sealer: Sealer | undefined,
+): () => Promise<number> {
   const keyIds = ring === undefined ? [] : [...ring.keys.keys()];
-  const reseal = async (): Promise<number> =>
-    sealer === undefined ? 0 : resealAll({ store, sealer, log: svc.log, now: () => new Date() }, keyIds, svc.config.WEBHOOK_RESEAL_BATCH_MAX);
+  const batchMax = svc.config.WEBHOOK_RESEAL_BATCH_MAX;
+  const reseal = async (): Promise<number> => {
+    if (sealer === undefined) return 0;
+    const endpoints = await resealAll({ store, sealer, log: svc.log, now: () => new Date() }, keyIds, batchMax);
+    const expired = await keys.expire();
+    if (expired.length > 0) svc.log.info({ kids: expired }, "webhook signing keys past their overlap left the key set");
+    return endpoints + (await resealSigningKeys(keys, sealer, keyIds, batchMax, svc.log));
+  };
   const pass = async (): Promise<void> => {
     const moved = await reseal();
     if (moved > 0) svc.log.info({ resealed: moved }, "webhook signing secrets sealed with the active key");
@@ -157,18 +194,25 @@ export async function buildWebhooks(env: Record<string, string | undefined>, dep
   const ring = await keyRingOrStop(svc, deps);
   const sealer = ring === undefined ? undefined : new Sealer(ring);
   const store = pgWebhooksStore(svc.sql);
-  registerHandlers(svc, { store, http: nodeWebhookHttp, sealer, config, log: svc.log, now: () => new Date() });
-  registerAdminCommands(svc);
+  const keyStore = pgSigningKeyStore(svc.sql);
+  const signingKeys = new SigningKeys(keyStore, sealer, svc.log);
+  registerHandlers(svc, { store, http: nodeWebhookHttp, sealer, signingKeys, config, log: svc.log, now: () => new Date() });
+  registerAdminCommands(svc, { sealer, signingKeys, overlapMs: config.signingKeyOverlapMs });
   registerAdminFind(svc, svc.sql);
-  const dispatcher = deliveryWorkers(svc, config, sealer);
+  // The workers ask the fan-out's consumers for their ack floor; the consumers hint the workers.
+  let fannedOutThrough = async (): Promise<number> => 0;
+  const dispatcher = deliveryWorkers(svc, config, sealer, signingKeys, () => fannedOutThrough());
+  fannedOutThrough = consumeEvents(svc, config, dispatcher);
   // Finished deliveries go with the kit's sweep of its outbox and inbox.
   svc.retention.add({ name: "webhooks.deliveries", days: config.retentionDays, purge: (before, limit) => purgeFinished(svc.sql, before, limit) });
-  consumeEvents(svc, config, dispatcher);
   addReadyChecks(svc, sealer, dispatcher);
-  const reseal = resealSecrets(svc, store, ring, sealer);
-  // The workers start once the start pass has sealed what it could; without keys they never start.
+  const reseal = resealSecrets(svc, store, keyStore, ring, sealer);
+  // The first signing key exists before any delivery or JWKS asks for it; the workers start once the start pass
+  // has sealed what it could; without keys neither happens.
   svc.onStart(async () => {
-    if (sealer !== undefined) await dispatcher.start();
+    if (sealer === undefined) return;
+    await ensureActiveKey(keyStore, sealer);
+    await dispatcher.start();
   });
-  return Object.assign(svc, { dispatcher, webhooks: config, reseal });
+  return Object.assign(svc, { dispatcher, webhooks: config, reseal, signingKeys });
 }

@@ -46,6 +46,7 @@ describe("delivery", () => {
       livemode: false,
       mode: "sandbox",
       sequence: evt.sequence,
+      endpoint_id: e.id,
       data: { checkout_session_id: "cs_1", amount_cents: 1200 },
     });
     expect(got.headers["content-type"]).toBe("application/json");

@@ -40,10 +40,33 @@ describe("management", () => {
     expect(e.id).toMatch(/^we_[a-z0-9]{24}$/);
     expect(e.secret).toMatch(/^whsec_/);
     expect(Buffer.from(e.secret.slice(6), "base64")).toHaveLength(24);
-    expect(Object.keys(e).sort()).toEqual(["created_at", "description", "events", "id", "is_active", "secret", "secret_rotated_at", "url"]);
+    expect(Object.keys(e).sort()).toEqual([
+      "created_at",
+      "description",
+      "events",
+      "id",
+      "is_active",
+      "ordering",
+      "secret",
+      "secret_rotated_at",
+      "signature_scheme",
+      "url",
+    ]);
 
     const list = await h.manage<EndpointView[]>(auth, { action: "list" });
-    expect(list).toEqual([{ id: e.id, url: e.url, description: "main", events: ["*"], is_active: true, created_at: e.created_at, secret_rotated_at: null }]);
+    expect(list).toEqual([
+      {
+        id: e.id,
+        url: e.url,
+        description: "main",
+        events: ["*"],
+        is_active: true,
+        signature_scheme: "hmac_sha256",
+        ordering: "none",
+        created_at: e.created_at,
+        secret_rotated_at: null,
+      },
+    ]);
 
     const updated = await h.manage<EndpointView>(auth, {
       action: "update",

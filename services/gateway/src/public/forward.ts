@@ -49,6 +49,7 @@ export function createForward(deps: GatewayDeps): Forward {
       const file = fileOf(result.bodyJson);
       if (file !== undefined) return sendFile(reply, result.status, file);
     }
+    if (route.cacheControl !== undefined) reply.header("Cache-Control", route.cacheControl);
     // The envelope around the service's body, as text: the body is neither parsed nor serialised here.
     const head = `{"success":true,"request_id":${JSON.stringify(String(req.id))}`;
     const json = result.bodyJson === "{}" ? `${head}}` : `${head},${result.bodyJson.slice(1)}`;

@@ -32,7 +32,10 @@ describe("signing", () => {
   it("the standardwebhooks library verifies our signature, and rejects a tampered body", () => {
     // Proves a receiver using the reference library accepts what we send, and only that.
     const secret = newSecret();
-    const body = webhookBody({ id: "evt_1", type: "payout.failed", created_at: new Date().toISOString(), livemode: false, sequence: 3, data: { a: 1 } });
+    const body = webhookBody(
+      { id: "evt_1", type: "payout.failed", created_at: new Date().toISOString(), livemode: false, sequence: 3, data: { a: 1 } },
+      "we_1",
+    );
     const ts = Math.floor(Date.now() / 1000);
     const headers = { "webhook-id": "whd_abc", "webhook-timestamp": String(ts), "webhook-signature": signatureHeader([secret], "whd_abc", ts, body) };
     expect(new Webhook(secret).verify(body, headers)).toMatchObject({ id: "evt_1", mode: "sandbox", sequence: 3 });

@@ -1,4 +1,6 @@
 /** Wire shapes of endpoints and deliveries (docs/api.md, Webhooks). */
+import type { Ordering } from "./records.ts";
+import type { SignatureScheme } from "./signing.ts";
 
 export interface EndpointView {
   id: string;
@@ -6,6 +8,8 @@ export interface EndpointView {
   description: string | null;
   events: string[];
   is_active: boolean;
+  signature_scheme: SignatureScheme;
+  ordering: Ordering;
   created_at: string;
   secret_rotated_at: string | null;
 }
@@ -34,6 +38,8 @@ export function presentEndpoint(e: {
   description: string | null;
   events: string[];
   is_active: boolean;
+  signature_scheme: SignatureScheme;
+  ordering: Ordering;
   created_at: Date;
   secret_rotated_at: Date | null;
 }): EndpointView {
@@ -43,6 +49,8 @@ export function presentEndpoint(e: {
     description: e.description,
     events: e.events,
     is_active: e.is_active,
+    signature_scheme: e.signature_scheme,
+    ordering: e.ordering,
     created_at: e.created_at.toISOString(),
     secret_rotated_at: iso(e.secret_rotated_at),
   };

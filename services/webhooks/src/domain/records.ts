@@ -1,4 +1,8 @@
 /** The webhooks service's records as the use cases see them: endpoints (`we_…`) and deliveries (`whd_…`). */
+import type { SignatureScheme } from "./signing.ts";
+
+export const ORDERINGS = ["none", "per_endpoint"] as const;
+export type Ordering = (typeof ORDERINGS)[number];
 
 export interface EndpointRow {
   id: string;
@@ -8,6 +12,10 @@ export interface EndpointRow {
   description: string | null;
   events: string[];
   is_active: boolean;
+  /** `hmac_sha256` (v1, the endpoint's secret) or `ed25519` (v1a, the platform's keys in the JWKS). */
+  signature_scheme: SignatureScheme;
+  /** `per_endpoint`: deliveries go one at a time, in the events' stream order. */
+  ordering: Ordering;
   /** Clear secrets: only on rows written before secrets were sealed, until the reseal pass seals them. */
   secret: string | null;
   previous_secret: string | null;

@@ -46,7 +46,16 @@ export function sandboxSendTestWebhook(deps: Deps): RpcHandler {
   };
 }
 
+/**
+ * The platform's public signing keys (RFC 7517 key set). The route takes no API key: the keys are the platform's,
+ * not an org's, and public by design; the gateway adds its cache header.
+ */
+export function getWebhookJwks(deps: Pick<Deps, "signingKeys">): RpcHandler {
+  return async () => ({ body: { ...(await deps.signingKeys.jwks()) } });
+}
+
 export function registerHandlers(svc: Pick<Service, "handle">, deps: Deps): void {
   svc.handle("manageWebhooks", manageWebhooks(deps));
   svc.handle("sandboxSendTestWebhook", sandboxSendTestWebhook(deps));
+  svc.handle("getWebhookJwks", getWebhookJwks(deps));
 }

@@ -13,7 +13,7 @@ import { traceOutgoingHttp, type Sealer, type Sql } from "@treasury/service-kit"
 import type { WebhooksConfig } from "../config.ts";
 import { nextDelayMs } from "../domain/schedule.ts";
 import { isGuarded } from "../domain/url.ts";
-import { attemptHeaders } from "../domain/signing.ts";
+import { attemptHeaders, type AttemptSigners } from "../domain/signing.ts";
 import {
   claimDue,
   DELIVERIES_CHANNEL,
@@ -24,7 +24,8 @@ import {
   type ClaimedDelivery,
   type SettleItem,
 } from "../store/deliveries.ts";
-import { requireSealer, signingSecrets } from "../usecases/secrets.ts";
+import { attemptSigners, requireSealer } from "../usecases/secrets.ts";
+import type { SigningKeys } from "../usecases/signing-keys.ts";
 import type { AttemptResult } from "../usecases/ports.ts";
 import { postOnce } from "../adapters/http.ts";
 
@@ -43,6 +44,8 @@ const PREFETCH_ROUNDS = 1;
 const HINT_POLL_MS = 3;
 const HINT_WINDOW_MS = 100;
 const NOTIFY_INTERVAL_MS = 50;
+/** After the fan-out wrote ordered rows, how long a moved ack floor wakes the workers at once. */
+const ORDERED_WINDOW_MS = 1_000;
 const CLAIM_BATCH_MAX = 100;
 const SETTLE_BATCH_MAX = 200;
 const SETTLE_TRIES_MAX = 3;
@@ -57,6 +60,13 @@ export interface DispatcherOptions {
   config: WebhooksConfig;
   /** Opens the endpoints' sealed signing secrets; without it the service does not start the workers. */
   sealer: Sealer | undefined;
+  /** The platform's Ed25519 keys, for `ed25519` endpoints. */
+  signingKeys: Pick<SigningKeys, "signers">;
+  /**
+   * The stream sequence through which every event has been fanned out and committed (the fan-out durable's ack
+   * floor): ordered deliveries of later events wait for it. Asked in the background at every claim round.
+   */
+  fannedOutThrough: () => Promise<number>;
   random?: () => number;
   /** Told of every attempt: its outcome and how long the HTTP attempt took (the service's metrics). */
   onAttempt?: (outcome: AttemptOutcome["status"], seconds: number) => void;
@@ -87,6 +97,12 @@ export class Dispatcher {
   private readonly queued = new Map<string, ClaimedDelivery[]>();
   private queuedTotal = 0;
   private hintUntil = 0;
+  /** The fan-out's ack floor as last read (refreshFloor), and the read in progress. */
+  private lastFloor = 0;
+  /** Until when a moved floor wakes the workers: ordered rows were written by this process's fan-out. */
+  private orderedUntil = 0;
+  private floorAsked: Promise<void> | undefined;
+  private floorReadAt = 0;
   private notifyTimer: NodeJS.Timeout | undefined;
   private listener: postgres.ListenMeta | undefined;
   private loop: Promise<void> | undefined;
@@ -143,10 +159,12 @@ export class Dispatcher {
 
   /**
    * A consumer is committing new deliveries: poll briefly at a short interval until they are visible, and
-   * NOTIFY the other replicas shortly after (outside the consumer's transaction; see fanOutDeliveries).
+   * NOTIFY the other replicas shortly after (outside the consumer's transaction; see fanOutDeliveries). Ordered
+   * ones also wait for the fan-out's ack floor to pass them: for a moment, a floor that moves wakes the workers.
    */
-  hint(): void {
+  hint(ordered = false): void {
     this.hintUntil = Date.now() + HINT_WINDOW_MS;
+    if (ordered) this.orderedUntil = Date.now() + ORDERED_WINDOW_MS;
     setTimeout(() => this.wake(), HINT_POLL_MS).unref();
     this.notifyTimer ??= setTimeout(() => {
       this.notifyTimer = undefined;
@@ -201,10 +219,33 @@ export class Dispatcher {
     return out;
   }
 
+  /**
+   * Asks the broker for the fan-out's ack floor in the background (one question at a time), so a claim never waits
+   * for it: claims use the last floor known, and a floor that moved wakes the workers for the ordered deliveries
+   * it releases. When the broker cannot be asked, ordered deliveries wait; nothing else does.
+   */
+  private refreshFloor(): void {
+    this.floorReadAt = Date.now();
+    this.floorAsked ??= this.opts
+      .fannedOutThrough()
+      .then((floor) => {
+        if (floor <= this.lastFloor) return;
+        this.lastFloor = floor;
+        // Only while ordered rows were just written here: otherwise a moving floor releases nothing to wait for,
+        // and the next round (a poll, a hint, a settled ordered delivery) picks up what it does release.
+        if (Date.now() < this.orderedUntil) this.wake();
+      })
+      .catch((err: unknown) => this.opts.log.warn({ err }, "could not read the fan-out's ack floor; ordered deliveries wait"))
+      .finally(() => (this.floorAsked = undefined));
+  }
+
   /** Claims and starts attempts until the pool is full or nothing more is due. */
   private async fill(): Promise<void> {
     const cfg = this.opts.config;
     this.backlog = false;
+    // Right after this process wrote ordered rows, at every round; otherwise once per poll interval, which is how
+    // long another replica's ordered rows (or this one's after a restart) may wait for this replica to see them.
+    if (Date.now() < this.orderedUntil || Date.now() - this.floorReadAt >= cfg.pollIntervalMs) this.refreshFloor();
     while (!this.stopped) {
       const capacity = cfg.concurrencyMax - this.inFlight.size - this.queuedTotal;
       if (capacity <= 0) {
@@ -213,7 +254,13 @@ export class Dispatcher {
       }
       const busy = this.busy();
       const limit = Math.min(capacity, CLAIM_BATCH_MAX);
-      const claimed = await claimDue(this.opts.sql, { limit, busy, endpointMax: this.perEndpointMax(), leaseMs: 2 * cfg.timeoutMs + LEASE_MARGIN_MS });
+      const claimed = await claimDue(this.opts.sql, {
+        limit,
+        busy,
+        endpointMax: this.perEndpointMax(),
+        leaseMs: 2 * cfg.timeoutMs + LEASE_MARGIN_MS,
+        fannedOutThrough: this.lastFloor,
+      });
       for (const d of claimed) this.launch(d);
       if (claimed.length === 0) {
         // Something due may be waiting for an endpoint at its limit: a finished attempt refills.
@@ -271,19 +318,22 @@ export class Dispatcher {
   private async attempt(d: ClaimedDelivery, releaseSlot: () => void): Promise<void> {
     const cfg = this.opts.config;
     const now = new Date();
-    let secrets: string[];
+    let signers: AttemptSigners;
     try {
-      secrets = signingSecrets(requireSealer(this.opts.sealer), d.endpoint, now);
+      signers = await attemptSigners(requireSealer(this.opts.sealer), this.opts.signingKeys, d.endpoint, now);
     } catch (err) {
       // A secret the ring cannot open (its key left the ring too early) is an attempt that failed here, retried on
       // the schedule like any other, rather than an error that would bring the row back at every lease's end.
-      this.opts.log.error({ delivery_id: d.id, endpoint_id: d.endpoint_id, error: (err as Error).message }, "webhook secret could not be opened");
+      this.opts.log.error(
+        { delivery_id: d.id, endpoint_id: d.endpoint_id, error: (err as Error).message },
+        "webhook signing key or secret could not be opened",
+      );
       releaseSlot();
       const unsigned: AttemptResult = { status: null, body: null, timeMs: 0, error: "signing secret unavailable", blocked: false };
       await this.settle(d, outcomeOf(unsigned, d, cfg.retryScheduleMs, this.random()));
       return;
     }
-    const headers = attemptHeaders(d, secrets, Math.floor(now.getTime() / 1000));
+    const headers = attemptHeaders(d, signers, Math.floor(now.getTime() / 1000));
     // The request joins the trace of the event it delivers, and tells the receiver so (traceparent).
     const result = await traceOutgoingHttp({ name: "webhook POST", method: "POST", url: d.endpoint.url, cause: d.trace_headers }, (trace) =>
       postOnce({ url: d.endpoint.url, guarded: isGuarded(d.livemode, cfg.allowPrivateUrls) }, { ...headers, ...trace }, d.body, cfg.timeoutMs),
@@ -292,6 +342,8 @@ export class Dispatcher {
     const outcome = outcomeOf(result, d, cfg.retryScheduleMs, this.random());
     this.opts.onAttempt?.(outcome.status, result.timeMs / 1000);
     await this.settle(d, outcome);
+    // The endpoint's next ordered delivery became due with this outcome (or waits for this one's retry).
+    if (d.ordered && outcome.status !== "retrying") this.wake();
     if (outcome.status === "retrying" && outcome.retryInMs !== null && outcome.retryInMs < cfg.pollIntervalMs) {
       setTimeout(() => this.wake(), outcome.retryInMs + 1).unref();
     }

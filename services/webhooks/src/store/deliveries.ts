@@ -2,7 +2,8 @@
 import type { Sql, Tx } from "@treasury/service-kit";
 import type { Tenant } from "@treasury/contracts";
 import type { DeliveryRow, EndpointSecrets } from "../domain/records.ts";
-import type { DeliveryFilter } from "../usecases/ports.ts";
+import type { SignatureScheme } from "../domain/signing.ts";
+import type { DeliveryFilter, FanOutCount, FanOutEvent } from "../usecases/ports.ts";
 
 /** NOTIFY channel that wakes delivery workers when deliveries are created or made due by hand. */
 export const DELIVERIES_CHANNEL = "webhooks_deliveries";
@@ -15,34 +16,31 @@ const COLUMNS =
 /**
  * Inserts one delivery per matching active endpoint (filter `*` or the exact type) in one statement. A
  * redelivered event inserts nothing new: the (event, endpoint) key is unique. Delivery ids are `whd_` + 24
- * random lowercase hex characters, drawn in the database so the whole fan-out is one round trip. Returns how
- * many rows were inserted.
+ * random lowercase hex characters, drawn in the database so the whole fan-out is one round trip. Each row's body
+ * names its endpoint (the event's body spliced around the endpoint id) and it carries the event's stream sequence.
+ * Returns how many rows were inserted, and how many of them are ordered.
  *
  * No NOTIFY here: PostgreSQL serialises the commits of every transaction that notifies (a database-wide lock
  * held through the commit's WAL flush), which capped fan-out at one commit per flush. The caller hints its
  * own workers instead, and they notify the other replicas outside any business transaction.
  */
-export async function fanOutDeliveries(
-  tx: Tx,
-  s: Tenant,
-  evt: { id: string; type: string; body: string; traceHeaders: Record<string, string> },
-  maxAttempts: number,
-): Promise<number> {
-  const [row] = await tx<{ n: number }[]>`
+export async function fanOutDeliveries(tx: Tx, s: Tenant, evt: FanOutEvent, maxAttempts: number): Promise<FanOutCount> {
+  const [row] = await tx<FanOutCount[]>`
     with matching as (
-      select id from webhooks.endpoints
+      select id, ordering from webhooks.endpoints
       where org_id = ${s.orgId} and livemode = ${s.livemode} and is_active and deleted_at is null
         and (events @> array['*']::text[] or events @> array[${evt.type}]::text[])
     ), inserted as (
-      insert into webhooks.deliveries (id, org_id, livemode, endpoint_id, event_id, event_type, body, status, max_attempts, trace_headers)
-      select 'whd_' || substr(md5(gen_random_uuid()::text), 1, 24), ${s.orgId}, ${s.livemode}, m.id, ${evt.id}, ${evt.type}, ${evt.body}, 'pending', ${maxAttempts},
-        ${tx.json(evt.traceHeaders)}
+      insert into webhooks.deliveries (id, org_id, livemode, endpoint_id, event_id, event_type, body, status, max_attempts, trace_headers, stream_seq, ordered)
+      select 'whd_' || substr(md5(gen_random_uuid()::text), 1, 24), ${s.orgId}, ${s.livemode}, m.id, ${evt.id}, ${evt.type},
+        ${evt.body.before} || m.id || ${evt.body.after}, 'pending', ${maxAttempts}, ${tx.json(evt.traceHeaders)}, ${evt.streamSeq},
+        m.ordering = 'per_endpoint'
       from matching m
       on conflict (event_id, endpoint_id) do nothing
-      returning 1
+      returning ordered
     )
-    select count(*)::int as n from inserted`;
-  return row?.n ?? 0;
+    select count(*)::int as inserted, (count(*) filter (where ordered))::int as ordered from inserted`;
+  return row ?? { inserted: 0, ordered: 0 };
 }
 
 export async function listDeliveries(db: Db, s: Tenant, f: DeliveryFilter): Promise<DeliveryRow[]> {
@@ -118,11 +116,14 @@ export interface ClaimedDelivery {
   max_attempts: number;
   /** The event's request id and trace context (fan-out), which each attempt's request continues. */
   trace_headers: Record<string, string>;
-  endpoint: EndpointSecrets & { url: string };
+  /** Its endpoint takes deliveries one at a time, in order: settling it makes the next one due. */
+  ordered: boolean;
+  endpoint: EndpointSecrets & { url: string; signature_scheme: SignatureScheme };
 }
 
 interface ClaimedRow extends Omit<ClaimedDelivery, "endpoint"> {
   url: string;
+  signature_scheme: SignatureScheme;
   secret: string | null;
   previous_secret: string | null;
   secret_sealed: string | null;
@@ -137,23 +138,44 @@ interface ClaimedRow extends Omit<ClaimedDelivery, "endpoint"> {
  * how many slots each has left; others get `endpointMax`). A claimed row's attempt counter is bumped and its
  * `next_retry_at` moved to the end of a lease: if this process dies mid-attempt, the row comes due again when
  * the lease ends. Deliveries of disabled or deleted endpoints are failed instead of sent.
+ *
+ * An ordered delivery is due only when it is its endpoint's oldest unfinished delivery (by stream sequence), and
+ * only once every event up to its own has been fanned out (`fannedOutThrough`, the fan-out's ack floor): an
+ * earlier event whose rows are not committed yet cannot be overtaken. Its own lease keeps it unfinished, so one
+ * attempt of an ordered endpoint is in flight at a time, across every replica. Ordered deliveries are found by
+ * their endpoints' heads (one index probe per ordered endpoint), never by the scan of due rows, so the backlog
+ * of an ordered endpoint that is failing costs the claim nothing.
  * No network call happens inside: attempts start after the statement returns.
  */
 export async function claimDue(
   sql: Sql,
-  opts: { limit: number; busy: ReadonlyMap<string, number>; endpointMax: number; leaseMs: number },
+  opts: { limit: number; busy: ReadonlyMap<string, number>; endpointMax: number; leaseMs: number; fannedOutThrough: number },
 ): Promise<ClaimedDelivery[]> {
   const busyIds = [...opts.busy.keys()];
   const busyFree = busyIds.map((id) => Math.max(0, opts.busy.get(id) ?? 0));
   // Endpoints at their limit are left out of the scan, so their backlog cannot crowd out other endpoints.
   const saturated = busyIds.filter((_id, i) => busyFree[i] === 0);
   const rows = await sql<ClaimedRow[]>`
-    with candidates as (
-      select id, endpoint_id, next_retry_at from webhooks.deliveries
-      where status in ('pending', 'retrying') and next_retry_at <= now()
-        and not (endpoint_id = any(${saturated}::text[]))
-      order by next_retry_at limit ${opts.limit * 4}
+    with unordered as (
+      select d.id, d.endpoint_id, d.next_retry_at from webhooks.deliveries d
+      where d.status in ('pending', 'retrying') and not d.ordered and d.next_retry_at <= now()
+        and not (d.endpoint_id = any(${saturated}::text[]))
+      order by d.next_retry_at limit ${opts.limit * 4}
       for update skip locked
+    ), heads as (
+      select h.id from webhooks.endpoints e
+      cross join lateral (
+        select o.id, o.next_retry_at, o.stream_seq from webhooks.deliveries o
+        where o.endpoint_id = e.id and o.ordered and o.status in ('pending', 'retrying')
+        order by o.stream_seq nulls first limit 1) h
+      where e.ordering = 'per_endpoint' and h.next_retry_at <= now() and coalesce(h.stream_seq, 0) <= ${opts.fannedOutThrough}
+    ), ordered as (
+      -- Locked only once known to be the head: skipping a locked head would take the one behind it.
+      select d.id, d.endpoint_id, d.next_retry_at from webhooks.deliveries d
+      where d.id in (select id from heads) and d.status in ('pending', 'retrying') and d.next_retry_at <= now()
+      for update skip locked
+    ), candidates as (
+      select * from unordered union all select * from ordered
     ), free as (
       select * from unnest(${busyIds}::text[], ${busyFree}::int[]) as f(endpoint_id, slots)
     ), ranked as (
@@ -170,38 +192,45 @@ export async function claimDue(
       updated_at = now()
     from chosen, webhooks.endpoints e
     where d.id = chosen.id and e.id = d.endpoint_id
-    returning d.id, d.endpoint_id, d.event_id, d.event_type, d.livemode, d.body, d.attempts, d.max_attempts, d.trace_headers,
-      e.url, e.secret, e.previous_secret, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, (e.is_active and e.deleted_at is null) as endpoint_usable`;
+    returning d.id, d.endpoint_id, d.event_id, d.event_type, d.livemode, d.body, d.attempts, d.max_attempts, d.trace_headers, d.ordered,
+      e.url, e.signature_scheme, e.secret, e.previous_secret, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
+      (e.is_active and e.deleted_at is null) as endpoint_usable`;
   const unusable = rows.filter((r) => !r.endpoint_usable).map((r) => r.id);
-  if (unusable.length > 0) {
-    // No request is made for these: the counter bump is undone.
-    await sql`
-      update webhooks.deliveries set status = 'failed', attempts = attempts - 1, next_retry_at = null, lease_until = null,
-        updated_at = now()
-      where id in ${sql(unusable)}`;
-  }
-  return rows
-    .filter((r) => r.endpoint_usable)
-    .map((r) => ({
-      id: r.id,
-      endpoint_id: r.endpoint_id,
-      event_id: r.event_id,
-      event_type: r.event_type,
-      livemode: r.livemode,
-      body: r.body,
-      attempts: r.attempts,
-      max_attempts: r.max_attempts,
-      trace_headers: r.trace_headers,
-      endpoint: {
-        id: r.endpoint_id,
-        url: r.url,
-        secret: r.secret,
-        previous_secret: r.previous_secret,
-        secret_sealed: r.secret_sealed,
-        previous_secret_sealed: r.previous_secret_sealed,
-        previous_secret_expires_at: r.previous_secret_expires_at,
-      },
-    }));
+  if (unusable.length > 0) await failUnusable(sql, unusable);
+  return rows.filter((r) => r.endpoint_usable).map(claimedOf);
+}
+
+/** Deliveries of disabled or deleted endpoints: failed without a request, so the counter bump is undone. */
+async function failUnusable(sql: Sql, ids: readonly string[]): Promise<void> {
+  await sql`
+    update webhooks.deliveries set status = 'failed', attempts = attempts - 1, next_retry_at = null, lease_until = null,
+      updated_at = now()
+    where id in ${sql(ids)}`;
+}
+
+function claimedOf(r: ClaimedRow): ClaimedDelivery {
+  return {
+    id: r.id,
+    endpoint_id: r.endpoint_id,
+    event_id: r.event_id,
+    event_type: r.event_type,
+    livemode: r.livemode,
+    body: r.body,
+    attempts: r.attempts,
+    max_attempts: r.max_attempts,
+    trace_headers: r.trace_headers,
+    ordered: r.ordered,
+    endpoint: {
+      id: r.endpoint_id,
+      url: r.url,
+      signature_scheme: r.signature_scheme,
+      secret: r.secret,
+      previous_secret: r.previous_secret,
+      secret_sealed: r.secret_sealed,
+      previous_secret_sealed: r.previous_secret_sealed,
+      previous_secret_expires_at: r.previous_secret_expires_at,
+    },
+  };
 }
 
 /** Hands claimed deliveries that were never attempted back: due now, attempt counter restored. */

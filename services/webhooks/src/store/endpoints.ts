@@ -7,7 +7,7 @@ import type { EndpointPatch, NewEndpoint } from "../usecases/ports.ts";
 type Db = Sql | Tx;
 
 const COLUMNS =
-  "id, org_id, livemode, url, description, events, is_active, secret, previous_secret, secret_sealed, previous_secret_sealed, secret_key_id, previous_secret_expires_at, secret_rotated_at, created_at";
+  "id, org_id, livemode, url, description, events, is_active, signature_scheme, ordering, secret, previous_secret, secret_sealed, previous_secret_sealed, secret_key_id, previous_secret_expires_at, secret_rotated_at, created_at";
 
 /** Serialises creates of one org and environment until the transaction ends, so a count check cannot be raced past. */
 export async function lockEndpointCreates(tx: Tx, s: Tenant): Promise<void> {
@@ -23,8 +23,9 @@ export async function countEndpoints(db: Db, s: Tenant): Promise<number> {
 
 export async function insertEndpoint(db: Db, s: Tenant, e: NewEndpoint): Promise<EndpointRow> {
   const [row] = await db<EndpointRow[]>`
-    insert into webhooks.endpoints (id, org_id, livemode, url, description, events, secret_sealed, secret_key_id)
-    values (${e.id}, ${s.orgId}, ${s.livemode}, ${e.url}, ${e.description}, ${e.events}, ${e.sealed.secret_sealed}, ${e.sealed.secret_key_id})
+    insert into webhooks.endpoints (id, org_id, livemode, url, description, events, signature_scheme, ordering, secret_sealed, secret_key_id)
+    values (${e.id}, ${s.orgId}, ${s.livemode}, ${e.url}, ${e.description}, ${e.events}, ${e.signature_scheme}, ${e.ordering},
+      ${e.sealed.secret_sealed}, ${e.sealed.secret_key_id})
     returning ${db.unsafe(COLUMNS)}`;
   if (!row) throw new Error("insertEndpoint returned no row");
   return row;
@@ -45,18 +46,32 @@ export async function findEndpoint(db: Db, s: Tenant, id: string, opts: { forUpd
   return row;
 }
 
+/**
+ * Changes what `patch` names. A change of ordering applies to the endpoint's unfinished deliveries too (the
+ * claim reads it from each delivery), in the same statement.
+ */
 export async function updateEndpoint(db: Db, s: Tenant, id: string, patch: EndpointPatch): Promise<EndpointRow | undefined> {
   const [row] = await db<EndpointRow[]>`
-    update webhooks.endpoints set
-      url = coalesce(${patch.url ?? null}, url),
-      description = case when ${patch.description !== undefined} then ${patch.description ?? null} else description end,
-      events = coalesce(${patch.events ?? null}::text[], events),
-      is_active = coalesce(${patch.is_active ?? null}::boolean, is_active),
-      failing_since = case when ${patch.is_active === true} then null else failing_since end,
-      disabled_reason = case when ${patch.is_active === true} then null else disabled_reason end,
-      updated_at = now()
-    where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} and deleted_at is null
-    returning ${db.unsafe(COLUMNS)}`;
+    with updated as (
+      update webhooks.endpoints set
+        url = coalesce(${patch.url ?? null}, url),
+        description = case when ${patch.description !== undefined} then ${patch.description ?? null} else description end,
+        events = coalesce(${patch.events ?? null}::text[], events),
+        is_active = coalesce(${patch.is_active ?? null}::boolean, is_active),
+        signature_scheme = coalesce(${patch.signature_scheme ?? null}::text, signature_scheme),
+        ordering = coalesce(${patch.ordering ?? null}::text, ordering),
+        failing_since = case when ${patch.is_active === true} then null else failing_since end,
+        disabled_reason = case when ${patch.is_active === true} then null else disabled_reason end,
+        updated_at = now()
+      where id = ${id} and org_id = ${s.orgId} and livemode = ${s.livemode} and deleted_at is null
+      returning ${db.unsafe(COLUMNS)}
+    ), reordered as (
+      update webhooks.deliveries d set ordered = (u.ordering = 'per_endpoint')
+      from updated u
+      where ${patch.ordering !== undefined} and d.endpoint_id = u.id and d.status in ('pending', 'retrying')
+        and d.ordered is distinct from (u.ordering = 'per_endpoint')
+    )
+    select * from updated`;
   return row;
 }
 

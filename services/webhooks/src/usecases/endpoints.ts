@@ -4,12 +4,12 @@ import { DomainError, newId, type Tenant } from "@treasury/contracts";
 import { SealedValueError, type Sealer } from "@treasury/service-kit";
 import { eventFilterProblems } from "../domain/events.ts";
 import { presentEndpoint, type EndpointView } from "../domain/present.ts";
-import type { EndpointRow } from "../domain/records.ts";
-import { attemptHeaders, SECRET_BYTES, secretFromBytes } from "../domain/signing.ts";
+import type { EndpointRow, Ordering } from "../domain/records.ts";
+import { attemptHeaders, SECRET_BYTES, secretFromBytes, type SignatureScheme } from "../domain/signing.ts";
 import { checkUrlShape, isGuarded } from "../domain/url.ts";
 import type { Deps } from "./deps.ts";
 import type { EndpointPatch, WebhookHttp } from "./ports.ts";
-import { openSecrets, requireSealer, sealSecrets, signingSecrets } from "./secrets.ts";
+import { attemptSigners, openSecrets, requireSealer, sealSecrets } from "./secrets.ts";
 
 /** Endpoints per org and environment. */
 export const ENDPOINTS_MAX = 100;
@@ -53,13 +53,20 @@ export async function listEndpoints(deps: Deps, s: Tenant): Promise<EndpointView
 }
 
 /**
- * Creates an endpoint and returns it with its secret, shown this once and stored only sealed.
+ * Creates an endpoint and returns it with its secret, shown this once and stored only sealed. Every endpoint has
+ * one, whatever its signature scheme: it signs while the scheme is `hmac_sha256`, so switching needs no new secret.
  * Codes: invalid_webhook_url, validation_error (events, too many endpoints), service_unavailable (no keys).
  */
 export async function createEndpoint(
   deps: Deps,
   s: Tenant,
-  body: { url: string; description?: string | undefined; events?: string[] | undefined },
+  body: {
+    url: string;
+    description?: string | undefined;
+    events?: string[] | undefined;
+    signature_scheme?: SignatureScheme | undefined;
+    ordering?: Ordering | undefined;
+  },
 ): Promise<EndpointView & { secret: string }> {
   const sealer = requireSealer(deps.sealer);
   const events = checkEvents(body.events ?? ["*"]);
@@ -75,18 +82,39 @@ export async function createEndpoint(
         hint: "POST /v1/webhooks {action: 'delete', endpoint_id} removes one",
       });
     }
-    return tx.insertEndpoint(s, { id, url, description: body.description ?? null, events, sealed: sealSecrets(sealer, id, secret, null) });
+    return tx.insertEndpoint(s, {
+      id,
+      url,
+      description: body.description ?? null,
+      events,
+      signature_scheme: body.signature_scheme ?? "hmac_sha256",
+      ordering: body.ordering ?? "none",
+      sealed: sealSecrets(sealer, id, secret, null),
+    });
   });
   return { ...presentEndpoint(row), secret };
 }
 
-/** Changes url, description, events or is_active. Codes: webhook_endpoint_not_found, invalid_webhook_url, validation_error. */
+/**
+ * Changes url, description, events, is_active, signature_scheme or ordering; the next attempt of every waiting
+ * delivery follows the new scheme and ordering. Codes: webhook_endpoint_not_found, invalid_webhook_url, validation_error.
+ */
 export async function updateEndpoint(
   deps: Deps,
   s: Tenant,
-  body: { endpoint_id: string; url?: string | undefined; description?: string | undefined; events?: string[] | undefined; is_active?: boolean | undefined },
+  body: {
+    endpoint_id: string;
+    url?: string | undefined;
+    description?: string | undefined;
+    events?: string[] | undefined;
+    is_active?: boolean | undefined;
+    signature_scheme?: SignatureScheme | undefined;
+    ordering?: Ordering | undefined;
+  },
 ): Promise<EndpointView> {
   const patch: EndpointPatch = {};
+  if (body.signature_scheme !== undefined) patch.signature_scheme = body.signature_scheme;
+  if (body.ordering !== undefined) patch.ordering = body.ordering;
   if (body.events !== undefined) patch.events = checkEvents(body.events);
   if (body.url !== undefined) patch.url = await checkUrl(deps.http, body.url, s.livemode, deps.config.allowPrivateUrls);
   if (body.description !== undefined) patch.description = body.description;
@@ -159,10 +187,12 @@ export async function testEndpoint(
     livemode: s.livemode,
     mode: s.livemode ? "live" : "sandbox",
     sequence: 0,
+    endpoint_id: e.id,
     data: { endpoint_id: e.id, message: "Test webhook" },
   });
   const ts = Math.floor(now.getTime() / 1000);
-  const headers = attemptHeaders({ id: msgId, event_type: "sandbox.test", attempts: 1, body }, signingSecrets(sealer, e, now), ts);
+  const signers = await attemptSigners(sealer, deps.signingKeys, e, now);
+  const headers = attemptHeaders({ id: msgId, event_type: "sandbox.test", attempts: 1, body }, signers, ts);
   const timeoutMs = Math.max(100, Math.min(deps.config.timeoutMs, deadline - Date.now() - TEST_REPLY_MARGIN_MS));
   const r = await deps.http.postOnce({ url: e.url, guarded: isGuarded(s.livemode, deps.config.allowPrivateUrls) }, headers, body, timeoutMs);
   if (r.blocked) return { delivered: false, status: null, response_time_ms: 0, error: REFUSED_ADDRESS_ERROR };

@@ -9,6 +9,7 @@ import { pino } from "pino";
 import type { WebhooksConfig } from "../config.ts";
 import type { DeliveryRow, EndpointRow } from "../domain/records.ts";
 import type { Deps } from "./deps.ts";
+import { SigningKeys } from "./signing-keys.ts";
 import type {
   AttemptResult,
   AttemptTarget,
@@ -16,6 +17,10 @@ import type {
   EndpointPatch,
   FanOutStore,
   NewEndpoint,
+  NewSigningKey,
+  SigningKeyRow,
+  SigningKeyStore,
+  SigningKeyTx,
   TestEventRecord,
   WebhookHttp,
   WebhooksStore,
@@ -140,6 +145,8 @@ export class FakeWebhooksStore implements WebhooksStore {
       description: e.description,
       events: e.events,
       is_active: true,
+      signature_scheme: e.signature_scheme,
+      ordering: e.ordering,
       secret: null,
       previous_secret: null,
       secret_sealed: e.sealed.secret_sealed,
@@ -185,9 +192,9 @@ export class FakeFanOutStore implements FanOutStore {
   inserted: Array<{ tenant: Tenant; id: string; type: string }> = [];
   constructor(private readonly matching = 1) {}
 
-  async insertDeliveries(tenant: Tenant, event: { id: string; type: string }): Promise<number> {
+  async insertDeliveries(tenant: Tenant, event: { id: string; type: string }): Promise<{ inserted: number; ordered: number }> {
     this.inserted.push({ tenant, id: event.id, type: event.type });
-    return this.matching;
+    return { inserted: this.matching, ordered: 0 };
   }
 }
 
@@ -198,6 +205,7 @@ export const TEST_CONFIG: WebhooksConfig = {
   concurrencyMax: 4,
   endpointConcurrencyMax: 2,
   rotationOverlapMs: 86_400_000,
+  signingKeyOverlapMs: 7 * 86_400_000,
   fanoutConsumers: 1,
   retentionDays: 30,
   allowPrivateUrls: false,
@@ -208,18 +216,91 @@ export function testSealer(kid = "k1"): Sealer {
   return new Sealer(parseKeyRing(generateKeyRingEntry(kid)));
 }
 
-export type FakeDeps = Deps & { store: FakeWebhooksStore; http: FakeHttp };
+/** The platform's signing keys in memory, with the SQL's rules for retiring and expiring them. */
+export class FakeSigningKeyStore implements SigningKeyStore {
+  rows = new Map<string, SigningKeyRow>();
+  constructor(private readonly now: () => Date) {}
+
+  private readonly tx: SigningKeyTx = {
+    lock: async () => {},
+    active: async () => [...this.rows.values()].find((r) => r.status === "active"),
+    retireActive: async (overlapMs) => {
+      const now = this.now();
+      const end = new Date(now.getTime() + overlapMs);
+      for (const r of this.rows.values()) {
+        if (r.status === "expired") continue;
+        const expires_at = r.expires_at !== null && r.expires_at < end ? r.expires_at : end;
+        this.rows.set(r.kid, { ...r, status: "retiring", retired_at: r.retired_at ?? now, expires_at });
+      }
+      await this.expire();
+      return [...this.rows.values()].filter((r) => r.status === "retiring").map((r) => ({ kid: r.kid, expires_at: r.expires_at as Date }));
+    },
+    insertActive: async (k: NewSigningKey) => {
+      const row: SigningKeyRow = {
+        kid: k.kid,
+        public_jwk: k.publicJwk,
+        sealed_private_key: k.sealed,
+        sealing_key_id: k.sealingKeyId,
+        status: "active",
+        created_at: this.now(),
+        retired_at: null,
+        expires_at: null,
+      };
+      this.rows.set(k.kid, row);
+      return row;
+    },
+  };
+
+  transaction<T>(fn: (tx: SigningKeyTx) => Promise<T>): Promise<T> {
+    return fn(this.tx);
+  }
+
+  async current(): Promise<SigningKeyRow[]> {
+    const now = this.now();
+    const live = [...this.rows.values()].filter((r) => r.status === "active" || (r.status === "retiring" && r.expires_at !== null && r.expires_at > now));
+    return live.sort((a, b) => Number(b.status === "active") - Number(a.status === "active"));
+  }
+
+  async expire(): Promise<string[]> {
+    const now = this.now();
+    const ended = [...this.rows.values()].filter((r) => r.status === "retiring" && r.expires_at !== null && r.expires_at <= now);
+    for (const r of ended) this.rows.set(r.kid, { ...r, status: "expired", sealed_private_key: null, sealing_key_id: null });
+    return ended.map((r) => r.kid);
+  }
+
+  async reseal(
+    retired: readonly string[],
+    limit: number,
+    reseal: (row: SigningKeyRow) => { sealed: string; sealingKeyId: string } | undefined,
+  ): Promise<number> {
+    let moved = 0;
+    for (const r of [...this.rows.values()].filter((x) => x.sealing_key_id !== null && retired.includes(x.sealing_key_id)).slice(0, limit)) {
+      const next = reseal(r);
+      if (next === undefined) continue;
+      this.rows.set(r.kid, { ...r, sealed_private_key: next.sealed, sealing_key_id: next.sealingKeyId });
+      moved += 1;
+    }
+    return moved;
+  }
+}
+
+export type FakeDeps = Deps & { store: FakeWebhooksStore; http: FakeHttp; keyStore: FakeSigningKeyStore };
 
 /** Use-case deps over fresh fakes, with a clock that moves one second per reading. */
 export function fakeDeps(opts: { sealer?: Sealer | undefined; config?: Partial<WebhooksConfig> } = {}): FakeDeps {
   let tick = Date.parse("2026-01-01T00:00:00Z");
   const now = (): Date => new Date((tick += 1000));
+  const sealer = "sealer" in opts ? opts.sealer : testSealer();
+  const log = pino({ level: "silent" });
+  const keyStore = new FakeSigningKeyStore(now);
   return {
     store: new FakeWebhooksStore(now),
     http: new FakeHttp(),
-    sealer: "sealer" in opts ? opts.sealer : testSealer(),
+    sealer,
+    keyStore,
+    signingKeys: new SigningKeys(keyStore, sealer, log, () => now().getTime()),
     config: { ...TEST_CONFIG, ...opts.config },
-    log: pino({ level: "silent" }),
+    log,
     now,
   };
 }

@@ -17,7 +17,13 @@ async function run(evt: EventEnvelope, subject = eventSubject(PREFIX, evt.type a
   const store = new FakeFanOutStore(2);
   const dropped: DropReason[] = [];
   let hinted = 0;
-  const n = await fanOut(store, evt, { subject, prefix: PREFIX, log: pino({ level: "silent" }), dropped: (r) => dropped.push(r) }, 3, () => hinted++);
+  const n = await fanOut(
+    store,
+    evt,
+    { subject, streamSeq: 1, prefix: PREFIX, log: pino({ level: "silent" }), dropped: (r) => dropped.push(r) },
+    3,
+    () => hinted++,
+  );
   return { n, stored: store.inserted, dropped, hinted };
 }
 

@@ -6,7 +6,7 @@
 import { eventOwner, eventSubject, isPublicEventType, SANDBOX_TEST_EVENT_SOURCE, tenantOf, type EventEnvelope, type EventType } from "@treasury/contracts";
 import { eventHeaders } from "@treasury/service-kit";
 import type { Logger } from "pino";
-import { webhookBody } from "../domain/events.ts";
+import { webhookBodyParts } from "../domain/events.ts";
 import type { FanOutStore } from "./ports.ts";
 
 /** Why an event was not trusted: the metric's label. */
@@ -16,6 +16,8 @@ export type DropReason = "subject_mismatch" | "not_owner";
 export interface EventOrigin {
   /** The NATS subject it was published on, and the deployment's prefix of it. */
   subject: string;
+  /** Its sequence in the EVENTS stream: the order of an ordered endpoint's deliveries. */
+  streamSeq: number;
   prefix: string;
   log: Logger;
   dropped(reason: DropReason): void;
@@ -35,7 +37,8 @@ export function untrusted(evt: EventEnvelope, origin: Pick<EventOrigin, "subject
 }
 
 /**
- * `created` is told when rows were inserted (the workers are then hinted; the rows are visible at commit). Each row
+ * `created` is told when rows were inserted, and whether some are for ordered endpoints (the workers are then
+ * hinted; the rows are visible at commit). Each row
  * keeps the trace context of the consumer's work on the event (which continues the event's own), so the delivery's
  * HTTP request joins the trace of the request that caused the event.
  */
@@ -44,7 +47,7 @@ export async function fanOut(
   evt: EventEnvelope,
   origin: EventOrigin,
   maxAttempts: number,
-  created: () => void = () => {},
+  created: (ordered: boolean) => void = () => {},
 ): Promise<number> {
   if (!isPublicEventType(evt.type)) return 0;
   const reason = untrusted(evt, origin);
@@ -53,7 +56,11 @@ export async function fanOut(
     origin.dropped(reason);
     return 0;
   }
-  const n = await deliveries.insertDeliveries(tenantOf(evt), { id: evt.id, type: evt.type, body: webhookBody(evt), traceHeaders: eventHeaders() }, maxAttempts);
-  if (n > 0) created();
-  return n;
+  const { inserted, ordered } = await deliveries.insertDeliveries(
+    tenantOf(evt),
+    { id: evt.id, type: evt.type, body: webhookBodyParts(evt), traceHeaders: eventHeaders(), streamSeq: origin.streamSeq },
+    maxAttempts,
+  );
+  if (inserted > 0) created(ordered > 0);
+  return inserted;
 }

@@ -5,13 +5,17 @@
  */
 import type { Tenant } from "@treasury/contracts";
 import type { NewEvent } from "@treasury/service-kit";
-import type { DeliveryRow, DeliveryStatus, EndpointRow, EndpointSecrets, SealedSecrets } from "../domain/records.ts";
+import type { PublicJwk } from "../domain/jwk.ts";
+import type { DeliveryRow, DeliveryStatus, EndpointRow, EndpointSecrets, Ordering, SealedSecrets } from "../domain/records.ts";
+import type { SignatureScheme } from "../domain/signing.ts";
 
 export interface NewEndpoint {
   id: string;
   url: string;
   description: string | null;
   events: string[];
+  signature_scheme: SignatureScheme;
+  ordering: Ordering;
   sealed: SealedSecrets;
 }
 
@@ -21,6 +25,8 @@ export interface EndpointPatch {
   description?: string | null;
   events?: string[];
   is_active?: boolean;
+  signature_scheme?: SignatureScheme;
+  ordering?: Ordering;
 }
 
 export interface DeliveryFilter {
@@ -79,17 +85,28 @@ export interface WebhooksStore {
   listDeliveries(tenant: Tenant, filter: DeliveryFilter): Promise<DeliveryRow[]>;
 }
 
+/** An event as the fan-out writes it: its body around each endpoint's id (webhookBodyParts) and its stream sequence. */
+export interface FanOutEvent {
+  id: string;
+  type: string;
+  body: { before: string; after: string };
+  traceHeaders: Record<string, string>;
+  streamSeq: number;
+}
+
+/** Rows an event's fan-out inserted, and how many of them are for ordered endpoints. */
+export interface FanOutCount {
+  inserted: number;
+  ordered: number;
+}
+
 /** One event's delivery rows, written in the fan-out consumer's transaction. */
 export interface FanOutStore {
   /**
    * One delivery per matching active endpoint of the tenant; a redelivered event inserts nothing new. Answers how
    * many rows were inserted.
    */
-  insertDeliveries(
-    tenant: Tenant,
-    event: { id: string; type: string; body: string; traceHeaders: Record<string, string> },
-    maxAttempts: number,
-  ): Promise<number>;
+  insertDeliveries(tenant: Tenant, event: FanOutEvent, maxAttempts: number): Promise<FanOutCount>;
 }
 
 /**
@@ -116,4 +133,55 @@ export interface WebhookHttp {
   resolveHost(hostname: string): Promise<"public" | "blocked" | "unresolved">;
   /** One POST, never retried; never throws (a failure is an AttemptResult with `error`). */
   postOnce(target: AttemptTarget, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult>;
+}
+
+/** A platform Ed25519 signing key as stored: its public JWK, its private half sealed (null once expired). */
+export interface SigningKeyRow {
+  kid: string;
+  public_jwk: PublicJwk;
+  sealed_private_key: string | null;
+  sealing_key_id: string | null;
+  status: "active" | "retiring" | "expired";
+  created_at: Date;
+  retired_at: Date | null;
+  expires_at: Date | null;
+}
+
+/** A new key, its private half already sealed. */
+export interface NewSigningKey {
+  kid: string;
+  publicJwk: PublicJwk;
+  sealed: string;
+  sealingKeyId: string;
+}
+
+/** The statements of one key transaction (the first key, a rotation); its commit is the caller's. */
+export interface SigningKeyTx {
+  /** Serialises key changes until the transaction ends. */
+  lock(): Promise<void>;
+  active(): Promise<SigningKeyRow | undefined>;
+  /**
+   * The active key (and any key still retiring) stops being active and stays published for `overlapMs` (a key
+   * already retiring keeps its end when that is sooner; 0 expires every previous key now). Answers the keys still
+   * published with their ends.
+   */
+  retireActive(overlapMs: number): Promise<Array<{ kid: string; expires_at: Date }>>;
+  insertActive(key: NewSigningKey): Promise<SigningKeyRow>;
+}
+
+export interface SigningKeyStore {
+  transaction<T>(fn: (tx: SigningKeyTx) => Promise<T>): Promise<T>;
+  /** The active key first, then the retiring keys whose overlap lasts: what signs and what is published. */
+  current(): Promise<SigningKeyRow[]>;
+  /** Retiring keys whose overlap ended are expired (unpublished, private half dropped); their kids. */
+  expire(): Promise<string[]>;
+  /**
+   * Up to `limit` keys sealed with one of `retiredSealingKeyIds`, locked, each stored as `reseal` answers (undefined:
+   * left as it is); answers how many moved.
+   */
+  reseal(
+    retiredSealingKeyIds: readonly string[],
+    limit: number,
+    reseal: (row: SigningKeyRow) => { sealed: string; sealingKeyId: string } | undefined,
+  ): Promise<number>;
 }

@@ -7,6 +7,8 @@
 import { DomainError } from "@treasury/contracts";
 import type { Sealer } from "@treasury/service-kit";
 import type { EndpointSecrets, SealedSecrets } from "../domain/records.ts";
+import type { AttemptSigners, SignatureScheme } from "../domain/signing.ts";
+import type { SigningKeys } from "./signing-keys.ts";
 
 export function secretAad(endpointId: string): string {
   return `webhooks.endpoints.secret:${endpointId}`;
@@ -54,4 +56,18 @@ export function signingSecrets(sealer: Sealer, e: EndpointSecrets, now: Date): s
   const { current, previous } = openSecrets(sealer, e);
   const overlapping = previous !== null && e.previous_secret_expires_at !== null && e.previous_secret_expires_at > now;
   return overlapping ? [current, previous] : [current];
+}
+
+/**
+ * What signs an attempt to this endpoint now: its secrets (`hmac_sha256`), or the platform's Ed25519 keys
+ * (`ed25519`). Throws SealedValueError when a secret cannot be opened, service_unavailable when no key can sign.
+ */
+export async function attemptSigners(
+  sealer: Sealer,
+  keys: Pick<SigningKeys, "signers">,
+  e: EndpointSecrets & { signature_scheme: SignatureScheme },
+  now: Date,
+): Promise<AttemptSigners> {
+  if (e.signature_scheme === "ed25519") return { scheme: "ed25519", keys: await keys.signers() };
+  return { scheme: "hmac_sha256", secrets: signingSecrets(sealer, e, now) };
 }
