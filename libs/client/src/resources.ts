@@ -120,6 +120,7 @@ export const RESOURCES = {
   },
   webhooks: {
     manage: "manageWebhooks",
+    jwks: "getWebhookJwks",
   },
   fraud: {
     listPolicies: "listFraudPolicies",

@@ -1082,6 +1082,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/webhooks/jwks": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Public keys that sign ed25519 webhook deliveries (JWKS) */
+    get: operations["getWebhookJwks"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/sandbox/webhooks/test": {
     parameters: {
       query?: never;
@@ -9027,6 +9044,10 @@ export interface operations {
               url: string;
               description?: string;
               events?: string[];
+              /** @enum {string} */
+              signature_scheme?: "hmac_sha256" | "ed25519";
+              /** @enum {string} */
+              ordering?: "none" | "per_endpoint";
             }
           | {
               /** @constant */
@@ -9036,6 +9057,10 @@ export interface operations {
               description?: string;
               events?: string[];
               is_active?: boolean;
+              /** @enum {string} */
+              signature_scheme?: "hmac_sha256" | "ed25519";
+              /** @enum {string} */
+              ordering?: "none" | "per_endpoint";
             }
           | {
               /** @constant */
@@ -9075,6 +9100,98 @@ export interface operations {
             };
       };
     };
+    responses: {
+      /** @description Success envelope: {success: true, request_id, <named key>} */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": Record<string, never>;
+        };
+      };
+      /** @description Error envelope */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error envelope */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error envelope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error envelope */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error envelope */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error envelope */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error envelope */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Error envelope */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getWebhookJwks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
     responses: {
       /** @description Success envelope: {success: true, request_id, <named key>} */
       200: {

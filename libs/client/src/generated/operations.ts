@@ -104,6 +104,7 @@ export const OPERATIONS = {
   },
   listUnmatched: { method: "GET", path: "/v1/reconciliations/unmatched", body: false, query: true, replayKey: null, paging: "offset" },
   manageWebhooks: { method: "POST", path: "/v1/webhooks", body: true, query: false, replayKey: null, paging: null },
+  getWebhookJwks: { method: "GET", path: "/v1/webhooks/jwks", body: false, query: false, replayKey: null, paging: null },
   sandboxSendTestWebhook: { method: "POST", path: "/v1/sandbox/webhooks/test", body: true, query: false, replayKey: "idempotency_key", paging: null },
   listFraudPolicies: { method: "GET", path: "/v1/fraud/policies", body: false, query: true, replayKey: null, paging: "offset" },
   createFraudPolicy: { method: "POST", path: "/v1/fraud/policies", body: true, query: false, replayKey: null, paging: null },
