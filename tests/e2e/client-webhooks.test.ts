@@ -1,8 +1,8 @@
 // Proves the client's webhook side against real deliveries: an endpoint created and a sandbox test event sent
 // through the client, the delivery our webhooks service signs verified by `verifyWebhook` with the endpoint's
 // secret, and the same delivery refused when its body or secret is not the one signed; an Ed25519 (`v1a`)
-// delivery verified with keys fetched over HTTP from a JWKS, and refused once tampered.
-import { generateKeyPairSync, sign } from "node:crypto";
+// delivery verified with the platform's keys fetched over HTTP from the gateway's JWKS, and refused once tampered
+// or when it names another endpoint.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,19 +14,11 @@ let s: Stack;
 let client: TreasuryClient;
 let receiver: http.Server;
 const received: { headers: Record<string, string>; body: string }[] = [];
-/** What the receiver answers to GET /jwks: a stand-in for a published key set. */
-let publishedJwks: unknown = { keys: [] };
-let jwksFetches = 0;
 
 beforeAll(async () => {
   s = await startStack({ services: ["webhooks"], serviceEnv: LOOPBACK_WEBHOOKS_ENV });
   client = createClient({ apiKey: s.testKey, baseUrl: s.baseUrl });
   receiver = http.createServer((req, res) => {
-    if (req.method === "GET" && req.url === "/jwks") {
-      jwksFetches++;
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(publishedJwks));
-      return;
-    }
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -70,22 +62,22 @@ describe("webhook deliveries verified with the client", () => {
     expect(await refusal(verifyWebhook({ payload: delivery.body, headers: delivery.headers, secret: otherSecret }))).toBe("no_verifying_signature");
   });
 
-  it("verifies an Ed25519 delivery (v1a) with keys fetched from a JWKS URL, and refuses it tampered", async () => {
-    const { privateKey, publicKey } = generateKeyPairSync("ed25519");
-    publishedJwks = { keys: [{ ...publicKey.export({ format: "jwk" }), kid: "whk_test", use: "sig" }] };
-    const body = JSON.stringify({ id: "evt_v1a", type: "sandbox.test", created_at: new Date().toISOString(), data: {} });
-    const id = "whd_v1a";
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    const headers = {
-      "webhook-id": id,
-      "webhook-timestamp": timestamp,
-      "webhook-signature": `v1a,${sign(null, Buffer.from(`${id}.${timestamp}.${body}`), privateKey).toString("base64")}`,
-    };
-    const jwks = jwksFromUrl(`${receiverUrl()}/jwks`);
+  it("verifies an Ed25519 delivery (v1a) with the platform's keys fetched from GET /v1/webhooks/jwks, and refuses it tampered or for another endpoint", async () => {
+    const created = await client.webhooks.manage<{ data: { id: string } }>({ action: "create", url: `${receiverUrl()}/ed25519`, signature_scheme: "ed25519" });
+    const endpointId = created.data.id;
+    const sent = await client.sandbox.sendTestWebhook<{ event_id: string }>({});
+    const delivery = await waitFor(
+      () => received.find((r) => r.headers["webhook-signature"]?.startsWith("v1a,") && (JSON.parse(r.body) as { id: string }).id === sent.event_id) ?? false,
+    );
+    const jwks = jwksFromUrl(`${s.baseUrl}/v1/webhooks/jwks`);
 
-    await expect(verifyWebhook({ payload: body, headers, jwks })).resolves.toMatchObject({ id: "evt_v1a" });
-    expect(await refusal(verifyWebhook({ payload: body.replace("sandbox.test", "payout.executed"), headers, jwks }))).toBe("no_verifying_signature");
-    // The keys were fetched once and kept; the refusal did not fetch them again so soon.
-    expect(jwksFetches).toBe(1);
+    await expect(verifyWebhook({ payload: delivery.body, headers: delivery.headers, jwks, endpointId })).resolves.toMatchObject({
+      id: sent.event_id,
+      endpoint_id: endpointId,
+    });
+    expect(await refusal(verifyWebhook({ payload: delivery.body.replace(sent.event_id, "evt_other"), headers: delivery.headers, jwks, endpointId }))).toBe(
+      "no_verifying_signature",
+    );
+    expect(await refusal(verifyWebhook({ payload: delivery.body, headers: delivery.headers, jwks, endpointId: "we_someone_else" }))).toBe("other_endpoint");
   });
 });

@@ -9,7 +9,13 @@ import { jwksFromUrl, verifyWebhook, WebhookVerificationError, type Ed25519Jwk }
 const NOW_MS = Date.parse("2026-03-01T12:00:00Z");
 const now = () => NOW_MS;
 const ts = String(NOW_MS / 1000);
-const payload = JSON.stringify({ id: "evt_1", type: "payout.executed", created_at: "2026-03-01T12:00:00Z", data: { payout_id: "po_1", amount_cents: 1000 } });
+const payload = JSON.stringify({
+  id: "evt_1",
+  type: "payout.executed",
+  created_at: "2026-03-01T12:00:00Z",
+  endpoint_id: "we_1",
+  data: { payout_id: "po_1", amount_cents: 1000 },
+});
 
 function ed25519Key(kid: string): { privateKey: KeyObject; jwk: Ed25519Jwk } {
   const { privateKey, publicKey } = generateKeyPairSync("ed25519");
@@ -65,19 +71,27 @@ describe("v1a: Ed25519 with the published keys", () => {
 
   it("verifies with a JWKS object listing the signing key beside another", async () => {
     const headers = headersFor(v1a(current.privateKey, "whd_9", ts, payload));
-    const event = await verifyWebhook({ payload, headers, jwks: { keys: [old.jwk, current.jwk] }, now });
+    const event = await verifyWebhook({ payload, headers, endpointId: "we_1", jwks: { keys: [old.jwk, current.jwk] }, now });
     expect(event.id).toBe("evt_1");
+  });
+
+  it("refuses a delivery signed for another endpoint, and a JWKS without the endpoint to check", async () => {
+    const headers = headersFor(v1a(current.privateKey, "whd_9", ts, payload));
+    expect(await reason(verifyWebhook({ payload, headers, endpointId: "we_2", jwks: { keys: [current.jwk] }, now }))).toBe("other_endpoint");
+    await expect(verifyWebhook({ payload, headers, jwks: { keys: [current.jwk] }, now })).rejects.toBeInstanceOf(TypeError);
   });
 
   it("refuses a tampered body, a key not in the JWKS, a v1 signature it has no secret for, and a stale timestamp", async () => {
     const headers = headersFor(v1a(current.privateKey, "whd_9", ts, payload));
-    expect(await reason(verifyWebhook({ payload: payload.replace("po_1", "po_2"), headers, jwks: { keys: [current.jwk] }, now }))).toBe(
+    expect(await reason(verifyWebhook({ payload: payload.replace("po_1", "po_2"), headers, endpointId: "we_1", jwks: { keys: [current.jwk] }, now }))).toBe(
       "no_verifying_signature",
     );
-    expect(await reason(verifyWebhook({ payload, headers, jwks: { keys: [old.jwk] }, now }))).toBe("no_verifying_signature");
+    expect(await reason(verifyWebhook({ payload, headers, endpointId: "we_1", jwks: { keys: [old.jwk] }, now }))).toBe("no_verifying_signature");
     const hmacOnly = headersFor(new Webhook(`whsec_${Buffer.from("y".repeat(24)).toString("base64")}`).sign("whd_9", new Date(NOW_MS), payload));
-    expect(await reason(verifyWebhook({ payload, headers: hmacOnly, jwks: { keys: [current.jwk] }, now }))).toBe("no_verifying_signature");
-    expect(await reason(verifyWebhook({ payload, headers, jwks: { keys: [current.jwk] }, now: () => NOW_MS + 600_000 }))).toBe("timestamp_out_of_tolerance");
+    expect(await reason(verifyWebhook({ payload, headers: hmacOnly, endpointId: "we_1", jwks: { keys: [current.jwk] }, now }))).toBe("no_verifying_signature");
+    expect(await reason(verifyWebhook({ payload, headers, endpointId: "we_1", jwks: { keys: [current.jwk] }, now: () => NOW_MS + 600_000 }))).toBe(
+      "timestamp_out_of_tolerance",
+    );
   });
 
   it("fetches the JWKS from its URL, caches it, and fetches again once for a key it has not seen", async () => {
@@ -90,19 +104,19 @@ describe("v1a: Ed25519 with the published keys", () => {
     let clock = NOW_MS;
     const jwks = jwksFromUrl("http://api.test/v1/webhooks/jwks", { fetch: fetchJwks, now: () => clock });
 
-    await verifyWebhook({ payload, headers: headersFor(v1a(old.privateKey, "whd_9", ts, payload)), jwks, now });
-    await verifyWebhook({ payload, headers: headersFor(v1a(old.privateKey, "whd_9", ts, payload)), jwks, now });
+    await verifyWebhook({ payload, headers: headersFor(v1a(old.privateKey, "whd_9", ts, payload)), endpointId: "we_1", jwks, now });
+    await verifyWebhook({ payload, headers: headersFor(v1a(old.privateKey, "whd_9", ts, payload)), endpointId: "we_1", jwks, now });
     expect(urls).toEqual(["http://api.test/v1/webhooks/jwks"]);
 
     // Rotation: the new key is published; a delivery signed with it verifies after one fetch more.
     published = [old.jwk, current.jwk];
     clock += 60_000;
-    await verifyWebhook({ payload, headers: headersFor(v1a(current.privateKey, "whd_9", ts, payload)), jwks, now });
+    await verifyWebhook({ payload, headers: headersFor(v1a(current.privateKey, "whd_9", ts, payload)), endpointId: "we_1", jwks, now });
     expect(urls).toHaveLength(2);
 
     // A forged signature right after does not make it fetch again (refreshes are spaced).
     const forged = headersFor(v1a(ed25519Key("x").privateKey, "whd_9", ts, payload));
-    expect(await reason(verifyWebhook({ payload, headers: forged, jwks, now }))).toBe("no_verifying_signature");
+    expect(await reason(verifyWebhook({ payload, headers: forged, endpointId: "we_1", jwks, now }))).toBe("no_verifying_signature");
     expect(urls).toHaveLength(2);
   });
 });

@@ -31,13 +31,18 @@ export interface VerifyWebhookOptions {
   secret?: string | string[];
   /** Public keys, for `v1a` signatures. */
   jwks?: Jwks | JwksSource;
+  /**
+   * The receiving endpoint's id (`we_…`). The platform's Ed25519 key signs every receiver's deliveries, so a `v1a`
+   * delivery is yours only when its body's `endpoint_id` is your endpoint's: with a JWKS this is required.
+   */
+  endpointId?: string;
   /** Default 300 s either way. */
   toleranceSeconds?: number;
   /** Unix milliseconds; a seam for tests. */
   now?: () => number;
 }
 
-export type WebhookVerificationReason = "missing_headers" | "timestamp_out_of_tolerance" | "no_verifying_signature" | "invalid_body";
+export type WebhookVerificationReason = "missing_headers" | "timestamp_out_of_tolerance" | "no_verifying_signature" | "invalid_body" | "other_endpoint";
 
 export class WebhookVerificationError extends Error {
   override readonly name = "WebhookVerificationError";
@@ -131,6 +136,8 @@ export async function verifyWebhook(opts: VerifyWebhookOptions): Promise<Webhook
   if (!id || !timestamp || !signature)
     throw new WebhookVerificationError("missing_headers", "webhook-id, webhook-timestamp and webhook-signature are required");
   if (opts.secret === undefined && opts.jwks === undefined) throw new TypeError("verifyWebhook needs a secret (v1) or a JWKS (v1a)");
+  if (opts.jwks !== undefined && opts.endpointId === undefined)
+    throw new TypeError("verifyWebhook with a JWKS needs endpointId: the platform's key signs every endpoint's deliveries");
   const nowSec = Math.floor((opts.now ?? Date.now)() / 1000);
   const tolerance = opts.toleranceSeconds ?? 300;
   const ts = Number(timestamp);
@@ -139,11 +146,16 @@ export async function verifyWebhook(opts: VerifyWebhookOptions): Promise<Webhook
   }
   const signed = encoder.encode(`${id}.${timestamp}.${opts.payload}`);
   if (!(await anySignatureVerifies(opts, signature, signed))) throw new WebhookVerificationError("no_verifying_signature", "no signature verifies");
+  let event: WebhookEvent;
   try {
-    return JSON.parse(opts.payload) as WebhookEvent;
+    event = JSON.parse(opts.payload) as WebhookEvent;
   } catch {
     throw new WebhookVerificationError("invalid_body", "the signed body is not JSON");
   }
+  if (opts.endpointId !== undefined && event["endpoint_id"] !== opts.endpointId) {
+    throw new WebhookVerificationError("other_endpoint", `the delivery was signed for endpoint ${String(event["endpoint_id"])}, not ${opts.endpointId}`);
+  }
+  return event;
 }
 
 function isSource(jwks: Jwks | JwksSource): jwks is JwksSource {
