@@ -258,7 +258,7 @@ try {
   const commits = async () => Number((await sql<{ n: string }[]>`select sum(xact_commit)::text as n from pg_stat_database`)[0]?.n ?? 0);
   const commitsBefore = await commits();
   const results: LevelResult[] = [];
-  const names = ["ledger", "payments", "gateway"];
+  const names = ["ledger", "risk", "payments", "gateway"];
   const cpuBefore = children.map((c) => cpuMs(c.proc.pid));
   const clientBefore = process.cpuUsage();
   const serversBefore = [cpuMsByName("postgres"), cpuMsByName("nats-server")];

@@ -80,7 +80,7 @@ function cpuNow(children: readonly Child[], postmaster: number, natsPid: number 
 
 /** CPU ms per operation between two cpuNow readings, by process. */
 function cpuPer(before: readonly number[], after: readonly number[], count: number): Record<string, number> {
-  const names = ["ledger", "payouts", "gateway", "postgres", "nats"];
+  const names = ["ledger", "risk", "payouts", "gateway", "postgres", "nats"];
   return Object.fromEntries(names.map((n, i) => [n, Number((((after[i] ?? 0) - (before[i] ?? 0)) / Math.max(count, 1)).toFixed(3))]));
 }
 
