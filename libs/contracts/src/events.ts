@@ -28,6 +28,10 @@ export const PUBLIC_EVENT_TYPES = [
   "risk.review_required",
   /** An operator approved or denied an evaluation under review: data `{evaluation, operation, key, decision, actor, reason}`. */
   "risk.decided",
+  /** Tax documents (data: the document as `GET /v1/tax/documents/{id}` shows it, the TIN's last four only). */
+  "tax.document.generated",
+  "tax.document.filed",
+  "tax.document.corrected",
   "sandbox.test",
 ] as const;
 export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
@@ -77,6 +81,13 @@ export const DISPUTE_EVENT_TYPES = ["dispute.created", "dispute.closed"] as cons
 export const RISK_EVENT_TYPES = ["risk.review_required", "risk.decided"] as const satisfies readonly PublicEventType[];
 export type RiskEventType = (typeof RISK_EVENT_TYPES)[number];
 
+/**
+ * Tax documents: `generated` when a year's generation made or updated a draft, `filed` when it was marked filed,
+ * `corrected` when a filed document got its corrected successor (data names both).
+ */
+export const TAX_EVENT_TYPES = ["tax.document.generated", "tax.document.filed", "tax.document.corrected"] as const satisfies readonly PublicEventType[];
+export type TaxEventType = (typeof TAX_EVENT_TYPES)[number];
+
 export const KYC_EVENT_TYPES = ["kyc.submitted", "kyc.approved", "kyc.rejected", "kyc.suspended"] as const;
 export type KycEventType = (typeof KYC_EVENT_TYPES)[number];
 /** Internal event types never reach webhooks; they live under `evt.internal.`. */
@@ -109,6 +120,7 @@ export const EVENT_OWNERS: Readonly<Record<string, ServiceName>> = {
   sale: "refunds",
   kyc: "kyc",
   risk: "risk",
+  tax: "tax",
   sandbox: "webhooks",
   sandbox_clock: "ledger",
 };

@@ -23,6 +23,7 @@ export const ID_PREFIXES = {
   fraudEvaluation: "feval",
   alertConfig: "falrt",
   alertDelivery: "fald",
+  taxDocument: "taxdoc",
   request: "req",
   entry: "ent",
 } as const;

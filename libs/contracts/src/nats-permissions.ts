@@ -83,6 +83,8 @@ export const INTERNAL_CALLS: readonly InternalCall[] = [
   { caller: "payouts", service: "risk", operations: ["evaluate"] },
   { caller: "refunds", service: "risk", operations: ["evaluate"] },
   { caller: "ledger", service: "risk", operations: ["evaluate"] },
+  // 1099 figures come from the ledger as of the tax year's end; the tax service never posts.
+  { caller: "tax", service: "ledger", operations: ["taxFigures", "taxSources"] },
 ];
 
 /** The services that move money: the only ones that may ask the ledger to post. */
@@ -95,6 +97,7 @@ export const EVENT_CONSUMERS: Readonly<Partial<Record<ServiceName, readonly stri
   payouts: ["payouts-sandbox-clock"],
   refunds: ["refunds-sandbox-clock"],
   risk: ["risk-sandbox-clock"],
+  tax: ["tax-sandbox-clock"],
 };
 
 /** The operations of `service` that other services call on internal subjects. */

@@ -4,6 +4,7 @@
  * limits and the OpenAPI document all read this one table.
  */
 import * as S from "./schemas.ts";
+import { TAX_ROUTES } from "./routes-tax.ts";
 
 export type { FileAnswer, HttpMethod, RateClass, RouteDef } from "./route-def.ts";
 export { BODY_LIMIT_BYTES, IMPORT_BODY_LIMIT_BYTES, PROCESSOR_WEBHOOK_BODY_LIMIT_BYTES, RPC_ENVELOPE_BYTES_MAX } from "./route-def.ts";
@@ -466,6 +467,9 @@ export const ROUTES: readonly RouteDef[] = [
     summary: "Risk alert configuration (action-based: list, create, update, delete, test)",
     body: S.ConfigureAlertsBody,
   }),
+
+  // Tax (routes-tax.ts).
+  ...TAX_ROUTES,
 ];
 
 export { PAGE_ROUTES, type PageRouteDef } from "./page-routes.ts";

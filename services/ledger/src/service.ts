@@ -14,11 +14,13 @@ import { registerHandlers } from "./handlers/index.ts";
 import { registerImportHandlers } from "./handlers/imports.ts";
 import { registerInternalHandlers } from "./handlers/internal.ts";
 import { registerSalesActivity } from "./handlers/sales-activity.ts";
+import { registerTaxFigures } from "./handlers/tax-figures.ts";
 import { registerAutoReleaseJob } from "./jobs/auto-release.ts";
 import { registerVerifyJob, type VerifyOutcome } from "./jobs/verify.ts";
 import { postBatchSizes, Poster } from "./posting/index.ts";
 import { registerStatementParser } from "./statement-parser/register.ts";
 import { pgSalesActivity } from "./store/sales-activity.ts";
+import { pgTaxFigures } from "./store/tax-figures.ts";
 import type { LedgerDeps } from "./usecases/deps.ts";
 import type { StatementParser } from "./usecases/ports.ts";
 
@@ -54,6 +56,7 @@ export async function buildLedger(env: Record<string, string | undefined>, build
   registerImportHandlers(svc, deps);
   registerInternalHandlers(svc, deps);
   registerSalesActivity(svc, pgSalesActivity(svc.sql));
+  registerTaxFigures(svc, pgTaxFigures(svc.sql));
   registerAdminCommands(svc, { sql: svc.sql, verifyTimeoutMs: svc.config.LEDGER_VERIFY_TIMEOUT_MS });
   registerAdminFind(svc, svc.sql);
   const verify = registerVerifyJob(svc);
