@@ -15,6 +15,7 @@ import { buildReceipts } from "../../services/receipts/src/service.ts";
 import { buildKyc } from "../../services/kyc/src/service.ts";
 import { buildWebhooks } from "../../services/webhooks/src/service.ts";
 import { buildRisk } from "../../services/risk/src/service.ts";
+import { buildTax } from "../../services/tax/src/service.ts";
 
 export const BACKEND_BUILDERS = {
   ledger: buildLedger,
@@ -25,6 +26,7 @@ export const BACKEND_BUILDERS = {
   kyc: buildKyc,
   webhooks: buildWebhooks,
   risk: buildRisk,
+  tax: buildTax,
 } as const;
 
 export interface Stack {
