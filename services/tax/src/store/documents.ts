@@ -161,6 +161,32 @@ async function writeDraftsTx(
   return out;
 }
 
+/** The original leaves the current set first, so the successor can take its place in documents_current_uq. */
+async function correctTx(
+  tx: Tx,
+  t: Tenant,
+  id: string,
+  s: Parameters<DocumentStore["correct"]>[2],
+  at: Date,
+  event: Parameters<DocumentStore["correct"]>[4],
+): Promise<{ original: TaxDocument; corrected: TaxDocument } | undefined> {
+  const [orig] = await tx<Row[]>`update tax.documents set status = 'corrected', updated_at = ${at}
+          where id = ${id} and org_id = ${t.orgId} and livemode = ${t.livemode} and status = 'filed' returning ${cols(tx)}`;
+  if (orig === undefined) return undefined;
+  const [row] = await tx<Row[]>`
+          insert into tax.documents (id, org_id, livemode, tax_year, participant_id, form, status, gross_cents, refunds_cents, transaction_count,
+            monthly_cents, recipient_tin_last4, corrects, correction_reason, created_at, updated_at)
+          values (${s.id}, ${t.orgId}, ${t.livemode}, ${orig.tax_year}, ${orig.participant_id}, ${s.form}, 'draft', ${s.figures.grossCents},
+            ${s.figures.refundsCents}, ${s.figures.transactionCount}, ${`{${s.figures.monthlyCents.join(",")}}`}::bigint[], ${s.recipientTinLast4},
+            ${id}, ${s.reason}, ${at}, ${at})
+          returning ${cols(tx)}`;
+  const [linked] = await tx<Row[]>`update tax.documents set corrected_by = ${s.id} where id = ${id} returning ${cols(tx)}`;
+  if (row === undefined || linked === undefined) throw new Error(`correction of ${id} was not written`);
+  const done = { original: docOf(linked), corrected: docOf(row) };
+  await insertEvents(tx, t, [event(done.original, done.corrected)]);
+  return done;
+}
+
 export function pgDocumentStore(sql: Sql): DocumentStore {
   const one = async (q: Q, where: ReturnType<Sql>) => {
     const [row] = await q<Row[]>`select ${cols(q)} from tax.documents where ${where}`;
@@ -188,25 +214,7 @@ export function pgDocumentStore(sql: Sql): DocumentStore {
         await insertEvents(tx, t, [event(doc)]);
         return doc;
       }),
-    correct: (t, id, s, at, event) =>
-      withTx(sql, async (tx) => {
-        // The original leaves the current set first, so the successor can take its place in documents_current_uq.
-        const [orig] = await tx<Row[]>`update tax.documents set status = 'corrected', updated_at = ${at}
-          where id = ${id} and org_id = ${t.orgId} and livemode = ${t.livemode} and status = 'filed' returning ${cols(tx)}`;
-        if (orig === undefined) return undefined;
-        const [row] = await tx<Row[]>`
-          insert into tax.documents (id, org_id, livemode, tax_year, participant_id, form, status, gross_cents, refunds_cents, transaction_count,
-            monthly_cents, recipient_tin_last4, corrects, correction_reason, created_at, updated_at)
-          values (${s.id}, ${t.orgId}, ${t.livemode}, ${orig.tax_year}, ${orig.participant_id}, ${s.form}, 'draft', ${s.figures.grossCents},
-            ${s.figures.refundsCents}, ${s.figures.transactionCount}, ${`{${s.figures.monthlyCents.join(",")}}`}::bigint[], ${s.recipientTinLast4},
-            ${id}, ${s.reason}, ${at}, ${at})
-          returning ${cols(tx)}`;
-        const [linked] = await tx<Row[]>`update tax.documents set corrected_by = ${s.id} where id = ${id} returning ${cols(tx)}`;
-        if (row === undefined || linked === undefined) throw new Error(`correction of ${id} was not written`);
-        const done = { original: docOf(linked), corrected: docOf(row) };
-        await insertEvents(tx, t, [event(done.original, done.corrected)]);
-        return done;
-      }),
+    correct: (t, id, s, at, event) => withTx(sql, (tx) => correctTx(tx, t, id, s, at, event)),
     async countCurrent(t, taxYear) {
       const [row] = await sql<{ n: number }[]>`select count(*)::int as n from tax.documents
         where org_id = ${t.orgId} and livemode = ${t.livemode} and tax_year = ${taxYear} and status <> 'corrected'`;
