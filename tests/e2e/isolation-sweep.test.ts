@@ -7,6 +7,7 @@ import { call } from "./stack.ts";
 import {
   BANK_ACCOUNT,
   CREATOR_KYC,
+  TAX_PROFILE,
   createSamples,
   fillPath,
   missingSamples,
@@ -97,6 +98,7 @@ const VALID_BODIES: Readonly<Record<string, Body>> = {
   putBankAccount: { ...BANK_ACCOUNT },
   putReserve: { type: "fixed", amount_cents: 0 },
   putPayoutSchedule: { interval: "manual" },
+  putTaxProfile: { ...TAX_PROFILE },
   submitReceiptProofSignature: {
     key_id: "iso_key",
     signature: "eyJhbGciOiJFZERTQSJ9..c2lnbmF0dXJl",

@@ -42,6 +42,7 @@ export async function startSampleStack(): Promise<SampleStack> {
       // The live bank rail configured, so live payouts reach the participant and wallet checks.
       payouts: { PII_KEYS: piiKeys, PAYOUTS_ACH_DIR: makeScratchDir("samples-ach-"), PAYOUTS_ACH_CUT_INTERVAL_MS: "0", ...ACH_ORIGIN_ENV },
       receipts: { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("samples2") },
+      tax: { PII_KEYS: generateKeyRingEntry("samples3") },
       ...LOOPBACK_WEBHOOKS_ENV,
     },
   });
@@ -148,6 +149,7 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
   const bank = await sampleBankImport(api, tag);
   const deliveryId = await sampleDelivery(api, endpointId);
   const risk = await sampleRisk(api, hookUrl, tag);
+  const tax = await sampleTax(api, participant);
 
   const pathIds = {
     participant_id: participant,
@@ -162,6 +164,8 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     match_id: bank.match.id,
     policy_id: risk.policyId,
     evaluation_id: risk.evaluationId,
+    document_id: tax.documentId,
+    tax_year: tax.taxYear,
   };
   const listed = {
     participant,
@@ -176,26 +180,13 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     endpointId,
     policyId: risk.policyId,
     alertConfigId: risk.alertConfigId,
+    taxDocumentId: tax.documentId,
   };
-  const all = [
-    ...Object.values(pathIds),
-    ...Object.values(listed),
-    wallet.buyer,
-    sale.saleReference,
-    sale.refundTransactionId,
-    findTransactionId(payout.funding),
-    bank.incomeTransactionId,
-    wallet.sharedSpendTransactionId,
-    bank.importId,
-    bank.match.bank_line_id,
-    deliveryId,
-    wallet.walletSessionId,
-    wallet.pendingCheckoutId,
-  ];
+  const all = allIds(pathIds, listed, handedIds(sale, payout, wallet, bank, deliveryId));
   return {
     pathIds,
     listed,
-    all: [...new Set(all)],
+    all,
     saleReference: sale.saleReference,
     saleTransactionId: sale.saleTransactionId,
     buyer: wallet.buyer,
@@ -209,6 +200,38 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     pendingCheckoutId: wallet.pendingCheckoutId,
     walletSessionId: wallet.walletSessionId,
   };
+}
+
+/**
+ * Every id the org was handed. A year is not an id: "2026" is in every timestamp of that year, so it is no sign of
+ * a leak.
+ */
+function allIds(pathIds: Record<string, string>, listed: Record<string, string>, more: string[]): string[] {
+  const { tax_year: _year, ...ids } = pathIds;
+  return [...new Set([...Object.values(ids), ...Object.values(listed), ...more])];
+}
+
+/** Ids the samples were handed that no path or list names. */
+function handedIds(
+  sale: Awaited<ReturnType<typeof sampleSale>>,
+  payout: Awaited<ReturnType<typeof samplePayout>>,
+  wallet: Awaited<ReturnType<typeof sampleWallet>>,
+  bank: Awaited<ReturnType<typeof sampleBankImport>>,
+  deliveryId: string,
+): string[] {
+  return [
+    wallet.buyer,
+    sale.saleReference,
+    sale.refundTransactionId,
+    findTransactionId(payout.funding),
+    bank.incomeTransactionId,
+    wallet.sharedSpendTransactionId,
+    bank.importId,
+    bank.match.bank_line_id,
+    deliveryId,
+    wallet.walletSessionId,
+    wallet.pendingCheckoutId,
+  ];
 }
 
 /** A webhook endpoint, and a participant with KYC and a bank account. */
@@ -314,6 +337,28 @@ async function sampleRisk(api: Api, hookUrl: string, tag: string) {
     201,
   );
   return { policyId, evaluationId: field(evaluation, "evaluation", "id"), alertConfigId: field(alert, "alert_config", "id") };
+}
+
+/** The W-9 the sample participant certifies (the tax service seals its TIN). */
+export const TAX_PROFILE = {
+  legal_name: "Ada Lovelace",
+  tin_type: "ssn",
+  tin: "401-87-3921",
+  address: { line1: "12 Analytical Way", city: "Austin", state: "TX", postal_code: "78701" },
+  certified: true,
+} as const;
+
+/**
+ * A tax profile and a draft 1099-K of the running year for the sample participant (its checkout sale counts; the
+ * org's threshold for the year is set to nothing). Only an ended year is filed, so mark-filed answers 422 here.
+ */
+async function sampleTax(api: Api, participant: string): Promise<{ documentId: string; taxYear: string }> {
+  const year = new Date().getUTCFullYear();
+  await expectStatus(api, "PUT", `/v1/participants/${participant}/tax-profile`, TAX_PROFILE, 201);
+  await expectStatus(api, "PUT", "/v1/tax/settings", { tax_year: year, form: "1099-K", threshold_cents: 0, threshold_transactions: 0 }, 200);
+  await expectStatus(api, "POST", "/v1/tax/documents/generate", { tax_year: year }, 200);
+  const list = await expectStatus(api, "GET", `/v1/tax/documents?tax_year=${year}&participant_id=${participant}`, undefined, 200);
+  return { documentId: field({ d: (list["tax_documents"] as Body[])[0] ?? {} }, "d", "id"), taxYear: String(year) };
 }
 
 /** A test delivery to the endpoint; answers its id. */

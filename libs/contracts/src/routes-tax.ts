@@ -28,7 +28,7 @@ export const TAX_ROUTES: readonly RouteDef[] = [
     operation: "getTaxCalculation",
     scope: "accounting",
     summary: "A participant's figures for a tax year, from the ledger as of the year's end, and the form that applies",
-    query: S.TaxYearQuery,
+    query: S.TaxCalculationQuery,
   }),
   route("PUT", "/v1/tax/settings", {
     operation: "putTaxSettings",

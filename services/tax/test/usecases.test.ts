@@ -61,13 +61,16 @@ describe("generation", () => {
     expect(f.docs.some((d) => d.participantId === "c")).toBe(false);
   });
 
-  it("refuses a year that has not ended or not begun on the tenant's clock", async () => {
-    // Proves tax_year_not_ended and invalid_tax_year come before any ledger read.
+  it("drafts a running year but files only an ended one, and refuses a year not begun, on the tenant's clock", async () => {
+    // Proves invalid_tax_year comes before any ledger read, and tax_year_not_ended holds filing until January.
     const f = seeded();
-    await expect(generateDocuments(f.deps, org, 2026)).rejects.toMatchObject({ code: "tax_year_not_ended" });
+    f.figures.set("org_1|false|2026", [figuresOf("a", 2_500_000, 250)]);
     await expect(generateDocuments(f.deps, org, 2027)).rejects.toMatchObject({ code: "invalid_tax_year" });
+    await expect(generateDocuments(f.deps, org, 2026)).resolves.toMatchObject({ created: 1 });
+    const draft = f.docs.find((d) => d.taxYear === 2026);
+    await expect(markFiled(f.deps, org, draft?.id ?? "")).rejects.toMatchObject({ code: "tax_year_not_ended" });
     f.clock.now = new Date("2027-01-01T00:00:00Z");
-    await expect(generateDocuments(f.deps, org, 2026)).resolves.toMatchObject({ created: 0 });
+    await expect(markFiled(f.deps, org, draft?.id ?? "")).resolves.toMatchObject({ status: "filed" });
   });
 
   it("applies the org's own settings, and another org sees none of it", async () => {

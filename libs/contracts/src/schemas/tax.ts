@@ -64,6 +64,8 @@ export const TaxProfileBody = z.strictObject({
 export type TaxProfileBody = z.output<typeof TaxProfileBody>;
 
 export const TaxYearQuery = z.object({ tax_year: TaxYear });
+/** A calculation's year: the current one (on the tenant's clock) when absent. */
+export const TaxCalculationQuery = z.object({ tax_year: TaxYear.optional() });
 
 export const TaxSettingsBody = z.strictObject({
   tax_year: TaxYear,

@@ -41,8 +41,10 @@ export function registerHandlers(svc: Pick<Service, "handle">, deps: TaxDeps): v
     body: { tax_profile: presentProfile(await getProfile(deps, tenantOf(ctx.auth), param(req.params, "participant_id"))) },
   }));
   svc.handle("getTaxCalculation", async (req, ctx) => {
-    const q = parseOrThrow(schemas.TaxYearQuery, req.query, "query");
-    return { body: { calculation: presentCalculation(await getCalculation(deps, tenantOf(ctx.auth), param(req.params, "participant_id"), q.tax_year)) } };
+    const q = parseOrThrow(schemas.TaxCalculationQuery, req.query, "query");
+    const tenant = tenantOf(ctx.auth);
+    const year = q.tax_year ?? deps.now(tenant).getUTCFullYear();
+    return { body: { calculation: presentCalculation(await getCalculation(deps, tenant, param(req.params, "participant_id"), year)) } };
   });
   svc.handle("putTaxSettings", async (req, ctx) => ({
     body: { tax_settings: presentSettings(await putSettings(deps, tenantOf(ctx.auth), parseOrThrow(schemas.TaxSettingsBody, req.body))) },
@@ -82,6 +84,8 @@ export function registerHandlers(svc: Pick<Service, "handle">, deps: TaxDeps): v
   svc.handle("exportTaxDocuments", async (req, ctx) => {
     const q = parseOrThrow(schemas.ExportTaxDocumentsQuery, req.query, "query");
     const content = await exportToText(deps, tenantOf(ctx.auth), q.tax_year, q.format);
+    // JSON is answered as every JSON answer is, in the envelope; CSV and FIRE as files.
+    if (q.format === "json") return { body: JSON.parse(content) as Record<string, unknown> };
     const ext = q.format === "fire" ? "txt" : q.format;
     return { body: { file: { content_type: CONTENT_TYPES[q.format], filename: `tax-${q.tax_year}-${q.format}.${ext}`, content } } };
   });

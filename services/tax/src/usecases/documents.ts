@@ -6,6 +6,7 @@ import { DomainError, type schemas, type Tenant } from "@treasury/contracts";
 import { presentDocument, type TaxDocument } from "../domain/documents.ts";
 import { figuresOf } from "./calculations.ts";
 import type { PendingEvent, TaxDeps } from "./ports.ts";
+import { checkYearEnded } from "./years.ts";
 
 const LIST_LIMIT_DEFAULT = 25;
 /** Sources answered with one document: a year of daily sales and their refunds fit. */
@@ -64,10 +65,11 @@ function filedEvent(d: TaxDocument): PendingEvent {
   return { type: "tax.document.filed", data: { tax_document: presentDocument(d) } };
 }
 
-/** Errors: tax_document_not_found, tax_document_state (not a draft). */
+/** Errors: tax_document_not_found, tax_document_state (not a draft), tax_year_not_ended (its figures may still change). */
 export async function markFiled(deps: Pick<TaxDeps, "documents" | "now">, tenant: Tenant, id: string): Promise<TaxDocument> {
   const doc = await getDocument(deps, tenant, id);
   if (doc.status !== "draft") throw stateError(doc, "marked filed", "only a draft is filed");
+  checkYearEnded(deps, tenant, doc.taxYear);
   const filed = await deps.documents.markFiled(tenant, id, deps.now(tenant), filedEvent);
   if (filed === undefined) throw stateError(await getDocument(deps, tenant, id), "marked filed", "only a draft is filed");
   return filed;
@@ -111,8 +113,12 @@ function stateError(doc: TaxDocument, verb: string, why: string): DomainError {
   });
 }
 
+/** Errors: tax_summary_not_found (no document of that year in this org and environment). */
 export async function yearSummary(deps: Pick<TaxDeps, "documents">, tenant: Tenant, taxYear: number) {
   const rows = await deps.documents.summary(tenant, taxYear);
+  if (rows.length === 0) {
+    throw new DomainError("tax_summary_not_found", `No tax documents for ${taxYear}`, { hint: "POST /v1/tax/documents/generate makes a year's documents" });
+  }
   const current = rows.filter((r) => r.status !== "corrected");
   return {
     tax_year: taxYear,

@@ -1,5 +1,6 @@
 /**
  * Generation of a year's documents: every participant with activity in the year, a page at a time from the ledger;
+ * a year still running may be generated (drafts with the figures so far), only an ended one filed (documents.ts);
  * one document per participant over the org's threshold. Idempotent: generating again updates drafts whose figures
  * changed, leaves filed documents alone (a change to one is a correction) and never makes a second document. The
  * next page is read from the ledger while the current one is written.
@@ -8,7 +9,7 @@ import type { schemas, Tenant } from "@treasury/contracts";
 import { calculate, presentDocument, type TaxDocument } from "../domain/documents.ts";
 import { figuresOf, settingsOf } from "./calculations.ts";
 import type { DraftWrite, GenerateOutcome, PendingEvent, TaxDeps } from "./ports.ts";
-import { checkYearEnded } from "./years.ts";
+import { checkYearBegun } from "./years.ts";
 
 export interface GenerateResult extends GenerateOutcome {
   tax_year: number;
@@ -19,9 +20,9 @@ export function generatedEvent(d: TaxDocument): PendingEvent {
   return { type: "tax.document.generated", data: { tax_document: presentDocument(d) } };
 }
 
-/** Errors: invalid_tax_year, tax_year_not_ended, service_unavailable (the ledger did not answer: run it again). */
+/** Errors: invalid_tax_year, service_unavailable (the ledger did not answer: run it again). */
 export async function generateDocuments(deps: TaxDeps, tenant: Tenant, taxYear: number): Promise<GenerateResult> {
-  checkYearEnded(deps, tenant, taxYear);
+  checkYearBegun(deps, tenant, taxYear);
   const settings = await settingsOf(deps, tenant, taxYear);
   const total: GenerateResult = { tax_year: taxYear, participants_read: 0, created: 0, updated: 0, unchanged: 0, filed: 0, removed: 0 };
   const read = (after: string | undefined) =>

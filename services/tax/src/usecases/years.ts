@@ -12,13 +12,13 @@ export function checkYearBegun(deps: Pick<TaxDeps, "now">, tenant: Tenant, taxYe
   }
 }
 
-/** Errors: invalid_tax_year, tax_year_not_ended (documents are made once the year's figures are final). */
+/** Errors: invalid_tax_year, tax_year_not_ended (documents are filed once the year's figures are final). */
 export function checkYearEnded(deps: Pick<TaxDeps, "now">, tenant: Tenant, taxYear: number): void {
   checkYearBegun(deps, tenant, taxYear);
   const current = deps.now(tenant).getUTCFullYear();
   if (taxYear === current) {
-    throw new DomainError("tax_year_not_ended", `Tax year ${taxYear} has not ended: its documents can be made from January 1st, ${taxYear + 1}`, {
-      hint: `GET /v1/tax/calculations/{participant_id}?tax_year=${taxYear} shows the figures so far`,
+    throw new DomainError("tax_year_not_ended", `Tax year ${taxYear} has not ended: its documents can be filed from January 1st, ${taxYear + 1}`, {
+      hint: `POST /v1/tax/documents/generate with tax_year ${taxYear} keeps the drafts up to date until then`,
     });
   }
 }
