@@ -319,6 +319,25 @@ describe("documents", () => {
     const draft = ((await api("GET", `/v1/tax/documents?tax_year=${running}`, s.testKey)).body["tax_documents"] as Doc[])[0];
     const early = await api("POST", `/v1/tax/documents/${draft?.id}/mark-filed`, s.testKey);
     expect([early.status, early.body["error_code"]]).toEqual([422, "tax_year_not_ended"]);
+  });
+
+  it("counts a sale's reversal as a refund and a refund's reversal against refunds, and the sources still sum", async () => {
+    // Proves the reversal branches of the ledger's figures, with reversals made through the public API.
+    const running = new Date().getUTCFullYear();
+    const sale = await poster.sale("cy", "cy-running2", 8_000, `${running}-01-03`);
+    const refund = await poster.refund("cy-running2", 1_000, `${running}-01-04`);
+    const reverse = (transaction_id: string) => api("POST", "/v1/reverse-transaction", s.testKey, { transaction_id, reason: "tax e2e" });
+    expect((await reverse(refund)).status).toBe(201);
+    expect((await reverse(sale)).status).toBe(201);
+    const calc = await api("GET", `/v1/tax/calculations/cy`, s.testKey);
+    // Gross 5,000 + 8,000; refunds: the 1,000 refund, less its reversal, plus the sale's reversal of 8,000.
+    expect(calc.body["calculation"]).toMatchObject({ tax_year: running, gross_payments_cents: 13_000, refunds_cents: 8_000, transaction_count: 2 });
+    expect((await api("POST", "/v1/tax/documents/generate", s.testKey, { tax_year: running })).body["generation"]).toMatchObject({ updated: 1 });
+    const draft = ((await api("GET", `/v1/tax/documents?tax_year=${running}`, s.testKey)).body["tax_documents"] as Doc[])[0];
+    const d = (await api("GET", `/v1/tax/documents/${draft?.id}?include=sources`, s.testKey)).body["tax_document"] as Doc;
+    const sum = (role: string) => (d.sources ?? []).filter((x) => x.role === role).reduce((n, x) => n + x.amount_cents, 0);
+    expect([sum("sale"), sum("refund")]).toEqual([13_000, 8_000]);
+    expect((d.sources ?? []).map((x) => x.amount_cents).sort((a, b) => a - b)).toEqual([-1_000, 1_000, 5_000, 8_000, 8_000]);
     const summary = await api("GET", `/v1/tax/summaries/${YEAR}`, s.testKey);
     expect(summary.body["summary"]).toMatchObject({ tax_year: YEAR, documents: 2, reported_cents: posted.ada.gross + posted.bo.gross });
   });
