@@ -96,11 +96,22 @@ async function* payees(deps: ExportDeps, tenant: Tenant, taxYear: number): Async
   }
 }
 
+/** Records joined into chunks of about a page: one write per page, not one per 750-byte record. */
+const FIRE_CHUNK_RECORDS = EXPORT_PAGE_SIZE;
+
 async function* fire(deps: ExportDeps, tenant: Tenant, taxYear: number): AsyncGenerator<string> {
   if (deps.sealer === undefined) throw new DomainError("service_unavailable", "The FIRE file needs the TINs' encryption keys, which are not configured");
   const payeeCount = await deps.documents.countCurrent(tenant, taxYear);
   const file = { taxYear, test: !tenant.livemode, transmitter: deps.filer.transmitter, payer: deps.filer.payer, payeeCount };
-  yield* fireRecords(file, payees(deps, tenant, taxYear));
+  let chunk: string[] = [];
+  for await (const record of fireRecords(file, payees(deps, tenant, taxYear))) {
+    chunk.push(record);
+    if (chunk.length >= FIRE_CHUNK_RECORDS) {
+      yield chunk.join("");
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk.join("");
 }
 
 /** The export as a stream of text chunks. Errors: invalid_tax_year, service_unavailable (fire without keys). */
