@@ -47,8 +47,8 @@ export const TaxFiguresAnswer = z.object({
 export type TaxFiguresAnswer = z.infer<typeof TaxFiguresAnswer>;
 
 /**
- * `svc.ledger.internal.taxSources`: the transactions behind one participant's figures in a year, oldest first
- * (accounting time, then id). Sales' amounts sum to gross_cents; refunds' signed amounts to refunds_cents.
+ * `svc.ledger.internal.taxSources`: the transactions behind one participant's figures in a year, in transaction id
+ * order (`after` pages on). Sales' amounts sum to gross_cents; refunds' signed amounts to refunds_cents.
  */
 export const TAX_SOURCES_OPERATION = "internal.taxSources";
 export const TaxSourcesRequest = z.object({
