@@ -7,10 +7,10 @@
 set -euo pipefail
 
 file="$(cd "$(dirname "$0")/.." && pwd)/.env"
-nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing admin migrations"
+nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing tax admin migrations"
 umask 077
 password() { head -c 30 /dev/urandom | base64 | tr -dc 'A-Za-z0-9'; }
-services="gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing"
+services="gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing tax"
 if [ -e "$file" ]; then
   # A service or NATS identity added since the file was written gets its password appended.
   for service in $services; do
@@ -27,6 +27,11 @@ if [ -e "$file" ]; then
       echo "added   $variable to $file"
     fi
   done
+  # The tax service's key ring (TINs), for a file written before the service existed.
+  if ! grep -q "^TAX_PII_KEYS=" "$file"; then
+    printf 'TAX_PII_KEYS=tin1:%s\n' "$(head -c 32 /dev/urandom | base64 | tr -d '\n')" >>"$file"
+    echo "added   TAX_PII_KEYS to $file"
+  fi
   echo "kept    $file"
   exit 0
 fi
@@ -44,5 +49,6 @@ key_ring() { printf '%s:%s' "$1" "$(head -c 32 /dev/urandom | base64 | tr -d '\n
   printf 'PAYOUTS_PII_KEYS=%s\n' "$(key_ring bank1)"
   printf 'RECEIPTS_SEALING_KEYS=%s\n' "$(key_ring seal1)"
   printf 'WEBHOOK_SECRET_KEYS=%s\n' "$(key_ring whk1)"
+  printf 'TAX_PII_KEYS=%s\n' "$(key_ring tin1)"
 } >"$file"
 echo "created $file"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the system programs the tests need are installed: PostgreSQL server binaries, nats-server,
-# redis-server (skipped when TEST_DATABASE_URL / TEST_NATS_URL / TEST_REDIS_URL point at running servers) and
-# Chromium (always: browser tests). As root with apt-get, installs what is missing; otherwise says exactly
+# redis-server (skipped when TEST_DATABASE_URL / TEST_NATS_URL / TEST_REDIS_URL point at running servers),
+# Chromium (always: browser tests) and poppler-utils (always: the tax PDF tests render with pdftoppm and read
+# text back with pdftotext). As root with apt-get, installs what is missing; otherwise says exactly
 # what to install and fails.
 set -euo pipefail
 
@@ -23,9 +24,10 @@ if [ -z "${TEST_DATABASE_URL:-}" ] && ! have_postgres_server; then missing+=(pos
 if [ -z "${TEST_NATS_URL:-}" ] && ! have nats-server; then missing+=(nats-server); fi
 if [ -z "${TEST_REDIS_URL:-}" ] && ! have redis-server; then missing+=(redis-server); fi
 if ! have chromium && ! have chromium-browser; then missing+=(chromium); fi
+if ! have pdftoppm || ! have pdftotext; then missing+=(poppler-utils); fi
 
 if [ "${#missing[@]}" -eq 0 ]; then
-  echo "system deps: ok (postgresql, nats-server, redis-server, chromium or TEST_*_URL)"
+  echo "system deps: ok (postgresql, nats-server, redis-server, chromium, poppler-utils or TEST_*_URL)"
   exit 0
 fi
 

@@ -21,6 +21,7 @@ export const superuserPasswordFile = join(dataRoot, "db-superuser-password.json"
 export const KEY_RINGS: { service: ServiceName; variable: string; file: string; what: string }[] = [
   { service: "kyc", variable: "PII_KEYS", file: "pii-keys", what: "personal data" },
   { service: "payouts", variable: "PII_KEYS", file: "payouts-pii-keys", what: "bank account numbers" },
+  { service: "tax", variable: "PII_KEYS", file: "tax-pii-keys", what: "taxpayer identification numbers" },
   { service: "receipts", variable: "RECEIPTS_SEALING_KEYS", file: "receipts-sealing-keys", what: "receipt signing keys" },
   { service: "webhooks", variable: "WEBHOOK_SECRET_KEYS", file: "webhook-secret-keys", what: "webhook signing secrets" },
 ];
@@ -56,6 +57,7 @@ export const HEALTH_PORT_OFFSETS: Record<ServiceName, number> = {
   webhooks: 7,
   risk: 8,
   invoicing: 9,
+  tax: 10,
 };
 export const HEALTH_PORTS = Object.fromEntries(SERVICES.map((s) => [s, healthPortBase + HEALTH_PORT_OFFSETS[s]])) as Record<ServiceName, number>;
 

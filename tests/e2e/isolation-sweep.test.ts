@@ -7,6 +7,7 @@ import { call } from "./stack.ts";
 import {
   BANK_ACCOUNT,
   CREATOR_KYC,
+  TAX_PROFILE,
   createSamples,
   fillPath,
   missingSamples,
@@ -98,6 +99,7 @@ const VALID_BODIES: Readonly<Record<string, Body>> = {
   putReserve: { type: "fixed", amount_cents: 0 },
   putPayoutSchedule: { interval: "manual" },
   recordInvoicePayment: { amount: 100, reference_id: "iso_invoice_payment" },
+  putTaxProfile: { ...TAX_PROFILE },
   submitReceiptProofSignature: {
     key_id: "iso_key",
     signature: "eyJhbGciOiJFZERTQSJ9..c2lnbmF0dXJl",

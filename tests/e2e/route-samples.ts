@@ -42,6 +42,7 @@ export async function startSampleStack(): Promise<SampleStack> {
       // The live bank rail configured, so live payouts reach the participant and wallet checks.
       payouts: { PII_KEYS: piiKeys, PAYOUTS_ACH_DIR: makeScratchDir("samples-ach-"), PAYOUTS_ACH_CUT_INTERVAL_MS: "0", ...ACH_ORIGIN_ENV },
       receipts: { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("samples2") },
+      tax: { PII_KEYS: generateKeyRingEntry("samples3") },
       ...LOOPBACK_WEBHOOKS_ENV,
     },
   });
@@ -152,6 +153,7 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
   const deliveryId = await sampleDelivery(api, endpointId);
   const risk = await sampleRisk(api, hookUrl, tag);
   const invoice = await sampleInvoice(api, tag);
+  const tax = await sampleTax(api, participant);
 
   const pathIds = {
     participant_id: participant,
@@ -167,6 +169,8 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     policy_id: risk.policyId,
     evaluation_id: risk.evaluationId,
     invoice_id: invoice.invoiceId,
+    document_id: tax.documentId,
+    tax_year: tax.taxYear,
   };
   const listed = {
     participant,
@@ -182,12 +186,13 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     policyId: risk.policyId,
     alertConfigId: risk.alertConfigId,
     invoiceId: invoice.invoiceId,
+    taxDocumentId: tax.documentId,
   };
-  const all = [...Object.values(pathIds), ...Object.values(listed), ...unlistedIds(sale, payout, wallet, bank, deliveryId), invoice.invoiceTransactionId];
+  const all = allIds(pathIds, listed, [...handedIds(sale, payout, wallet, bank, deliveryId), invoice.invoiceTransactionId]);
   return {
     pathIds,
     listed,
-    all: [...new Set(all)],
+    all,
     saleReference: sale.saleReference,
     saleTransactionId: sale.saleTransactionId,
     buyer: wallet.buyer,
@@ -205,14 +210,21 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
   };
 }
 
-type Made<F extends (...args: never[]) => Promise<unknown>> = Awaited<ReturnType<F>>;
+/**
+ * Every id the org was handed. A year is not an id: "2026" is in every timestamp of that year, so it is no sign of
+ * a leak.
+ */
+function allIds(pathIds: Record<string, string>, listed: Record<string, string>, more: string[]): string[] {
+  const { tax_year: _year, ...ids } = pathIds;
+  return [...new Set([...Object.values(ids), ...Object.values(listed), ...more])];
+}
 
-/** The ids the samples were handed that neither a path nor a list names. */
-function unlistedIds(
-  sale: Made<typeof sampleSale>,
-  payout: Made<typeof samplePayout>,
-  wallet: Made<typeof sampleWallet>,
-  bank: Made<typeof sampleBankImport>,
+/** Ids the samples were handed that no path or list names. */
+function handedIds(
+  sale: Awaited<ReturnType<typeof sampleSale>>,
+  payout: Awaited<ReturnType<typeof samplePayout>>,
+  wallet: Awaited<ReturnType<typeof sampleWallet>>,
+  bank: Awaited<ReturnType<typeof sampleBankImport>>,
   deliveryId: string,
 ): string[] {
   return [
@@ -345,6 +357,28 @@ async function sampleInvoice(api: Api, tag: string) {
   const invoiceId = field(await expectStatus(api, "POST", "/v1/invoices", body, 201), "invoice", "id");
   const sent = await expectStatus(api, "POST", `/v1/invoices/${invoiceId}/send`, {}, 200);
   return { invoiceId, invoiceTransactionId: field(sent, "invoice", "transaction_id") };
+}
+
+/** The W-9 the sample participant certifies (the tax service seals its TIN). */
+export const TAX_PROFILE = {
+  legal_name: "Ada Lovelace",
+  tin_type: "ssn",
+  tin: "401-87-3921",
+  address: { line1: "12 Analytical Way", city: "Austin", state: "TX", postal_code: "78701" },
+  certified: true,
+} as const;
+
+/**
+ * A tax profile and a draft 1099-K of the running year for the sample participant (its checkout sale counts; the
+ * org's threshold for the year is set to nothing). Only an ended year is filed, so mark-filed answers 422 here.
+ */
+async function sampleTax(api: Api, participant: string): Promise<{ documentId: string; taxYear: string }> {
+  const year = new Date().getUTCFullYear();
+  await expectStatus(api, "PUT", `/v1/participants/${participant}/tax-profile`, TAX_PROFILE, 201);
+  await expectStatus(api, "PUT", "/v1/tax/settings", { tax_year: year, form: "1099-K", threshold_cents: 0, threshold_transactions: 0 }, 200);
+  await expectStatus(api, "POST", "/v1/tax/documents/generate", { tax_year: year }, 200);
+  const list = await expectStatus(api, "GET", `/v1/tax/documents?tax_year=${year}&participant_id=${participant}`, undefined, 200);
+  return { documentId: field({ d: (list["tax_documents"] as Body[])[0] ?? {} }, "d", "id"), taxYear: String(year) };
 }
 
 /** A test delivery to the endpoint; answers its id. */

@@ -16,6 +16,7 @@ import { buildKyc } from "../../services/kyc/src/service.ts";
 import { buildWebhooks } from "../../services/webhooks/src/service.ts";
 import { buildRisk } from "../../services/risk/src/service.ts";
 import { buildInvoicing } from "../../services/invoicing/src/service.ts";
+import { buildTax } from "../../services/tax/src/service.ts";
 
 export const BACKEND_BUILDERS = {
   ledger: buildLedger,
@@ -27,6 +28,7 @@ export const BACKEND_BUILDERS = {
   webhooks: buildWebhooks,
   risk: buildRisk,
   invoicing: buildInvoicing,
+  tax: buildTax,
 } as const;
 
 export interface Stack {

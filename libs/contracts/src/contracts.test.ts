@@ -41,9 +41,18 @@ describe("route table", () => {
     expect(new Set(ops).size).toBe(ops.length);
   });
 
-  it("requires read on every GET but the risk scope's, and the scopes of docs/api.md, Scopes on writes", () => {
+  it("requires read on every GET but the risk and tax scopes', and the scopes of docs/api.md, Scopes on writes", () => {
     const keyless = new Set(["/v1/receipts/jwks", "/v1/webhooks/jwks"]);
-    const readScope = (path: string) => (keyless.has(path) ? null : path.startsWith("/v1/fraud/") ? "risk" : "read");
+    const readScope = (path: string) =>
+      keyless.has(path)
+        ? null
+        : path.startsWith("/v1/fraud/")
+          ? "risk"
+          : path.startsWith("/v1/tax/")
+            ? "accounting"
+            : path.endsWith("/tax-profile")
+              ? "creators"
+              : "read";
     for (const r of ROUTES.filter((x) => x.method === "GET")) expect([r.path, r.scope]).toEqual([r.path, readScope(r.path)]);
     const scopeOf = (path: string) => ROUTES.find((r) => r.method === "POST" && r.path === path)?.scope;
     expect(scopeOf("/v1/participants")).toBe("creators");
@@ -55,6 +64,8 @@ describe("route table", () => {
     expect(scopeOf("/v1/receipts/verify")).toBe("read");
     expect(scopeOf("/v1/generate-report")).toBe("read");
     for (const p of ["/v1/fraud/policies", "/v1/fraud/evaluations", "/v1/configure-alerts"]) expect(scopeOf(p), p).toBe("risk");
+    for (const p of ["/v1/tax/documents/generate", "/v1/tax/documents/:document_id/mark-filed", "/v1/tax/documents/:document_id/correct"])
+      expect(scopeOf(p), p).toBe("accounting");
     expect(ROUTES.filter((r) => r.method === "DELETE").map((r) => [r.path, r.scope])).toEqual([["/v1/fraud/policies/:policy_id", "risk"]]);
     for (const p of ["/v1/checkout-sessions", "/v1/refunds", "/v1/transfers", "/v1/holds", "/v1/wallet-sessions", "/v1/wallets/shared-spend"])
       expect(scopeOf(p), p).toBe("payments");

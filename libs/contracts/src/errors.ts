@@ -147,6 +147,15 @@ export const ERROR_CODES = {
   invoice_void: { status: 409, message: "The invoice is void" },
   invoice_has_payments: { status: 409, message: "The invoice has payments recorded against it" },
   payment_exceeds_amount_due: { status: 409, message: "Payment exceeds the invoice's amount due" },
+  // Tax (docs/api.md, Tax). A TIN's value never appears in a message or a detail.
+  invalid_tin: { status: 400, message: "Invalid taxpayer identification number" },
+  invalid_tax_year: { status: 400, message: "Invalid tax year" },
+  tax_year_not_ended: { status: 422, message: "The tax year has not ended" },
+  tax_profile_not_found: { status: 404, message: "Tax profile not found" },
+  tax_document_not_found: { status: 404, message: "Tax document not found" },
+  tax_summary_not_found: { status: 404, message: "No tax documents for that year" },
+  tax_document_state: { status: 409, message: "The tax document is not in a state that allows this" },
+  export_too_large: { status: 422, message: "The export is larger than one answer may be" },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

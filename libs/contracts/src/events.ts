@@ -35,6 +35,10 @@ export const PUBLIC_EVENT_TYPES = [
   "invoice.paid",
   "invoice.voided",
   "invoice.overdue",
+  /** Tax documents (data: the document as `GET /v1/tax/documents/{id}` shows it, the TIN's last four only). */
+  "tax.document.generated",
+  "tax.document.filed",
+  "tax.document.corrected",
   "sandbox.test",
 ] as const;
 export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
@@ -94,6 +98,12 @@ export const INVOICE_EVENT_TYPES = [
   "invoice.overdue",
 ] as const satisfies readonly PublicEventType[];
 export type InvoiceEventType = (typeof INVOICE_EVENT_TYPES)[number];
+/**
+ * Tax documents: `generated` when a year's generation made or updated a draft, `filed` when it was marked filed,
+ * `corrected` when a filed document got its corrected successor (data names both).
+ */
+export const TAX_EVENT_TYPES = ["tax.document.generated", "tax.document.filed", "tax.document.corrected"] as const satisfies readonly PublicEventType[];
+export type TaxEventType = (typeof TAX_EVENT_TYPES)[number];
 
 export const KYC_EVENT_TYPES = ["kyc.submitted", "kyc.approved", "kyc.rejected", "kyc.suspended"] as const;
 export type KycEventType = (typeof KYC_EVENT_TYPES)[number];
@@ -128,6 +138,7 @@ export const EVENT_OWNERS: Readonly<Record<string, ServiceName>> = {
   kyc: "kyc",
   risk: "risk",
   invoice: "invoicing",
+  tax: "tax",
   sandbox: "webhooks",
   sandbox_clock: "ledger",
 };

@@ -26,6 +26,7 @@ export const ID_PREFIXES = {
   invoice: "inv",
   invoicePayment: "invp",
   invoicePosting: "ilp",
+  taxDocument: "taxdoc",
   request: "req",
   entry: "ent",
 } as const;

@@ -86,6 +86,8 @@ export const INTERNAL_CALLS: readonly InternalCall[] = [
   // Aging reads the ledger's receivables and bills as of a date; a bank line naming an invoice pays it.
   { caller: "invoicing", service: "ledger", operations: ["receivableBalances", "openBills"] },
   { caller: "ledger", service: "invoicing", operations: ["matchBankLine"] },
+  // 1099 figures come from the ledger as of the tax year's end; the tax service never posts.
+  { caller: "tax", service: "ledger", operations: ["taxFigures", "taxSources"] },
 ];
 
 /** The services that move money: the only ones that may ask the ledger to post. */
@@ -100,6 +102,7 @@ export const EVENT_CONSUMERS: Readonly<Partial<Record<ServiceName, readonly stri
   refunds: ["refunds-sandbox-clock"],
   risk: ["risk-sandbox-clock"],
   invoicing: ["invoicing-sandbox-clock"],
+  tax: ["tax-sandbox-clock"],
 };
 
 /** The operations of `service` that other services call on internal subjects. */

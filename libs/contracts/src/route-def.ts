@@ -41,6 +41,8 @@ export interface FileAnswer {
   content_type: string;
   filename: string;
   content: string;
+  /** `base64`: `content` is the file's bytes in base64 (a PDF); absent: the file is this text. */
+  encoding?: "base64";
 }
 
 export const BODY_LIMIT_BYTES = 64 * 1024;

@@ -5,6 +5,7 @@
  */
 import * as S from "./schemas.ts";
 import { INVOICING_ROUTES } from "./routes-invoicing.ts";
+import { TAX_ROUTES } from "./routes-tax.ts";
 
 export type { FileAnswer, HttpMethod, RateClass, RouteDef } from "./route-def.ts";
 export { BODY_LIMIT_BYTES, IMPORT_BODY_LIMIT_BYTES, PROCESSOR_WEBHOOK_BODY_LIMIT_BYTES, RPC_ENVELOPE_BYTES_MAX } from "./route-def.ts";
@@ -477,6 +478,8 @@ export const ROUTES: readonly RouteDef[] = [
 
   // Invoicing (wire decisions §11): its own file, as the table would pass a file's length.
   ...INVOICING_ROUTES,
+  // Tax (routes-tax.ts).
+  ...TAX_ROUTES,
 ];
 
 export { PAGE_ROUTES, type PageRouteDef } from "./page-routes.ts";

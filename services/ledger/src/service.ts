@@ -15,12 +15,14 @@ import { registerHandlers } from "./handlers/index.ts";
 import { registerImportHandlers } from "./handlers/imports.ts";
 import { registerInternalHandlers } from "./handlers/internal.ts";
 import { registerSalesActivity } from "./handlers/sales-activity.ts";
+import { registerTaxFigures } from "./handlers/tax-figures.ts";
 import { registerAutoReleaseJob } from "./jobs/auto-release.ts";
 import { registerVerifyJob, type VerifyOutcome } from "./jobs/verify.ts";
 import { postBatchSizes, Poster } from "./posting/index.ts";
 import { registerStatementParser } from "./statement-parser/register.ts";
 import { pgAgingReader } from "./store/aging.ts";
 import { pgSalesActivity } from "./store/sales-activity.ts";
+import { pgTaxFigures } from "./store/tax-figures.ts";
 import type { LedgerDeps } from "./usecases/deps.ts";
 import type { StatementParser } from "./usecases/ports.ts";
 
@@ -68,6 +70,7 @@ export async function buildLedger(env: Record<string, string | undefined>, build
   registerInternalHandlers(svc, deps);
   registerSalesActivity(svc, pgSalesActivity(svc.sql));
   registerAgingReads(svc, pgAgingReader(svc.sql));
+  registerTaxFigures(svc, pgTaxFigures(svc.sql));
   registerAdminCommands(svc, { sql: svc.sql, verifyTimeoutMs: svc.config.LEDGER_VERIFY_TIMEOUT_MS });
   registerAdminFind(svc, svc.sql);
   const verify = registerVerifyJob(svc);

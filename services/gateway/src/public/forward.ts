@@ -114,7 +114,7 @@ function fileOf(bodyJson: string): FileAnswer | undefined {
   const body = JSON.parse(bodyJson) as { file?: Partial<FileAnswer> };
   const f = body.file;
   if (typeof f?.content !== "string" || typeof f.content_type !== "string" || typeof f.filename !== "string") return undefined;
-  return { content: f.content, content_type: f.content_type, filename: f.filename };
+  return { content: f.content, content_type: f.content_type, filename: f.filename, ...(f.encoding === "base64" ? { encoding: "base64" as const } : {}) };
 }
 
 function sendFile(reply: FastifyReply, status: number, file: FileAnswer): FastifyReply {
@@ -123,5 +123,5 @@ function sendFile(reply: FastifyReply, status: number, file: FileAnswer): Fastif
     .code(status)
     .header("Content-Disposition", `attachment; filename="${file.filename.replace(/[^A-Za-z0-9._-]/g, "_")}"`)
     .type(file.content_type)
-    .send(file.content);
+    .send(file.encoding === "base64" ? Buffer.from(file.content, "base64") : file.content);
 }

@@ -1,0 +1,96 @@
+/**
+ * RPC handlers of tax: decode with the shared contracts → use case → named-key body; the handler picks the status.
+ * Files (the PDF, the exports) are answered as `{file}` for the gateway to send outside the envelope.
+ */
+import { DomainError, ParticipantId, parseOrThrow, prefixedId, schemas, tenantOf } from "@treasury/contracts";
+import type { Service } from "@treasury/service-kit";
+import { presentCalculation, presentDocument } from "../domain/documents.ts";
+import { presentSettings } from "../domain/thresholds.ts";
+import { getCalculation, putSettings, settingsOf } from "../usecases/calculations.ts";
+import { correctDocument, documentSources, getDocument, listDocuments, markFiled, yearSummary } from "../usecases/documents.ts";
+import { CONTENT_TYPES, exportToText } from "../usecases/export.ts";
+import { generateDocuments } from "../usecases/generate.ts";
+import type { TaxDeps } from "../usecases/ports.ts";
+import { getProfile, presentProfile, putProfile } from "../usecases/profiles.ts";
+import { recipientCopyPdf } from "../usecases/recipient-copy.ts";
+
+function param(params: Record<string, string>, name: string): string {
+  const parsed = ParticipantId.safeParse(params[name]);
+  if (!parsed.success)
+    throw new DomainError("validation_error", `Invalid path parameter ${name}`, { details: [{ path: `params.${name}`, message: "must be a participant id" }] });
+  return parsed.data;
+}
+
+function documentId(params: Record<string, string>): string {
+  const parsed = prefixedId("taxdoc").safeParse(params["document_id"]);
+  if (!parsed.success) {
+    throw new DomainError("tax_document_not_found", `Tax document ${params["document_id"] ?? ""} not found`, {
+      details: [{ path: "params.document_id", message: "must be a taxdoc_ id" }],
+    });
+  }
+  return parsed.data;
+}
+
+export function registerHandlers(svc: Pick<Service, "handle">, deps: TaxDeps): void {
+  svc.handle("putTaxProfile", async (req, ctx) => {
+    const body = parseOrThrow(schemas.TaxProfileBody, req.body);
+    const { profile, created } = await putProfile(deps, tenantOf(ctx.auth), param(req.params, "participant_id"), body, ctx.auth.key_id);
+    return { status: created ? 201 : 200, body: { tax_profile: presentProfile(profile), created } };
+  });
+  svc.handle("getTaxProfile", async (req, ctx) => ({
+    body: { tax_profile: presentProfile(await getProfile(deps, tenantOf(ctx.auth), param(req.params, "participant_id"))) },
+  }));
+  svc.handle("getTaxCalculation", async (req, ctx) => {
+    const q = parseOrThrow(schemas.TaxCalculationQuery, req.query, "query");
+    const tenant = tenantOf(ctx.auth);
+    const year = q.tax_year ?? deps.now(tenant).getUTCFullYear();
+    return { body: { calculation: presentCalculation(await getCalculation(deps, tenant, param(req.params, "participant_id"), year)) } };
+  });
+  svc.handle("putTaxSettings", async (req, ctx) => ({
+    body: { tax_settings: presentSettings(await putSettings(deps, tenantOf(ctx.auth), parseOrThrow(schemas.TaxSettingsBody, req.body))) },
+  }));
+  svc.handle("getTaxSettings", async (req, ctx) => {
+    const q = parseOrThrow(schemas.TaxYearQuery, req.query, "query");
+    return { body: { tax_settings: presentSettings(await settingsOf(deps, tenantOf(ctx.auth), q.tax_year)) } };
+  });
+  svc.handle("generateTaxDocuments", async (req, ctx) => {
+    const body = parseOrThrow(schemas.GenerateTaxDocumentsBody, req.body);
+    return { body: { generation: await generateDocuments(deps, tenantOf(ctx.auth), body.tax_year) } };
+  });
+  svc.handle("listTaxDocuments", async (req, ctx) => {
+    const q = parseOrThrow(schemas.ListTaxDocumentsQuery, req.query, "query");
+    const { documents, total } = await listDocuments(deps, tenantOf(ctx.auth), q);
+    return { body: { tax_documents: documents.map(presentDocument), total, limit: q.limit ?? 25, offset: q.offset ?? 0 } };
+  });
+  svc.handle("getTaxDocument", async (req, ctx) => {
+    const q = parseOrThrow(schemas.GetTaxDocumentQuery, req.query, "query");
+    const tenant = tenantOf(ctx.auth);
+    const doc = await getDocument(deps, tenant, documentId(req.params));
+    const sources = q.include === "sources" ? { sources: await documentSources(deps, tenant, doc) } : {};
+    return { body: { tax_document: { ...presentDocument(doc), ...sources } } };
+  });
+  svc.handle("getTaxDocumentPdf", async (req, ctx) => {
+    const { pdf, filename } = await recipientCopyPdf(deps, tenantOf(ctx.auth), documentId(req.params));
+    return { body: { file: { content_type: "application/pdf", filename, content: pdf.toString("base64"), encoding: "base64" } } };
+  });
+  svc.handle("markTaxDocumentFiled", async (req, ctx) => ({
+    body: { tax_document: presentDocument(await markFiled(deps, tenantOf(ctx.auth), documentId(req.params))) },
+  }));
+  svc.handle("correctTaxDocument", async (req, ctx) => {
+    const body = parseOrThrow(schemas.CorrectTaxDocumentBody, req.body);
+    const { original, corrected } = await correctDocument(deps, tenantOf(ctx.auth), documentId(req.params), body.reason);
+    return { status: 201, body: { tax_document: presentDocument(corrected), original_document: presentDocument(original) } };
+  });
+  svc.handle("exportTaxDocuments", async (req, ctx) => {
+    const q = parseOrThrow(schemas.ExportTaxDocumentsQuery, req.query, "query");
+    const content = await exportToText(deps, tenantOf(ctx.auth), q.tax_year, q.format);
+    // JSON is answered as every JSON answer is, in the envelope; CSV and FIRE as files.
+    if (q.format === "json") return { body: JSON.parse(content) as Record<string, unknown> };
+    const ext = q.format === "fire" ? "txt" : q.format;
+    return { body: { file: { content_type: CONTENT_TYPES[q.format], filename: `tax-${q.tax_year}-${q.format}.${ext}`, content } } };
+  });
+  svc.handle("getTaxSummary", async (req, ctx) => {
+    const year = parseOrThrow(schemas.TaxYearQuery, { tax_year: req.params["tax_year"] }, "path");
+    return { body: { summary: await yearSummary(deps, tenantOf(ctx.auth), year.tax_year) } };
+  });
+}

@@ -1,0 +1,99 @@
+/**
+ * The tax service: W-9 tax profiles (the TIN sealed), settings per org, environment and year, calculations and
+ * 1099 documents from the ledger's figures as of the tax year's end (`svc.ledger.internal.taxFigures`; this service
+ * never posts money), their PDF recipient copies and the year's export (CSV, JSON, IRS FIRE). Events
+ * (`tax.document.generated|filed|corrected`) leave through this service's outbox relay.
+ */
+import { newId } from "@treasury/contracts";
+import {
+  ConfigError,
+  createService,
+  natsLedgerPort,
+  parseKeyRing,
+  SealedValueError,
+  Sealer,
+  type KeyRing,
+  type Service,
+  type ServiceConfig,
+  type ServiceDeps,
+} from "@treasury/service-kit";
+import { ledgerFigures } from "./adapters/ledger.ts";
+import { pdfkitRenderer } from "./adapters/pdf.ts";
+import { TaxEnv } from "./config.ts";
+import { registerHandlers } from "./handlers/index.ts";
+import { pgDocumentStore } from "./store/documents.ts";
+import { pgProfileStore, pgSettingsStore } from "./store/profiles.ts";
+import type { LedgerFigures, TaxDeps } from "./usecases/ports.ts";
+
+type TaxConfig = ServiceConfig<typeof TaxEnv>;
+
+/** What a test (or host process) may supply instead of configuration. */
+export interface TaxServiceDeps extends ServiceDeps {
+  ledger?: LedgerFigures;
+  keyRing?: KeyRing;
+}
+
+export type TaxService = Service<TaxConfig> & { deps: TaxDeps };
+
+function keyRingOf(cfg: TaxConfig): KeyRing | undefined {
+  if (cfg.PII_KEYS === undefined) return undefined;
+  try {
+    return parseKeyRing(cfg.PII_KEYS, cfg.PII_ACTIVE_KEY_ID);
+  } catch (e) {
+    // The ring's messages name entries and key ids, never key material.
+    if (e instanceof SealedValueError) throw new ConfigError([`PII_KEYS: ${e.message}`]);
+    throw e;
+  }
+}
+
+function filerOf(cfg: TaxConfig): TaxDeps["filer"] {
+  const payer = {
+    tin: cfg.TAX_PAYER_TIN,
+    name: cfg.TAX_PAYER_NAME,
+    address: cfg.TAX_PAYER_ADDRESS,
+    city: cfg.TAX_PAYER_CITY,
+    state: cfg.TAX_PAYER_STATE,
+    zip: cfg.TAX_PAYER_ZIP,
+    phone: cfg.TAX_CONTACT_PHONE,
+  };
+  const transmitter = {
+    ...payer,
+    tin: cfg.TAX_TRANSMITTER_TIN,
+    name: cfg.TAX_TRANSMITTER_NAME,
+    tcc: cfg.TAX_TRANSMITTER_TCC,
+    contactName: cfg.TAX_CONTACT_NAME,
+    contactEmail: cfg.TAX_CONTACT_EMAIL,
+  };
+  return { transmitter, payer };
+}
+
+export async function buildTax(env: Record<string, string | undefined>, deps: TaxServiceDeps = {}): Promise<TaxService> {
+  const svc = await createService({ name: "tax", env, extraEnv: TaxEnv, deps });
+  const cfg = svc.config;
+  let ring: KeyRing | undefined;
+  try {
+    ring = deps.keyRing ?? keyRingOf(cfg);
+  } catch (e) {
+    await svc.stop();
+    throw e;
+  }
+  if (ring === undefined) svc.log.warn("PII_KEYS is not set: tax profiles and FIRE files are refused until encryption keys are configured");
+  const ledger = natsLedgerPort(svc.nc, svc.prefix, { caller: "tax", timeoutMs: cfg.TAX_LEDGER_TIMEOUT_MS });
+  const useCaseDeps: TaxDeps = {
+    profiles: pgProfileStore(svc.sql),
+    settings: pgSettingsStore(svc.sql),
+    documents: pgDocumentStore(svc.sql),
+    ledger: deps.ledger ?? ledgerFigures(ledger),
+    sealer: ring === undefined ? undefined : new Sealer(ring),
+    pdf: pdfkitRenderer(),
+    filer: filerOf(cfg),
+    now: (tenant) => svc.clock.now(tenant),
+    newId: () => newId("taxdoc"),
+    generatePageSize: cfg.TAX_GENERATE_PAGE_SIZE,
+    exportBytesMax: cfg.TAX_EXPORT_BYTES_MAX,
+  };
+  // "A year in the future" and "a year not ended" are read on the tenant's clock (a sandbox's test clock, ADR 0017).
+  svc.followSandboxClock();
+  registerHandlers(svc, useCaseDeps);
+  return Object.assign(svc, { deps: useCaseDeps });
+}

@@ -1,0 +1,68 @@
+/**
+ * Generation of a year's documents: every participant with activity in the year, a page at a time from the ledger;
+ * a year still running may be generated (drafts with the figures so far), only an ended one filed (documents.ts);
+ * one document per participant over the org's threshold. Idempotent: generating again updates drafts whose figures
+ * changed, leaves filed documents alone (a change to one is a correction) and never makes a second document. The
+ * next page is read from the ledger while the current one is written.
+ */
+import type { schemas, Tenant } from "@treasury/contracts";
+import { calculate, presentDocument, type TaxDocument } from "../domain/documents.ts";
+import { figuresOf, settingsOf } from "./calculations.ts";
+import type { DraftWrite, GenerateOutcome, PendingEvent, TaxDeps } from "./ports.ts";
+import { checkYearBegun } from "./years.ts";
+
+export interface GenerateResult extends GenerateOutcome {
+  tax_year: number;
+  participants_read: number;
+}
+
+export function generatedEvent(d: TaxDocument): PendingEvent {
+  return { type: "tax.document.generated", data: { tax_document: presentDocument(d) } };
+}
+
+/** Errors: invalid_tax_year, service_unavailable (the ledger did not answer: run it again). */
+export async function generateDocuments(deps: TaxDeps, tenant: Tenant, taxYear: number): Promise<GenerateResult> {
+  checkYearBegun(deps, tenant, taxYear);
+  const settings = await settingsOf(deps, tenant, taxYear);
+  const total: GenerateResult = { tax_year: taxYear, participants_read: 0, created: 0, updated: 0, unchanged: 0, filed: 0, removed: 0 };
+  const read = (after: string | undefined) =>
+    deps.ledger.figures(tenant, { tax_year: taxYear, limit: deps.generatePageSize, ...(after === undefined ? {} : { after }) });
+  let page: Promise<schemas.TaxFiguresAnswer> | undefined = read(undefined);
+  while (page !== undefined) {
+    const answer: schemas.TaxFiguresAnswer = await page;
+    page = answer.next_after === null ? undefined : read(answer.next_after);
+    // A page read ahead and never awaited (this one failed) must not surface as an unhandled rejection.
+    page?.catch(() => undefined);
+    const outcome = await writePage(deps, tenant, taxYear, settings, answer.figures);
+    total.participants_read += answer.figures.length;
+    total.created += outcome.created;
+    total.updated += outcome.updated;
+    total.unchanged += outcome.unchanged;
+    total.filed += outcome.filed;
+    total.removed += outcome.removed;
+  }
+  return total;
+}
+
+async function writePage(
+  deps: TaxDeps,
+  tenant: Tenant,
+  taxYear: number,
+  settings: Awaited<ReturnType<typeof settingsOf>>,
+  page: readonly schemas.TaxFigures[],
+): Promise<GenerateOutcome> {
+  if (page.length === 0) return { created: 0, updated: 0, unchanged: 0, filed: 0, removed: 0 };
+  const profiles = await deps.profiles.many(
+    tenant,
+    page.map((f) => f.participant_id),
+  );
+  const drafts: DraftWrite[] = [];
+  const below: string[] = [];
+  for (const f of page) {
+    const profile = profiles.get(f.participant_id);
+    const calc = calculate(taxYear, figuresOf(f), settings, profile === undefined ? "missing" : "certified");
+    if (calc.form === "none") below.push(f.participant_id);
+    else drafts.push({ figures: calc, form: calc.form, recipientTinLast4: profile?.tinLast4 ?? null, newId: deps.newId() });
+  }
+  return deps.documents.writeDrafts(tenant, taxYear, drafts, below, deps.now(tenant), generatedEvent);
+}

@@ -1,0 +1,146 @@
+/**
+ * Everything the tax use cases need, and nothing else: stores (store/ implements them on PostgreSQL), the ledger's
+ * figures (adapters/ledger.ts), the sealer of TINs, the PDF renderer (adapters/pdf.ts) and the clock. Unit tests
+ * run the use cases on the in-memory fakes of test/fakes.ts.
+ */
+import type { EventType, schemas, Tenant } from "@treasury/contracts";
+import type { Figures, TaxDocument } from "../domain/documents.ts";
+import type { FireParty, FireTransmitter } from "../domain/fire.ts";
+import type { TaxSettings } from "../domain/thresholds.ts";
+
+export interface TaxProfile {
+  tenant: Tenant;
+  participantId: string;
+  legalName: string;
+  businessName: string | null;
+  tinType: schemas.TinType;
+  /** The sealed TIN (Sealer.seal, bound to the tenant and participant). */
+  tinSealed: string;
+  tinLast4: string;
+  businessType: string | null;
+  address: schemas.TaxAddress;
+  certifiedAt: Date;
+  certifiedBy: string;
+  updatedAt: Date;
+}
+
+export interface ProfileStore {
+  upsert(profile: TaxProfile): Promise<{ created: boolean }>;
+  get(tenant: Tenant, participantId: string): Promise<TaxProfile | undefined>;
+  /** The profiles of these participants (a page of generation or export). */
+  many(tenant: Tenant, participantIds: readonly string[]): Promise<Map<string, TaxProfile>>;
+}
+
+export interface SettingsStore {
+  put(tenant: Tenant, settings: TaxSettings): Promise<void>;
+  /** The org's settings of the year, or undefined (the federal defaults apply). */
+  get(tenant: Tenant, taxYear: number): Promise<TaxSettings | undefined>;
+}
+
+/** An event to write with the change, in its transaction (the kit's outbox). */
+export interface PendingEvent {
+  type: EventType;
+  data: Record<string, unknown>;
+}
+
+/** What one page of generation writes for one participant. */
+export interface DraftWrite {
+  figures: Figures;
+  form: schemas.TaxForm;
+  recipientTinLast4: string | null;
+  /** The id a new draft gets (unused when the participant has one already). */
+  newId: string;
+}
+
+export interface GenerateOutcome {
+  created: number;
+  updated: number;
+  unchanged: number;
+  /** The participant's current document is filed: generation leaves it (a change is a correction). */
+  filed: number;
+  removed: number;
+}
+
+export interface DocumentQuery {
+  taxYear: number | undefined;
+  status: schemas.TaxDocumentStatus | undefined;
+  participantId: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+export interface DocumentStore {
+  /**
+   * One transaction for a page of participants: a new draft for those without a current document, updated
+   * figures for drafts that changed, nothing for filed ones; drafts of `below` (under the threshold now) removed.
+   * Each created or changed draft writes `event(document)`.
+   */
+  writeDrafts(
+    tenant: Tenant,
+    taxYear: number,
+    drafts: readonly DraftWrite[],
+    below: readonly string[],
+    at: Date,
+    event: (d: TaxDocument) => PendingEvent,
+  ): Promise<GenerateOutcome>;
+  get(tenant: Tenant, id: string): Promise<TaxDocument | undefined>;
+  list(tenant: Tenant, q: DocumentQuery): Promise<{ documents: TaxDocument[]; total: number }>;
+  /** draft → filed with its event; undefined when it is not a draft (any more). */
+  markFiled(tenant: Tenant, id: string, at: Date, event: (d: TaxDocument) => PendingEvent): Promise<TaxDocument | undefined>;
+  /**
+   * filed → corrected, and the correcting draft inserted, linked both ways, with the event; undefined when the
+   * original is not filed (any more).
+   */
+  correct(
+    tenant: Tenant,
+    id: string,
+    successor: { id: string; figures: Figures; form: schemas.TaxForm; recipientTinLast4: string | null; reason: string | null },
+    at: Date,
+    event: (original: TaxDocument, corrected: TaxDocument) => PendingEvent,
+  ): Promise<{ original: TaxDocument; corrected: TaxDocument } | undefined>;
+  /** Current documents (draft or filed) of a year. */
+  countCurrent(tenant: Tenant, taxYear: number): Promise<number>;
+  /** Current documents of a year by form then participant, `pageSize` at a time: an export reads them in pages. */
+  current(tenant: Tenant, taxYear: number, pageSize: number): AsyncIterable<TaxDocument[]>;
+  summary(tenant: Tenant, taxYear: number): Promise<{ form: string; status: string; count: number; reportedCents: number }[]>;
+}
+
+/** The ledger's figures (svc.ledger.internal.taxFigures / taxSources). Throws service_unavailable when it cannot answer. */
+export interface LedgerFigures {
+  figures(tenant: Tenant, req: Omit<schemas.TaxFiguresRequest, "org_id" | "livemode">): Promise<schemas.TaxFiguresAnswer>;
+  sources(tenant: Tenant, req: Omit<schemas.TaxSourcesRequest, "org_id" | "livemode">): Promise<schemas.TaxSourcesAnswer>;
+}
+
+/** Seals and opens TINs at rest; undefined when no key ring is configured (profiles are refused, 503). */
+export interface TinSealer {
+  seal(plaintext: string, aad: string): string;
+  open(sealed: string, aad: string): string;
+}
+
+export interface RecipientCopy {
+  document: TaxDocument;
+  recipient: { name: string; tinType: schemas.TinType | null; tinLast4: string | null; address: schemas.TaxAddress | null };
+  payer: FireParty;
+}
+
+export interface PdfRenderer {
+  recipientCopy(copy: RecipientCopy): Promise<Buffer>;
+}
+
+export interface TaxDeps {
+  profiles: ProfileStore;
+  settings: SettingsStore;
+  documents: DocumentStore;
+  ledger: LedgerFigures;
+  sealer: TinSealer | undefined;
+  pdf: PdfRenderer;
+  /** Who files: the transmitter of FIRE files and the payer named on every form (configuration). */
+  filer: { transmitter: FireTransmitter; payer: FireParty };
+  /** The tenant's time: real time in live, the org's test clock in sandbox (ADR 0017). */
+  now(tenant: Tenant): Date;
+  newId(): string;
+  /** Participants per ledger page and per write transaction of generation. */
+  generatePageSize: number;
+  /** The largest export answered over the API (bytes); larger ones are export_too_large. */
+  exportBytesMax: number;
+}
