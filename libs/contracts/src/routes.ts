@@ -5,6 +5,7 @@
  */
 import * as S from "./schemas.ts";
 import { INVOICING_ROUTES } from "./routes-invoicing.ts";
+import { RISK_ROUTES } from "./routes-risk.ts";
 import { TAX_ROUTES } from "./routes-tax.ts";
 
 export type { FileAnswer, HttpMethod, RateClass, RouteDef } from "./route-def.ts";
@@ -21,8 +22,6 @@ const get = (path: string, r: Omit<R, "scope" | "rateClass"> & Partial<Pick<R, "
 });
 const post = (path: string, r: Omit<R, "rateClass"> & Partial<Pick<R, "rateClass">>): RouteDef => ({ method: "POST", path, rateClass: "write", ...r });
 /** PUT replaces a resource the path names whole (a participant's bank account). */
-/** DELETE removes (or retires) the resource the path names. */
-const del = (path: string, r: Omit<R, "rateClass"> & Partial<Pick<R, "rateClass">>): RouteDef => ({ method: "DELETE", path, rateClass: "write", ...r });
 const put = (path: string, r: Omit<R, "rateClass"> & Partial<Pick<R, "rateClass">>): RouteDef => ({ method: "PUT", path, rateClass: "write", ...r });
 
 export const ROUTES: readonly RouteDef[] = [
@@ -448,33 +447,8 @@ export const ROUTES: readonly RouteDef[] = [
     body: S.SandboxWebhookTestBody,
   }),
 
-  // Risk: every operation needs the risk scope, reads included (policies say what the org watches for).
-  get("/v1/fraud/policies", { operation: "listFraudPolicies", service: "risk", scope: "risk", summary: "List fraud policies", query: S.ListPoliciesQuery }),
-  post("/v1/fraud/policies", {
-    operation: "createFraudPolicy",
-    service: "risk",
-    scope: "risk",
-    summary: "Create a fraud policy (config checked against its policy_type)",
-    body: S.CreatePolicyBody,
-    creates: true,
-  }),
-  del("/v1/fraud/policies/:policy_id", { operation: "deleteFraudPolicy", service: "risk", scope: "risk", summary: "Delete a fraud policy" }),
-  post("/v1/fraud/evaluations", {
-    operation: "createFraudEvaluation",
-    service: "risk",
-    scope: "risk",
-    summary: "Evaluate a proposed movement against the org's policies (idempotent on idempotency_key)",
-    body: S.CreateEvaluationBody,
-    creates: true,
-  }),
-  get("/v1/fraud/evaluations/:evaluation_id", { operation: "getFraudEvaluation", service: "risk", scope: "risk", summary: "A risk evaluation with its hits" }),
-  post("/v1/configure-alerts", {
-    operation: "configureAlerts",
-    service: "risk",
-    scope: "risk",
-    summary: "Risk alert configuration (action-based: list, create, update, delete, test)",
-    body: S.ConfigureAlertsBody,
-  }),
+  // Risk (routes-risk.ts).
+  ...RISK_ROUTES,
 
   // Invoicing (wire decisions §11): its own file, as the table would pass a file's length.
   ...INVOICING_ROUTES,
