@@ -42,9 +42,7 @@ describe("a payout under review", () => {
     const f = fakes({ risk: review });
     f.ledger.addCreator("creator_1", 5000);
     const held = await requestPayout(f.deps, SANDBOX, body("ref_3"));
-    f.ledger.answer = async () => {
-      throw new DomainError("insufficient_balance", "The wallet's available balance is below the amount");
-    };
+    f.ledger.answer = () => new DomainError("insufficient_balance", "The wallet's available balance is below the amount");
     const after = await applyRiskDecision(f.deps, SANDBOX, { evaluationId: String(held.risk_evaluation_id), operation: "payout", decision: "approved" });
     expect(after).toMatchObject({ status: "failed", failure_reason: "insufficient_balance" });
     expect(f.payouts.events.map((e) => e.type)).toEqual(["payout.failed"]);
