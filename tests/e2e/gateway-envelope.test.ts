@@ -243,7 +243,19 @@ describe("health, OpenAPI and docs", () => {
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ success: true, data: { status: "ok", version: "2026-03-01" } });
       const services = (r.body.data as { services: Record<string, string> }).services;
-      expect(Object.keys(services).sort()).toEqual(["gateway", "invoicing", "kyc", "ledger", "payments", "payouts", "receipts", "refunds", "risk", "tax", "webhooks"]);
+      expect(Object.keys(services).sort()).toEqual([
+        "gateway",
+        "invoicing",
+        "kyc",
+        "ledger",
+        "payments",
+        "payouts",
+        "receipts",
+        "refunds",
+        "risk",
+        "tax",
+        "webhooks",
+      ]);
       expectEnvelope(r);
     }
   });

@@ -50,7 +50,14 @@ export function riskGateFor(svc: {
   metrics: Registry;
   config: { RISK_DEADLINE_MS: number };
 }): RiskGate {
-  return natsRiskGate(svc.nc, svc.prefix, { caller: svc.name, deadlineMs: svc.config.RISK_DEADLINE_MS, sql: svc.sql, schema: svc.name, log: svc.log, metrics: svc.metrics });
+  return natsRiskGate(svc.nc, svc.prefix, {
+    caller: svc.name,
+    deadlineMs: svc.config.RISK_DEADLINE_MS,
+    sql: svc.sql,
+    schema: svc.name,
+    log: svc.log,
+    metrics: svc.metrics,
+  });
 }
 
 const AVAILABILITY = new Set(["service_timeout", "service_unavailable"]);

@@ -216,5 +216,9 @@ async function deleteStreamsUnder(natsUrl: string, prefix: string): Promise<void
  * (the kit's gate would find no risk replica and follow the org's fail mode). End-to-end tests run the real one.
  */
 export const allowRisk = {
-  check: async (): Promise<{ decision: "allow"; evaluationId: string; failedOpen: false }> => ({ decision: "allow", evaluationId: "feval_test", failedOpen: false }),
+  check: async (): Promise<{ decision: "allow"; evaluationId: string; failedOpen: false }> => ({
+    decision: "allow",
+    evaluationId: "feval_test",
+    failedOpen: false,
+  }),
 };
