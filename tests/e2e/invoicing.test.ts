@@ -14,7 +14,7 @@ import { call, LOOPBACK_WEBHOOKS_ENV, startStack, type Stack } from "./stack.ts"
 type Body = Record<string, unknown>;
 let s: Stack;
 let receiver: http.Server;
-const deliveries: { type: string; data: Body }[] = [];
+const deliveries: { type: string; sequence: number; data: Body }[] = [];
 
 beforeAll(async () => {
   s = await startStack({ services: ["ledger", "webhooks", "invoicing"], serviceEnv: LOOPBACK_WEBHOOKS_ENV });
@@ -23,7 +23,7 @@ beforeAll(async () => {
     req.setEncoding("utf8");
     req.on("data", (c: string) => (body += c));
     req.on("end", () => {
-      deliveries.push(JSON.parse(body) as { type: string; data: Body });
+      deliveries.push(JSON.parse(body) as { type: string; sequence: number; data: Body });
       res.writeHead(200).end();
     });
   });
@@ -125,7 +125,11 @@ describe("an invoice's life", () => {
     const read = (await ok(key, "GET", `/v1/invoices/${id}`))["invoice"] as Body;
     expect((read["payments"] as Body[]).map((p) => p["amount_cents"])).toEqual([15_000, 25_000]);
     await waitFor(() => deliveries.filter((d) => (d.data["invoice"] as Body | undefined)?.["id"] === id).length >= 5, { timeoutMs: 20_000 });
-    const types = deliveries.filter((d) => (d.data["invoice"] as Body | undefined)?.["id"] === id).map((d) => d.type);
+    // Deliveries of an unordered endpoint may arrive in any order; `sequence` is the order invoicing wrote them in.
+    const types = deliveries
+      .filter((d) => (d.data["invoice"] as Body | undefined)?.["id"] === id)
+      .sort((a, b) => a.sequence - b.sequence)
+      .map((d) => d.type);
     expect(types).toEqual(["invoice.created", "invoice.sent", "invoice.payment_recorded", "invoice.payment_recorded", "invoice.paid"]);
     expect((await verifyLedger(s.env.adminSql, { orgId })).violations).toEqual([]);
   });

@@ -1,7 +1,10 @@
 /**
  * The risk rows `admin find` reaches: an evaluation by its id (with its hits and alerts), a policy by its id, and
- * the evaluations of a money movement, found by the movement's id within its org and environment (the key the
- * money path evaluated it under: `payout:<id>`, `refund:<id>`, `checkout:<session id>`).
+ * the evaluation of a checkout found by its session id within its org and environment (the key the money path
+ * evaluated it under, `checkout:<session id>`, when the client sent no idempotency key). Payouts and refunds are
+ * evaluated under their client's keys (`payout:<reference_id>`, `refund:<request key>`), which their ids do not
+ * name: a payout held for review shows its `risk_evaluation_id`, and `find feval_…` leads on from there.
+ * The request's hash is not shown (it is the idempotency check's, not the operator's).
  */
 import type { FindHit, FindNode, FindRowsReply, FindRowsRequest } from "@treasury/contracts";
 import { hitsOf, scopedIds, type AdminFinder, type Sql } from "@treasury/service-kit";
@@ -9,14 +12,16 @@ import { hitsOf, scopedIds, type AdminFinder, type Sql } from "@treasury/service
 const idsOf = (nodes: readonly FindNode[], kind: string): string[] => [...new Set(nodes.filter((n) => n.kind === kind).map((n) => n.id))];
 
 /** The movements whose evaluations a node leads to, by the kind of id it is. */
-const KEY_PREFIXES: Readonly<Record<string, string>> = { payout: "payout", refund: "refund", uuid: "checkout" };
+const KEY_PREFIXES: Readonly<Record<string, string>> = { uuid: "checkout" };
+/** Evaluation columns not shown: the request's hash. */
+const HIDDEN = ["request_hash"];
 
 async function byIds(sql: Sql, nodes: readonly FindNode[]): Promise<FindHit[]> {
   const evaluations = idsOf(nodes, "risk_evaluation");
   const policies = idsOf(nodes, "fraud_policy");
   const hits: FindHit[] = [];
   if (evaluations.length > 0) {
-    hits.push(...hitsOf("risk.evaluations", await sql`select * from risk.evaluations where id = any(${evaluations}::text[])`, true));
+    hits.push(...hitsOf("risk.evaluations", await sql`select * from risk.evaluations where id = any(${evaluations}::text[])`, true, HIDDEN));
     hits.push(...hitsOf("risk.evaluation_hits", await sql`select * from risk.evaluation_hits where evaluation_id = any(${evaluations}::text[])`, true));
     hits.push(...hitsOf("risk.alert_deliveries", await sql`select * from risk.alert_deliveries where evaluation_id = any(${evaluations}::text[])`, false));
   }
@@ -31,7 +36,7 @@ async function byMovement(sql: Sql, nodes: readonly FindNode[]): Promise<FindHit
       const keys = ids.map((id) => `${prefix}:${id}`);
       const env = scope.livemode === undefined ? sql`` : sql`and livemode = ${scope.livemode}`;
       const rows = await sql`select * from risk.evaluations where org_id = ${scope.orgId} ${env} and source = 'internal' and key = any(${keys}::text[])`;
-      hits.push(...hitsOf("risk.evaluations", rows, true));
+      hits.push(...hitsOf("risk.evaluations", rows, true, HIDDEN));
     }
   }
   return hits;

@@ -11,7 +11,7 @@ import { InternalScope } from "./scope.ts";
 
 /**
  * `svc.risk.internal.evaluate`: evaluate a money movement before it happens. `key` is the caller's deterministic
- * reference of the movement (`payout:po_…`, `checkout:<session>`, `refund:re_…`): the evaluation is idempotent on
+ * reference of the movement (`payout:<reference_id>`, `checkout:<session>`, `refund:<request key>`): the evaluation is idempotent on
  * (org_id, livemode, key), so a retry answers the first evaluation (`duplicate: true`) and counts nothing again.
  * `facts` carries what the caller owns and risk cannot read elsewhere (when a bank account last changed).
  * Answer: `{evaluation: RiskEvaluation, duplicate: boolean}`. Errors: validation_error, service_unavailable (the
