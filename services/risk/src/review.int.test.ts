@@ -85,8 +85,9 @@ describe("review", () => {
     expect(err(await h.admin("risk approve", { flags: { id } })).message).toContain("--reason");
   });
 
-  it("admin find answers an evaluation with its hits by its id, and by the payout it was made for", async () => {
-    const { org, id } = await underReview("payout:po_findme000000000000000000");
+  it("admin find answers an evaluation with its hits by its id, and by the checkout session it was made for", async () => {
+    const session = "5f0c8a52-6c1e-4d0e-9d7e-1b2a3c4d5e6f";
+    const { org, id } = await underReview(`checkout:${session}`);
     const find = async (nodes: unknown[]) =>
       ok(await rpcCall(h.nc, rpcSubject(h.env.prefix, "risk", ADMIN_FANOUT_OPERATIONS.findRows), { nodes, seed: true }, { timeoutMs: 20_000 }))
         .body as unknown as FindRowsReply;
@@ -95,8 +96,10 @@ describe("review", () => {
       ["risk.evaluations", id],
       ["risk.evaluation_hits", id],
     ]);
-    const byPayout = await find([{ kind: "payout", id: "po_findme000000000000000000", scope: { orgId: org, livemode: false } }]);
-    expect(byPayout.hits.map((x) => x.row["id"])).toEqual([id]);
-    expect((await find([{ kind: "payout", id: "po_findme000000000000000000", scope: { orgId: newOrg(), livemode: false } }])).hits).toEqual([]);
+    // The request's hash is the idempotency check's, not the operator's.
+    expect(byId.hits[0]?.row).not.toHaveProperty("request_hash");
+    const bySession = await find([{ kind: "uuid", id: session, scope: { orgId: org, livemode: false } }]);
+    expect(bySession.hits.map((x) => x.row["id"])).toEqual([id]);
+    expect((await find([{ kind: "uuid", id: session, scope: { orgId: newOrg(), livemode: false } }])).hits).toEqual([]);
   });
 });
