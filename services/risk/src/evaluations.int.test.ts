@@ -1,7 +1,10 @@
 // Proves the evaluation path on real PostgreSQL and NATS: velocity limits exact under concurrent evaluations and
 // kept across a restart, a retried key answered with its first evaluation and counted once, the no-policy answer,
-// the ledger's figures read for payout_ratio, and policies' validation, listing and deletion.
+// the ledger's figures read for payout_ratio, and policies' validation, listing and deletion; an org-wide limit
+// exact across two replicas recording in batches, and a batch PostgreSQL refuses failing only its bad evaluation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseCents } from "@treasury/contracts";
+import { pgEvaluationStore } from "./store/evaluations.ts";
 import { authFor, err, evaluationOf, newOrg, ok, startRisk, type RiskHarness } from "./test-support.ts";
 
 let h: RiskHarness;
@@ -55,6 +58,59 @@ describe("velocity", () => {
     expect(evaluationOf(await payout(org, "payout:a", { amount: 2_000 })).decision).toBe("allow");
     expect(evaluationOf(await payout(org, "payout:b", { amount: 1_000 })).decision).toBe("deny");
     expect(evaluationOf(await payout(org, "payout:c", { amount: 500 })).decision).toBe("allow");
+  });
+});
+
+describe("batches", () => {
+  it("keeps an org-wide limit exact across two replicas, each recording its evaluations in batches", async () => {
+    const org = newOrg();
+    await createPolicy(org, { policy_type: "velocity", config: { subject: "org", max_count: 7, window_seconds: 3_600 }, applies_to: ["payout"] });
+    const second = await h.restart();
+    const replies = await Promise.all(Array.from({ length: 60 }, (_, i) => payout(org, `payout:po_rep${i}`, { participant_id: `creator_${i % 9}` })));
+    await second.stop();
+    const decisions = replies.map((r) => evaluationOf(r).decision);
+    expect(decisions.filter((d) => d === "allow")).toHaveLength(7);
+    expect(await counterRows(org)).toBe(7);
+  });
+
+  it("fails only the evaluation PostgreSQL refuses, and records the others of its batch", async () => {
+    const store = pgEvaluationStore(h.env.adminSql);
+    const tenant = { orgId: newOrg(), livemode: false };
+    const need = { policyId: "fpol_batch", counter: "fpol_batch:org", since: new Date(Date.now() - 60_000) };
+    const record = (key: string, amount: number) =>
+      store.record(tenant, "internal", key, [need], () => ({
+        evaluation: {
+          id: `feval_${key}_${tenant.orgId}`,
+          tenant,
+          source: "internal",
+          key,
+          requestHash: "h",
+          decision: "allow",
+          proposal: {
+            operation: "payout",
+            amount: parseCents(amount),
+            currency: "usd",
+            participantId: undefined,
+            buyerId: undefined,
+            ip: undefined,
+            category: undefined,
+            authorizingInstrumentId: undefined,
+            expectedDate: undefined,
+            counterpartyName: undefined,
+            bankAccountUpdatedAt: undefined,
+          },
+          hits: [],
+          review: null,
+          createdAt: new Date(),
+        },
+        counted: [need],
+        event: undefined,
+        alerts: [],
+      }));
+    // An amount of 0 breaks the evaluations' check constraint: the batch as a statement is refused.
+    const out = await Promise.allSettled([record("a", 100), record("zero", 0), record("b", 200)]);
+    expect(out.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(await counterRows(tenant.orgId)).toBe(2);
   });
 });
 

@@ -46,10 +46,11 @@ function policyStore(policies: Policy[], deleted: Set<string>): PolicyStore {
 function evaluationStore(f: Fakes, rows: Evaluation[]): EvaluationStore {
   const byKey = (t: Tenant, source: string, key: string) => rows.find((e) => same(e.tenant, t) && e.source === source && e.key === key);
   return {
-    findByKey: async (t, source, key) => byKey(t, source, key),
     get: async (t, id) => rows.find((e) => same(e.tenant, t) && e.id === id),
     getById: async (id) => rows.find((e) => e.id === id),
     async record(tenant, source, key, counters, decide) {
+      const existing = byKey(tenant, source, key);
+      if (existing !== undefined) return { evaluation: existing, duplicate: true };
       const states = new Map(
         counters.map((c) => {
           const hits = f.counted.filter((x) => x.counter === c.counter && x.at > c.since);
@@ -57,8 +58,6 @@ function evaluationStore(f: Fakes, rows: Evaluation[]): EvaluationStore {
         }),
       );
       const rec = decide(states);
-      const existing = byKey(tenant, source, key);
-      if (existing !== undefined) return { evaluation: existing, duplicate: true };
       rows.push(rec.evaluation);
       for (const c of rec.counted) f.counted.push({ counter: c.counter, at: rec.evaluation.createdAt, amount: rec.evaluation.proposal.amount });
       if (rec.event !== undefined) f.events.push(rec.event);

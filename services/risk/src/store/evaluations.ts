@@ -1,17 +1,18 @@
 /**
- * SQL of evaluations, their hits and the counters (ADR 0018). An evaluation that counts is recorded in one
- * transaction that first takes a transaction-scoped advisory lock per counter, in ascending order (no deadlock
- * between two evaluations sharing counters), then reads each counter over its window, lets the use case decide, and
- * writes: so two evaluations of one counter never both see room for the last movement.
+ * SQL of evaluations, their hits and the counters (ADR 0018). Evaluations that count are recorded in batches per
+ * tenant (evaluation-batches.ts): a transaction that first takes a transaction-scoped advisory lock per counter, in
+ * ascending order (no deadlock between two transactions sharing counters), then reads each counter over its
+ * window, lets the use case decide each evaluation, and writes: so two evaluations of one counter never both see
+ * room for the last movement.
  */
 import { parseCents, type Tenant } from "@treasury/contracts";
 import { withTx, writeOutbox, type Sql, type Tx } from "@treasury/service-kit";
 import type postgres from "postgres";
-import type { CounterNeed } from "../domain/counters.ts";
 import type { Evaluation, EvaluationSource, ReviewStatus } from "../domain/evaluations.ts";
-import type { CounterState, Hit } from "../domain/rules.ts";
+import type { Hit } from "../domain/rules.ts";
 import type { EvaluationRecord, EvaluationStore, PendingEvent, Recorded } from "../usecases/ports.ts";
 import { insertAlerts } from "./alerts.ts";
+import { CountingBatches, type BatchReads, type CounterWindow } from "./evaluation-batches.ts";
 
 interface Row {
   id: string;
@@ -86,93 +87,137 @@ async function one(q: Q, where: postgres.PendingQuery<postgres.Row[]>): Promise<
   return row === undefined ? undefined : evaluationOf(row);
 }
 
-async function lockAndRead(tx: Tx, tenant: Tenant, counters: readonly CounterNeed[]): Promise<Map<string, CounterState>> {
-  const sorted = [...new Map(counters.map((c) => [c.counter, c])).values()].sort((a, b) => (a.counter < b.counter ? -1 : 1));
-  // One round trip for all the locks, taken in the array's (ascending) order as unnest yields it: the locks are held
-  // from the first one on, so every round trip saved here is time other evaluations of the counter do not wait.
-  const keys = sorted.map((c) => `risk:${tenant.orgId}:${String(tenant.livemode)}:${c.counter}`);
-  await tx`select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(${keys}::text[]) with ordinality as u(k, i)`;
-  const rows = await tx<{ counter: string; n: number; amount: string }[]>`
-    select n.counter, count(ce.counter)::int as n, coalesce(sum(ce.amount), 0)::text as amount
-    from unnest(${sorted.map((c) => c.counter)}::text[], ${sorted.map((c) => c.since.toISOString())}::timestamptz[]) as n(counter, since)
-    left join risk.counter_events ce
-      on ce.org_id = ${tenant.orgId} and ce.livemode = ${tenant.livemode} and ce.counter = n.counter and ce.at > n.since
-    group by n.counter`;
-  return new Map(rows.map((r) => [r.counter, { count: r.n, amount: parseCents(r.amount) }]));
+/** The batch's locks (ascending, one round trip) and then its reads, sent together: one round trip in all. */
+async function lockAndRead(tx: Tx, tenant: Tenant, windows: readonly CounterWindow[], keys: readonly string[]): Promise<BatchReads> {
+  const locks = windows.map((w) => `risk:${tenant.orgId}:${String(tenant.livemode)}:${w.counter}`);
+  const counters = windows.map((w) => w.counter);
+  const [, base, edge, existing] = await Promise.all([
+    tx`select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(${locks}::text[]) with ordinality as u(k, i)`,
+    tx<{ counter: string; n: number; amount: string }[]>`
+      select w.counter, count(ce.counter)::int as n, coalesce(sum(ce.amount), 0)::text as amount
+      from unnest(${counters}::text[], ${windows.map((w) => w.from.toISOString())}::timestamptz[]) as w(counter, since)
+      left join risk.counter_events ce
+        on ce.org_id = ${tenant.orgId} and ce.livemode = ${tenant.livemode} and ce.counter = w.counter and ce.at > w.since
+      group by w.counter`,
+    tx<{ counter: string; at: Date; amount: string }[]>`
+      select ce.counter, ce.at, ce.amount::text as amount
+      from unnest(${counters}::text[], ${windows.map((w) => w.from.toISOString())}::timestamptz[], ${windows.map((w) => w.to.toISOString())}::timestamptz[])
+        as w(counter, since, until)
+      join risk.counter_events ce
+        on ce.org_id = ${tenant.orgId} and ce.livemode = ${tenant.livemode} and ce.counter = w.counter and ce.at > w.since and ce.at <= w.until`,
+    selectEvaluations(
+      tx,
+      tx`e.org_id = ${tenant.orgId} and e.livemode = ${tenant.livemode} and e.source = any(${[...new Set(keys.map(sourceOf))]}::text[])
+        and e.key = any(${keys.map(keyPart)}::text[])`,
+    ),
+  ]);
+  const edges = new Map<string, { at: Date; amount: bigint }[]>();
+  for (const r of edge) edges.set(r.counter, [...(edges.get(r.counter) ?? []), { at: r.at, amount: BigInt(r.amount) }]);
+  return {
+    base: new Map(base.map((r) => [r.counter, { count: r.n, amount: parseCents(r.amount) }])),
+    edge: edges,
+    existing: new Map(existing.map(evaluationOf).map((e) => [`${e.source}:${e.key}`, e])),
+  };
 }
 
-async function insertEvaluation(tx: Q, e: Evaluation): Promise<boolean> {
+/** Batch keys are `source:key`; a source has no colon. */
+const sourceOf = (k: string) => k.slice(0, k.indexOf(":"));
+const keyPart = (k: string) => k.slice(k.indexOf(":") + 1);
+
+function evaluationRow(e: Evaluation) {
   const p = e.proposal;
-  const rows = await tx`
-    insert into risk.evaluations (id, org_id, livemode, source, key, request_hash, operation, decision, amount, currency, participant_id,
-      buyer_id, ip, category, authorizing_instrument_id, expected_date, counterparty_name, review_status, created_at)
-    values (${e.id}, ${e.tenant.orgId}, ${e.tenant.livemode}, ${e.source}, ${e.key}, ${e.requestHash}, ${p.operation}, ${e.decision}, ${p.amount},
-      ${p.currency}, ${p.participantId ?? null}, ${p.buyerId ?? null}, ${p.ip ?? null}, ${p.category ?? null}, ${p.authorizingInstrumentId ?? null},
-      ${p.expectedDate ?? null}, ${p.counterpartyName ?? null}, ${e.review?.status ?? null}, ${e.createdAt})
+  return {
+    id: e.id,
+    org_id: e.tenant.orgId,
+    livemode: e.tenant.livemode,
+    source: e.source,
+    key: e.key,
+    request_hash: e.requestHash,
+    operation: p.operation,
+    decision: e.decision,
+    amount: p.amount,
+    currency: p.currency,
+    participant_id: p.participantId ?? null,
+    buyer_id: p.buyerId ?? null,
+    ip: p.ip ?? null,
+    category: p.category ?? null,
+    authorizing_instrument_id: p.authorizingInstrumentId ?? null,
+    expected_date: p.expectedDate ?? null,
+    counterparty_name: p.counterpartyName ?? null,
+    review_status: e.review?.status ?? null,
+    created_at: e.createdAt,
+  };
+}
+
+/** Inserts evaluations; answers the ids inserted (a key recorded meanwhile is not: the unique key waits, then skips). */
+async function insertEvaluations(q: Q, evaluations: readonly Evaluation[]): Promise<Set<string>> {
+  const rows = await q<{ id: string }[]>`
+    insert into risk.evaluations ${q(evaluations.map(evaluationRow))}
     on conflict (org_id, livemode, source, key) do nothing
     returning id`;
-  return rows.length === 1;
+  return new Set(rows.map((r) => r.id));
 }
 
-async function writeRecord(tx: Tx, rec: EvaluationRecord): Promise<void> {
-  const e = rec.evaluation;
-  const t = e.tenant;
-  if (e.hits.length > 0) {
-    const hits = e.hits.map((h, i) => ({
+/** The hits, counter movements, events and alerts of recorded evaluations: one statement per table. */
+async function writeRest(tx: Tx, records: readonly EvaluationRecord[]): Promise<void> {
+  const hits = records.flatMap(({ evaluation: e }) =>
+    e.hits.map((h, i) => ({
       evaluation_id: e.id,
       ordinal: i,
-      org_id: t.orgId,
-      livemode: t.livemode,
+      org_id: e.tenant.orgId,
+      livemode: e.tenant.livemode,
       policy_id: h.policyId,
       policy_type: h.policyType,
       severity: h.severity,
       reason: h.reason,
-    }));
-    await tx`insert into risk.evaluation_hits ${tx(hits)}`;
-  }
-  if (rec.counted.length > 0) {
-    const events = rec.counted.map((c) => ({
-      org_id: t.orgId,
-      livemode: t.livemode,
+    })),
+  );
+  const movements = records.flatMap(({ evaluation: e, counted }) =>
+    counted.map((c) => ({
+      org_id: e.tenant.orgId,
+      livemode: e.tenant.livemode,
       counter: c.counter,
       at: e.createdAt,
       amount: e.proposal.amount,
       evaluation_id: e.id,
-    }));
-    await tx`insert into risk.counter_events ${tx(events)}`;
-  }
-  if (rec.event !== undefined) await writeEvent(tx, t, rec.event);
-  await insertAlerts(tx, e.id, rec.alerts);
+    })),
+  );
+  await Promise.all([
+    hits.length > 0 ? tx`insert into risk.evaluation_hits ${tx(hits)}` : undefined,
+    movements.length > 0 ? tx`insert into risk.counter_events ${tx(movements)}` : undefined,
+    ...records.map((r) => (r.event === undefined ? undefined : writeEvent(tx, r.evaluation.tenant, r.event))),
+    ...records.map((r) => insertAlerts(tx, r.evaluation.id, r.alerts)),
+  ]);
 }
 
 async function writeEvent(tx: Tx, t: Tenant, event: PendingEvent): Promise<void> {
   await writeOutbox(tx, "risk", { type: event.type, org_id: t.orgId, livemode: t.livemode, data: event.data });
 }
 
+/** The evaluation a key was recorded with, found after the insert met it. */
+async function taken(q: Q, tenant: Tenant, source: EvaluationSource, key: string): Promise<Recorded> {
+  const existing = await one(q, q`e.org_id = ${tenant.orgId} and e.livemode = ${tenant.livemode} and e.source = ${source} and e.key = ${key}`);
+  if (existing === undefined) throw new Error(`evaluation key ${key} conflicted but is not found`);
+  return { evaluation: existing, duplicate: true };
+}
+
 export function pgEvaluationStore(sql: Sql): EvaluationStore {
+  const batches = new CountingBatches((fn) => withTx(sql, fn), { lockAndRead, insertEvaluations, writeRest });
   return {
-    findByKey: (t, source, key) => one(sql, sql`e.org_id = ${t.orgId} and e.livemode = ${t.livemode} and e.source = ${source} and e.key = ${key}`),
     get: (t, id) => one(sql, sql`e.id = ${id} and e.org_id = ${t.orgId} and e.livemode = ${t.livemode}`),
     getById: (id) => one(sql, sql`e.id = ${id}`),
     async record(tenant, source, key, counters, decide) {
-      const taken = async (q: Q): Promise<Recorded> => {
-        const existing = await one(q, q`e.org_id = ${tenant.orgId} and e.livemode = ${tenant.livemode} and e.source = ${source} and e.key = ${key}`);
-        if (existing === undefined) throw new Error(`evaluation key ${key} conflicted but is not found`);
-        return { evaluation: existing, duplicate: true };
-      };
-      // Nothing counted and nothing else to write (no policy applied, or none hit without counting): one statement.
-      if (counters.length === 0) {
-        const rec = decide(new Map());
-        if (rec.evaluation.hits.length === 0 && rec.event === undefined && rec.alerts.length === 0) {
-          return (await insertEvaluation(sql, rec.evaluation)) ? { evaluation: rec.evaluation, duplicate: false } : taken(sql);
-        }
+      // Counting evaluations of a tenant go through its batches; the rest write at most their row and hits.
+      if (counters.length > 0) return batches.submit(tenant, { source, key, counters, decide });
+      const rec = decide(new Map());
+      if (rec.evaluation.hits.length === 0 && rec.event === undefined && rec.alerts.length === 0) {
+        if ((await insertEvaluations(sql, [rec.evaluation])).size === 1) return { evaluation: rec.evaluation, duplicate: false };
+        return taken(sql, tenant, source, key);
       }
       return withTx(sql, async (tx) => {
-        const states = counters.length === 0 ? new Map<string, CounterState>() : await lockAndRead(tx, tenant, counters);
-        const rec = decide(states);
         // A concurrent evaluation of the same key waits on the unique key here, then finds it taken.
-        if (!(await insertEvaluation(tx, rec.evaluation))) return taken(tx);
-        await writeRecord(tx, rec);
+        if ((await insertEvaluations(tx, [rec.evaluation])).size === 0) return taken(tx, tenant, source, key);
+        await writeRest(tx, [rec]);
         return { evaluation: rec.evaluation, duplicate: false };
       });
     },

@@ -3,11 +3,11 @@
  *
  * 1. The tenant's enabled policies (one indexed read) that apply to the operation. None: the evaluation is
  *    stored as `allow` in one statement and answered.
- * 2. A key evaluated before answers its first evaluation (nothing is counted again).
- * 3. The ledger's sales figures, when a payout_ratio or refund_rate policy applies: read before any transaction.
- * 4. One transaction locks the key and the counters, reads the counters over their windows, applies the rules
- *    (domain/rules.ts) and writes the evaluation, its hits, the counters it takes in (unless denied), its
- *    `risk.review_required` event and its alerts.
+ * 2. The ledger's sales figures, when a payout_ratio or refund_rate policy applies: read before any transaction.
+ * 3. One transaction locks the counters, reads them over their windows, applies the rules (domain/rules.ts) and
+ *    writes the evaluation, its hits, the counters it takes in (unless denied), its `risk.review_required` event
+ *    and its alerts; a key evaluated before answers its first evaluation instead (nothing is counted again).
+ *    Counting evaluations of a tenant arriving together share that transaction (store/evaluation-batches.ts).
  *
  * Errors: idempotency_conflict (an API key reused with another body), service_unavailable (the ledger).
  */
@@ -72,8 +72,6 @@ export async function evaluateMovement(deps: RiskDeps, tenant: Tenant, request: 
     }));
     return recorded.duplicate ? replay(recorded.evaluation, request) : recorded;
   }
-  const existing = await deps.evaluations.findByKey(tenant, request.source, request.key);
-  if (existing !== undefined) return replay(existing, request);
   const recorded = await recordWithPolicies(deps, tenant, request, policies, now);
   return recorded.duplicate ? replay(recorded.evaluation, request) : recorded;
 }

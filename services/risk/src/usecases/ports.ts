@@ -57,14 +57,14 @@ export interface ReviewFilter {
 }
 
 export interface EvaluationStore {
-  findByKey(tenant: Tenant, source: EvaluationSource, key: string): Promise<Evaluation | undefined>;
   get(tenant: Tenant, id: string): Promise<Evaluation | undefined>;
   /** Any tenant's (operators' commands name the evaluation only). */
   getById(id: string): Promise<Evaluation | undefined>;
   /**
-   * One transaction: the key is locked (a concurrent evaluation of the same key waits, then is a duplicate), then
-   * the counters in ascending order; `decide` gets their state over each one's window and answers what to write.
-   * Two evaluations sharing a counter are serialised, so a limit is exact under any concurrency.
+   * A key recorded before answers its evaluation as a duplicate (nothing written or counted). Otherwise one
+   * transaction locks the counters in ascending order; `decide` gets their state over each one's window and
+   * answers what to write. Two evaluations sharing a counter are serialised (or decided one after the other in
+   * one batch), so a limit is exact under any concurrency.
    */
   record(
     tenant: Tenant,
