@@ -3,6 +3,7 @@ import type { Tenant } from "@treasury/contracts";
 import type { Sql, Tx } from "@treasury/service-kit";
 import type postgres from "postgres";
 import type { AlertConfig, AlertPayload } from "../domain/alerts.ts";
+import { sharedPerTurn } from "./turn-reads.ts";
 import type { AlertConfigStore, AlertDelivery, AlertDeliveryStore, PendingAlert } from "../usecases/ports.ts";
 
 interface ConfigRow {
@@ -57,9 +58,9 @@ export function pgAlertConfigStore(sql: Sql): AlertConfigStore {
     async list(t) {
       return (await sql<ConfigRow[]>`select * from risk.alert_configs where ${live(t, sql)} order by created_at, id`).map(configOf);
     },
-    async active(t) {
-      return (await sql<ConfigRow[]>`select * from risk.alert_configs where ${live(t, sql)} and is_active order by created_at, id`).map(configOf);
-    },
+    active: sharedPerTurn(async (t) =>
+      (await sql<ConfigRow[]>`select * from risk.alert_configs where ${live(t, sql)} and is_active order by created_at, id`).map(configOf),
+    ),
     async remove(t, id, at) {
       const rows = await sql`update risk.alert_configs set deleted_at = ${at}, is_active = false where id = ${id} and ${live(t, sql)} returning id`;
       return rows.length === 1;

@@ -1,6 +1,7 @@
 /** Per-org fail modes (migrations/0002_fail_modes.sql): the stored ones over the defaults. */
 import { schemas, type Tenant } from "@treasury/contracts";
 import type { Sql, Tx } from "@treasury/service-kit";
+import { sharedPerTurn } from "./turn-reads.ts";
 import type { FailModeReader, FailModes } from "../usecases/ports.ts";
 
 async function read(q: Sql | Tx, tenant: Tenant): Promise<FailModes> {
@@ -12,7 +13,7 @@ async function read(q: Sql | Tx, tenant: Tenant): Promise<FailModes> {
 }
 
 export function pgFailModeReader(sql: Sql): FailModeReader {
-  return { get: (tenant) => read(sql, tenant) };
+  return { get: sharedPerTurn((tenant) => read(sql, tenant)) };
 }
 
 /** Sets one operation's mode in the caller's transaction (the admin command's, with its audit row); answers them all. */

@@ -4,6 +4,7 @@ import type { Sql } from "@treasury/service-kit";
 import type postgres from "postgres";
 import { typedPolicy, type Policy, type RiskOperation, type Severity } from "../domain/policies.ts";
 import type { PolicyStore } from "../usecases/ports.ts";
+import { sharedPerTurn } from "./turn-reads.ts";
 
 interface Row {
   id: string;
@@ -57,13 +58,14 @@ export function pgPolicyStore(sql: Sql): PolicyStore {
         where org_id = ${t.orgId} and livemode = ${t.livemode} and deleted_at is null and (${type}::text is null or policy_type = ${type})`;
       return { policies: rows.map(policyOf), total: count?.n ?? 0 };
     },
-    async enabled(t) {
+    // Evaluations of a tenant arriving in one turn share the read (turn-reads.ts).
+    enabled: sharedPerTurn(async (t) => {
       const rows = await sql<Row[]>`
         select * from risk.policies
         where org_id = ${t.orgId} and livemode = ${t.livemode} and enabled and deleted_at is null
         order by priority, id`;
       return rows.map(policyOf);
-    },
+    }),
     async remove(t, id, at) {
       const [row] = await sql<Row[]>`
         update risk.policies set deleted_at = ${at}
