@@ -4,6 +4,7 @@
 // exact across two replicas recording in batches, and a batch PostgreSQL refuses failing only its bad evaluation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCents } from "@treasury/contracts";
+import { proposal } from "../test/proposal.ts";
 import { pgEvaluationStore } from "./store/evaluations.ts";
 import { authFor, err, evaluationOf, newOrg, ok, startRisk, type RiskHarness } from "./test-support.ts";
 
@@ -86,19 +87,7 @@ describe("batches", () => {
           key,
           requestHash: "h",
           decision: "allow",
-          proposal: {
-            operation: "payout",
-            amount: parseCents(amount),
-            currency: "usd",
-            participantId: undefined,
-            buyerId: undefined,
-            ip: undefined,
-            category: undefined,
-            authorizingInstrumentId: undefined,
-            expectedDate: undefined,
-            counterpartyName: undefined,
-            bankAccountUpdatedAt: undefined,
-          },
+          proposal: proposal({ amount: parseCents(amount) }),
           hits: [],
           review: null,
           createdAt: new Date(),

@@ -7,28 +7,12 @@ import { evaluateMovement } from "../src/usecases/evaluate.ts";
 import { createPolicy, deletePolicy } from "../src/usecases/policies.ts";
 import { decideReview } from "../src/usecases/review.ts";
 import { fakes, type Fakes } from "./fakes.ts";
+import { proposal } from "./proposal.ts";
 
 const tenant = { orgId: "org_1", livemode: false };
 
-function proposal(p: Partial<Proposal> = {}): Proposal {
-  return {
-    operation: "payout",
-    amount: 1_000,
-    currency: "usd",
-    participantId: "creator_1",
-    buyerId: undefined,
-    ip: undefined,
-    category: undefined,
-    authorizingInstrumentId: undefined,
-    expectedDate: undefined,
-    counterpartyName: undefined,
-    bankAccountUpdatedAt: undefined,
-    ...p,
-  };
-}
-
 const evaluate = (f: Fakes, key: string, p: Partial<Proposal> = {}, source: "api" | "internal" = "internal", hash = "h") =>
-  evaluateMovement(f.deps, tenant, { source, key, requestHash: hash, proposal: proposal(p) });
+  evaluateMovement(f.deps, tenant, { source, key, requestHash: hash, proposal: proposal({ participantId: "creator_1", ...p }) });
 
 describe("evaluateMovement", () => {
   it("without an applicable policy allows, records, and reads nothing from the ledger", async () => {

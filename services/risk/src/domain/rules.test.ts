@@ -1,6 +1,7 @@
 // Each policy type's rule on its own, the order of hits, and how hits become a decision.
 import { schemas } from "@treasury/contracts";
 import { describe, expect, it } from "vitest";
+import { proposal } from "../../test/proposal.ts";
 import { activityKey, activityNeeds, counterNeeds, periodStart } from "./counters.ts";
 import { applicable, type Policy } from "./policies.ts";
 import { evaluate, type CounterState, type Proposal, type RuleInputs, type SalesActivity } from "./rules.ts";
@@ -23,23 +24,6 @@ function policy(policyType: string, config: unknown, extra: Partial<Policy> = {}
     createdAt: NOW,
     ...extra,
   } as Policy;
-}
-
-function proposal(p: Partial<Proposal> = {}): Proposal {
-  return {
-    operation: "payout",
-    amount: 1_000,
-    currency: "usd",
-    participantId: undefined,
-    buyerId: undefined,
-    ip: undefined,
-    category: undefined,
-    authorizingInstrumentId: undefined,
-    expectedDate: undefined,
-    counterpartyName: undefined,
-    bankAccountUpdatedAt: undefined,
-    ...p,
-  };
 }
 
 /** Runs the rules as the use case does: counters and ledger figures keyed by what the policies need. */

@@ -3,7 +3,9 @@
 // at its own `since`; a key met twice is decided once; a key committed elsewhere between the read and the insert
 // starts the batch over, so nothing decided on the stale count is written.
 import type { Tx } from "@treasury/service-kit";
+import { parseCents } from "@treasury/contracts";
 import { describe, expect, it } from "vitest";
+import { proposal } from "../../test/proposal.ts";
 import type { CounterNeed } from "../domain/counters.ts";
 import type { Evaluation } from "../domain/evaluations.ts";
 import type { CounterState } from "../domain/rules.ts";
@@ -21,19 +23,7 @@ function evaluation(key: string, at: number, amount = 100): Evaluation {
     key,
     requestHash: "h",
     decision: "allow",
-    proposal: {
-      operation: "checkout",
-      amount,
-      currency: "usd",
-      participantId: undefined,
-      buyerId: undefined,
-      ip: undefined,
-      category: undefined,
-      authorizingInstrumentId: undefined,
-      expectedDate: undefined,
-      counterpartyName: undefined,
-      bankAccountUpdatedAt: undefined,
-    },
+    proposal: proposal({ operation: "checkout", amount: parseCents(amount) }),
     hits: [],
     review: null,
     createdAt: new Date(at),
