@@ -74,6 +74,27 @@ describe("batches", () => {
     expect(await counterRows(org)).toBe(7);
   });
 
+  it("slides a window by its running figures: what left it is subtracted, a long pause counts it again", async () => {
+    const org = newOrg();
+    await createPolicy(org, { policy_type: "velocity", config: { subject: "org", max_count: 3, max_amount_cents: 10_000, window_seconds: 60 } });
+    const decide = async (key: string, amount = 1_000) => evaluationOf(await payout(org, key, { amount })).decision;
+    const totals = async () =>
+      (await h.env.adminSql<{ n: string; amount: string }[]>`select n::text, amount::text from risk.counter_totals where org_id = ${org}`)[0];
+    const advance = (seconds: number) => h.svc.clock.sync(org, h.svc.clock.advancedSeconds(org) + seconds);
+    for (const k of ["w1", "w2", "w3"]) expect(await decide(k)).toBe("allow");
+    expect(await decide("w4")).toBe("deny");
+    advance(30);
+    expect(await decide("w5", 9_000)).toBe("deny"); // 3 still in the window
+    advance(31);
+    // The first three left the window: the running figures lose them and take this one.
+    expect(await decide("w6", 9_000)).toBe("allow");
+    expect(await totals()).toEqual({ n: "1", amount: "9000" });
+    expect(await decide("w7", 2_000)).toBe("deny"); // 9,000 + 2,000 is over the amount
+    advance(2 * 86_400);
+    expect(await decide("w8", 2_000)).toBe("allow");
+    expect(await totals()).toEqual({ n: "1", amount: "2000" });
+  });
+
   it("fails only the evaluation PostgreSQL refuses, and records the others of its batch", async () => {
     const store = pgEvaluationStore(h.env.adminSql);
     const tenant = { orgId: newOrg(), livemode: false };

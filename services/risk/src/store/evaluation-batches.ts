@@ -43,7 +43,16 @@ export interface BatchSql {
   lockAndRead(tx: Tx, tenant: Tenant, windows: readonly CounterWindow[], keys: readonly string[]): Promise<BatchReads>;
   /** Inserts the evaluations; answers the ids inserted (a key taken meanwhile is not). */
   insertEvaluations(tx: Tx, evaluations: readonly Evaluation[]): Promise<Set<string>>;
-  writeRest(tx: Tx, records: readonly EvaluationRecord[]): Promise<void>;
+  /** Writes the hits, movements, events and alerts of the records, and the counters' running figures. */
+  writeRest(tx: Tx, records: readonly EvaluationRecord[], totals: readonly CounterTotal[]): Promise<void>;
+}
+
+/** A counter's figures over (since, now]: what the next batch starts from (migrations/0003_counter_totals.sql). */
+export interface CounterTotal {
+  counter: string;
+  since: Date;
+  count: number;
+  amount: bigint;
 }
 
 export interface CounterWindow {
@@ -55,6 +64,7 @@ export interface CounterWindow {
 }
 
 export interface BatchReads {
+  /** Each counter's figures after its window's `from`. */
   base: Map<string, CounterState>;
   /** Movements in each counter's (from, to], for evaluations whose window starts later than the earliest. */
   edge: Map<string, { at: Date; amount: bigint }[]>;
@@ -138,8 +148,9 @@ export class CountingBatches {
   }
 
   private async recordIn(tx: Tx, tenant: Tenant, requests: readonly CountingRequest[]): Promise<Recorded[]> {
-    const reads = await this.q.lockAndRead(tx, tenant, windowsOf(requests), [...new Set(requests.map((r) => keyOf(r.source, r.key)))]);
-    const decided = decideInOrder(requests, reads);
+    const windows = windowsOf(requests);
+    const reads = await this.q.lockAndRead(tx, tenant, windows, [...new Set(requests.map((r) => keyOf(r.source, r.key)))]);
+    const { decided, counted } = decideInOrder(requests, reads);
     const fresh = [...new Map(decided.filter((d) => d.record !== undefined).map((d) => [d.record!.evaluation.id, d.record!])).values()];
     if (fresh.length > 0) {
       const inserted = await this.q.insertEvaluations(
@@ -147,7 +158,7 @@ export class CountingBatches {
         fresh.map((r) => r.evaluation),
       );
       if (inserted.size !== fresh.length) throw new RestartBatch("a key of the batch was recorded by another transaction meanwhile");
-      await this.q.writeRest(tx, fresh);
+      await this.q.writeRest(tx, fresh, totalsAfter(windows, reads, counted));
     }
     return decided.map((d) => d.recorded);
   }
@@ -177,10 +188,10 @@ interface Decided {
  * before its window's start, plus what the evaluations before it in the batch counted. A key met twice in the
  * batch is decided once; the second answer is the first's, as a duplicate.
  */
-function decideInOrder(requests: readonly CountingRequest[], reads: BatchReads): Decided[] {
-  const counted = new Map<string, { at: Date; amount: bigint }[]>();
+function decideInOrder(requests: readonly CountingRequest[], reads: BatchReads): { decided: Decided[]; counted: Counted } {
+  const counted: Counted = new Map();
   const byKey = new Map(reads.existing);
-  return requests.map((r) => {
+  const decided = requests.map((r): Decided => {
     const k = keyOf(r.source, r.key);
     const seen = byKey.get(k);
     if (seen !== undefined) return { recorded: { evaluation: seen, duplicate: true }, record: undefined };
@@ -192,6 +203,24 @@ function decideInOrder(requests: readonly CountingRequest[], reads: BatchReads):
       counted.set(c.counter, list);
     }
     return { recorded: { evaluation: rec.evaluation, duplicate: false }, record: rec };
+  });
+  return { decided, counted };
+}
+
+/** Movements the batch counted, by counter. */
+type Counted = Map<string, { at: Date; amount: bigint }[]>;
+
+/** Each counter's figures after its `from` once the batch is written: as read, plus what the batch counted. */
+function totalsAfter(windows: readonly CounterWindow[], reads: BatchReads, counted: Counted): CounterTotal[] {
+  return windows.map((w) => {
+    const base = reads.base.get(w.counter) ?? { count: 0, amount: 0 };
+    const added = counted.get(w.counter) ?? [];
+    return {
+      counter: w.counter,
+      since: w.from,
+      count: base.count + added.length,
+      amount: added.reduce((sum, m) => sum + m.amount, BigInt(base.amount)),
+    };
   });
 }
 

@@ -2,8 +2,8 @@
  * SQL of evaluations, their hits and the counters (ADR 0018). Evaluations that count are recorded in batches per
  * tenant (evaluation-batches.ts): a transaction that first takes a transaction-scoped advisory lock per counter, in
  * ascending order (no deadlock between two transactions sharing counters), then reads each counter over its
- * window, lets the use case decide each evaluation, and writes: so two evaluations of one counter never both see
- * room for the last movement.
+ * window (from its running figures, risk.counter_totals), lets the use case decide each evaluation, and writes: so
+ * two evaluations of one counter never both see room for the last movement.
  */
 import { parseCents, type Tenant } from "@treasury/contracts";
 import { withTx, writeOutbox, type Sql, type Tx } from "@treasury/service-kit";
@@ -12,7 +12,7 @@ import type { Evaluation, EvaluationSource, ReviewStatus } from "../domain/evalu
 import type { Hit } from "../domain/rules.ts";
 import type { EvaluationRecord, EvaluationStore, PendingEvent, Recorded } from "../usecases/ports.ts";
 import { insertAlerts } from "./alerts.ts";
-import { CountingBatches, type BatchReads, type CounterWindow } from "./evaluation-batches.ts";
+import { CountingBatches, type BatchReads, type CounterTotal, type CounterWindow } from "./evaluation-batches.ts";
 
 interface Row {
   id: string;
@@ -93,12 +93,22 @@ async function lockAndRead(tx: Tx, tenant: Tenant, windows: readonly CounterWind
   const counters = windows.map((w) => w.counter);
   const [, base, edge, existing] = await Promise.all([
     tx`select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(${locks}::text[]) with ordinality as u(k, i)`,
+    // From the running figures less what left the window since they were kept, or, for a counter without them
+    // or read again after a pause, from the events (each branch is a one-time filter: only one of them runs).
     tx<{ counter: string; n: number; amount: string }[]>`
-      select w.counter, count(ce.counter)::int as n, coalesce(sum(ce.amount), 0)::text as amount
+      select w.counter, coalesce(t.n - gone.n, whole.n, 0)::int as n, coalesce(t.amount - gone.amount, whole.amount, 0)::text as amount
       from unnest(${counters}::text[], ${windows.map((w) => w.from.toISOString())}::timestamptz[]) as w(counter, since)
-      left join risk.counter_events ce
-        on ce.org_id = ${tenant.orgId} and ce.livemode = ${tenant.livemode} and ce.counter = w.counter and ce.at > w.since
-      group by w.counter`,
+      left join risk.counter_totals t on t.org_id = ${tenant.orgId} and t.livemode = ${tenant.livemode} and t.counter = w.counter
+        and w.since >= t.since and w.since - t.since <= ${RECOUNT_AFTER}::interval
+      left join lateral (
+        select count(*) as n, coalesce(sum(ce.amount), 0) as amount from risk.counter_events ce
+        where t.counter is not null and ce.org_id = ${tenant.orgId} and ce.livemode = ${tenant.livemode} and ce.counter = w.counter
+          and ce.at > t.since and ce.at <= w.since
+      ) gone on true
+      left join lateral (
+        select count(*) as n, coalesce(sum(ce.amount), 0) as amount from risk.counter_events ce
+        where t.counter is null and ce.org_id = ${tenant.orgId} and ce.livemode = ${tenant.livemode} and ce.counter = w.counter and ce.at > w.since
+      ) whole on true`,
     tx<{ counter: string; at: Date; amount: string }[]>`
       select ce.counter, ce.at, ce.amount::text as amount
       from unnest(${counters}::text[], ${windows.map((w) => w.from.toISOString())}::timestamptz[], ${windows.map((w) => w.to.toISOString())}::timestamptz[])
@@ -119,6 +129,12 @@ async function lockAndRead(tx: Tx, tenant: Tenant, windows: readonly CounterWind
     existing: new Map(existing.map(evaluationOf).map((e) => [`${e.source}:${e.key}`, e])),
   };
 }
+
+/**
+ * Running figures older than this are not brought up to date by subtracting what left the window (that could
+ * reach movements the retention sweep removed): the counter is counted again from its events, once.
+ */
+const RECOUNT_AFTER = "1 day";
 
 /** Batch keys are `source:key`; a source has no colon. */
 const sourceOf = (k: string) => k.slice(0, k.indexOf(":"));
@@ -159,7 +175,7 @@ async function insertEvaluations(q: Q, evaluations: readonly Evaluation[]): Prom
 }
 
 /** The hits, counter movements, events and alerts of recorded evaluations: one statement per table. */
-async function writeRest(tx: Tx, records: readonly EvaluationRecord[]): Promise<void> {
+async function writeRest(tx: Tx, records: readonly EvaluationRecord[], totals: readonly CounterTotal[] = []): Promise<void> {
   const hits = records.flatMap(({ evaluation: e }) =>
     e.hits.map((h, i) => ({
       evaluation_id: e.id,
@@ -187,7 +203,15 @@ async function writeRest(tx: Tx, records: readonly EvaluationRecord[]): Promise<
     movements.length > 0 ? tx`insert into risk.counter_events ${tx(movements)}` : undefined,
     ...records.map((r) => (r.event === undefined ? undefined : writeEvent(tx, r.evaluation.tenant, r.event))),
     ...records.map((r) => insertAlerts(tx, r.evaluation.id, r.alerts)),
+    totals.length > 0 ? upsertTotals(tx, records[0]!.evaluation.tenant, totals) : undefined,
   ]);
+}
+
+async function upsertTotals(tx: Tx, t: Tenant, totals: readonly CounterTotal[]): Promise<void> {
+  const rows = totals.map((c) => ({ org_id: t.orgId, livemode: t.livemode, counter: c.counter, since: c.since, n: c.count, amount: c.amount.toString() }));
+  await tx`
+    insert into risk.counter_totals ${tx(rows)}
+    on conflict (org_id, livemode, counter) do update set since = excluded.since, n = excluded.n, amount = excluded.amount`;
 }
 
 async function writeEvent(tx: Tx, t: Tenant, event: PendingEvent): Promise<void> {
