@@ -85,7 +85,7 @@ describe("review", () => {
     expect(err(await h.admin("risk approve", { flags: { id } })).message).toContain("--reason");
   });
 
-  it("admin find answers an evaluation with its hits by its id, and by the checkout session it was made for", async () => {
+  it("admin find answers an evaluation with its hits by its id, by the checkout session it was made for, and by a payout's key", async () => {
     const session = "5f0c8a52-6c1e-4d0e-9d7e-1b2a3c4d5e6f";
     const { org, id } = await underReview(`checkout:${session}`);
     const find = async (nodes: unknown[]) =>
@@ -101,5 +101,9 @@ describe("review", () => {
     const bySession = await find([{ kind: "uuid", id: session, scope: { orgId: org, livemode: false } }]);
     expect(bySession.hits.map((x) => x.row["id"])).toEqual([id]);
     expect((await find([{ kind: "uuid", id: session, scope: { orgId: newOrg(), livemode: false } }])).hits).toEqual([]);
+    // A payout's risk_key node (the key it was evaluated under) leads to its evaluation too.
+    const held = await underReview("payout:ref_find_1");
+    const byKey = await find([{ kind: "risk_key", id: "payout:ref_find_1", scope: { orgId: held.org, livemode: false } }]);
+    expect(byKey.hits.map((x) => x.row["id"])).toEqual([held.id]);
   });
 });

@@ -278,10 +278,16 @@ describe("admin.find.rows", () => {
       { kind: "ledger_reference", id: `payout|payout:${p}`, scope },
       { kind: "ledger_reference", id: `payout_settlement|payout:${p}:settle`, scope },
       { kind: "ledger_reference", id: `payout_return|payout:${p}:return`, scope },
+      { kind: "risk_key", id: `payout:${String(payout?.["reference_id"])}`, scope },
       { kind: "payout", id: p, scope },
     ]);
     // Asked with its scope already, the payout is not handed back as a new node.
-    expect((await findRows([{ kind: "payout", id: p, scope }])).nodes.map((n) => n.kind)).toEqual(["ledger_reference", "ledger_reference", "ledger_reference"]);
+    expect((await findRows([{ kind: "payout", id: p, scope }])).nodes.map((n) => n.kind)).toEqual([
+      "ledger_reference",
+      "ledger_reference",
+      "ledger_reference",
+      "risk_key",
+    ]);
   });
 
   it("answers a participant's lists (bank account, latest payouts) only within its org and environment", async () => {

@@ -1,13 +1,13 @@
 /**
  * The payouts rows `admin find` reaches: a payout by its id with the ACH file it went in, and the ledger
  * transactions of its steps as `ledger_reference` nodes the ledger answers (found by their deterministic
- * references even before this service recorded a transaction id); and, for a participant asked for itself (the
+ * references even before this service recorded a transaction id) and its risk evaluation as a `risk_key` node; and, for a participant asked for itself (the
  * ledger's `participant_lists` node), its bank account and latest payouts. Sealed values and request hashes are
  * never part of a hit.
  */
 import type { FindHit, FindNode, FindRowsReply, FindRowsRequest } from "@treasury/contracts";
 import { hitsOf, scopedIds, type AdminFinder, type Sql } from "@treasury/service-kit";
-import { PAYOUT_KIND } from "../usecases/request-payout.ts";
+import { PAYOUT_KIND, payoutRiskKey } from "../usecases/request-payout.ts";
 import { RETURN_KIND, returnReference, SETTLEMENT_KIND, settlementReference } from "../usecases/transitions.ts";
 
 /** A participant's payouts listed when it is asked for: the newest ones. */
@@ -24,16 +24,23 @@ interface PayoutKeys {
   org_id: string;
   livemode: boolean;
   ledger_reference: string;
+  reference_id: string;
 }
 
-/** The ledger transactions of a payout's request, settlement and return, each by its kind and reference. */
-function ledgerNodes(p: PayoutKeys): FindNode[] {
+/**
+ * The ledger transactions of a payout's request, settlement and return, each by its kind and reference, and the
+ * risk evaluation it was asked under (risk answers `risk_key` nodes).
+ */
+function pathNodes(p: PayoutKeys): FindNode[] {
   const scope = { orgId: p.org_id, livemode: p.livemode };
   return [
-    { kind: PAYOUT_KIND, reference: p.ledger_reference },
-    { kind: SETTLEMENT_KIND, reference: settlementReference(p) },
-    { kind: RETURN_KIND, reference: returnReference(p) },
-  ].map((t) => ({ kind: "ledger_reference", id: `${t.kind}|${t.reference}`, scope }));
+    ...[
+      { kind: PAYOUT_KIND, reference: p.ledger_reference },
+      { kind: SETTLEMENT_KIND, reference: settlementReference(p) },
+      { kind: RETURN_KIND, reference: returnReference(p) },
+    ].map((t) => ({ kind: "ledger_reference", id: `${t.kind}|${t.reference}`, scope })),
+    { kind: "risk_key", id: payoutRiskKey(p.reference_id), scope },
+  ];
 }
 
 /** Payouts by id with their ACH files; an unscoped node comes back with its row's org and environment. */
@@ -51,7 +58,7 @@ async function payouts(sql: Sql, nodes: readonly FindNode[]): Promise<FindRowsRe
   return {
     hits: [...hitsOf("payouts.payouts", rows, true, OMIT.payouts), ...files],
     nodes: [
-      ...keys.flatMap(ledgerNodes),
+      ...keys.flatMap(pathNodes),
       ...keys.filter((p) => unscoped.has(p.id)).map((p) => ({ kind: "payout", id: p.id, scope: { orgId: p.org_id, livemode: p.livemode } })),
     ],
   };

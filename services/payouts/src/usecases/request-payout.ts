@@ -32,6 +32,9 @@ import { payoutFailedEvent, presentPayout } from "./present.ts";
 
 type CreatePayoutBody = z.output<typeof schemas.CreatePayoutBody>;
 
+/** The key a payout is evaluated under by risk: its client's reference, so a retried request is one evaluation. */
+export const payoutRiskKey = (referenceId: string): string => `payout:${referenceId}`;
+
 export const PAYOUT_KIND = "payout";
 
 /** Ledger refusals that are final: nothing moved, and the same request cannot succeed until something changes. */
@@ -178,7 +181,7 @@ async function attemptPayout(deps: PayoutsDeps, tenant: Tenant, body: CreatePayo
     : { dest_routing_number: null, dest_account_type: null, dest_last4: null, dest_sealed: null };
   const verdict = await deps.risk.check(tenant, {
     operation: "payout",
-    key: `payout:${body.reference_id}`,
+    key: payoutRiskKey(body.reference_id),
     amount: amounts.amount,
     participant_id: participantId,
     facts: await riskFacts(deps, tenant, participantId),

@@ -1,9 +1,9 @@
 /**
  * The risk rows `admin find` reaches: an evaluation by its id (with its hits and alerts), a policy by its id, and
  * the evaluation of a checkout found by its session id within its org and environment (the key the money path
- * evaluated it under, `checkout:<session id>`, when the client sent no idempotency key). Payouts and refunds are
- * evaluated under their client's keys (`payout:<reference_id>`, `refund:<request key>`), which their ids do not
- * name: a payout held for review shows its `risk_evaluation_id`, and `find feval_…` leads on from there.
+ * evaluated it under, `checkout:<session id>`, when the client sent no idempotency key); and an evaluation by its
+ * key, named by the service that asked (a payout's `risk_key` node, `payout:<reference_id>`). Refunds are
+ * evaluated under their client's request keys, which no row of theirs names.
  * The request's hash is not shown (it is the idempotency check's, not the operator's).
  */
 import type { FindHit, FindNode, FindRowsReply, FindRowsRequest } from "@treasury/contracts";
@@ -11,8 +11,8 @@ import { hitsOf, scopedIds, type AdminFinder, type Sql } from "@treasury/service
 
 const idsOf = (nodes: readonly FindNode[], kind: string): string[] => [...new Set(nodes.filter((n) => n.kind === kind).map((n) => n.id))];
 
-/** The movements whose evaluations a node leads to, by the kind of id it is. */
-const KEY_PREFIXES: Readonly<Record<string, string>> = { uuid: "checkout" };
+/** The movements whose evaluations a node leads to, by the kind of id it is (`risk_key`: the key itself). */
+const KEY_PREFIXES: Readonly<Record<string, string | null>> = { uuid: "checkout", risk_key: null };
 /** Evaluation columns not shown: the request's hash. */
 const HIDDEN = ["request_hash"];
 
@@ -33,7 +33,7 @@ async function byMovement(sql: Sql, nodes: readonly FindNode[]): Promise<FindHit
   const hits: FindHit[] = [];
   for (const [kind, prefix] of Object.entries(KEY_PREFIXES)) {
     for (const { scope, ids } of scopedIds(nodes, kind)) {
-      const keys = ids.map((id) => `${prefix}:${id}`);
+      const keys = ids.map((id) => (prefix === null ? id : `${prefix}:${id}`));
       const env = scope.livemode === undefined ? sql`` : sql`and livemode = ${scope.livemode}`;
       const rows = await sql`select * from risk.evaluations where org_id = ${scope.orgId} ${env} and source = 'internal' and key = any(${keys}::text[])`;
       hits.push(...hitsOf("risk.evaluations", rows, true, HIDDEN));
