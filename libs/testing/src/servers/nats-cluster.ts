@@ -53,6 +53,8 @@ export interface NatsCluster {
   streamLeader(stream: string): Promise<string | undefined>;
   /** The node leading the JetStream meta group, or undefined while none is elected. */
   metaLeader(): Promise<string | undefined>;
+  /** How many clients a running node has connected (its monitoring's /varz), or undefined when it does not answer. */
+  clients(name: string): Promise<number | undefined>;
   /** Stops every node (SIGTERM, then SIGKILL); idempotent. */
   stop(): Promise<void>;
 }
@@ -158,6 +160,7 @@ export async function startNatsCluster(opts: StartNatsClusterOptions): Promise<N
       }
       return undefined;
     },
+    clients: async (name) => (await monitor<{ connections?: number }>(find(name), "/varz"))?.connections,
     stop,
   };
 }
