@@ -234,7 +234,7 @@ function natsSource(scratchDir: () => string, auth: TestNatsAuth, nodes: number)
       if (nodes > 1) {
         const cluster = await startNatsCluster({ dir: join(scratchDir(), "nats"), nodes, configFile, logDir });
         const pids = cluster.nodes.map((n) => n.pid);
-        return { url: cluster.url, stop: cluster.stop, killSync: () => pids.forEach(killQuietly), pids, program: "nats-server" };
+        return { url: cluster.url, stop: () => cluster.stop(), killSync: () => pids.forEach(killQuietly), pids, program: "nats-server" };
       }
       const logFile = join(logDir, "nats-server.log");
       writeFileSync(logFile, "");

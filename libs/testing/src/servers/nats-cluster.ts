@@ -65,11 +65,22 @@ const MONITOR_REQUEST_TIMEOUT_MS = 2_000;
 
 /** Starts every node, then waits until the cluster has elected its meta leader and each node is current. */
 export async function startNatsCluster(opts: StartNatsClusterOptions): Promise<NatsCluster> {
-  const count = opts.nodes ?? DEFAULT_NODES;
-  const clusterName = opts.name ?? "treasury";
-  const healthyTimeoutMs = opts.healthyTimeoutMs ?? DEFAULT_HEALTHY_TIMEOUT_MS;
+  const cluster = new LoopbackCluster(opts, await planNodes(opts));
+  try {
+    // Every node must be up before any can elect: a single node never has the quorum of the meta group.
+    await Promise.all(cluster.nodes.map((n) => cluster.launch(n)));
+    await cluster.healthy();
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  return cluster;
+}
+
+/** Names and ports of the nodes: the given ports, else free ones. */
+async function planNodes(opts: StartNatsClusterOptions): Promise<NatsClusterNode[]> {
   const nodes: NatsClusterNode[] = [];
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < (opts.nodes ?? DEFAULT_NODES); i++) {
     const given = opts.ports?.[i];
     const port = given?.client ?? (await freePort());
     nodes.push({
@@ -81,14 +92,22 @@ export async function startNatsCluster(opts: StartNatsClusterOptions): Promise<N
       pid: undefined,
     });
   }
-  const routes = nodes.map((n) => n.routePort);
-  const servers = new Map<string, NatsServer>();
-  const find = (name: string): NatsClusterNode => {
-    const node = nodes.find((n) => n.name === name);
-    if (node === undefined) throw new Error(`no NATS node ${name} (nodes: ${nodes.map((n) => n.name).join(", ")})`);
-    return node;
-  };
-  const launch = async (node: NatsClusterNode): Promise<void> => {
+  return nodes;
+}
+
+class LoopbackCluster implements NatsCluster {
+  readonly url: string;
+  private readonly servers = new Map<string, NatsServer>();
+
+  constructor(
+    private readonly opts: StartNatsClusterOptions,
+    readonly nodes: NatsClusterNode[],
+  ) {
+    this.url = nodes.map((n) => n.url).join(",");
+  }
+
+  async launch(node: NatsClusterNode): Promise<void> {
+    const { opts } = this;
     const storeDir = join(resolve(opts.dir), node.name);
     mkdirSync(storeDir, { recursive: true });
     const server = await startNats({
@@ -96,73 +115,76 @@ export async function startNatsCluster(opts: StartNatsClusterOptions): Promise<N
       port: node.port,
       serverName: node.name,
       monitorPort: node.monitorPort,
-      cluster: { name: clusterName, port: node.routePort, routes },
+      cluster: { name: opts.name ?? "treasury", port: node.routePort, routes: this.nodes.map((n) => n.routePort) },
       ...(opts.configFile !== undefined ? { configFile: opts.configFile } : {}),
       ...(opts.logDir !== undefined ? { logFile: join(opts.logDir, `${node.name}.log`) } : {}),
       ...(opts.pidFiles === true ? { pidFile: join(resolve(opts.dir), `${node.name}.pid`) } : {}),
       ...(opts.detached !== undefined ? { detached: opts.detached } : {}),
     });
-    servers.set(node.name, server);
+    this.servers.set(node.name, server);
     node.pid = server.pid;
-  };
-  const running = (): NatsClusterNode[] => nodes.filter((n) => servers.has(n.name));
-  const healthy = (timeoutMs = healthyTimeoutMs): Promise<void> => waitHealthy(running(), timeoutMs);
-
-  const stop = async (): Promise<void> => {
-    for (const [name, server] of [...servers]) {
-      await server.stop().catch(() => {});
-      servers.delete(name);
-      find(name).pid = undefined;
-    }
-  };
-  try {
-    // Every node must be up before any can elect: a single node never has the quorum of the meta group.
-    await Promise.all(nodes.map(launch));
-    await healthy();
-  } catch (err) {
-    await stop();
-    throw err;
   }
 
-  return {
-    url: nodes.map((n) => n.url).join(","),
-    nodes,
-    kill: async (name) => {
-      const node = find(name);
-      const server = servers.get(name);
-      if (server === undefined || server.pid === undefined) throw new Error(`NATS node ${name} is not running`);
-      const pid = server.pid;
-      process.kill(pid, "SIGKILL");
-      await server.stop();
-      servers.delete(name);
-      node.pid = undefined;
-      return pid;
-    },
-    start: async (name) => {
-      const node = find(name);
-      if (servers.has(name)) throw new Error(`NATS node ${name} is already running`);
-      await launch(node);
-      await healthy();
-    },
-    healthy,
-    streamLeader: async (stream) => {
-      for (const node of running()) {
-        const jsz = await monitor<Jsz>(node, "/jsz?accounts=true&streams=true");
-        const found = jsz?.account_details?.flatMap((a) => a.stream_detail ?? []).find((s) => s.name === stream);
-        if (found?.cluster?.leader !== undefined && found.cluster.leader !== "") return found.cluster.leader;
-      }
-      return undefined;
-    },
-    metaLeader: async () => {
-      for (const node of running()) {
-        const leader = (await monitor<Jsz>(node, "/jsz"))?.meta_cluster?.leader;
-        if (leader !== undefined && leader !== "") return leader;
-      }
-      return undefined;
-    },
-    clients: async (name) => (await monitor<{ connections?: number }>(find(name), "/varz"))?.connections,
-    stop,
-  };
+  async kill(name: string): Promise<number> {
+    const node = this.find(name);
+    const server = this.servers.get(name);
+    if (server === undefined || server.pid === undefined) throw new Error(`NATS node ${name} is not running`);
+    const pid = server.pid;
+    process.kill(pid, "SIGKILL");
+    await server.stop();
+    this.servers.delete(name);
+    node.pid = undefined;
+    return pid;
+  }
+
+  async start(name: string): Promise<void> {
+    if (this.servers.has(name)) throw new Error(`NATS node ${name} is already running`);
+    await this.launch(this.find(name));
+    await this.healthy();
+  }
+
+  healthy(timeoutMs = this.opts.healthyTimeoutMs ?? DEFAULT_HEALTHY_TIMEOUT_MS): Promise<void> {
+    return waitHealthy(this.running(), timeoutMs);
+  }
+
+  async streamLeader(stream: string): Promise<string | undefined> {
+    for (const node of this.running()) {
+      const jsz = await monitor<Jsz>(node, "/jsz?accounts=true&streams=true");
+      const found = jsz?.account_details?.flatMap((a) => a.stream_detail ?? []).find((s) => s.name === stream);
+      if (found?.cluster?.leader !== undefined && found.cluster.leader !== "") return found.cluster.leader;
+    }
+    return undefined;
+  }
+
+  async metaLeader(): Promise<string | undefined> {
+    for (const node of this.running()) {
+      const leader = (await monitor<Jsz>(node, "/jsz"))?.meta_cluster?.leader;
+      if (leader !== undefined && leader !== "") return leader;
+    }
+    return undefined;
+  }
+
+  async clients(name: string): Promise<number | undefined> {
+    return (await monitor<{ connections?: number }>(this.find(name), "/varz"))?.connections;
+  }
+
+  async stop(): Promise<void> {
+    for (const [name, server] of [...this.servers]) {
+      await server.stop().catch(() => {});
+      this.servers.delete(name);
+      this.find(name).pid = undefined;
+    }
+  }
+
+  private running(): NatsClusterNode[] {
+    return this.nodes.filter((n) => this.servers.has(n.name));
+  }
+
+  private find(name: string): NatsClusterNode {
+    const node = this.nodes.find((n) => n.name === name);
+    if (node === undefined) throw new Error(`no NATS node ${name} (nodes: ${this.nodes.map((n) => n.name).join(", ")})`);
+    return node;
+  }
 }
 
 /** The parts of the monitoring endpoint `/jsz` read here. */
