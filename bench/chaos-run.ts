@@ -13,11 +13,21 @@ import type { ServiceName } from "@treasury/contracts";
 import { createApiKey, createOrg } from "../services/gateway/src/admin.ts";
 import { checkEndState, waitUntilQuiet, type EndState } from "./chaos-check.ts";
 import { client, IN_FLIGHT_MAX, isRetryable, Load, seededRandom, type Attempt } from "./chaos-load.ts";
-import { startChaosStack, type ChaosStack, type ServicePlan } from "./chaos-stack.ts";
+import { startChaosStack, type ChaosStack, type NatsNodeRole, type ServicePlan } from "./chaos-stack.ts";
 import { adminSql } from "./lib.ts";
 import { WebhookReceiver } from "./webhook-receiver.ts";
 
-export type Fault = { name: string; kind: "kill"; targets: string[] } | { name: string; kind: "nats" } | { name: string; kind: "postgres" };
+export type Fault =
+  | { name: string; kind: "kill"; targets: string[] }
+  | { name: string; kind: "nats" }
+  | { name: string; kind: "nats-node"; role: NatsNodeRole }
+  | { name: string; kind: "postgres" };
+
+/** On a NATS cluster the NATS faults are one node at a time: one that leads nothing, then the EVENTS stream's leader. */
+export const NATS_NODE_FAULTS: Fault[] = [
+  { name: "kill -9 NATS node (follower)", kind: "nats-node", role: "follower" },
+  { name: "kill -9 NATS node (stream leader)", kind: "nats-node", role: "leader" },
+];
 
 /** The system under test: every service, two ledger and two payments replicas. */
 export const FULL_PLAN: ServicePlan[] = [
@@ -32,8 +42,11 @@ export const FULL_PLAN: ServicePlan[] = [
   { name: "gateway", replicas: 1 },
 ];
 
-/** Every fault of a full run: each service process killed in turn, the whole ledger at once, NATS, PostgreSQL. */
-export function allFaults(plan: ServicePlan[], random: () => number): Fault[] {
+/**
+ * Every fault of a full run: each service process killed in turn, the whole ledger at once, NATS (on a cluster of
+ * `natsNodes`, each of NATS_NODE_FAULTS), PostgreSQL.
+ */
+export function allFaults(plan: ServicePlan[], random: () => number, natsNodes = 1): Fault[] {
   const kills: Fault[] = plan.flatMap((p) =>
     Array.from({ length: p.replicas }, (_, i) => {
       const id = p.replicas > 1 ? `${p.name}#${i + 1}` : p.name;
@@ -42,7 +55,8 @@ export function allFaults(plan: ServicePlan[], random: () => number): Fault[] {
   );
   const ledgers = plan.find((p) => p.name === "ledger")?.replicas ?? 0;
   if (ledgers > 1) kills.push({ name: "kill -9 every ledger", kind: "kill", targets: Array.from({ length: ledgers }, (_, i) => `ledger#${i + 1}`) });
-  const faults: Fault[] = [...kills, { name: "restart nats-server (kill -9)", kind: "nats" }, { name: "restart PostgreSQL (-m immediate)", kind: "postgres" }];
+  const nats: Fault[] = natsNodes > 1 ? NATS_NODE_FAULTS : [{ name: "restart nats-server (kill -9)", kind: "nats" }];
+  const faults: Fault[] = [...kills, ...nats, { name: "restart PostgreSQL (-m immediate)", kind: "postgres" }];
   // Fisher–Yates with the run's seed: the same seed, the same order.
   for (let i = faults.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
@@ -63,6 +77,8 @@ export interface RunOptions {
   cooldownSec: number;
   /** How long the end waits for intents, events and deliveries to settle. */
   quietTimeoutMs: number;
+  /** NATS nodes: 1 (default) or a JetStream cluster of 3 (chaos-stack.ts). */
+  natsCluster?: number;
   log(line: string): void;
 }
 
@@ -152,7 +168,7 @@ const KILL_BURST_LEAD_MS = 100;
 
 /** Injects a fault; resolves once injected, with when the stack was whole again (seconds, in the background for kills). */
 async function inject(stack: ChaosStack, load: Load, fault: Fault, log: (l: string) => void): Promise<{ restart: Promise<number | undefined> }> {
-  if (fault.kind === "kill") {
+  if (fault.kind === "kill" || fault.kind === "nats-node") {
     load.burst(KILL_BURST_FLOWS);
     await sleep(KILL_BURST_LEAD_MS);
   }
@@ -168,6 +184,7 @@ async function inject(stack: ChaosStack, load: Load, fault: Fault, log: (l: stri
   }
   log(`  ${fault.name}`);
   if (fault.kind === "nats") await stack.restartNats();
+  else if (fault.kind === "nats-node") await stack.killNatsNode(fault.role, log);
   else await stack.restartPostgres();
   return { restart: Promise.resolve((performance.now() - at) / 1000) };
 }
@@ -253,8 +270,9 @@ function tally(keys: string[]): string[] {
 export async function runChaos(opts: RunOptions): Promise<RunResult> {
   const startedAt = performance.now();
   const receiver = await WebhookReceiver.start();
-  opts.log(`starting the stack: ${opts.plan.map((p) => (p.replicas > 1 ? `${p.replicas}× ${p.name}` : p.name)).join(", ")}`);
-  const stack = await startChaosStack({ services: opts.plan, env: STACK_ENV });
+  const nats = (opts.natsCluster ?? 1) > 1 ? `; NATS: a ${opts.natsCluster}-node JetStream cluster` : "";
+  opts.log(`starting the stack: ${opts.plan.map((p) => (p.replicas > 1 ? `${p.replicas}× ${p.name}` : p.name)).join(", ")}${nats}`);
+  const stack = await startChaosStack({ services: opts.plan, env: STACK_ENV, ...(opts.natsCluster !== undefined ? { natsCluster: opts.natsCluster } : {}) });
   const sql = adminSql(stack.adminUrl);
   try {
     const { orgId, apiKey, participants } = await setUp(stack, receiver);

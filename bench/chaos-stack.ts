@@ -2,21 +2,35 @@
  * A private stack for fault injection and soak runs: its own PostgreSQL and nats-server (with the permission
  * matrix's authorization, ADR 0011) and a Redis for the gateway's rate limits (as deployed) on loopback ports, every service as a child process under a supervisor that
  * starts it again when it dies (as `npm start` does, without the long backoff), and the faults themselves:
- * kill -9 of one service process, a crash and restart of nats-server, `pg_ctl restart -m immediate`.
+ * kill -9 of one service process, a crash and restart of nats-server, `pg_ctl restart -m immediate`. With
+ * `natsCluster: 3` NATS is a three-node JetStream cluster (libs/testing startNatsCluster), the EVENTS stream has three
+ * replicas (EVENTS_REPLICAS=3, as deployed), services connect to every node, and the NATS fault is kill -9 of one
+ * node (one that leads nothing, or the EVENTS stream's leader), started again after a pod restart's outage.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import { natsConfigString, natsServerAuthorization, natsUsers, NATS_IDENTITIES, NATS_MIGRATIONS_USER, SERVICES, type ServiceName } from "@treasury/contracts";
+import {
+  eventsStreamName,
+  natsConfigString,
+  natsServerAuthorization,
+  natsUsers,
+  NATS_IDENTITIES,
+  NATS_MIGRATIONS_USER,
+  SERVICES,
+  type ServiceName,
+} from "@treasury/contracts";
 import { generateKeyRingEntry, migrateAll, migrateEventsStream, serviceDatabaseUrl } from "@treasury/service-kit";
 import {
   freePort,
   makeScratchDir,
   repoRoot,
   startNats,
+  startNatsCluster,
   startPostgres,
   startRedis,
+  type NatsCluster,
   type NatsServer,
   type PostgresServer,
   type RedisServer,
@@ -34,6 +48,11 @@ const STOP_TIMEOUT_MS = 15_000;
 const PG_RESTART_TIMEOUT_MS = 60_000;
 /** How long nats-server stays down after its kill: a restart's outage, during which clients reconnect in vain. */
 const NATS_DOWN_MS = 1_000;
+/**
+ * How long a killed NATS node of a cluster stays down: about what a Kubernetes pod's restart takes, long enough that
+ * the load runs on two nodes (and, for the stream leader, through an election) before the node returns and catches up.
+ */
+const NATS_NODE_DOWN_MS = 5_000;
 /** Connections per service process's pool (the default of a deployment). */
 const DB_POOL_MAX = 10;
 
@@ -48,7 +67,12 @@ export interface StackOptions {
   env?: Partial<Record<ServiceName, Record<string, string>>>;
   /** Logs of the servers and of every service instance go here (default: a new scratch folder). */
   dir?: string;
+  /** NATS nodes: 1 (default) runs one nats-server, 3 a JetStream cluster with the EVENTS stream on all three. */
+  natsCluster?: number;
 }
+
+/** Which NATS node a fault kills: one leading neither the EVENTS stream nor the meta group, or the stream's leader. */
+export type NatsNodeRole = "follower" | "leader";
 
 /** One supervised process of a service (`ledger#2` is the ledger's second replica). */
 export interface Instance {
@@ -76,6 +100,11 @@ export interface ChaosStack {
   readyAgain(id: string, since: number, timeoutMs?: number): Promise<number>;
   /** kill -9 nats-server and start it again a second later on the same port and store; resolves once it listens. */
   restartNats(): Promise<void>;
+  /**
+   * On a cluster: kill -9 of one node chosen by its role, started again NATS_NODE_DOWN_MS later; resolves once it is
+   * current with the others again, with the node's name.
+   */
+  killNatsNode(role: NatsNodeRole, log: (line: string) => void): Promise<string>;
   /** `pg_ctl restart -m immediate` (a crash and recovery of PostgreSQL); resolves once it accepts connections. */
   restartPostgres(): Promise<void>;
   stop(): Promise<void>;
@@ -87,49 +116,81 @@ interface Servers {
   /** The gateway's rate-limit buckets live here, as deployed (k8s/base/gateway.yaml REDIS_URL). */
   redisUrl: string;
   natsPasswords: Record<string, string>;
+  /** The cluster, when NATS is one (its nodes are killed one at a time). */
+  cluster: NatsCluster | undefined;
   restartNats(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** PostgreSQL (fsync on: a crash must not lose what it acknowledged), nats-server with authorization, and Redis; migrated. */
-async function startServers(dir: string, maxConnections: number): Promise<Servers> {
+async function startServers(dir: string, maxConnections: number, natsNodes: number): Promise<Servers> {
   const pg = await startPostgres({ dataDir: join(dir, "pg"), port: await freePort(), maxConnections, fsync: true });
   const natsPasswords = Object.fromEntries(NATS_IDENTITIES.map((i) => [i, randomBytes(18).toString("hex")]));
   const configFile = join(dir, "nats.conf");
   writeFileSync(configFile, natsServerAuthorization(natsUsers((i) => natsConfigString(natsPasswords[i] ?? ""), { prefix: "" })), { mode: 0o600 });
   const natsOpts = { configFile, storeDir: join(dir, "nats"), port: await freePort(), logFile: join(dir, "nats.log") };
-  let nats: NatsServer;
+  let nats: NatsServer | undefined;
+  let cluster: NatsCluster | undefined;
   let redis: RedisServer;
   const started: { stop(): Promise<void> }[] = [pg];
   try {
-    nats = await startNats(natsOpts);
-    started.push(nats);
+    if (natsNodes > 1) cluster = await startNatsCluster({ dir: join(dir, "nats"), nodes: natsNodes, configFile, logDir: dir });
+    else nats = await startNats(natsOpts);
+    started.push(cluster ?? (nats as NatsServer));
     redis = await startRedis({ port: await freePort() });
     started.push(redis);
     await migrateAll({ adminUrl: pg.url, rootDir: repoRoot(), services: SERVICES });
     // The migrate step creates the EVENTS stream, as the one identity allowed to; services only wait for it (ADR 0011).
-    await migrateEventsStream({ url: nats.url, name: "chaos-migrate", user: NATS_MIGRATIONS_USER, password: natsPasswords[NATS_MIGRATIONS_USER] ?? "" }, "");
+    const migrations = { user: NATS_MIGRATIONS_USER, password: natsPasswords[NATS_MIGRATIONS_USER] ?? "" };
+    await migrateEventsStream(
+      { url: cluster?.url ?? (nats as NatsServer).url, name: "chaos-migrate", ...migrations },
+      "",
+      cluster === undefined ? 1 : natsNodes,
+    );
   } catch (err) {
     for (const server of started.reverse()) await server.stop().catch(() => {});
     throw err;
   }
   return {
     pg,
-    natsUrl: nats.url,
+    natsUrl: cluster?.url ?? (nats as NatsServer).url,
     redisUrl: redis.url,
     natsPasswords,
+    cluster,
     async restartNats() {
+      if (nats === undefined) throw new Error("restartNats: NATS is a cluster here; kill one node instead (killNatsNode)");
       if (nats.pid !== undefined) process.kill(nats.pid, "SIGKILL");
       await nats.stop();
       await new Promise((r) => setTimeout(r, NATS_DOWN_MS));
       nats = await startNats(natsOpts);
     },
     async stop() {
-      await nats.stop().catch(() => {});
+      await (cluster ?? nats)?.stop().catch(() => {});
       await redis.stop().catch(() => {});
       await pg.stop().catch(() => {});
     },
   };
+}
+
+/** kill -9 of the cluster's node in `role`, down NATS_NODE_DOWN_MS, started again and caught up; answers its name. */
+async function killNatsNode(cluster: NatsCluster | undefined, role: NatsNodeRole, log: (line: string) => void): Promise<string> {
+  if (cluster === undefined) throw new Error("killNatsNode: NATS is a single server here (start the stack with natsCluster: 3)");
+  const stream = eventsStreamName("");
+  const streamLeader = await cluster.streamLeader(stream);
+  const metaLeader = await cluster.metaLeader();
+  if (streamLeader === undefined) throw new Error(`the ${stream} stream has no leader before the fault`);
+  // A follower leads nothing when one such node exists (three nodes: the meta leader may lead the stream as well).
+  const followers = cluster.nodes.filter((n) => n.name !== streamLeader);
+  const target = role === "leader" ? streamLeader : (followers.find((n) => n.name !== metaLeader) ?? followers[0])?.name;
+  if (target === undefined) throw new Error("no NATS node to kill");
+  // A node without clients would prove nothing: the services' connections are spread over the nodes.
+  const clients = await cluster.clients(target);
+  const pid = await cluster.kill(target);
+  log(`    NATS node ${target} killed (pid ${pid}, ${clients ?? "?"} clients; stream leader ${streamLeader}, meta leader ${metaLeader ?? "none"})`);
+  await new Promise((r) => setTimeout(r, NATS_NODE_DOWN_MS));
+  await cluster.start(target);
+  log(`    NATS node ${target} back; stream leader now ${(await cluster.streamLeader(stream)) ?? "none"}`);
+  return target;
 }
 
 /** Each planned instance with its environment: its own role and NATS identity, its health port, key rings. */
@@ -155,6 +216,7 @@ async function planInstances(opts: StackOptions, servers: Servers, gatewayPorts:
       const env = {
         DATABASE_URL: serviceDatabaseUrl(servers.pg.url, plan.name),
         NATS_URL: servers.natsUrl,
+        EVENTS_REPLICAS: String(servers.cluster?.nodes.length ?? 1),
         NATS_USER: plan.name,
         NATS_PASSWORD: servers.natsPasswords[plan.name] ?? "",
         NATS_PREFIX: "",
@@ -263,7 +325,7 @@ export async function startChaosStack(opts: StackOptions): Promise<ChaosStack> {
   const dir = opts.dir ?? makeScratchDir("treasury-chaos-");
   // Every pool, each outbox relay's and listener's own connections, and room for the run's own sessions.
   const maxConnections = opts.services.reduce((n, s) => n + s.replicas * (DB_POOL_MAX + 5), 0) + 40;
-  const servers = await startServers(dir, maxConnections);
+  const servers = await startServers(dir, maxConnections, opts.natsCluster ?? 1);
   const gatewayPorts = { main: await freePort(), alt: await freePort() };
   const instances = await planInstances(opts, servers, gatewayPorts);
   const supervisor = new Supervisor(dir);
@@ -291,6 +353,7 @@ export async function startChaosStack(opts: StackOptions): Promise<ChaosStack> {
     kill: (id) => supervisor.kill(find(id)),
     readyAgain: (id, since, timeoutMs = READY_TIMEOUT_MS) => supervisor.readyAgain(find(id), since, timeoutMs),
     restartNats: () => servers.restartNats(),
+    killNatsNode: (role, log) => killNatsNode(servers.cluster, role, log),
     restartPostgres: () => restartPostgres(servers.pg),
     stop,
   };

@@ -11,6 +11,9 @@
  *   --seed N          the traffic's draws and the fault order (default 1; timing still varies with the machine)
  *   --duration S      seconds of load, faults spread evenly over it (default 240; at least 8 s per fault)
  *   --rate R          flows started per second (default 15)
+ *   --nats-cluster N  NATS as a JetStream cluster of N nodes (3; default 1, one nats-server): the EVENTS stream on
+ *                     every node (EVENTS_REPLICAS), services connected to all of them, and instead of the restart of
+ *                     nats-server a kill -9 of one node that leads nothing and later of the stream's leader
  */
 import { parseArgs } from "node:util";
 import { allFaults, FULL_PLAN, report, runChaos, seededRandom, verdict } from "./chaos-run.ts";
@@ -23,16 +26,23 @@ const INTERVAL_MIN_SEC = 8;
 const QUIET_TIMEOUT_MS = 120_000;
 
 const { values } = parseArgs({
-  options: { seed: { type: "string", default: "1" }, duration: { type: "string", default: "240" }, rate: { type: "string", default: "15" } },
+  options: {
+    seed: { type: "string", default: "1" },
+    duration: { type: "string", default: "240" },
+    rate: { type: "string", default: "15" },
+    "nats-cluster": { type: "string", default: "1" },
+  },
 });
 const seed = Number(values.seed);
 const duration = Number(values.duration);
 const rate = Number(values.rate);
-if (!Number.isInteger(seed) || !(duration > 0) || !(rate > 0)) {
-  console.error("usage: npm run chaos -- [--seed N] [--duration SECONDS] [--rate FLOWS_PER_SECOND]");
+const natsCluster = Number(values["nats-cluster"]);
+// A JetStream cluster keeps a replicated stream writable with one node gone only from three nodes up.
+if (!Number.isInteger(seed) || !(duration > 0) || !(rate > 0) || !(natsCluster === 1 || natsCluster >= 3)) {
+  console.error("usage: npm run chaos -- [--seed N] [--duration SECONDS] [--rate FLOWS_PER_SECOND] [--nats-cluster 3]");
   process.exit(2);
 }
-const faults = allFaults(FULL_PLAN, seededRandom(seed ^ 0x5eed));
+const faults = allFaults(FULL_PLAN, seededRandom(seed ^ 0x5eed), natsCluster);
 const intervalSec = Math.max(INTERVAL_MIN_SEC, (duration - WARMUP_SEC - COOLDOWN_SEC) / faults.length);
 
 const result = await runChaos({
@@ -44,6 +54,7 @@ const result = await runChaos({
   intervalSec,
   cooldownSec: COOLDOWN_SEC,
   quietTimeoutMs: QUIET_TIMEOUT_MS,
+  natsCluster,
   log: (l) => console.log(l),
 });
 for (const line of report(result)) console.log(line);
@@ -57,6 +68,7 @@ console.log(
   JSON.stringify({
     seed,
     rate,
+    nats_nodes: natsCluster,
     duration_s: result.durationSec,
     faults: result.faults.map((f) => ({
       fault: f.name,

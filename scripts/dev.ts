@@ -1,6 +1,7 @@
 // `npm start`: the whole system on one machine.
 //   1. PostgreSQL and NATS JetStream: DATABASE_URL (admin URL) / NATS_URL when set, else private servers from the
-//      machine's binaries with their data under .data/ (DEV_DATA_DIR, 0700; kept between starts), on their own ports.
+//      machine's binaries with their data under .data/ (DEV_DATA_DIR, 0700; kept between starts), on their own ports;
+//      with DEV_NATS_CLUSTER=3 NATS is a three-node JetStream cluster and the EVENTS stream has three replicas.
 //      The private PostgreSQL trusts no one: every connection authenticates with scram-sha-256 (superuser password
 //      generated into .data/db-superuser-password.json).
 //   2. Migrations for every service.
@@ -21,6 +22,7 @@ import {
   credentialsFile,
   dataRoot,
   env,
+  eventsReplicas,
   host,
   mainPort,
   natsPasswordsFile,
@@ -60,6 +62,7 @@ async function main(): Promise<void> {
   await migrateEventsStream(
     { url: natsUrl, name: "dev-migrate", ...(migrationsPassword !== undefined ? { user: NATS_MIGRATIONS_USER, password: migrationsPassword } : {}) },
     env["NATS_PREFIX"] ?? "",
+    eventsReplicas,
   );
   const credentials = await ensureCredentials(adminUrl);
   // The admin CLI (`npm run -s admin -- …`) finds NATS here as its own identity (the credentials in the URL) when

@@ -28,6 +28,14 @@ export const KEY_RINGS: { service: ServiceName; variable: string; file: string; 
 
 export const pgPort = Number(env["DEV_PG_PORT"] ?? 54329);
 export const natsPort = Number(env["DEV_NATS_PORT"] ?? 42229);
+/**
+ * DEV_NATS_CLUSTER=3: the private NATS is a three-node JetStream cluster (client ports DEV_NATS_PORT and the next
+ * two, route ports 10 above, monitoring ports 20 above) and the EVENTS stream has three replicas, as deployed. A NATS
+ * named by NATS_URL is the caller's: this does not apply to it.
+ */
+export const natsNodes = (env["NATS_URL"] ?? "") === "" ? Number(env["DEV_NATS_CLUSTER"] ?? 1) : 1;
+/** What the migrate step and the services take as EVENTS_REPLICAS: one per private node, unless set. */
+export const eventsReplicas = Number(env["EVENTS_REPLICAS"] ?? natsNodes);
 export const mainPort = env["PORT"] ?? "8080";
 export const altPort = env["ALT_PORT"] ?? "8081";
 export const host = env["HOST"] ?? "127.0.0.1";

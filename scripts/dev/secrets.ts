@@ -57,10 +57,12 @@ export function ensureSecrets(file: string, names: readonly string[], what: stri
 }
 
 export function withCredentials(url: string, user: string, password: string): string {
-  const u = new URL(url);
+  // Of a cluster's URL list, the first carries them: the kit's parseNatsUrl reads them from there.
+  const [first = "", ...others] = url.split(",");
+  const u = new URL(first);
   u.username = encodeURIComponent(user);
   u.password = encodeURIComponent(password);
-  return u.toString().replace(/\/$/, "");
+  return [u.toString().replace(/\/$/, ""), ...others].join(",");
 }
 
 /**

@@ -14,9 +14,24 @@ import {
   lookupUser,
   portAcceptsConnections,
   startNats,
+  startNatsCluster,
   startPostgres,
 } from "@treasury/testing/servers";
-import { altPort, dataRoot, env, HEALTH_PORTS, host, mainPort, maxConnections, natsPort, pgPort, root, say, superuserPasswordFile } from "./config.ts";
+import {
+  altPort,
+  dataRoot,
+  env,
+  HEALTH_PORTS,
+  host,
+  mainPort,
+  maxConnections,
+  natsNodes,
+  natsPort,
+  pgPort,
+  root,
+  say,
+  superuserPasswordFile,
+} from "./config.ts";
 import { ensureSecrets } from "./secrets.ts";
 import { stack } from "./state.ts";
 
@@ -86,6 +101,7 @@ export async function startPrivateNats(passwords: Record<string, string>): Promi
   const users = natsUsers((identity) => natsConfigString(passwords[identity] ?? ""), { prefix: env["NATS_PREFIX"] ?? "" });
   writeFileSync(configFile, natsServerAuthorization(users), { mode: 0o600 });
   chmodSync(configFile, 0o600);
+  if (natsNodes > 1) return startPrivateNatsCluster(configFile);
   say(`starting nats-server -js on 127.0.0.1:${natsPort} (store ${join(dataRoot, "nats")}, authorization ${configFile})`);
   const nats = await startNats({
     configFile,
@@ -98,4 +114,31 @@ export async function startPrivateNats(passwords: Record<string, string>): Promi
   });
   stack.infra.unshift({ name: "NATS", server: nats });
   return nats.url;
+}
+
+/** Route and monitoring ports of the private cluster's nodes, above their client ports. */
+const ROUTE_PORT_OFFSET = 10;
+const MONITOR_PORT_OFFSET = 20;
+
+/**
+ * DEV_NATS_CLUSTER=3: three nodes with routes to each other and the same authorization, each with its store, log and
+ * pid file under .data/nats-cluster (a store apart from the single server's, whose stream has one replica).
+ */
+async function startPrivateNatsCluster(configFile: string): Promise<string> {
+  // Two nodes elect nothing once one is gone: a replicated stream needs three to survive a node's loss.
+  if (!Number.isInteger(natsNodes) || natsNodes < 3) throw new Error(`DEV_NATS_CLUSTER must be 3 or more (or unset for one server), not ${natsNodes}`);
+  const dir = join(dataRoot, "nats-cluster");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const ports = Array.from({ length: natsNodes }, (_, i) => ({
+    client: natsPort + i,
+    route: natsPort + ROUTE_PORT_OFFSET + i,
+    monitor: natsPort + MONITOR_PORT_OFFSET + i,
+  }));
+  say(
+    `starting a ${natsNodes}-node NATS JetStream cluster on 127.0.0.1:${ports.map((p) => p.client).join(", ")} (routes ${ports.map((p) => p.route).join(", ")}, monitoring ${ports.map((p) => p.monitor).join(", ")}; store and logs ${dir})`,
+  );
+  const cluster = await startNatsCluster({ dir, nodes: natsNodes, configFile, ports, logDir: dir, pidFiles: true, detached: true });
+  stack.infra.unshift({ name: "NATS cluster", server: cluster });
+  say(`NATS cluster ready: ${cluster.nodes.map((n) => n.name).join(", ")}`);
+  return cluster.url;
 }

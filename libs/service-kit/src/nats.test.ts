@@ -13,6 +13,16 @@ describe("NATS connection options", () => {
     expect(parseNatsUrl("127.0.0.1:4222")).toEqual({ server: "127.0.0.1:4222", tls: false });
   });
 
+  it("keeps every node of a cluster's URL list, without credentials, and takes the credentials from the first", () => {
+    expect(parseNatsUrl("nats://ledger:s3cret@127.0.0.1:4222, nats://127.0.0.1:4223,nats://ledger:s3cret@127.0.0.1:4224")).toEqual({
+      server: "nats://127.0.0.1:4222,nats://127.0.0.1:4223,nats://127.0.0.1:4224",
+      user: "ledger",
+      password: "s3cret",
+      tls: false,
+    });
+    expect(parseNatsUrl("nats://n1:4222,nats://n2:4222")).toEqual({ server: "nats://n1:4222,nats://n2:4222", tls: false });
+  });
+
   it("takes the identity and TLS files from the configuration", () => {
     const opts = natsConnectOptions(
       config({ NATS_URL: "nats://nats:4222", NATS_USER: "ledger", NATS_PASSWORD: "s3cret", NATS_TLS_CA: "/etc/nats-ca/ca.crt" }),

@@ -27,14 +27,24 @@ export interface NatsConnectOptions {
   tls?: { caFile?: string | undefined; certFile?: string | undefined; keyFile?: string | undefined } | undefined;
 }
 
-/** Server address and credentials of a NATS URL: the client library reads no credentials from URLs itself. */
+/**
+ * Server addresses and credentials of a NATS URL: the client library reads no credentials from URLs itself. A
+ * JetStream cluster is named by its nodes' URLs, comma-separated (`nats://a:4222,nats://b:4222`): `server` keeps
+ * them all, without credentials, and the credentials (and TLS) are the first URL's.
+ */
 export function parseNatsUrl(url: string): { server: string; user?: string; password?: string; tls: boolean } {
-  const first = url.split(",")[0]?.trim() ?? "";
+  const urls = url.split(",").map((s) => s.trim());
+  const first = urls[0] ?? "";
   if (!/^[a-z]+:\/\//i.test(first)) return { server: url, tls: false };
+  const bare = (each: string): string => {
+    if (!/^[a-z]+:\/\//i.test(each)) return each;
+    const u = new URL(each);
+    return `${u.protocol}//${u.host}`;
+  };
   const u = new URL(first);
-  const server = `${u.protocol}//${u.host}`;
+  const server = urls.map(bare).join(",");
   const tls = u.protocol === "tls:";
-  if (u.username === "") return { server: url.includes(",") ? url : server, tls };
+  if (u.username === "") return { server, tls };
   return { server, user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), tls };
 }
 
@@ -50,7 +60,8 @@ export async function connectNats(opts: NatsConnectOptions): Promise<NatsConnect
   // An empty TLS object asks the client to require TLS with the system's CAs.
   const tls = parsed.tls || Object.keys(files).length > 0 ? { tls: files } : {};
   return connect({
-    servers: parsed.server,
+    // The client takes a list, not a comma-separated string: every node of a cluster is a server to try.
+    servers: parsed.server.split(","),
     name: opts.name,
     ...(user !== undefined ? { user, pass: pass ?? "", inboxPrefix: natsInboxPrefix(user) } : {}),
     ...tls,

@@ -1,5 +1,7 @@
 // vitest globalSetup: one PostgreSQL, one NATS JetStream and one Redis for the whole test run, and a migrated
-// template database that each test file copies (setupTestEnv). Each server comes from, in order:
+// template database that each test file copies (setupTestEnv). With TEST_NATS_CLUSTER=3 NATS is a three-node
+// JetStream cluster from the machine's binaries instead (servers/nats-cluster.ts), each file's EVENTS stream has
+// three replicas, and services connect to every node. Each server comes from, in order:
 //   1. TEST_DATABASE_URL / TEST_NATS_URL / TEST_REDIS_URL, when set (a server someone else runs);
 //   2. a private server started from the machine's binaries, in a temporary folder, on a free port;
 //   3. a testcontainers container, when a Docker engine answers;
@@ -22,6 +24,7 @@ import {
   freePort,
   makeScratchDir,
   startNats,
+  startNatsCluster,
   startPostgres,
   startRedis,
   stopPostgresSync,
@@ -128,7 +131,8 @@ async function startInfra(project: TestProject, run: RunResources): Promise<void
   await failEarlyWhenNothingCanRunServers();
   const pg = await resolveServer(postgresSource(scratchDir), stoppers, exitHooks, recordServer);
   const natsAuth = generateTestNatsAuth();
-  const nats = await resolveServer(natsSource(scratchDir, natsAuth), stoppers, exitHooks, recordServer);
+  const natsNodes = testNatsNodes();
+  const nats = await resolveServer(natsSource(scratchDir, natsAuth, natsNodes), stoppers, exitHooks, recordServer);
   // A server named by TEST_NATS_URL is someone else's: its URL is used as it is, and services connect without credentials.
   const natsInfra =
     nats.source === "env"
@@ -141,21 +145,31 @@ async function startInfra(project: TestProject, run: RunResources): Promise<void
   stoppers.push(() => dropRunDatabases(pg.url, templateDb, runId));
   await createTemplate(pg.url, templateDb);
 
-  const infra: TestInfra = { adminUrl: pg.url, templateDb, ...natsInfra, redisUrl: redis.url, runId };
+  const clustered = nats.source === "binaries" && natsNodes > 1 ? { natsNodes } : {};
+  const infra: TestInfra = { adminUrl: pg.url, templateDb, ...natsInfra, ...clustered, redisUrl: redis.url, runId };
   project.provide(INFRA_KEY, infra);
   console.log(
-    `[testing] postgres (${pg.source}) ${pg.url}, nats (${nats.source}${nats.source === "env" ? "" : ", with authorization"}) ${nats.url}, redis (${redis.source}) ${redis.url}, template ${templateDb}`,
+    `[testing] postgres (${pg.source}) ${pg.url}, nats (${nats.source}${nats.source === "env" ? "" : ", with authorization"}${"natsNodes" in clustered ? `, a ${natsNodes}-node JetStream cluster` : ""}) ${nats.url}, redis (${redis.source}) ${redis.url}, template ${templateDb}`,
   );
 }
 
 type RecordServer = (pid: number | undefined, program: string) => void;
+
+/** TEST_NATS_CLUSTER: how many nats-server nodes to run (1 unless set; a cluster needs 3 to survive one's loss). */
+function testNatsNodes(): number {
+  const raw = process.env["TEST_NATS_CLUSTER"] ?? "";
+  if (raw === "") return 1;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || !(n === 1 || n >= 3)) throw new Error(`TEST_NATS_CLUSTER must be 3 or more (or unset), not ${raw}`);
+  return n;
+}
 
 /** Where one kind of server comes from: the environment, local binaries, or a container. */
 interface ServerSource {
   /** The variable naming a running server to use instead (TEST_DATABASE_URL, …). */
   envVar: string;
   /** Starts one from local binaries; throws MissingBinaryError when they are not installed. */
-  local: () => Promise<{ url: string; stop: () => Promise<void>; killSync: () => void; pid?: number | undefined; program?: string }>;
+  local: () => Promise<{ url: string; stop: () => Promise<void>; killSync: () => void; pids?: (number | undefined)[]; program?: string }>;
   /** Starts one in a container (when a Docker engine answers). */
   container: (tc: Testcontainers) => Promise<{ url: string; stop: () => Promise<void> }>;
 }
@@ -165,7 +179,7 @@ async function resolveServer(source: ServerSource, stoppers: Stopper[], exitHook
   if (fromEnv !== undefined && fromEnv !== "") return { url: fromEnv, source: "env" };
   try {
     const server = await source.local();
-    if (server.program !== undefined) recordServer(server.pid, server.program);
+    if (server.program !== undefined) for (const pid of server.pids ?? []) recordServer(pid, server.program);
     stoppers.push(server.stop);
     exitHooks.unshift(server.killSync);
     return { url: server.url, source: "binaries" };
@@ -208,7 +222,7 @@ function postgresSource(scratchDir: () => string): ServerSource {
 }
 
 /** NATS with the permission matrix and a test superuser (nats-auth.ts), from binaries or a container. */
-function natsSource(scratchDir: () => string, auth: TestNatsAuth): ServerSource {
+function natsSource(scratchDir: () => string, auth: TestNatsAuth, nodes: number): ServerSource {
   return {
     envVar: "TEST_NATS_URL",
     local: async () => {
@@ -217,10 +231,15 @@ function natsSource(scratchDir: () => string, auth: TestNatsAuth): ServerSource 
       // Its log is kept after the run (.data/test-output), for a JetStream error a test reports.
       const logDir = join(repoRoot(), ".data", "test-output");
       mkdirSync(logDir, { recursive: true });
+      if (nodes > 1) {
+        const cluster = await startNatsCluster({ dir: join(scratchDir(), "nats"), nodes, configFile, logDir });
+        const pids = cluster.nodes.map((n) => n.pid);
+        return { url: cluster.url, stop: () => cluster.stop(), killSync: () => pids.forEach(killQuietly), pids, program: "nats-server" };
+      }
       const logFile = join(logDir, "nats-server.log");
       writeFileSync(logFile, "");
       const server = await startNats({ storeDir: join(scratchDir(), "nats"), port: await freePort(), configFile, logFile });
-      return { url: server.url, stop: server.stop, killSync: () => killQuietly(server.pid), pid: server.pid, program: "nats-server" };
+      return { url: server.url, stop: server.stop, killSync: () => killQuietly(server.pid), pids: [server.pid], program: "nats-server" };
     },
     container: async (tc) => {
       const container = await new tc.GenericContainer("nats:2.9")
@@ -239,7 +258,7 @@ const redisSource: ServerSource = {
   envVar: "TEST_REDIS_URL",
   local: async () => {
     const server = await startRedis({ port: await freePort() });
-    return { url: server.url, stop: server.stop, killSync: () => killQuietly(server.pid), pid: server.pid, program: "redis-server" };
+    return { url: server.url, stop: server.stop, killSync: () => killQuietly(server.pid), pids: [server.pid], program: "redis-server" };
   },
   container: async (tc) => {
     const container = await new tc.GenericContainer("redis:7")

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SERVICES } from "@treasury/contracts";
+import { eventsStreamName, SERVICES } from "@treasury/contracts";
 import { connectNats, parseNatsUrl } from "@treasury/service-kit";
 import { freePort, repoRoot, setupTestEnv, spawnService, TEST_NATS_SUPERUSER, waitFor, type TestEnv } from "./index.ts";
 
@@ -65,6 +65,21 @@ describe("test harness", () => {
       expect(dup.duplicate).toBe(true);
       const info = await jsm.streams.info(stream);
       expect(info.state.messages).toBe(1);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it("makes each file's EVENTS stream with as many replicas as the run's NATS has nodes", async () => {
+    // Proves TEST_NATS_CLUSTER reaches the streams and the services: three replicas on a three-node cluster, one otherwise.
+    const nodes = Number(process.env["TEST_NATS_CLUSTER"] || 1);
+    expect(a.env("ledger")["EVENTS_REPLICAS"]).toBe(String(nodes));
+    expect(parseNatsUrl(a.natsUrl).server.split(",")).toHaveLength(nodes);
+    const nc = await connectNats({ url: a.natsUrl, name: "harness-replicas" });
+    try {
+      const info = await (await jetstreamManager(nc)).streams.info(eventsStreamName(a.prefix));
+      expect(info.config.num_replicas).toBe(nodes);
+      expect(info.cluster?.replicas ?? []).toHaveLength(nodes - 1);
     } finally {
       await nc.close();
     }

@@ -16,8 +16,11 @@ export {
   makeScratchDir,
   MissingBinaryError,
   startNats,
+  startNatsCluster,
   startPostgres,
   startRedis,
+  type NatsCluster,
+  type NatsClusterNode,
   type NatsServer,
   type PostgresServer,
   type RedisServer,
@@ -29,8 +32,10 @@ export { TEST_NATS_SUPERUSER, withNatsCredentials } from "./nats-auth.ts";
  * The NATS client's connection options for a URL with credentials in it (the client reads none from URLs):
  * `connect(natsOptions(env.natsUrl))` connects as the test superuser.
  */
-export function natsOptions(url: string): { servers: string; user?: string; pass?: string; inboxPrefix?: string } {
-  const { server, user, password } = parseNatsUrl(url);
+export function natsOptions(url: string): { servers: string[]; user?: string; pass?: string; inboxPrefix?: string } {
+  const { user, password } = parseNatsUrl(url);
+  // Every node of a cluster (TEST_NATS_CLUSTER), as the client takes them: a list.
+  const server = parseNatsUrl(url).server.split(",");
   // Services may answer only the inboxes of identities allowed to call them, the superuser's among them in tests.
   return user === undefined ? { servers: server } : { servers: server, user, pass: password ?? "", inboxPrefix: natsInboxPrefix(user) };
 }
@@ -120,9 +125,11 @@ export async function setupTestEnv(): Promise<TestEnv> {
   // The migrate step's work for this file's prefix, as the `migrations` identity, the only one allowed to (ADR 0011);
   // without authorization (TEST_NATS_URL), as the URL's user.
   const migrations = natsCredentials(NATS_MIGRATIONS_USER);
+  const eventsReplicas = infra.natsNodes ?? 1;
   await migrateEventsStream(
     migrations === undefined ? { url: infra.natsUrl, name: "test-migrate" } : { url: natsServer, name: "test-migrate", ...migrations },
     prefix,
+    eventsReplicas,
   );
   const natsEnv = (service: ServiceName): Record<string, string> => {
     const creds = natsCredentials(service);
@@ -148,6 +155,7 @@ export async function setupTestEnv(): Promise<TestEnv> {
       NATS_URL: natsServer,
       ...natsEnv(service),
       NATS_PREFIX: prefix,
+      EVENTS_REPLICAS: String(eventsReplicas),
       HEALTH_HOST: "127.0.0.1",
       HEALTH_PORT: "0",
       LOG_LEVEL: process.env["TEST_LOG_LEVEL"] ?? "silent",

@@ -26,10 +26,11 @@ export function generateTestNatsAuth(): TestNatsAuth {
   return { passwords, superuserPassword, config: natsServerAuthorization(users) };
 }
 
-/** `url` with `user:password@` in it. */
+/** `url` with `user:password@` in it; of a cluster's URL list, the first (parseNatsUrl reads them from there). */
 export function withNatsCredentials(url: string, user: string, password: string): string {
-  const u = new URL(url);
+  const [first = "", ...others] = url.split(",");
+  const u = new URL(first.trim());
   u.username = encodeURIComponent(user);
   u.password = encodeURIComponent(password);
-  return u.toString().replace(/\/$/, "");
+  return [u.toString().replace(/\/$/, ""), ...others].join(",");
 }

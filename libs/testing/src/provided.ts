@@ -14,6 +14,11 @@ export interface TestInfra {
    */
   natsPasswords?: Record<string, string>;
   redisUrl: string;
+  /**
+   * NATS nodes the harness started: 3 (or more) with TEST_NATS_CLUSTER, a JetStream cluster whose URLs `natsUrl`
+   * lists comma-separated, and on which each file's EVENTS stream gets that many replicas; absent for one server.
+   */
+  natsNodes?: number;
   /** Short id of this run: per-file database names start with `t_<runId>_`. */
   runId: string;
 }

@@ -17,4 +17,5 @@ export {
   type UnixUser,
 } from "./servers/host.ts";
 export { startPostgres, stopPostgresSync, type PostgresServer, type StartPostgresOptions } from "./servers/postgres.ts";
+export { startNatsCluster, type NatsCluster, type NatsClusterNode, type StartNatsClusterOptions } from "./servers/nats-cluster.ts";
 export { startNats, startRedis, type NatsServer, type RedisServer, type StartNatsOptions, type StartRedisOptions } from "./servers/child.ts";

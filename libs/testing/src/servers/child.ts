@@ -94,6 +94,12 @@ export interface StartNatsOptions {
    * line's listen address, port and store folder win over it.
    */
   configFile?: string;
+  /** The server's name (`server_name`): a JetStream cluster tells its nodes apart by it. */
+  serverName?: string;
+  /** The monitoring port (`/healthz`, `/jsz`), on 127.0.0.1. */
+  monitorPort?: number;
+  /** Joins a cluster: listens for routes on `port` and dials the others' route ports (all on 127.0.0.1). */
+  cluster?: { name: string; port: number; routes: number[] };
 }
 
 /** Starts `nats-server -js` on 127.0.0.1:<port> with its JetStream store in `storeDir`. */
@@ -103,6 +109,13 @@ export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
   const storeDir = resolve(opts.storeDir);
   mkdirSync(storeDir, { recursive: true });
   const args = [...(opts.configFile !== undefined ? ["-c", resolve(opts.configFile)] : []), "-js", "-a", "127.0.0.1", "-p", String(opts.port), "-sd", storeDir];
+  if (opts.serverName !== undefined) args.push("-n", opts.serverName);
+  if (opts.monitorPort !== undefined) args.push("-m", String(opts.monitorPort));
+  if (opts.cluster !== undefined) {
+    const { name, port, routes } = opts.cluster;
+    const routeUrls = routes.map((p) => `nats-route://127.0.0.1:${p}`).join(",");
+    args.push("--cluster_name", name, "--cluster", `nats://127.0.0.1:${port}`, "--routes", routeUrls);
+  }
   if (opts.pidFile !== undefined) {
     await stopLeftoverByPidFile(opts.pidFile, "nats-server");
     args.push("-P", resolve(opts.pidFile));
