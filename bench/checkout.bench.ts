@@ -318,15 +318,19 @@ try {
       runtime: runtimeDelta(runtimeBefore, runtimeFigures(after), PACED_SEC),
     });
   }
-  // Risk: the same concurrency and the same offered rate with and without ten policies, alternating in each round.
+  // Risk: the same concurrency and the same offered rate with and without ten policies. Each round runs without,
+  // with, without again: the run with is compared to the mean of the two around it (drift of the machine between
+  // runs cancels), and the two runs without, identical, show how far apart the same run lands: the noise floor.
   const riskRounds: RiskRound[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const without = await runLevel(best.concurrency, DURATION_SEC);
     const withPolicies = await closedLoop(policyFlow, best.concurrency, DURATION_SEC);
-    const rate = Math.max(1, without.perSec * 0.7);
+    const withoutAgain = await runLevel(best.concurrency, DURATION_SEC);
+    const rate = Math.max(1, ((without.perSec + withoutAgain.perSec) / 2) * 0.7);
     const pacedWithout = await openLoop(flow, rate, PACED_SEC);
     const pacedWith = await openLoop(policyFlow, rate, PACED_SEC);
-    riskRounds.push({ without, with: withPolicies, pacedWithout, pacedWith });
+    const pacedWithoutAgain = await openLoop(flow, rate, PACED_SEC);
+    riskRounds.push({ without, with: withPolicies, withoutAgain, pacedWithout, pacedWith, pacedWithoutAgain });
   }
   const risk = riskSummary(riskRounds);
   const ratioRound = medianBy(rounds, (r) => r.max.perSec / r.tps);
@@ -361,6 +365,9 @@ try {
   console.log(
     `median: throughput with ÷ without ${risk.throughputRatio.toFixed(3)} (target ≥ 0.90), p99 added ${risk.p99AddedMs.toFixed(1)} ms (target ≤ 5 ms)`,
   );
+  console.log(
+    `noise floor (the two identical runs without): throughput apart by ${(risk.throughputNoise * 100).toFixed(1)} %, p99 apart by ${risk.p99NoiseMs.toFixed(1)} ms (medians)`,
+  );
   const ratio = ratioRound.max.perSec / pgTps;
   console.log(`CPU ms per flow (closed loop): ${cpuPerFlow}, load generator ${clientPerFlow}, PostgreSQL ${pgPerFlow}, nats-server ${natsPerFlow}`);
   console.log(`database commits per flow (all services, incl. read-only statements): ${commitsPerFlow.toFixed(1)}`);
@@ -381,7 +388,7 @@ try {
     ...results,
     ...extra,
     ...rounds.flatMap((r) => [r.max, r.paced]),
-    ...riskRounds.flatMap((r) => [r.without, r.with, r.pacedWithout, r.pacedWith]),
+    ...riskRounds.flatMap((r) => [r.without, r.with, r.withoutAgain, r.pacedWithout, r.pacedWith, r.pacedWithoutAgain]),
   ].reduce((n, r) => n + r.errors, 0);
   const invariantsOk = errors === 0 && report.ok && once?.bad === "0" && totals?.sessions === totals?.wallets && stuck.length === 0;
   if (!invariantsOk) {
@@ -417,6 +424,8 @@ try {
       max_p99_ms: Number(ratioRound.max.p99.toFixed(1)),
       risk_throughput_ratio: Number(risk.throughputRatio.toFixed(3)),
       risk_p99_added_ms: Number(risk.p99AddedMs.toFixed(1)),
+      risk_throughput_noise: Number(risk.throughputNoise.toFixed(3)),
+      risk_p99_noise_ms: Number(risk.p99NoiseMs.toFixed(1)),
       errors,
       invariants: invariantsOk ? "ok" : "failed",
     }),

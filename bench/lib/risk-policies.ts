@@ -49,21 +49,41 @@ export const TEN_CHECKOUT_POLICIES: readonly Record<string, unknown>[] = [
 export interface RiskRound {
   without: OpRun;
   with: OpRun;
+  withoutAgain: OpRun;
   pacedWithout: OpRun;
   pacedWith: OpRun;
+  pacedWithoutAgain: OpRun;
 }
 
-/** The rounds' medians: throughput with ten policies over without (max rate), and the p99 they add at one offered rate. */
-export function riskSummary(rounds: readonly RiskRound[]): { throughputRatio: number; p99AddedMs: number; lines: string[] } {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+export interface RiskSummary {
+  /** Median over rounds of the run with ÷ the mean of the two runs without around it. */
+  throughputRatio: number;
+  /** Median over rounds of the p99 with − the mean p99 of the two runs without around it. */
+  p99AddedMs: number;
+  /** Median over rounds of how far apart the two identical runs without land: |b ÷ a − 1| and |p99 b − p99 a|. */
+  throughputNoise: number;
+  p99NoiseMs: number;
+  lines: string[];
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const meanOf = (a: number, b: number) => (a + b) / 2;
+
+/** The rounds' medians: throughput with ten policies over without (max rate), the p99 they add at one offered rate, and the noise floor. */
+export function riskSummary(rounds: readonly RiskRound[]): RiskSummary {
+  const ratio = (r: RiskRound) => r.with.perSec / meanOf(r.without.perSec, r.withoutAgain.perSec);
+  const added = (r: RiskRound) => r.pacedWith.p99 - meanOf(r.pacedWithout.p99, r.pacedWithoutAgain.p99);
+  const n = (x: number, w: number, d = 1) => x.toFixed(d).padStart(w);
   const lines = rounds.map(
     (r, i) =>
-      `${String(i + 1).padStart(5)} ${r.without.perSec.toFixed(1).padStart(12)} ${r.with.perSec.toFixed(1).padStart(10)} ${(r.with.perSec / r.without.perSec).toFixed(3).padStart(7)}` +
-      ` ${r.pacedWithout.p99.toFixed(1).padStart(14)} ${r.pacedWith.p99.toFixed(1).padStart(11)} ${(r.pacedWith.p99 - r.pacedWithout.p99).toFixed(1).padStart(9)}`,
+      `${String(i + 1).padStart(5)} ${n(r.without.perSec, 12)} ${n(r.with.perSec, 9)} ${n(r.withoutAgain.perSec, 13)} ${n(ratio(r), 7, 3)}` +
+      ` ${n(r.pacedWithout.p99, 12)} ${n(r.pacedWith.p99, 10)} ${n(r.pacedWithoutAgain.p99, 14)} ${n(added(r), 9)}`,
   );
   return {
-    throughputRatio: median(rounds.map((r) => r.with.perSec / r.without.perSec)),
-    p99AddedMs: median(rounds.map((r) => r.pacedWith.p99 - r.pacedWithout.p99)),
-    lines: ["round  max without  max with   ratio  p99 without ms  p99 with ms  added ms", ...lines],
+    throughputRatio: median(rounds.map(ratio)),
+    p99AddedMs: median(rounds.map(added)),
+    throughputNoise: median(rounds.map((r) => Math.abs(r.withoutAgain.perSec / r.without.perSec - 1))),
+    p99NoiseMs: median(rounds.map((r) => Math.abs(r.pacedWithoutAgain.p99 - r.pacedWithout.p99))),
+    lines: ["round  max without  max with  max without'   ratio  p99 without  p99 with  p99 without'  added ms", ...lines],
   };
 }
