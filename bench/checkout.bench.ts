@@ -322,15 +322,31 @@ try {
   // with, without again: the run with is compared to the mean of the two around it (drift of the machine between
   // runs cancels), and the two runs without, identical, show how far apart the same run lands: the noise floor.
   const riskRounds: RiskRound[] = [];
+  // The profile beside the figures: the risk service's own mean time per evaluation in each open-loop run.
+  const evaluateMs: [number, number, number][] = [];
+  const evaluateTimed = async <T>(run: () => Promise<T>): Promise<{ run: T; ms: number }> => {
+    const before = rpcTimes(await scrape()).get("risk.internal.evaluate") ?? { sum: 0, count: 0 };
+    const result = await run();
+    const after = rpcTimes(await scrape()).get("risk.internal.evaluate") ?? { sum: 0, count: 0 };
+    return { run: result, ms: after.count > before.count ? ((after.sum - before.sum) / (after.count - before.count)) * 1000 : Number.NaN };
+  };
   for (let i = 0; i < ROUNDS; i++) {
     const without = await runLevel(best.concurrency, DURATION_SEC);
     const withPolicies = await closedLoop(policyFlow, best.concurrency, DURATION_SEC);
     const withoutAgain = await runLevel(best.concurrency, DURATION_SEC);
     const rate = Math.max(1, ((without.perSec + withoutAgain.perSec) / 2) * 0.7);
-    const pacedWithout = await openLoop(flow, rate, PACED_SEC);
-    const pacedWith = await openLoop(policyFlow, rate, PACED_SEC);
-    const pacedWithoutAgain = await openLoop(flow, rate, PACED_SEC);
-    riskRounds.push({ without, with: withPolicies, withoutAgain, pacedWithout, pacedWith, pacedWithoutAgain });
+    const pacedWithout = await evaluateTimed(() => openLoop(flow, rate, PACED_SEC));
+    const pacedWith = await evaluateTimed(() => openLoop(policyFlow, rate, PACED_SEC));
+    const pacedWithoutAgain = await evaluateTimed(() => openLoop(flow, rate, PACED_SEC));
+    riskRounds.push({
+      without,
+      with: withPolicies,
+      withoutAgain,
+      pacedWithout: pacedWithout.run,
+      pacedWith: pacedWith.run,
+      pacedWithoutAgain: pacedWithoutAgain.run,
+    });
+    evaluateMs.push([pacedWithout.ms, pacedWith.ms, pacedWithoutAgain.ms]);
   }
   const risk = riskSummary(riskRounds);
   const ratioRound = medianBy(rounds, (r) => r.max.perSec / r.tps);
@@ -364,6 +380,9 @@ try {
   for (const l of risk.lines) console.log(`  ${l}`);
   console.log(
     `median: throughput with ÷ without ${risk.throughputRatio.toFixed(3)} (target ≥ 0.90), p99 added ${risk.p99AddedMs.toFixed(1)} ms (target ≤ 5 ms)`,
+  );
+  console.log(
+    `  risk's own mean time per evaluation in the open loops (without / with / without'): ${evaluateMs.map((r) => r.map((x) => x.toFixed(2)).join(" / ")).join("; ")} ms`,
   );
   console.log(
     `noise floor (the two identical runs without): throughput apart by ${(risk.throughputNoise * 100).toFixed(1)} %, p99 apart by ${risk.p99NoiseMs.toFixed(1)} ms (medians)`,
