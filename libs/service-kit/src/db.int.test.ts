@@ -1,8 +1,9 @@
 // Proves withTx retries serialization failures until both conflicting transactions commit, does not retry
-// other errors, and that int8/numeric columns come back as strings.
+// other errors, and that int8/numeric columns come back as strings; withPipelinedTx commits what its function
+// sent as one transaction, rolls all of it back when the function or a statement fails, and returns its connection.
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, isDatabaseUnavailable, trackPool, withTx } from "./db.ts";
+import { createDb, isDatabaseUnavailable, trackPool, withPipelinedTx, withTx } from "./db.ts";
 import type { Sql } from "./db.ts";
 import { createTestDatabase, TEST_DATABASE_URL } from "./test-support.ts";
 import type { TestDatabase } from "./test-support.ts";
@@ -235,6 +236,37 @@ describe("a reserved connection after its connection closes", () => {
       await admin.unsafe(`alter database "${db.name}" allow_connections true`).catch(() => undefined);
       await admin.end();
       await pool.end({ timeout: 1 });
+    }
+  });
+});
+
+describe("withPipelinedTx", () => {
+  it("commits the statements sent behind BEGIN as one transaction, rolls all back on a failure, and returns the connection", async () => {
+    const one = createDb(db.url, { max: 1 });
+    try {
+      await one`create table piped (v int primary key)`;
+      const inTx = await withPipelinedTx(one, async (tx) => {
+        const [[txid]] = await Promise.all([tx<{ t: string }[]>`select txid_current()::text as t`, tx`insert into piped values (1)`]);
+        const [again] = await tx<{ t: string }[]>`select txid_current()::text as t`;
+        return txid?.t === again?.t;
+      });
+      expect(inTx).toBe(true);
+      // A failing statement in the batch (the duplicate key) rolls back the one sent beside it.
+      await expect(withPipelinedTx(one, async (tx) => Promise.all([tx`insert into piped values (2)`, tx`insert into piped values (1)`]))).rejects.toThrow(
+        /duplicate key/,
+      );
+      await expect(
+        withPipelinedTx(one, async (tx) => {
+          await tx`insert into piped values (3)`;
+          throw new Error("decided against it");
+        }),
+      ).rejects.toThrow("decided against it");
+      // The pool of one got its connection back each time, outside any transaction.
+      expect((await one<{ v: number }[]>`select v from piped order by v`).map((r) => r.v)).toEqual([1]);
+      const txid = async () => (await one<{ t: string }[]>`select txid_current()::text as t`)[0]?.t;
+      expect(await txid()).not.toBe(await txid());
+    } finally {
+      await one.end();
     }
   });
 });

@@ -190,6 +190,33 @@ export async function withTx<T>(sql: Sql, fn: (tx: Tx) => Promise<T>, opts: { is
 }
 
 /**
+ * A transaction whose BEGIN travels with its first statements. `withTx` waits for BEGIN's answer before the
+ * function runs: one round trip that holds nothing yet, but on a hot path whose statements all take locks (risk's
+ * counting batches) every round trip is latency its requests wait in. Here the function's first statements are
+ * sent right behind BEGIN on a reserved connection, so they cost one round trip with it. The function must send its
+ * statements in the order it wants them run (each awaited, or together in one Promise.all); COMMIT follows once it
+ * returns, ROLLBACK if it throws, and the connection goes back to the pool either way. Not retried: the caller
+ * decides what a failure means.
+ */
+export async function withPipelinedTx<T>(sql: Sql, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const reserved = await sql.reserve();
+  // The reserved connection runs statements exactly as a transaction's handle does, savepoints aside.
+  const tx = reserved as unknown as Tx;
+  const begin = reserved`begin`.execute();
+  try {
+    const [, result] = await Promise.all([begin, fn(tx)]);
+    await reserved`commit`;
+    signalCommitted(tx);
+    return result;
+  } catch (e) {
+    await reserved`rollback`.catch(() => undefined);
+    throw e;
+  } finally {
+    reserved.release();
+  }
+}
+
+/**
  * The URL a service connects with: same cluster and database, the service's own role, and that role's password
  * when it has one (generated and kept as a secret: the dev stack's data folder, a Kubernetes Secret; never derived
  * from the role's name). Without one the role logs in as trust or peer authentication allows.

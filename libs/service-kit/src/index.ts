@@ -6,7 +6,7 @@ export { eventHeaders } from "./event-headers.ts";
 export { traceOutgoingHttp } from "./outgoing-http.ts";
 export type { OutgoingHttp, OutgoingHttpResult } from "./outgoing-http.ts";
 export { extractTraceContext, initTelemetry, injectTraceHeaders, tracer } from "./telemetry.ts";
-export { createDb, isDatabaseUnavailable, isRetryableTxError, serviceDatabaseUrl, sessionClient, withTx } from "./db.ts";
+export { createDb, isDatabaseUnavailable, isRetryableTxError, serviceDatabaseUrl, sessionClient, withPipelinedTx, withTx } from "./db.ts";
 export type { Isolation, Sql, Tx } from "./db.ts";
 export { migrateAll } from "./migrate.ts";
 export { awaitEventsStream, connectNats, ensureEventsStream, migrateEventsStream, natsConnectOptions, parseNatsUrl } from "./nats.ts";

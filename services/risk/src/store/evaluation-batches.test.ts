@@ -10,7 +10,7 @@ import type { CounterNeed } from "../domain/counters.ts";
 import type { Evaluation } from "../domain/evaluations.ts";
 import type { CounterState } from "../domain/rules.ts";
 import type { EvaluationRecord } from "../usecases/ports.ts";
-import { CountingBatches, type BatchReads, type BatchSql, type CounterWindow } from "./evaluation-batches.ts";
+import { CountingBatches, KeyTaken, type BatchReads, type BatchSql, type CounterWindow } from "./evaluation-batches.ts";
 
 const tenant = { orgId: "org_1", livemode: false };
 const T0 = Date.parse("2026-11-01T12:00:00Z");
@@ -60,12 +60,10 @@ class FakeSql implements BatchSql {
     this.windows.push([...windows]);
     return { ...this.reads, existing: new Map([...this.existing].filter(([k]) => keys.includes(k))) };
   }
-  async insertEvaluations(_tx: Tx, evaluations: readonly Evaluation[]): Promise<Set<string>> {
+  async write(_tx: Tx, records: readonly EvaluationRecord[]): Promise<void> {
     for (const [k, e] of this.committedElsewhere) this.existing.set(k, e);
     this.committedElsewhere.clear();
-    return new Set(evaluations.filter((e) => !this.existing.has(`${e.source}:${e.key}`)).map((e) => e.id));
-  }
-  async writeRest(_tx: Tx, records: readonly EvaluationRecord[]): Promise<void> {
+    if (records.some((r) => this.existing.has(`${r.evaluation.source}:${r.evaluation.key}`))) throw new KeyTaken("taken");
     this.written.push(...records);
   }
 }
@@ -132,5 +130,38 @@ describe("CountingBatches", () => {
     // The second try saw k1 as recorded, so k2 was decided without counting it in the batch.
     expect(seen.map((s) => s.count)).toEqual([0, 1, 0]);
     expect(fake.written.map((r) => r.evaluation.key)).toEqual(["k2"]);
+  });
+
+  it("keeps two batches of a tenant in flight; what arrives meanwhile waits and goes in one batch", async () => {
+    const fake = new FakeSql({ base: new Map(), edge: new Map() });
+    let open = 0;
+    let mostOpen = 0;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const b = new CountingBatches(async (fn) => {
+      open += 1;
+      mostOpen = Math.max(mostOpen, open);
+      fake.transactions += 1;
+      await gate;
+      const out = await fn(undefined as unknown as Tx);
+      open -= 1;
+      return out;
+    }, fake);
+    const turn = () => new Promise((r) => setImmediate(r));
+    const seen: CounterState[] = [];
+    const submit = (k: string) => b.submit(tenant, limited(k, need(T0 - 60_000), 99, seen));
+    const first = submit("a");
+    await turn();
+    const second = submit("b");
+    await turn();
+    const rest = ["c", "d", "e"].map(submit);
+    await turn();
+    expect(fake.transactions).toBe(2);
+    release();
+    await Promise.all([first, second, ...rest]);
+    expect(mostOpen).toBe(2);
+    expect(fake.transactions).toBe(3);
+    // The fake keeps nothing between transactions: c, d and e see each other, so they were one batch.
+    expect(seen.map((s) => s.count)).toEqual([0, 0, 0, 1, 2]);
   });
 });

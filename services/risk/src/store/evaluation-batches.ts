@@ -2,11 +2,12 @@
  * Counting evaluations of one tenant recorded together (ADR 0018, "Group commit"). An org-wide velocity policy is
  * one counter every evaluation of the org takes; recorded one transaction each, they wait in one line for each
  * other's locks, reads, writes and commit, so the org's rate is one over that whole section. Here a process keeps
- * at most one counting transaction in flight per tenant; evaluations that arrive meanwhile wait and go into the
+ * at most two counting transactions in flight per tenant; evaluations that arrive meanwhile wait and go into the
  * next one together. One transaction locks the union of their counters (ascending, as before), reads each counter
  * once, decides the evaluations one after the other in arrival order, each seeing the ones before it as counted,
- * and writes them all: the limit stays exact (the batch is the same serial order the locks would have made), and
- * the locked section costs three round trips per batch instead of five per evaluation.
+ * and writes them all: the limit stays exact (the batch is the same serial order the locks would have made). BEGIN,
+ * the locks and the reads travel in one round trip, the writes in a second, then COMMIT: the locked section costs
+ * two round trips and a commit per batch instead of five round trips per evaluation.
  *
  * Every evaluation's window starts at its own `since`: a counter is read from the earliest start in the batch,
  * with the few movements between the earliest and the latest start listed, so each evaluation subtracts those at
@@ -14,7 +15,7 @@
  *
  * A key another replica recorded meanwhile (the same movement retried there) is found after the locks and
  * answered as a duplicate; if one is committed between the read and the insert (its counters differ: policies
- * changed), the batch starts over, so nothing decided on a count that included it is written. A batch PostgreSQL
+ * changed), the insert fails on the key and the batch starts over, so nothing decided on a count that included it is written. A batch PostgreSQL
  * refuses as a whole runs again evaluation by evaluation, so a bad one fails only its own request.
  */
 import { parseCents, type Tenant } from "@treasury/contracts";
@@ -27,6 +28,12 @@ import type { EvaluationRecord, Recorded } from "../usecases/ports.ts";
 
 /** Evaluations of one tenant in one transaction at most; the rest wait for the next. */
 const BATCH_MAX = 256;
+/**
+ * Batches of one tenant in flight at once. The second sends its locks and reads while the first holds the
+ * counters: PostgreSQL grants them the moment the first commits, so the next batch's first round trip overlaps
+ * the last one's instead of following it.
+ */
+const IN_FLIGHT_MAX = 2;
 /** A batch that met a key committed by another replica between its read and its insert starts over this often. */
 const RESTARTS_MAX = 3;
 
@@ -41,11 +48,15 @@ export interface CountingRequest {
 export interface BatchSql {
   /** Advisory locks on the counters, then (a later statement: a snapshot taken after the locks) the reads. */
   lockAndRead(tx: Tx, tenant: Tenant, windows: readonly CounterWindow[], keys: readonly string[]): Promise<BatchReads>;
-  /** Inserts the evaluations; answers the ids inserted (a key taken meanwhile is not). */
-  insertEvaluations(tx: Tx, evaluations: readonly Evaluation[]): Promise<Set<string>>;
-  /** Writes the hits, movements, events and alerts of the records, and the counters' running figures. */
-  writeRest(tx: Tx, records: readonly EvaluationRecord[], totals: readonly CounterTotal[]): Promise<void>;
+  /**
+   * Writes the evaluations (first: the other rows refer to them) with their hits, movements, events and alerts, and
+   * the counters' running figures, sent together. Throws KeyTaken when an evaluation's key was recorded meanwhile.
+   */
+  write(tx: Tx, records: readonly EvaluationRecord[], totals: readonly CounterTotal[]): Promise<void>;
 }
+
+/** An evaluation's key was recorded by another transaction between the batch's read and its write. */
+export class KeyTaken extends Error {}
 
 /** A counter's figures over (since, now]: what the next batch starts from (migrations/0003_counter_totals.sql). */
 export interface CounterTotal {
@@ -78,17 +89,16 @@ interface Waiting {
   reject: (e: unknown) => void;
 }
 
-class RestartBatch extends Error {}
-
 const keyOf = (source: EvaluationSource, key: string) => `${source}:${key}`;
 const tenantKey = (t: Tenant) => `${t.orgId}:${String(t.livemode)}`;
 
 export class CountingBatches {
   private readonly queues = new Map<string, { tenant: Tenant; waiting: Waiting[] }>();
-  private readonly inFlight = new Set<string>();
+  /** Batches of each tenant in flight. */
+  private readonly inFlight = new Map<string, number>();
 
   constructor(
-    /** Runs a function in a transaction (withTx on the service's pool). */
+    /** Runs a function in a transaction (withPipelinedTx on the service's pool). */
     private readonly inTx: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>,
     private readonly q: BatchSql,
   ) {}
@@ -99,21 +109,26 @@ export class CountingBatches {
       const queue = this.queues.get(k) ?? { tenant, waiting: [] };
       queue.waiting.push({ request, resolve, reject });
       this.queues.set(k, queue);
-      // Evaluations that arrived in the same read from the socket go into the first batch together.
-      if (!this.inFlight.has(k)) {
-        this.inFlight.add(k);
+      const running = this.inFlight.get(k) ?? 0;
+      // Evaluations that arrived in the same read from the socket go into one batch together.
+      if (running < IN_FLIGHT_MAX) {
+        this.inFlight.set(k, running + 1);
         setImmediate(() => void this.drain(k));
       }
     });
   }
 
-  /** Runs the tenant's batches one after the other while evaluations wait. */
+  /** Runs batches of the tenant one after the other while evaluations wait. */
   private async drain(k: string): Promise<void> {
     for (;;) {
       const queue = this.queues.get(k);
       if (queue === undefined || queue.waiting.length === 0) {
-        this.queues.delete(k);
-        this.inFlight.delete(k);
+        const running = (this.inFlight.get(k) ?? 1) - 1;
+        if (running > 0) this.inFlight.set(k, running);
+        else {
+          this.inFlight.delete(k);
+          this.queues.delete(k);
+        }
         return;
       }
       const batch = queue.waiting.splice(0, BATCH_MAX);
@@ -142,7 +157,7 @@ export class CountingBatches {
       try {
         return await this.inTx((tx) => this.recordIn(tx, tenant, requests));
       } catch (e) {
-        if (!(e instanceof RestartBatch) || attempt >= RESTARTS_MAX) throw e;
+        if (!(e instanceof KeyTaken) || attempt >= RESTARTS_MAX) throw e;
       }
     }
   }
@@ -152,14 +167,7 @@ export class CountingBatches {
     const reads = await this.q.lockAndRead(tx, tenant, windows, [...new Set(requests.map((r) => keyOf(r.source, r.key)))]);
     const { decided, counted } = decideInOrder(requests, reads);
     const fresh = [...new Map(decided.filter((d) => d.record !== undefined).map((d) => [d.record!.evaluation.id, d.record!])).values()];
-    if (fresh.length > 0) {
-      const inserted = await this.q.insertEvaluations(
-        tx,
-        fresh.map((r) => r.evaluation),
-      );
-      if (inserted.size !== fresh.length) throw new RestartBatch("a key of the batch was recorded by another transaction meanwhile");
-      await this.q.writeRest(tx, fresh, totalsAfter(windows, reads, counted));
-    }
+    if (fresh.length > 0) await this.q.write(tx, fresh, totalsAfter(windows, reads, counted));
     return decided.map((d) => d.recorded);
   }
 }

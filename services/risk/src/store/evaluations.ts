@@ -6,13 +6,13 @@
  * two evaluations of one counter never both see room for the last movement.
  */
 import { parseCents, type Tenant } from "@treasury/contracts";
-import { withTx, writeOutbox, type Sql, type Tx } from "@treasury/service-kit";
-import type postgres from "postgres";
+import { withPipelinedTx, withTx, writeOutbox, type Sql, type Tx } from "@treasury/service-kit";
+import postgres from "postgres";
 import type { Evaluation, EvaluationSource, ReviewStatus } from "../domain/evaluations.ts";
 import type { Hit } from "../domain/rules.ts";
 import type { EvaluationRecord, EvaluationStore, PendingEvent, Recorded } from "../usecases/ports.ts";
 import { insertAlerts } from "./alerts.ts";
-import { CountingBatches, type BatchReads, type CounterTotal, type CounterWindow } from "./evaluation-batches.ts";
+import { CountingBatches, KeyTaken, type BatchReads, type CounterTotal, type CounterWindow } from "./evaluation-batches.ts";
 
 interface Row {
   id: string;
@@ -91,8 +91,10 @@ async function one(q: Q, where: postgres.PendingQuery<postgres.Row[]>): Promise<
 async function lockAndRead(tx: Tx, tenant: Tenant, windows: readonly CounterWindow[], keys: readonly string[]): Promise<BatchReads> {
   const locks = windows.map((w) => `risk:${tenant.orgId}:${String(tenant.livemode)}:${w.counter}`);
   const counters = windows.map((w) => w.counter);
+  // Sent first, explicitly: the reads must run after it (each statement takes its snapshot when it starts).
+  const locked = tx`select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(${locks}::text[]) with ordinality as u(k, i)`.execute();
   const [, base, edge, existing] = await Promise.all([
-    tx`select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(${locks}::text[]) with ordinality as u(k, i)`,
+    locked,
     // From the running figures less what left the window since they were kept, or, for a counter without them
     // or read again after a pause, from the events (each branch is a one-time filter: only one of them runs).
     tx<{ counter: string; n: number; amount: string }[]>`
@@ -174,6 +176,22 @@ async function insertEvaluations(q: Q, evaluations: readonly Evaluation[]): Prom
   return new Set(rows.map((r) => r.id));
 }
 
+/**
+ * A batch's writes, sent together: the evaluations first (the other rows refer to them), plainly inserted, so a
+ * key recorded meanwhile fails the batch (KeyTaken: it starts over) instead of leaving its hits without a row.
+ */
+async function writeBatch(tx: Tx, records: readonly EvaluationRecord[], totals: readonly CounterTotal[]): Promise<void> {
+  const inserted = tx`insert into risk.evaluations ${tx(records.map((r) => evaluationRow(r.evaluation)))}`.execute();
+  try {
+    await Promise.all([inserted, writeRest(tx, records, totals)]);
+  } catch (e) {
+    if (e instanceof postgres.PostgresError && e.code === UNIQUE_VIOLATION && e.constraint_name === "evaluations_key_uq") throw new KeyTaken(e.message);
+    throw e;
+  }
+}
+
+const UNIQUE_VIOLATION = "23505";
+
 /** The hits, counter movements, events and alerts of recorded evaluations: one statement per table. */
 async function writeRest(tx: Tx, records: readonly EvaluationRecord[], totals: readonly CounterTotal[] = []): Promise<void> {
   const hits = records.flatMap(({ evaluation: e }) =>
@@ -226,7 +244,7 @@ async function taken(q: Q, tenant: Tenant, source: EvaluationSource, key: string
 }
 
 export function pgEvaluationStore(sql: Sql): EvaluationStore {
-  const batches = new CountingBatches((fn) => withTx(sql, fn), { lockAndRead, insertEvaluations, writeRest });
+  const batches = new CountingBatches((fn) => withPipelinedTx(sql, fn), { lockAndRead, write: writeBatch });
   return {
     get: (t, id) => one(sql, sql`e.id = ${id} and e.org_id = ${t.orgId} and e.livemode = ${t.livemode}`),
     getById: (id) => one(sql, sql`e.id = ${id}`),
