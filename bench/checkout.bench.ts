@@ -289,7 +289,7 @@ try {
   // pgbench's sweep of the same levels finds its best; then rounds of pgbench at that level, flows at the best
   // concurrency (the maximum rate), then the open loop at 70 % of that rate: each figure is compared with one
   // measured seconds before it, since the machine's speed drifts.
-  const baseline = pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: LEVELS, seconds: DURATION_SEC * 2 });
+  const baseline = await pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: LEVELS, seconds: DURATION_SEC * 2 });
   console.log(pgbenchLine(baseline));
   const extra: LevelResult[] = [];
   for (const f of EXTRA_FRACTIONS) {
@@ -302,7 +302,7 @@ try {
   type Round = { tps: number; max: LevelResult; paced: LevelResult & { rate: number }; steps: string; handlers: string; runtime: string };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const tps = baseline.again().tps;
+    const tps = (await baseline.again()).tps;
     const max = await runLevel(best.concurrency, DURATION_SEC);
     stepFigures();
     const before = await scrape();

@@ -337,7 +337,7 @@ try {
   const uniform = await runProfile(conn, () => transferRequest(orgId, walletIds, false), DURATION_SEC);
   const hot = await runProfile(conn, () => transferRequest(orgId, walletIds, true), DURATION_SEC);
 
-  const baseline = pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: PGBENCH_LEVELS, seconds: PGBENCH_SEC });
+  const baseline = await pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: PGBENCH_LEVELS, seconds: PGBENCH_SEC });
   const tps = baseline.best.tps;
   const errors = warmUp.errors + uniform.errors + hot.errors;
 

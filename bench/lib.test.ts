@@ -118,14 +118,22 @@ describe.runIf(existsSync(`/proc/${process.pid}/task/${process.pid}/schedstat`))
 });
 
 describe("pgbench baseline", () => {
-  /** A pgbench stand-in: records each run and answers tps from `tpsByClients`. */
+  /**
+   * A pgbench stand-in: records each run and answers tps from `tpsByClients` a few event-loop turns later, and the
+   * most runs it saw at once.
+   */
   const fake = (tpsByClients: Record<number, number>) => {
     const runs: Parameters<PgbenchRun>[0][] = [];
-    const run: PgbenchRun = (opts) => {
+    let running = 0;
+    const seen = { mostAtOnce: 0 };
+    const run: PgbenchRun = async (opts) => {
       runs.push(opts);
+      seen.mostAtOnce = Math.max(seen.mostAtOnce, ++running);
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      running--;
       return tpsByClients[opts.clients] ?? 0;
     };
-    return { run, runs };
+    return { run, runs, seen };
   };
 
   it("runs at a scale of at least the most clients, never below pgbench's rule of scale ≥ clients", () => {
@@ -143,26 +151,28 @@ describe("pgbench baseline", () => {
     expect(pgbenchThreads(3, 8)).toBe(3);
   });
 
-  it("runs every one of the benchmark's levels at that scale and keeps the best, whichever level it is", () => {
-    // Proves the baseline is pgbench's best over the same client levels, not one fixed level.
-    const { run, runs } = fake({ 1: 500, 4: 1800, 16: 2600, 32: 2400 });
-    const b = pgbenchBaseline(run, { levels: [32, 1, 16, 4], seconds: 10, cores: 2 });
+  it("runs every one of the benchmark's levels at that scale, one at a time, and keeps the best, whichever level it is", async () => {
+    // Proves the baseline is pgbench's best over the same client levels, not one fixed level, and that no two
+    // levels share the machine.
+    const { run, runs, seen } = fake({ 1: 500, 4: 1800, 16: 2600, 32: 2400 });
+    const b = await pgbenchBaseline(run, { levels: [32, 1, 16, 4], seconds: 10, cores: 2 });
     expect(runs).toEqual([
       { scale: 32, clients: 1, threads: 1, seconds: 10 },
       { scale: 32, clients: 4, threads: 2, seconds: 10 },
       { scale: 32, clients: 16, threads: 2, seconds: 10 },
       { scale: 32, clients: 32, threads: 2, seconds: 10 },
     ]);
+    expect(seen.mostAtOnce).toBe(1);
     expect(b.best).toEqual({ clients: 16, threads: 2, tps: 2600 });
     expect(b.json()).toEqual({ scale: 32, seconds: 10, best_clients: 16, tps_by_clients: { "1": 500, "4": 1800, "16": 2600, "32": 2400 } });
   });
 
-  it("measures a round again at the best level and the same scale", () => {
+  it("measures a round again at the best level and the same scale", async () => {
     // Proves each round's baseline is the sweep's best level, measured afresh beside the round.
     const { run, runs } = fake({ 4: 900, 64: 3000 });
-    const b = pgbenchBaseline(run, { levels: [4, 64], seconds: 5, cores: 2 });
+    const b = await pgbenchBaseline(run, { levels: [4, 64], seconds: 5, cores: 2 });
     runs.length = 0;
-    expect(b.again()).toEqual({ clients: 64, threads: 2, tps: 3000 });
+    expect(await b.again()).toEqual({ clients: 64, threads: 2, tps: 3000 });
     expect(runs).toEqual([{ scale: 64, clients: 64, threads: 2, seconds: 5 }]);
   });
 

@@ -3,7 +3,6 @@
  * autocannon, the open-loop client, the pgbench baseline, and the loops that drive a benchmark's own operations.
  * The benchmarked child processes and their CPU figures are in lib/processes.ts.
  */
-import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
@@ -11,6 +10,7 @@ import postgres from "postgres";
 import { SERVICES } from "@treasury/contracts";
 import { migrateAll, migrateEventsStream } from "@treasury/service-kit";
 import { freePort, makeScratchDir, repoRoot, startNats, startPostgres, startRedis } from "@treasury/testing";
+import { runCommand } from "./lib/command.ts";
 import { GetPool } from "./lib/http-pool.ts";
 
 export interface BenchInfra {
@@ -268,7 +268,7 @@ export interface PgbenchLevel {
  * One pgbench TPC-B run (the default script) on a database initialised afresh at `scale`: the runner of
  * `pgbenchBaseline`, a parameter so the choice of scale and levels can be tested without PostgreSQL.
  */
-export type PgbenchRun = (opts: { scale: number; clients: number; threads: number; seconds: number }) => number;
+export type PgbenchRun = (opts: { scale: number; clients: number; threads: number; seconds: number }) => Promise<number>;
 
 /**
  * How pgbench runs beside a benchmark whose own clients run at `levels`: the same client levels (ascending, each
@@ -306,7 +306,7 @@ export interface PgbenchBaseline {
    * pgbench again at the best level, initialised afresh: a round's baseline, measured seconds beside the round's
    * own figures (the machine's speed drifts between the sweep and a round).
    */
-  again(): PgbenchLevel;
+  again(): Promise<PgbenchLevel>;
   /** The baseline's details for a benchmark's JSON line. */
   json(): { scale: number; seconds: number; best_clients: number; tps_by_clients: Record<string, number> };
 }
@@ -317,13 +317,15 @@ export interface PgbenchBaseline {
  * level counts, as the benchmark's own best level does for its figure. `levels` are the clients the benchmark
  * itself runs against the system, so pgbench gets the same chance to find its best concurrency on this machine.
  */
-export function pgbenchBaseline(run: PgbenchRun, opts: { levels: readonly number[]; seconds: number; cores?: number }): PgbenchBaseline {
+export async function pgbenchBaseline(run: PgbenchRun, opts: { levels: readonly number[]; seconds: number; cores?: number }): Promise<PgbenchBaseline> {
   const plan = pgbenchPlan(opts.levels);
-  const at = (clients: number): PgbenchLevel => {
+  const at = async (clients: number): Promise<PgbenchLevel> => {
     const threads = pgbenchThreads(clients, opts.cores);
-    return { clients, threads, tps: run({ scale: plan.scale, clients, threads, seconds: opts.seconds }) };
+    return { clients, threads, tps: await run({ scale: plan.scale, clients, threads, seconds: opts.seconds }) };
   };
-  const levels = plan.levels.map(at);
+  // One level after the other: levels run side by side would measure each other.
+  const levels: PgbenchLevel[] = [];
+  for (const clients of plan.levels) levels.push(await at(clients));
   const best = bestPgbenchLevel(levels);
   return {
     scale: plan.scale,
@@ -347,25 +349,24 @@ export function pgbenchLine(b: PgbenchBaseline): string {
 }
 
 /**
- * pgbench against its own database ("pgbench", created afresh) in the benchmark's cluster. Each run initialises
+ * pgbench against its own database (`database`, "pgbench" unless named, created afresh) in the benchmark's cluster. Each run initialises
  * it at `scale` (then a CHECKPOINT, so the load of the initialisation is flushed before anything is measured): a
  * run on tables that earlier runs grew and left dead rows in measured 10–20 % less by the third round, which
- * would flatter the ratio of later rounds and penalise later levels of a sweep.
+ * would flatter the ratio of later rounds and penalise later levels of a sweep. The commands run beside the event
+ * loop (bench/lib/command.ts): the benchmark's keep-alive sockets outlive a sweep only if the loop keeps turning.
  */
-export function pgbenchRunner(adminUrl: string): PgbenchRun {
+export function pgbenchRunner(adminUrl: string, database = "pgbench"): PgbenchRun {
   const u = new URL(adminUrl);
   const conn = ["-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres")];
   const env = { ...process.env, PGPASSWORD: decodeURIComponent(u.password) };
-  const exec = (cmd: string, args: string[], seconds: number) => {
-    const r = spawnSync(cmd, [...conn, ...args], { encoding: "utf8", env, timeout: (seconds + 300) * 1000 });
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr}`);
-    return r.stdout + r.stderr;
-  };
-  exec("psql", ["-d", "postgres", "-c", "drop database if exists pgbench", "-c", "create database pgbench"], 0);
-  return ({ scale, clients, threads, seconds }) => {
-    exec("pgbench", ["-i", "-q", "-s", String(scale), "pgbench"], 0);
-    exec("psql", ["-d", "pgbench", "-c", "checkpoint"], 0);
-    const out = exec("pgbench", ["-c", String(clients), "-j", String(threads), "-T", String(seconds), "pgbench"], seconds);
+  const exec = (cmd: string, args: string[], seconds: number) => runCommand(cmd, [...conn, ...args], { env, timeoutMs: (seconds + 300) * 1000 });
+  let created: Promise<unknown> | undefined;
+  return async ({ scale, clients, threads, seconds }) => {
+    const db = `"${database.replaceAll('"', '""')}"`;
+    await (created ??= exec("psql", ["-d", "postgres", "-c", `drop database if exists ${db}`, "-c", `create database ${db}`], 0));
+    await exec("pgbench", ["-i", "-q", "-s", String(scale), database], 0);
+    await exec("psql", ["-d", database, "-c", "checkpoint"], 0);
+    const out = await exec("pgbench", ["-c", String(clients), "-j", String(threads), "-T", String(seconds), database], seconds);
     const m = /tps = ([\d.]+) \(without initial connection time\)/.exec(out) ?? /tps = ([\d.]+)/.exec(out);
     if (m === null) throw new Error(`no tps in pgbench output:\n${out}`);
     return Number(m[1]);

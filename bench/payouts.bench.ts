@@ -180,13 +180,13 @@ try {
   );
   const best = results.reduce((a, b) => (b.perSec > a.perSec ? b : a));
 
-  const baseline = pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: LEVELS, seconds: DURATION_SEC * 2 });
+  const baseline = await pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: LEVELS, seconds: DURATION_SEC * 2 });
   console.log(pgbenchLine(baseline));
   type Paced = OpRun & { rate: number };
   type Round = { tps: number; max: OpRun; paced: Paced; pacedCpu: Record<string, number>; floor: Paced };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const tps = baseline.again().tps;
+    const tps = (await baseline.again()).tps;
     const max = await runLevel(best.concurrency, DURATION_SEC);
     const rate = Math.max(1, max.perSec * PACED_FRACTION);
     // The floor goes first in every other round, so neither one always runs on the other's leftovers.

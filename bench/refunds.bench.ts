@@ -173,12 +173,12 @@ try {
     console.log(`  concurrency ${c}: mean time in each service's handler: ${handlerDelta(before, await handlerTimes())}`);
   }
   const best = levels.reduce((a, b) => (b.perSec > a.perSec ? b : a));
-  const baseline = pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: LEVELS, seconds: DURATION_SEC * 2 });
+  const baseline = await pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: LEVELS, seconds: DURATION_SEC * 2 });
   console.log(pgbenchLine(baseline));
   type Round = { tps: number; max: OpRun; half: OpRun & { rate: number }; floor: OpRun & { rate: number } };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const tps = baseline.again().tps;
+    const tps = (await baseline.again()).tps;
     const max = await runLevel(best.concurrency, DURATION_SEC);
     const rate = Math.max(1, max.perSec * HALF_RATE);
     // The floor goes first in every other round, so neither one always runs on the other's leftovers.

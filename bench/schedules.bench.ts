@@ -151,7 +151,7 @@ try {
   await closedLoop(async () => (await post("GET", "/v1/sandbox/clock")).status, 4, 1);
   const ids = await setup(post);
 
-  const baseline = pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: [1, 4, 16, 32], seconds: 10 });
+  const baseline = await pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: [1, 4, 16, 32], seconds: 10 });
   console.log(pgbenchLine(baseline));
 
   const scheduled = async () => Number((await sql<{ n: string }[]>`select count(*) as n from payouts.payouts where reference_id like 'schedule:%'`)[0]?.n ?? 0);
@@ -163,7 +163,7 @@ try {
   const runSec = await until(scheduled, SCHEDULES, "scheduled payouts");
   const cpuPerPayout = cpuPer(cpuRun, cpu(), SCHEDULES);
   const payoutsPerSec = SCHEDULES / runSec;
-  const tps = baseline.again().tps;
+  const tps = (await baseline.again()).tps;
 
   // Auto-release holds, all due one day after the clock's now.
   const clock = (await post("GET", "/v1/sandbox/clock")).body["clock"] as { now: string };

@@ -210,7 +210,7 @@ try {
   await seedProfiles(tax, tenant);
   await tax.deps.settings.put(tenant, { taxYear: YEAR, form: "1099-K", thresholdCents: 100_000, thresholdTransactions: SALES - 1, custom: true });
 
-  const baseline = pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: [1, 4, 16, 32], seconds: 10 });
+  const baseline = await pgbenchBaseline(pgbenchRunner(infra.adminUrl), { levels: [1, 4, 16, 32], seconds: 10 });
   console.log(pgbenchLine(baseline));
 
   // Where generation's time goes: the use case's ports timed as it calls them (they overlap: the next page is read while one is written).
@@ -241,7 +241,7 @@ try {
   const fire = await sampled(() => exportTo(tax!, tenant, "fire", join(scratch, "tax.fire")));
   const csv = await exportTo(tax, tenant, "csv", join(scratch, "tax.csv"));
   const read = fireCheck(join(scratch, "tax.fire"));
-  const tps = baseline.again().tps;
+  const tps = (await baseline.again()).tps;
 
   const [ledgerGross] = await sql<{ gross: string }[]>`select coalesce(sum(gross), 0)::text as gross from ledger.sales where org_id = ${org_id}`;
   const report = await checkInvariants(sql, {});
