@@ -58,6 +58,7 @@ export const HEALTH_PORT_OFFSETS: Record<ServiceName, number> = {
   risk: 8,
   invoicing: 9,
   tax: 10,
+  console: 11,
 };
 export const HEALTH_PORTS = Object.fromEntries(SERVICES.map((s) => [s, healthPortBase + HEALTH_PORT_OFFSETS[s]])) as Record<ServiceName, number>;
 
