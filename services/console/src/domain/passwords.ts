@@ -43,4 +43,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
  * A hash of a password nobody has: an unknown address is checked against it, so a sign-in takes as long whether
  * the account exists or not.
  */
-export const decoyHash: Promise<string> = hashPassword(randomBytes(24).toString("base64url"));
+let decoy: Promise<string> | undefined;
+export function decoyHash(): Promise<string> {
+  decoy ??= hashPassword(randomBytes(24).toString("base64url"));
+  return decoy;
+}

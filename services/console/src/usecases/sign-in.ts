@@ -23,7 +23,7 @@ export interface SignedIn {
 
 async function passwordMatches(operator: Operator | undefined, password: string): Promise<boolean> {
   // An unknown address costs the same scrypt as a known one.
-  const ok = await verifyPassword(password, operator?.passwordHash ?? (await decoyHash));
+  const ok = await verifyPassword(password, operator?.passwordHash ?? (await decoyHash()));
   return ok && operator !== undefined && operator.disabledAt === null;
 }
 
