@@ -30,6 +30,8 @@ export const pgPort = Number(env["DEV_PG_PORT"] ?? 54329);
 export const natsPort = Number(env["DEV_NATS_PORT"] ?? 42229);
 export const mainPort = env["PORT"] ?? "8080";
 export const altPort = env["ALT_PORT"] ?? "8081";
+/** The operator console's own listener; browsers reach it through the gateway's alt port at /console. */
+export const consolePort = env["CONSOLE_PORT"] ?? "8090";
 export const host = env["HOST"] ?? "127.0.0.1";
 export const dbPoolMax = Number(env["DB_POOL_MAX"] ?? 10);
 /**
