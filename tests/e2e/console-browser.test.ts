@@ -182,6 +182,17 @@ describe("operator console", () => {
     expect(row).toEqual({ actor: "operator:admin@example.com", reason: "key leaked in a ticket" });
   });
 
+  it("shows the risk review queue and runs the ledger's invariant check", { timeout: 120_000 }, async () => {
+    // Proves the risk queue and the checks page answer through their owners, and are accessible at both widths.
+    await page.goto(`${p.s.altUrl}/console/risk`);
+    expect((await page.locator("caption", { hasText: "Risk reviews pending" }).count()) + (await page.getByText("None.").count())).toBeGreaterThan(0);
+    await inspect("risk-reviews");
+    await page.goto(`${p.s.altUrl}/console/checks`);
+    await page.getByRole("button", { name: "Verify the ledger's invariants" }).click();
+    await expect.poll(() => page.getByText("Every check passed.").count()).toBe(1);
+    await inspect("checks");
+  });
+
   it("refuses a forged CSRF token and never signs in a planted session id", { timeout: 60_000 }, async () => {
     // Proves the synchronizer token on a POST and that sign-in issues a fresh session id.
     const forged = await page.request.post(`${p.s.altUrl}/console/orgs/${p.s.orgId}/status`, {

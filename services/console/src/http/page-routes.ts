@@ -13,6 +13,7 @@ import type { HttpDeps } from "./context.ts";
 import { field, guard, viewerOf } from "./guard.ts";
 import { ID_RE, idParam, queryOf, who } from "./request.ts";
 import { registerKycRoutes } from "./kyc-routes.ts";
+import { registerReviewRoutes } from "./review-routes.ts";
 
 const AUDIT_ROWS_SHOWN = 200;
 
@@ -90,6 +91,7 @@ function registerOrgActions(app: FastifyInstance, h: HttpDeps): void {
 export function registerPageRoutes(app: FastifyInstance, h: HttpDeps): void {
   registerFind(app, h);
   registerKycRoutes(app, h);
+  registerReviewRoutes(app, h);
   registerOrgReads(app, h);
   registerOrgActions(app, h);
 }

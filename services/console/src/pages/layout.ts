@@ -24,8 +24,10 @@ export interface PageOptions {
 const NAV: Array<{ href: string; label: string; section: string; permission: "read" | "review" | "manage" }> = [
   { href: `${BASE}`, label: "Find", section: "find", permission: "read" },
   { href: `${BASE}/kyc`, label: "KYC reviews", section: "kyc", permission: "read" },
+  { href: `${BASE}/risk`, label: "Risk reviews", section: "risk", permission: "read" },
   { href: `${BASE}/orgs`, label: "Orgs and keys", section: "orgs", permission: "read" },
   { href: `${BASE}/audit`, label: "Audit log", section: "audit", permission: "read" },
+  { href: `${BASE}/checks`, label: "Checks", section: "checks", permission: "read" },
 ];
 
 function nav(viewer: Viewer, section: string | undefined): Html {
