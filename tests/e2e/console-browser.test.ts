@@ -131,7 +131,7 @@ describe("operator console", () => {
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     const kyc = r.body["creator_kyc"] as { status: string; latest_submission: { id: string } };
     const id = kyc.latest_submission.id;
-    await page.goto(`${p.s.altUrl}/console/kyc?status=${kyc.status}`);
+    await page.goto(`${p.s.altUrl}/console/kyc?status=${kyc.status}&subject=creator&org=${p.s.orgId}`);
     await inspect("kyc-queue");
     await page.locator(`a[href="/console/kyc/${id}"]`).click();
     await page.waitForURL(`**/console/kyc/${id}`);
@@ -182,7 +182,7 @@ describe("operator console", () => {
     expect(row).toEqual({ actor: "operator:admin@example.com", reason: "key leaked in a ticket" });
   });
 
-  it("shows the risk review queue and runs the ledger's invariant check", { timeout: 120_000 }, async () => {
+  it("shows the risk review queue, runs the ledger's invariant check and cuts a payout file", { timeout: 120_000 }, async () => {
     // Proves the risk queue and the checks page answer through their owners, and are accessible at both widths.
     await page.goto(`${p.s.altUrl}/console/risk`);
     expect((await page.locator("caption", { hasText: "Risk reviews pending" }).count()) + (await page.getByText("None.").count())).toBeGreaterThan(0);
@@ -191,6 +191,14 @@ describe("operator console", () => {
     await page.getByRole("button", { name: "Verify the ledger's invariants" }).click();
     await expect.poll(() => page.getByText("Every check passed.").count()).toBe(1);
     await inspect("checks");
+    await page.goto(`${p.s.altUrl}/console/payouts`);
+    await inspect("payouts");
+    const cut = page.locator('form[action$="/payouts/cut-file"]');
+    await cut.getByLabel("Reason").fill("end of day file");
+    await cut.getByRole("button", { name: "Cut a file" }).click();
+    await expect.poll(() => page.locator("h2", { hasText: "File cut" }).count()).toBe(1);
+    const [row] = await p.env.adminSql<{ actor: string; reason: string }[]>`select actor, reason from payouts.audit_log where action = 'payouts.cut-file'`;
+    expect(row).toEqual({ actor: "operator:admin@example.com", reason: "end of day file" });
   });
 
   it("refuses a forged CSRF token and never signs in a planted session id", { timeout: 60_000 }, async () => {

@@ -1,7 +1,7 @@
 /**
  * What each operator role may do, checked by the server on every request (a hidden button is not a control).
- * viewer reads; reviewer also decides KYC, risk and refund reviews and reveals personal data for it; admin also
- * manages orgs and keys.
+ * viewer reads; reviewer also decides KYC and risk reviews and reveals personal data for it; admin also manages
+ * orgs and keys and runs the bank rail's operations.
  */
 export const ROLES = ["viewer", "reviewer", "admin"] as const;
 export type Role = (typeof ROLES)[number];

@@ -22,9 +22,13 @@ export function registerKycRoutes(app: FastifyInstance, h: HttpDeps): void {
   app.get(`${BASE}/kyc`, { preHandler: guard(h, "read") }, async (req, reply) => {
     const status = queryOf(req, "status") || "pending";
     if (!(KYC_STATUSES as readonly string[]).includes(status)) throw new DomainError("validation_error", `status must be one of ${KYC_STATUSES.join(", ")}`);
-    const answer = await h.commands.run("kyc list", { ...who(req), flags: { status, limit: String(QUEUE_LIMIT) } });
+    const org = queryOf(req, "org");
+    const subject = queryOf(req, "subject");
+    if (subject !== "" && subject !== "business" && subject !== "creator") throw new DomainError("validation_error", "subject must be business or creator");
+    const flags = { status, limit: String(QUEUE_LIMIT), ...(org === "" ? {} : { org }), ...(subject === "" ? {} : { subject }) };
+    const answer = await h.commands.run("kyc list", { ...who(req), flags });
     const verifications = (answer["verifications"] ?? []) as Record<string, unknown>[];
-    return reply.type("text/html; charset=utf-8").send(kycQueuePage(viewerOf(req.session!), status, verifications));
+    return reply.type("text/html; charset=utf-8").send(kycQueuePage(viewerOf(req.session!), { status, org, subject }, verifications));
   });
   app.get(`${BASE}/kyc/:id`, { preHandler: guard(h, "read") }, async (req, reply) => {
     const id = idParam(req);

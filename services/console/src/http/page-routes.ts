@@ -13,6 +13,7 @@ import type { HttpDeps } from "./context.ts";
 import { field, guard, viewerOf } from "./guard.ts";
 import { ID_RE, idParam, queryOf, who } from "./request.ts";
 import { registerKycRoutes } from "./kyc-routes.ts";
+import { registerPayoutsRoutes } from "./payouts-routes.ts";
 import { registerReviewRoutes } from "./review-routes.ts";
 
 const AUDIT_ROWS_SHOWN = 200;
@@ -92,6 +93,7 @@ export function registerPageRoutes(app: FastifyInstance, h: HttpDeps): void {
   registerFind(app, h);
   registerKycRoutes(app, h);
   registerReviewRoutes(app, h);
+  registerPayoutsRoutes(app, h);
   registerOrgReads(app, h);
   registerOrgActions(app, h);
 }

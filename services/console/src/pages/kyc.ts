@@ -13,19 +13,39 @@ export const KYC_STATUSES = ["pending", "under_review", "approved", "rejected", 
 export const KYC_DECISIONS = ["approve", "reject", "suspend"] as const;
 export type KycDecision = (typeof KYC_DECISIONS)[number];
 
-function statusFilter(status: string): Html {
-  const options = KYC_STATUSES.map((s) => html`<option value="${s}" ${s === status ? html` selected` : ""}>${s}</option>`);
+export interface KycFilter {
+  status: string;
+  org: string;
+  subject: string;
+}
+
+function queueFilter(f: KycFilter): Html {
+  const options = KYC_STATUSES.map((s) => html`<option value="${s}" ${s === f.status ? html` selected` : ""}>${s}</option>`);
+  const subjects = ["", "business", "creator"].map(
+    (s) => html`<option value="${s}" ${s === f.subject ? html` selected` : ""}>${s === "" ? "any" : s}</option>`,
+  );
   return html`<form method="get" action="${BASE}/kyc" class="inline">
     <label for="kyc-status">Status</label>
     <select id="kyc-status" name="status">
-      ${options}</select
-    ><button type="submit">Show</button>
+      ${options}
+    </select>
+    <label for="kyc-subject">Subject</label
+    ><select id="kyc-subject" name="subject">
+      ${subjects}
+    </select>
+    <label for="kyc-org">Org</label><input id="kyc-org" name="org" value="${f.org}" maxlength="255" placeholder="org_… (any)" />
+    <button type="submit">Show</button>
   </form>`;
 }
 
-export function kycQueuePage(viewer: Viewer, status: string, verifications: Record<string, unknown>[]): string {
+export function kycQueuePage(viewer: Viewer, filter: KycFilter, verifications: Record<string, unknown>[]): string {
   const open = (r: Record<string, unknown>) => (typeof r["submission_id"] === "string" ? html`<a href="${BASE}/kyc/${r["submission_id"]}">Open</a>` : html``);
-  return page({ title: "KYC reviews", viewer, section: "kyc", body: html`${statusFilter(status)}${table(`Verifications ${status}`, verifications, open)}` });
+  return page({
+    title: "KYC reviews",
+    viewer,
+    section: "kyc",
+    body: html`${queueFilter(filter)}${table(`Verifications ${filter.status}`, verifications, open)}`,
+  });
 }
 
 function decisions(viewer: Viewer, id: string): Html {

@@ -26,6 +26,7 @@ const NAV: Array<{ href: string; label: string; section: string; permission: "re
   { href: `${BASE}/kyc`, label: "KYC reviews", section: "kyc", permission: "read" },
   { href: `${BASE}/risk`, label: "Risk reviews", section: "risk", permission: "read" },
   { href: `${BASE}/orgs`, label: "Orgs and keys", section: "orgs", permission: "read" },
+  { href: `${BASE}/payouts`, label: "Payouts", section: "payouts", permission: "manage" },
   { href: `${BASE}/audit`, label: "Audit log", section: "audit", permission: "read" },
   { href: `${BASE}/checks`, label: "Checks", section: "checks", permission: "read" },
 ];

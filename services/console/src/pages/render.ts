@@ -76,13 +76,14 @@ export function table(label: string, rows: readonly Record<string, unknown>[], a
   if (rows.length === 0) return html`<p class="muted">None.</p>`;
   const shown = rows.slice(0, TABLE_ROWS_MAX);
   const columns = [...new Set(shown.flatMap((r) => Object.keys(r)))];
+  // Actions come first: on a narrow screen they are in view without scrolling the table sideways.
   const head = html`<tr>
-    ${columns.map((c) => html`<th scope="col">${c}</th>`)}${actions === undefined ? "" : html`<th scope="col">actions</th>`}
+    ${actions === undefined ? "" : html`<th scope="col">actions</th>`}${columns.map((c) => html`<th scope="col">${c}</th>`)}
   </tr>`;
   const body = shown.map(
     (r) =>
       html`<tr>
-        ${columns.map((c) => html`<td>${value(r[c], c, 1)}</td>`)}${actions === undefined ? "" : html`<td>${actions(r)}</td>`}
+        ${actions === undefined ? "" : html`<td>${actions(r)}</td>`}${columns.map((c) => html`<td>${value(r[c], c, 1)}</td>`)}
       </tr>`,
   );
   return html`<div class="scroll" role="region" aria-label="${label}" tabindex="0">
