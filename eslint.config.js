@@ -2,7 +2,7 @@
 // service; services share only libs/* (contracts, service-kit, testing).
 import tseslint from "typescript-eslint";
 
-const serviceNames = ["gateway", "ledger", "payments", "payouts", "refunds", "receipts", "kyc", "webhooks", "risk", "invoicing", "tax"];
+const serviceNames = ["gateway", "ledger", "payments", "payouts", "refunds", "receipts", "kyc", "webhooks", "risk", "invoicing", "tax", "console"];
 
 /** The test functions of vitest: a committed `.only` on any of them silently skips every other test of its file. */
 const testFunctions = ["describe", "suite", "it", "test", "bench"];

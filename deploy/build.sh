@@ -28,6 +28,8 @@ for pkg in libs/*/ services/*/; do
   # npm links each workspace by its manifest; the libraries' sources are inside the compiled entries.
   cp "$pkg/package.json" "$out/$pkg/"
   if [ -d "$pkg/migrations" ]; then cp -R "$pkg/migrations" "$out/$pkg/"; fi
+  # Files a service serves as they are (the operator console's styles and script).
+  if [ -d "$pkg/assets" ]; then cp -R "$pkg/assets" "$out/$pkg/"; fi
 done
 
 cd "$out"

@@ -7,10 +7,10 @@
 set -euo pipefail
 
 file="$(cd "$(dirname "$0")/.." && pwd)/.env"
-nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing tax admin migrations"
+nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing tax console admin migrations"
 umask 077
 password() { head -c 30 /dev/urandom | base64 | tr -dc 'A-Za-z0-9'; }
-services="gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing tax"
+services="gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing tax console"
 if [ -e "$file" ]; then
   # A service or NATS identity added since the file was written gets its password appended.
   for service in $services; do

@@ -45,13 +45,13 @@ write() {
   echo "created $file"
 }
 
-for service in gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing tax; do
+for service in gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing tax console; do
   write "pg-role-$service.env" "username=${service}_svc" "password=$(password)"
 done
 write redis.env "password=$(password)"
 # Each NATS identity's password (ADR 0011): the services read theirs, the migrate step `migrations`', the NATS servers
 # all of them (k8s/nats/values-auth.yaml). An identity added since the file was written gets its password appended.
-nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing tax admin migrations"
+nats_identities="gateway ledger payments payouts refunds receipts kyc webhooks risk invoicing tax console admin migrations"
 nats_passwords() {
   for identity in $nats_identities; do
     printf 'NATS_PASSWORD_%s=%s\n' "$(printf '%s' "$identity" | tr '[:lower:]' '[:upper:]')" "$(password)"

@@ -14,9 +14,8 @@ import { readFileSync, statSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ADMIN_COMMANDS, ADMIN_FILE_MAX_BYTES, adminOperation, DomainError, type AdminCommandSpec, type AdminRequest } from "@treasury/contracts";
 import { auditListCommand } from "./admin/audit.ts";
-import { AdminClient, COMMAND_TIMEOUT_MS } from "./admin/client.ts";
+import { AdminClient, COMMAND_TIMEOUT_MS, find } from "@treasury/service-kit/operator-client";
 import { defaultActor, natsUrl, OPTIONS, type Values } from "./admin/context.ts";
-import { find } from "./admin/find.ts";
 
 const COMMANDS: Record<string, AdminCommandSpec> = ADMIN_COMMANDS;
 
@@ -46,8 +45,17 @@ function fileOf(spec: AdminCommandSpec, positionals: string[]): AdminRequest["fi
 
 /** The flags as typed, without the two every command shares (they travel as actor and reason). */
 function flagsOf(values: Values): AdminRequest["flags"] {
-  const { actor: _a, reason: _r, ...flags } = values;
+  const { actor: _a, reason: _r, "password-stdin": _p, ...flags } = values;
   return Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)) as AdminRequest["flags"];
+}
+
+/** A password is read from stdin (its first line), never taken from argv, where `ps` and shell history would show it. */
+async function passwordFromStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const password = Buffer.concat(chunks).toString("utf8").split(/\r?\n/)[0] ?? "";
+  if (password === "") throw new Error("--password-stdin: no password on stdin");
+  return password;
 }
 
 /** Who acts and why, checked here so the operator reads which flag is wrong (the services check them again). */
@@ -66,7 +74,9 @@ async function run(client: AdminClient, name: string, values: Values, positional
     return { body: result, failed: !result.found };
   }
   const spec = COMMANDS[name] as AdminCommandSpec;
-  const request: AdminRequest = { ...actorAndReason(values), flags: flagsOf(values), positionals };
+  const flags = flagsOf(values);
+  if (values["password-stdin"] === true) flags["password"] = await passwordFromStdin();
+  const request: AdminRequest = { ...actorAndReason(values), flags, positionals };
   const file = fileOf(spec, positionals);
   const body = await client.call(spec.service, adminOperation(name), file === undefined ? request : { ...request, file });
   return { body, failed: spec.failed?.(body) ?? false };

@@ -86,6 +86,7 @@ async function main(): Promise<void> {
       bold(`Treasury is up (${SERVICES.length} services).`),
       `  API base URL : ${base}`,
       `  Alt URL      : ${alt}   (hosted checkout / wallet / receipt pages)`,
+      `  Console      : ${alt}/console   (operators: npm run -s admin -- operator create --email … --role admin --password-stdin)`,
       `  Org          : ${credentials.org_id} (sandbox)`,
       `  Test API key : ${credentials.test_api_key}`,
       `  Try          : curl -s ${base}/v1/health-check`,

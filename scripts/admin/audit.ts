@@ -2,8 +2,8 @@
  * `admin audit list`: every service's record of the operator actions it performed (its audit_log, and the kyc
  * service's own record of review decisions), asked of each and merged, newest first.
  */
-import { ADMIN_FANOUT_OPERATIONS, AUDIT_LIMIT_MAX, type AuditEntry, type AuditListRequest } from "@treasury/contracts";
-import type { AdminClient, Unanswered } from "./client.ts";
+import { AUDIT_LIMIT_MAX } from "@treasury/contracts";
+import { listAudit, type AdminClient } from "@treasury/service-kit/operator-client";
 import type { Values } from "./context.ts";
 
 export const AUDIT_LIMIT_DEFAULT = 100;
@@ -26,17 +26,6 @@ export function parseLimit(value: string | undefined, max: number, fallback: num
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > max) throw new Error(`--limit must be an integer from 1 to ${max}`);
   return n;
-}
-
-/** Every service's rows, newest first, at most `limit` in all; and the services that did not answer. */
-export async function listAudit(client: AdminClient, f: AuditListRequest): Promise<{ entries: AuditEntry[]; unanswered: Unanswered[] }> {
-  const { answers, unanswered } = await client.fanOut<{ entries: AuditEntry[] }>(ADMIN_FANOUT_OPERATIONS.auditList, f);
-  const time = (e: AuditEntry): number => new Date(e.at).getTime();
-  const entries = answers
-    .flatMap((a) => a.body.entries)
-    .sort((a, b) => time(b) - time(a) || (a.source === b.source ? Number(b.id) - Number(a.id) : 0))
-    .slice(0, f.limit);
-  return { entries, unanswered };
 }
 
 export async function auditListCommand(client: AdminClient, values: Values): Promise<Record<string, unknown>> {

@@ -31,6 +31,9 @@ export const OPTIONS = {
   cents: { type: "string" },
   operation: { type: "string" },
   mode: { type: "string" },
+  email: { type: "string" },
+  role: { type: "string" },
+  "password-stdin": { type: "boolean" },
 } as const;
 
 export interface Values {
@@ -58,6 +61,9 @@ export interface Values {
   cents?: string | undefined;
   operation?: string | undefined;
   mode?: string | undefined;
+  email?: string | undefined;
+  role?: string | undefined;
+  "password-stdin"?: boolean | undefined;
 }
 
 /**

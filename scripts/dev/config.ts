@@ -38,6 +38,8 @@ export const natsNodes = (env["NATS_URL"] ?? "") === "" ? Number(env["DEV_NATS_C
 export const eventsReplicas = Number(env["EVENTS_REPLICAS"] ?? natsNodes);
 export const mainPort = env["PORT"] ?? "8080";
 export const altPort = env["ALT_PORT"] ?? "8081";
+/** The operator console's own listener; browsers reach it through the gateway's alt port at /console. */
+export const consolePort = env["CONSOLE_PORT"] ?? "8090";
 export const host = env["HOST"] ?? "127.0.0.1";
 export const dbPoolMax = Number(env["DB_POOL_MAX"] ?? 10);
 /**
@@ -66,6 +68,7 @@ export const HEALTH_PORT_OFFSETS: Record<ServiceName, number> = {
   risk: 8,
   invoicing: 9,
   tax: 10,
+  console: 11,
 };
 export const HEALTH_PORTS = Object.fromEntries(SERVICES.map((s) => [s, healthPortBase + HEALTH_PORT_OFFSETS[s]])) as Record<ServiceName, number>;
 

@@ -10,6 +10,7 @@ import { serviceDatabaseUrl } from "@treasury/service-kit";
 import {
   altPort,
   COLORS,
+  consolePort,
   dbPoolMax,
   env,
   eventsReplicas,
@@ -65,6 +66,13 @@ export function serviceEnv(name: ServiceName, s: ServiceSecrets): NodeJS.Process
     vars["ALT_PORT"] = altPort;
     vars["HOST"] = host;
     vars["ALT_BASE_URL"] = env["ALT_BASE_URL"] ?? `http://${host}:${altPort}`;
+    vars["CONSOLE_URL"] = `http://127.0.0.1:${consolePort}`;
+  }
+  // Plain http on a developer's machine: the console's cookies cannot be __Host-/Secure there.
+  if (name === "console") {
+    vars["CONSOLE_HOST"] = "127.0.0.1";
+    vars["CONSOLE_PORT"] = consolePort;
+    vars["CONSOLE_SECURE_COOKIES"] = "false";
   }
   return vars;
 }

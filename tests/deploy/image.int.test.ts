@@ -194,6 +194,8 @@ describe("the production image", () => {
     const extra: Partial<Record<ServiceName, Record<string, string>>> = {
       gateway: { HOST: "127.0.0.1", PORT: String(gatewayPort), ALT_PORT: String(await freePort()), REDIS_URL: env.redisUrl },
       kyc: { PII_KEYS: generateKeyRingEntry("k1") },
+      // Its own page listener on a free port (its assets are read from services/console/assets at start).
+      console: { CONSOLE_PORT: String(await freePort()) },
       receipts: { RECEIPTS_SEALING_KEYS: generateKeyRingEntry("r1") },
       webhooks: { WEBHOOK_SECRET_KEYS: generateKeyRingEntry("w1") },
       payments: { STRIPE_SECRET_KEY: "sk_live_image_stand_in", STRIPE_API_BASE: processor.url, STRIPE_WEBHOOK_SECRET: webhookSecret },

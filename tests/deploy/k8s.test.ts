@@ -298,7 +298,8 @@ describe("k8s manifests", () => {
         '{"cnpg.io/cluster":"treasury-pg"}',
         '{"cnpg.io/poolerName":"treasury-pg-pooler"}',
         '{"app.kubernetes.io/name":"otel-collector"}',
-        ...(d.metadata.name === "gateway" ? ['{"app.kubernetes.io/name":"redis"}'] : []),
+        // The gateway's alt listener forwards /console to the operator console (ADR 0021).
+        ...(d.metadata.name === "gateway" ? ['{"app.kubernetes.io/name":"redis"}', '{"app.kubernetes.io/name":"console"}'] : []),
       ];
       for (const t of podTargets) expect(allowed, `${d.metadata.name} → ${t}`).toContain(t);
       expect(

@@ -4,8 +4,7 @@ import type { AuditEntry } from "@treasury/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyRingEntry } from "@treasury/service-kit";
 import type { TestEnv } from "@treasury/testing";
-import { find } from "../../scripts/admin/find.ts";
-import type { AdminClient } from "../../scripts/admin/client.ts";
+import { find, type AdminClient } from "@treasury/service-kit/operator-client";
 import { admin as adminOf, adminClient } from "./admin-run.ts";
 import { startStack, type Stack } from "./stack.ts";
 

@@ -6,8 +6,7 @@ import { generateKeyRingEntry } from "@treasury/service-kit";
 import { waitFor } from "@treasury/testing";
 import { buildPayouts, type PayoutsService } from "../../services/payouts/src/service.ts";
 import { buildReceipts, type ReceiptsService } from "../../services/receipts/src/service.ts";
-import { find, type FindResult } from "../../scripts/admin/find.ts";
-import type { AdminClient } from "../../scripts/admin/client.ts";
+import { find, type AdminClient, type FindResult } from "@treasury/service-kit/operator-client";
 import { admin, adminClient } from "./admin-run.ts";
 import { call, LOOPBACK_WEBHOOKS_ENV, startStack, type Stack } from "./stack.ts";
 

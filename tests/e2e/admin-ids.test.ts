@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { newId, newRequestId, newUuid } from "@treasury/contracts";
 import { parseLimit, parseSince } from "../../scripts/admin/audit.ts";
-import { classify, idsInRow, traceIdOf } from "../../scripts/admin/find-ids.ts";
+import { classify, idsInRow, traceIdOf } from "@treasury/service-kit/operator-client";
 
 describe("classify", () => {
   it("recognises every generated id by its prefix, UUIDs, request ids, and leaves the rest to participants and sales", () => {

@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { parseNatsUrl } from "@treasury/service-kit";
 import { repoRoot, withNatsCredentials, type TestEnv } from "@treasury/testing";
-import { AdminClient } from "../../scripts/admin/client.ts";
+import { AdminClient } from "@treasury/service-kit/operator-client";
 
 const run = promisify(execFile);
 type Json = Record<string, unknown>;

@@ -244,6 +244,7 @@ describe("health, OpenAPI and docs", () => {
       expect(r.body).toMatchObject({ success: true, data: { status: "ok", version: "2026-03-01" } });
       const services = (r.body.data as { services: Record<string, string> }).services;
       expect(Object.keys(services).sort()).toEqual([
+        "console",
         "gateway",
         "invoicing",
         "kyc",

@@ -37,9 +37,9 @@ export interface PayoutsStack {
   stop(): Promise<void>;
 }
 
-export async function startPayoutsStack(opts: { buildPayouts?: boolean; payoutsEnv?: Record<string, string> } = {}): Promise<PayoutsStack> {
+export async function startPayoutsStack(opts: { buildPayouts?: boolean; payoutsEnv?: Record<string, string>; console?: boolean } = {}): Promise<PayoutsStack> {
   const env = await setupTestEnv();
-  const s = await startStack({ env, services: ["ledger", "payments", "webhooks"] });
+  const s = await startStack({ env, services: ["ledger", "payments", "webhooks", ...(opts.console === true ? (["console"] as const) : [])] });
   // Generous limits for this org: the files make many treasury writes in a few seconds.
   const unlimited = { capacity: 100_000, refill_per_sec: 100_000 };
   await env.adminSql`update gateway.orgs set rate_limits = ${env.adminSql.json({ treasury_write: unlimited, write: unlimited, read: unlimited })} where id = ${s.orgId}`;

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { waitFor, type TestEnv } from "@treasury/testing";
 import type { PaymentsService } from "../../services/payments/src/service.ts";
-import { find } from "../../scripts/admin/find.ts";
+import { find } from "@treasury/service-kit/operator-client";
 import { adminClient } from "./admin-run.ts";
 import { checkoutSessionObject, processorEvent, rid, sendWebhook, signed, type ProcessorStandIn } from "./processor-stand-in.ts";
 import {

@@ -17,6 +17,7 @@ import { buildWebhooks } from "../../services/webhooks/src/service.ts";
 import { buildRisk } from "../../services/risk/src/service.ts";
 import { buildInvoicing } from "../../services/invoicing/src/service.ts";
 import { buildTax } from "../../services/tax/src/service.ts";
+import { buildConsole, type ConsoleService } from "../../services/console/src/service.ts";
 
 export const BACKEND_BUILDERS = {
   ledger: buildLedger,
@@ -29,6 +30,8 @@ export const BACKEND_BUILDERS = {
   risk: buildRisk,
   invoicing: buildInvoicing,
   tax: buildTax,
+  // Its own HTTP port (ephemeral here) behind the gateway's alt listener; plain http in tests.
+  console: (env: Record<string, string | undefined>) => buildConsole({ CONSOLE_PORT: "0", CONSOLE_SECURE_COOKIES: "false", ...env }),
 } as const;
 
 export interface Stack {
@@ -70,7 +73,9 @@ export async function startStack(
     await svc.start();
     services[name] = svc;
   }
-  const gateway = await buildGateway({ ...env.env("gateway"), PORT: "0", ALT_PORT: "0", AUTH_CACHE_TTL_MS: "5000", ...opts.gatewayEnv });
+  const consoleSvc = services["console"] as ConsoleService | undefined;
+  const consoleUrl = consoleSvc === undefined ? {} : { CONSOLE_URL: `http://127.0.0.1:${consoleSvc.httpPort()}` };
+  const gateway = await buildGateway({ ...env.env("gateway"), PORT: "0", ALT_PORT: "0", AUTH_CACHE_TTL_MS: "5000", ...consoleUrl, ...opts.gatewayEnv });
   const { org_id } = await createOrg(env.adminSql, { name: "Test Marketplace" });
   const key = (k: { environment?: "sandbox" | "live"; scopes?: Scope[] | null; orgId?: string }) =>
     createApiKey(env.adminSql, { orgId: k.orgId ?? org_id, environment: k.environment ?? "sandbox", scopes: k.scopes ?? null, forceUnverified: true });

@@ -123,6 +123,11 @@ export const ADMIN_COMMANDS = {
     usage:
       "webhooks rotate-signing-key [--overlap-hours N] --reason TEXT   → {kid, previous, overlap_seconds}: a new Ed25519 key signs ed25519 endpoints' deliveries; the previous ones sign beside it and stay in the JWKS for N hours (default WEBHOOK_SIGNING_KEY_OVERLAP_MS; 0 drops them now)",
   },
+  "operator create": {
+    service: "console",
+    usage:
+      "operator create --email EMAIL --role viewer|reviewer|admin --password-stdin [--reason TEXT]   → {operator}: an account of the operator console; the password is read from stdin, never from the command line",
+  },
 } as const satisfies Record<string, AdminCommandSpec>;
 
 export type AdminCommandName = keyof typeof ADMIN_COMMANDS;

@@ -137,6 +137,14 @@ export const ERROR_CODES = {
   alert_config_not_found: { status: 404, message: "Alert configuration not found" },
   alert_delivery_failed: { status: 422, message: "The test alert could not be delivered" },
 
+  // The operator console (docs/operations.md, "The operator console"; never on the public API).
+  operator_exists: { status: 409, message: "An operator with this email exists" },
+  sign_in_failed: { status: 401, message: "The email or password is wrong" },
+  sign_in_locked: { status: 429, message: "Too many failed sign-ins; try again later" },
+  console_session_required: { status: 401, message: "Sign in to the operator console" },
+  csrf_token_invalid: { status: 403, message: "The form's security token is missing or stale; reload the page" },
+  operator_role_forbidden: { status: 403, message: "Your operator role may not do this" },
+
   // Invoicing (docs/api.md, Invoicing).
   invoice_not_found: { status: 404, message: "Invoice not found" },
   invoice_line_items_required: { status: 400, message: "An invoice needs at least one line item" },

@@ -29,6 +29,7 @@ export const ID_PREFIXES = {
   taxDocument: "taxdoc",
   request: "req",
   entry: "ent",
+  operator: "opr",
 } as const;
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";

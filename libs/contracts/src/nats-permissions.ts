@@ -7,7 +7,8 @@
  * - a service calling another outside a live API request: the INTERNAL_CALLS below, on internal subjects
  *   (`svc.<owner>.internal.<operation>`) that the gateway never routes;
  * - the services that move money: `svc.ledger.post`;
- * - the operator CLI (`admin`): every service's `admin.*` operations (admin.ts);
+ * - the operator CLI (`admin`) and the operator console (`console`): every service's `admin.*` operations
+ *   (admin.ts); the console carries the signed-in operator as the actor (ADR 0021);
  * - every service's outbox relay: the subjects of the event types it owns (EVENT_OWNERS), the stream's info, and
  *   the consumers it owns; only the deploy-time `migrations` identity creates or updates the EVENTS stream;
  * - replies: a callee may publish only into its own branch of its callers' inboxes (`_INBOX_<caller>.<callee>.>`),
@@ -132,13 +133,16 @@ function callersOf(service: ServiceName): NatsIdentity[] {
   const callers = new Set<NatsIdentity>(service === "gateway" ? [] : ["gateway"]);
   for (const c of INTERNAL_CALLS) if (c.service === service) callers.add(c.caller);
   if (service === "ledger") for (const p of LEDGER_POSTERS) callers.add(p);
-  if (ADMIN_SERVICES.includes(service)) callers.add(NATS_ADMIN_USER);
+  if (ADMIN_SERVICES.includes(service)) for (const operator of OPERATOR_CLIENTS) callers.add(operator);
   return [...callers];
 }
 
+/** The identities that send operator commands: the CLI, and the console on behalf of a signed-in operator. */
+const OPERATOR_CLIENTS: readonly NatsIdentity[] = [NATS_ADMIN_USER, "console"];
+
 /** What an identity may call: subjects without the deployment prefix. */
 function callsOf(identity: ServiceName | typeof NATS_ADMIN_USER): string[] {
-  if (identity === NATS_ADMIN_USER) return ADMIN_SERVICES.map((s) => rpcSubject("", s, "admin.>"));
+  if (identity === NATS_ADMIN_USER || identity === "console") return ADMIN_SERVICES.map((s) => rpcSubject("", s, "admin.>"));
   const calls: string[] = [];
   if (identity === "gateway") {
     for (const r of ROUTES) if (r.service !== "gateway") calls.push(rpcSubject("", r.service, r.operation));

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AuthContext } from "./auth.ts";
 import type { ErrorCode, ValidationDetail } from "./errors.ts";
 
-export const SERVICES = ["gateway", "ledger", "payments", "payouts", "refunds", "receipts", "kyc", "webhooks", "risk", "invoicing", "tax"] as const;
+export const SERVICES = ["gateway", "ledger", "payments", "payouts", "refunds", "receipts", "kyc", "webhooks", "risk", "invoicing", "tax", "console"] as const;
 export type ServiceName = (typeof SERVICES)[number];
 /** Services that answer RPCs (the gateway only sends them). */
 export const BACKEND_SERVICES = SERVICES.filter((s) => s !== "gateway") as Exclude<ServiceName, "gateway">[];

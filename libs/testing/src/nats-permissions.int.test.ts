@@ -189,7 +189,12 @@ describe("NATS authorization from the permission matrix", () => {
     expect(await publishes(admin, rpcSubject(env.prefix, "payouts", "admin.payouts.settle"))).toEqual({ delivered: true, denied: false });
     expect(await publishes(admin, rpcSubject(env.prefix, "ledger", "admin.find.rows"))).toEqual({ delivered: true, denied: false });
     expect(await publishes(admin, rpcSubject(env.prefix, "payouts", "requestPayout"))).toEqual({ delivered: false, denied: true });
-    // No service may send another's operator commands: they are the admin identity's alone.
+    // No service may send another's operator commands: they are the admin identity's and the console's alone.
     expect(await publishes(payments, rpcSubject(env.prefix, "ledger", "admin.ledger.verify"))).toEqual({ delivered: false, denied: true });
+    // The operator console sends operator commands for its signed-in operators (ADR 0021), and nothing else.
+    const operatorConsole = await as("console");
+    expect(await publishes(operatorConsole, rpcSubject(env.prefix, "kyc", "admin.kyc.approve"))).toEqual({ delivered: true, denied: false });
+    expect(await publishes(operatorConsole, rpcSubject(env.prefix, "kyc", "getCreatorStatus"))).toEqual({ delivered: false, denied: true });
+    expect(await publishes(operatorConsole, `${env.prefix}evt.sandbox.test`)).toEqual({ delivered: false, denied: true });
   });
 });

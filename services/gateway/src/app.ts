@@ -19,6 +19,7 @@ import type { GatewayDeps } from "./public/deps.ts";
 import { registerErrorHandlers } from "./public/errors.ts";
 import { registerHooks } from "./public/hooks.ts";
 import { registerMetaRoutes } from "./public/meta-routes.ts";
+import { registerConsole } from "./public/console.ts";
 import { registerPages } from "./public/pages.ts";
 
 export type { GatewayDeps } from "./public/deps.ts";
@@ -31,6 +32,7 @@ export async function buildPublicApp(deps: GatewayDeps, opts: { alt: boolean }):
   registerErrorHandlers(app);
   registerApiRoutes(app, deps);
   if (opts.alt) registerPages(app, deps);
+  if (opts.alt && deps.consoleUrl !== undefined) await registerConsole(app, deps.consoleUrl);
   registerMetaRoutes(app, deps);
   return app;
 }

@@ -30,6 +30,8 @@ export const GatewayEnv = {
   TRUST_PROXY: TrustProxyEnv,
   /** Public base URL of the alt listener; default http://HOST:<alt port>. */
   ALT_BASE_URL: z.string().url().optional(),
+  /** The operator console service's HTTP base URL (http://console:8090): the alt listener forwards /console to it. */
+  CONSOLE_URL: z.string().url().optional(),
 };
 
 export interface Gateway {
@@ -84,6 +86,7 @@ export async function buildGateway(env: Record<string, string | undefined>, deps
     trustProxy: cfg.TRUST_PROXY,
     dbPing: async () => void (await svc.sql`select 1`),
     httpDuration,
+    consoleUrl: cfg.CONSOLE_URL,
   };
   const main = await buildPublicApp(appDeps, { alt: false });
   const alt = await buildPublicApp(appDeps, { alt: true });

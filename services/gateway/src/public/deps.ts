@@ -22,4 +22,6 @@ export interface GatewayDeps {
   /** Public base URL of the alt listener (browser links); resolved after it listens when not configured. */
   altBaseUrl: () => string;
   httpDuration?: Histogram<string> | undefined;
+  /** The operator console's HTTP base URL: the alt listener forwards /console there (unset: no console). */
+  consoleUrl?: string | undefined;
 }

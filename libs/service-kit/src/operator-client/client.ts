@@ -1,11 +1,14 @@
 /**
- * The CLI's one channel: NATS requests to the services' `admin.*` operations, as the operator identity. A command
+ * The operator clients' one channel (the CLI, and the console for a signed-in operator): NATS requests to the
+ * services' `admin.*` operations, as the caller's NATS identity. A command
  * goes to the service that owns it; `audit list` and `find` ask every service and merge what they answer. Each
  * call carries a fresh request id, which the owning service keeps in its audit row, so `admin find <request id>`
  * shows what the call caused.
  */
 import { ADMIN_SERVICES, DomainError, newRequestId, rpcSubject, type ServiceName } from "@treasury/contracts";
-import { connectNats, rpcCall, type NatsConnection } from "@treasury/service-kit";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { connectNats } from "../nats.ts";
+import { rpcCall } from "../rpc-client.ts";
 
 /** Bank files and chain audits take a while; a reply later than this leaves the outcome unknown. */
 export const COMMAND_TIMEOUT_MS = 120_000;
