@@ -17,6 +17,7 @@ import {
   type ServiceConfig,
   type ServiceDeps,
 } from "@treasury/service-kit";
+import { pgTaxFinder } from "./admin/find.ts";
 import { ledgerFigures } from "./adapters/ledger.ts";
 import { pdfkitRenderer } from "./adapters/pdf.ts";
 import { TaxEnv } from "./config.ts";
@@ -95,5 +96,6 @@ export async function buildTax(env: Record<string, string | undefined>, deps: Ta
   // "A year in the future" and "a year not ended" are read on the tenant's clock (a sandbox's test clock, ADR 0017).
   svc.followSandboxClock();
   registerHandlers(svc, useCaseDeps);
+  svc.adminFind(pgTaxFinder(svc.sql));
   return Object.assign(svc, { deps: useCaseDeps });
 }
