@@ -24,16 +24,19 @@ export interface Fakes {
 async function writeDrafts(
   docs: TaxDocument[],
   events: PendingEvent[],
+  profiles: Map<string, TaxProfile>,
   ...[t, year, drafts, below, at, event]: Parameters<DocumentStore["writeDrafts"]>
 ): ReturnType<DocumentStore["writeDrafts"]> {
   const current = (x: Tenant, y: number) => docs.filter((d) => same(d.tenant, x) && d.taxYear === y && d.status !== "corrected");
   const out = { created: 0, updated: 0, unchanged: 0, filed: 0, removed: 0 };
   for (const w of drafts) {
     const existing = current(t, year).find((d) => d.participantId === w.figures.participantId);
+    const tinLast4 = profiles.get(key(t, w.figures.participantId))?.tinLast4 ?? null;
     if (existing?.status === "filed") out.filed += 1;
-    else if (existing !== undefined && sameFigures(existing, w.figures) && existing.recipientTinLast4 === w.recipientTinLast4) out.unchanged += 1;
+    else if (existing !== undefined && sameFigures(existing, w.figures) && existing.form === w.form && existing.recipientTinLast4 === tinLast4)
+      out.unchanged += 1;
     else if (existing !== undefined) {
-      Object.assign(existing, w.figures, { form: w.form, recipientTinLast4: w.recipientTinLast4, updatedAt: at });
+      Object.assign(existing, w.figures, { form: w.form, recipientTinLast4: tinLast4, updatedAt: at });
       out.updated += 1;
       events.push(event(existing));
     } else {
@@ -44,7 +47,7 @@ async function writeDrafts(
         ...w.figures,
         form: w.form,
         status: "draft",
-        recipientTinLast4: w.recipientTinLast4,
+        recipientTinLast4: tinLast4,
         corrects: null,
         correctedBy: null,
         correctionReason: null,
@@ -67,10 +70,10 @@ async function writeDrafts(
   return out;
 }
 
-function documentStore(docs: TaxDocument[], events: PendingEvent[]): DocumentStore {
+function documentStore(docs: TaxDocument[], events: PendingEvent[], profiles: Map<string, TaxProfile>): DocumentStore {
   const current = (t: Tenant, year: number) => docs.filter((d) => same(d.tenant, t) && d.taxYear === year && d.status !== "corrected");
   return {
-    writeDrafts: (t, year, drafts, below, at, event) => writeDrafts(docs, events, t, year, drafts, below, at, event),
+    writeDrafts: (t, year, drafts, below, at, event) => writeDrafts(docs, events, profiles, t, year, drafts, below, at, event),
     get: async (t, id) => docs.find((d) => same(d.tenant, t) && d.id === id),
     async list(t, q) {
       const all = docs.filter((d) => same(d.tenant, t) && (q.taxYear === undefined || d.taxYear === q.taxYear));
@@ -145,7 +148,7 @@ export function fakes(): Fakes {
       many: async (t, ids) => new Map(ids.flatMap((id) => (profiles.has(key(t, id)) ? [[id, profiles.get(key(t, id)) as TaxProfile] as const] : []))),
     },
     settings: { put: async (t, s) => void settings.set(key(t, s.taxYear), s), get: async (t, y) => settings.get(key(t, y)) },
-    documents: documentStore(docs, events),
+    documents: documentStore(docs, events, profiles),
     ledger: {
       async figures(t, req) {
         const all = (figures.get(key(t, req.tax_year)) ?? []).slice().sort((a, b) => a.participant_id.localeCompare(b.participant_id));

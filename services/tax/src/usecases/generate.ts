@@ -6,7 +6,8 @@
  * next page is read from the ledger while the current one is written.
  */
 import type { schemas, Tenant } from "@treasury/contracts";
-import { calculate, presentDocument, type TaxDocument } from "../domain/documents.ts";
+import { presentDocument, type TaxDocument } from "../domain/documents.ts";
+import { meetsThreshold } from "../domain/thresholds.ts";
 import { figuresOf, settingsOf } from "./calculations.ts";
 import type { DraftWrite, GenerateOutcome, PendingEvent, TaxDeps } from "./ports.ts";
 import { checkYearBegun } from "./years.ts";
@@ -44,6 +45,7 @@ export async function generateDocuments(deps: TaxDeps, tenant: Tenant, taxYear: 
   return total;
 }
 
+/** A page's drafts and the participants under the threshold, then one write; no read of this service's rows. */
 async function writePage(
   deps: TaxDeps,
   tenant: Tenant,
@@ -52,17 +54,14 @@ async function writePage(
   page: readonly schemas.TaxFigures[],
 ): Promise<GenerateOutcome> {
   if (page.length === 0) return { created: 0, updated: 0, unchanged: 0, filed: 0, removed: 0 };
-  const profiles = await deps.profiles.many(
-    tenant,
-    page.map((f) => f.participant_id),
-  );
   const drafts: DraftWrite[] = [];
   const below: string[] = [];
   for (const f of page) {
-    const profile = profiles.get(f.participant_id);
-    const calc = calculate(taxYear, figuresOf(f), settings, profile === undefined ? "missing" : "certified");
-    if (calc.form === "none") below.push(f.participant_id);
-    else drafts.push({ figures: calc, form: calc.form, recipientTinLast4: profile?.tinLast4 ?? null, newId: deps.newId() });
+    if (meetsThreshold(settings, f.gross_cents, f.refunds_cents, f.transaction_count)) {
+      drafts.push({ figures: figuresOf(f), form: settings.form, newId: deps.newId() });
+    } else {
+      below.push(f.participant_id);
+    }
   }
   return deps.documents.writeDrafts(tenant, taxYear, drafts, below, deps.now(tenant), generatedEvent);
 }

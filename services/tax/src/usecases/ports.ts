@@ -43,11 +43,10 @@ export interface PendingEvent {
   data: Record<string, unknown>;
 }
 
-/** What one page of generation writes for one participant. */
+/** What one page of generation writes for one participant (the store adds the TIN's last four from the profile). */
 export interface DraftWrite {
   figures: Figures;
   form: schemas.TaxForm;
-  recipientTinLast4: string | null;
   /** The id a new draft gets (unused when the participant has one already). */
   newId: string;
 }
@@ -73,7 +72,8 @@ export interface DocumentStore {
   /**
    * One transaction for a page of participants: a new draft for those without a current document, updated
    * figures for drafts that changed, nothing for filed ones; drafts of `below` (under the threshold now) removed.
-   * Each created or changed draft writes `event(document)`.
+   * Each draft carries the last four digits of its participant's W-9 TIN, when there is a profile. Each created or
+   * changed draft writes `event(document)`.
    */
   writeDrafts(
     tenant: Tenant,
