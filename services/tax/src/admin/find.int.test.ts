@@ -40,7 +40,11 @@ describe("admin find", () => {
 
     const byId = await find([{ kind: "tax_document", id }]);
     expect(byId.hits).toEqual([
-      { table: "tax.documents", follow: true, row: expect.objectContaining({ id, participant_id: "cr_find", status: "draft", gross_cents: 30_000 }) },
+      {
+        table: "tax.documents",
+        follow: true,
+        row: expect.objectContaining({ id, participant_id: "cr_find", status: "draft", gross_cents: 30_000, recipient_tin_last4: "6789" }),
+      },
     ]);
 
     ok(await h.call("markTaxDocumentFiled", auth, { params: { document_id: id } }));
