@@ -119,6 +119,7 @@ export const RESOURCES = {
     getSettings: "getTaxSettings",
     setSettings: "putTaxSettings",
     generateDocuments: "generateTaxDocuments",
+    getGeneration: "getTaxGeneration",
     exportDocuments: "exportTaxDocuments",
     listDocuments: "listTaxDocuments",
     getDocument: "getTaxDocument",

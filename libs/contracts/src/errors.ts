@@ -153,6 +153,7 @@ export const ERROR_CODES = {
   tax_year_not_ended: { status: 422, message: "The tax year has not ended" },
   tax_profile_not_found: { status: 404, message: "Tax profile not found" },
   tax_document_not_found: { status: 404, message: "Tax document not found" },
+  tax_generation_not_found: { status: 404, message: "Tax generation not found" },
   tax_summary_not_found: { status: 404, message: "No tax documents for that year" },
   tax_document_state: { status: 409, message: "The tax document is not in a state that allows this" },
   export_too_large: { status: 422, message: "The export is larger than one answer may be" },

@@ -27,6 +27,7 @@ export const ID_PREFIXES = {
   invoicePayment: "invp",
   invoicePosting: "ilp",
   taxDocument: "taxdoc",
+  taxGeneration: "taxgen",
   request: "req",
   entry: "ent",
 } as const;

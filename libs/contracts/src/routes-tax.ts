@@ -40,8 +40,14 @@ export const TAX_ROUTES: readonly RouteDef[] = [
   route("POST", "/v1/tax/documents/generate", {
     operation: "generateTaxDocuments",
     scope: "accounting",
-    summary: "Make or update the year's draft documents, one per participant over the threshold (idempotent)",
+    summary:
+      "Make or update the year's draft documents, one per participant over the threshold (idempotent): 200 with the finished generation, or 202 with the running one to poll",
     body: S.GenerateTaxDocumentsBody,
+  }),
+  route("GET", "/v1/tax/generations/:generation_id", {
+    operation: "getTaxGeneration",
+    scope: "accounting",
+    summary: "A generation of a year's documents: running or succeeded, with what it has written so far",
   }),
   route("GET", "/v1/tax/documents/export", {
     operation: "exportTaxDocuments",

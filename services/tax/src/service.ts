@@ -23,8 +23,10 @@ import { pdfkitRenderer } from "./adapters/pdf.ts";
 import { TaxEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { pgDocumentStore } from "./store/documents.ts";
+import { pgGenerationStore } from "./store/generations.ts";
 import { pgProfileStore, pgSettingsStore } from "./store/profiles.ts";
-import type { LedgerFigures, TaxDeps } from "./usecases/ports.ts";
+import { runPending } from "./usecases/generations.ts";
+import type { GenerationRunner, LedgerFigures, TaxDeps } from "./usecases/ports.ts";
 
 type TaxConfig = ServiceConfig<typeof TaxEnv>;
 
@@ -68,6 +70,35 @@ function filerOf(cfg: TaxConfig): TaxDeps["filer"] {
   return { transmitter, payer };
 }
 
+/**
+ * The runner of generation jobs (usecases/generations.ts) on the kit's job loop, and the API's wait for one job:
+ * a generation asked for is taken up at once by a pass; its waiters hear when a pass on this replica ends it.
+ */
+function generationRunner(svc: Service<TaxConfig>, deps: TaxDeps, intervalMs: number, waitMs: number): GenerationRunner {
+  const waiters = new Map<string, Set<() => void>>();
+  const finished = (id: string) => {
+    for (const w of waiters.get(id) ?? []) w();
+    waiters.delete(id);
+  };
+  const job = svc.every({ name: "generations", intervalMs, run: (_leader, signal) => runPending(deps, signal, finished) });
+  return {
+    waitMs,
+    async runUntilDone(id, ms) {
+      let timer: NodeJS.Timeout | undefined;
+      let wake: () => void = () => undefined;
+      const done = new Promise<void>((resolve) => {
+        wake = resolve;
+        waiters.set(id, (waiters.get(id) ?? new Set()).add(resolve));
+        timer = setTimeout(resolve, Math.max(0, ms));
+      });
+      job.runOnce().catch((err: unknown) => svc.log.error({ err }, "generation pass failed; it runs again at the next pass"));
+      await done;
+      clearTimeout(timer);
+      waiters.get(id)?.delete(wake);
+    },
+  };
+}
+
 export async function buildTax(env: Record<string, string | undefined>, deps: TaxServiceDeps = {}): Promise<TaxService> {
   const svc = await createService({ name: "tax", env, extraEnv: TaxEnv, deps });
   const cfg = svc.config;
@@ -84,18 +115,21 @@ export async function buildTax(env: Record<string, string | undefined>, deps: Ta
     profiles: pgProfileStore(svc.sql),
     settings: pgSettingsStore(svc.sql),
     documents: pgDocumentStore(svc.sql),
+    generations: pgGenerationStore(svc.sql),
     ledger: deps.ledger ?? ledgerFigures(ledger),
     sealer: ring === undefined ? undefined : new Sealer(ring),
     pdf: pdfkitRenderer(),
     filer: filerOf(cfg),
     now: (tenant) => svc.clock.now(tenant),
     newId: () => newId("taxdoc"),
+    newGenerationId: () => newId("taxgen"),
     generatePageSize: cfg.TAX_GENERATE_PAGE_SIZE,
+    generationLeaseMs: cfg.TAX_GENERATION_LEASE_MS,
     exportBytesMax: cfg.TAX_EXPORT_BYTES_MAX,
   };
   // "A year in the future" and "a year not ended" are read on the tenant's clock (a sandbox's test clock, ADR 0017).
   svc.followSandboxClock();
-  registerHandlers(svc, useCaseDeps);
+  registerHandlers(svc, useCaseDeps, generationRunner(svc, useCaseDeps, cfg.TAX_GENERATION_INTERVAL_MS, cfg.TAX_GENERATE_WAIT_MS));
   svc.adminFind(pgTaxFinder(svc.sql));
   return Object.assign(svc, { deps: useCaseDeps });
 }

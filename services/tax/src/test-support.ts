@@ -33,6 +33,8 @@ export interface TaxHarness {
   setSources(orgId: string, livemode: boolean, participantId: string, sources: Source[]): void;
   /** The figures the stand-in answers for a participant of that year (as the ledger computes them). */
   figuresOf(orgId: string, livemode: boolean, participantId: string, taxYear: number): schemas.TaxFigures;
+  /** Holds the stand-in's answers to page reads of figures until the function it answers is called. */
+  holdFigures(): () => void;
   call(op: string, auth: AuthContext, req?: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }): Promise<RpcReply>;
   /** An operator command, as the admin CLI sends it. */
   admin(command: string, request?: { flags?: Record<string, string | boolean>; reason?: string }): Promise<RpcReply>;
@@ -58,13 +60,14 @@ export function figuresFrom(participantId: string, sources: readonly Source[]): 
   return f;
 }
 
-function standIn(nc: NatsConnection, prefix: string, book: Map<string, Map<string, Source[]>>) {
+function standIn(nc: NatsConnection, prefix: string, book: Map<string, Map<string, Source[]>>, gate: { held: Promise<void> }) {
   const ledger = new RpcServer({ nc, prefix, service: "ledger", log: createLogger({ service: "ledger-standin", level: "silent" }), concurrencyMax: 64 });
   const tenantBook = (org: string, live: boolean) => book.get(`${org}|${live}`) ?? new Map<string, Source[]>();
   const inYear = (sources: readonly Source[], year: number) => sources.filter((s) => yearOf(s) === year);
   ledger.handleRaw(schemas.TAX_FIGURES_OPERATION, async (payload) => {
     const req = schemas.TaxFiguresRequest.parse(payload);
     const mine = tenantBook(req.org_id, req.livemode);
+    if (req.participant_ids === undefined) await gate.held;
     if (req.participant_ids !== undefined) {
       const known = req.participant_ids.filter((id) => mine.has(id));
       const figures = known.map((id) => figuresFrom(id, inYear(mine.get(id) ?? [], req.tax_year)));
@@ -101,7 +104,8 @@ export async function startTax(opts: { env?: Record<string, string>; deps?: TaxS
   const env = await setupTestEnv();
   const nc = await env.nats();
   const book = new Map<string, Map<string, Source[]>>();
-  const ledger = standIn(nc, env.prefix, book);
+  const gate = { held: Promise.resolve() };
+  const ledger = standIn(nc, env.prefix, book, gate);
   ledger.start();
   await nc.flush();
   const started: TaxService[] = [];
@@ -129,6 +133,14 @@ export async function startTax(opts: { env?: Record<string, string>; deps?: TaxS
         participantId,
         (book.get(`${orgId}|${livemode}`)?.get(participantId) ?? []).filter((s) => yearOf(s) === taxYear),
       ),
+    holdFigures() {
+      let release: () => void = () => undefined;
+      gate.held = new Promise((resolve) => (release = resolve));
+      return () => {
+        gate.held = Promise.resolve();
+        release();
+      };
+    },
     call: (op, auth, req = {}) => call(rpcSubject(env.prefix, "tax", op), { auth, params: req.params ?? {}, query: req.query ?? {}, body: req.body ?? {} }),
     admin: (command, request = {}) => call(rpcSubject(env.prefix, "tax", adminOperation(command)), { actor: "ops:alice", flags: {}, ...request }),
     restart: build,

@@ -6,7 +6,8 @@
 import type { schemas, Tenant } from "@treasury/contracts";
 import { sameFigures, type TaxDocument } from "../src/domain/documents.ts";
 import type { TaxSettings } from "../src/domain/thresholds.ts";
-import type { DocumentStore, PendingEvent, TaxDeps, TaxProfile } from "../src/usecases/ports.ts";
+import type { Generation } from "../src/domain/generations.ts";
+import type { DocumentStore, GenerationStore, PendingEvent, TaxDeps, TaxProfile } from "../src/usecases/ports.ts";
 
 const key = (t: Tenant, ...rest: (string | number)[]) => [t.orgId, t.livemode, ...rest].join("|");
 const same = (a: Tenant, b: Tenant) => a.orgId === b.orgId && a.livemode === b.livemode;
@@ -126,6 +127,40 @@ function documentStore(docs: TaxDocument[], events: PendingEvent[], profiles: Ma
   };
 }
 
+/** Generation jobs in memory: started, found, claimed when nobody holds them (the runner's loop is PostgreSQL's). */
+function generationStore(): GenerationStore {
+  const jobs: Generation[] = [];
+  return {
+    async start(t, taxYear, id) {
+      const running = jobs.find((g) => same(g.tenant, t) && g.taxYear === taxYear && g.status === "running");
+      if (running !== undefined) return { generation: running, started: false };
+      const at = new Date();
+      const g: Generation = {
+        id,
+        tenant: t,
+        taxYear,
+        status: "running",
+        after: null,
+        participantsRead: 0,
+        created: 0,
+        updated: 0,
+        unchanged: 0,
+        filed: 0,
+        removed: 0,
+        lastError: null,
+        createdAt: at,
+        updatedAt: at,
+        finishedAt: null,
+      };
+      jobs.push(g);
+      return { generation: g, started: true };
+    },
+    get: async (t, id) => jobs.find((g) => g.id === id && same(g.tenant, t)),
+    claim: async () => undefined,
+    release: async () => undefined,
+  };
+}
+
 export function fakes(): Fakes {
   const events: PendingEvent[] = [];
   const docs: TaxDocument[] = [];
@@ -149,6 +184,7 @@ export function fakes(): Fakes {
     },
     settings: { put: async (t, s) => void settings.set(key(t, s.taxYear), s), get: async (t, y) => settings.get(key(t, y)) },
     documents: documentStore(docs, events, profiles),
+    generations: generationStore(),
     ledger: {
       async figures(t, req) {
         const all = (figures.get(key(t, req.tax_year)) ?? []).slice().sort((a, b) => a.participant_id.localeCompare(b.participant_id));
@@ -181,7 +217,9 @@ export function fakes(): Fakes {
     filer: { transmitter: { ...party, tcc: "12ABC", contactName: "Ops", contactEmail: "ops@example.com" }, payer: party },
     now: () => clock.now,
     newId: () => `taxdoc_${String(++n).padStart(6, "0")}`,
+    newGenerationId: () => `taxgen_${String(++n).padStart(6, "0")}`,
     generatePageSize: 2,
+    generationLeaseMs: 30_000,
     exportBytesMax: 100_000,
   };
   return { deps, events, docs, figures, participants, clock };

@@ -127,6 +127,7 @@ export const OPERATIONS = {
   getTaxSettings: { method: "GET", path: "/v1/tax/settings", body: false, query: true, replayKey: null, paging: null },
   putTaxSettings: { method: "PUT", path: "/v1/tax/settings", body: true, query: false, replayKey: null, paging: null },
   generateTaxDocuments: { method: "POST", path: "/v1/tax/documents/generate", body: true, query: false, replayKey: null, paging: null },
+  getTaxGeneration: { method: "GET", path: "/v1/tax/generations/{generation_id}", body: false, query: false, replayKey: null, paging: null },
   exportTaxDocuments: { method: "GET", path: "/v1/tax/documents/export", body: false, query: true, replayKey: null, paging: null },
   listTaxDocuments: { method: "GET", path: "/v1/tax/documents", body: false, query: true, replayKey: null, paging: "offset" },
   getTaxDocument: { method: "GET", path: "/v1/tax/documents/{document_id}", body: false, query: true, replayKey: null, paging: null },

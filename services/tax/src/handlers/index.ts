@@ -5,12 +5,13 @@
 import { DomainError, ParticipantId, parseOrThrow, prefixedId, schemas, tenantOf } from "@treasury/contracts";
 import type { Service } from "@treasury/service-kit";
 import { presentCalculation, presentDocument } from "../domain/documents.ts";
+import { presentGeneration } from "../domain/generations.ts";
 import { presentSettings } from "../domain/thresholds.ts";
 import { getCalculation, putSettings, settingsOf } from "../usecases/calculations.ts";
 import { correctDocument, documentSources, getDocument, listDocuments, markFiled, yearSummary } from "../usecases/documents.ts";
 import { CONTENT_TYPES, exportToText } from "../usecases/export.ts";
-import { generateDocuments } from "../usecases/generate.ts";
-import type { TaxDeps } from "../usecases/ports.ts";
+import { getGeneration, startGeneration } from "../usecases/generations.ts";
+import type { GenerationRunner, TaxDeps } from "../usecases/ports.ts";
 import { getProfile, presentProfile, putProfile } from "../usecases/profiles.ts";
 import { recipientCopyPdf } from "../usecases/recipient-copy.ts";
 
@@ -31,7 +32,28 @@ function documentId(params: Record<string, string>): string {
   return parsed.data;
 }
 
-export function registerHandlers(svc: Pick<Service, "handle">, deps: TaxDeps): void {
+/** What the generate answer leaves of the caller's deadline for the reply to travel back. */
+const ANSWER_MARGIN_MS = 1_000;
+
+/** Generation as a job: started (or joined), waited for within the request's time, polled. */
+function registerGenerations(svc: Pick<Service, "handle">, deps: TaxDeps, runner: GenerationRunner): void {
+  svc.handle("generateTaxDocuments", async (req, ctx) => {
+    const body = parseOrThrow(schemas.GenerateTaxDocumentsBody, req.body);
+    const tenant = tenantOf(ctx.auth);
+    const { generation } = await startGeneration(deps, tenant, body.tax_year);
+    // Answered before the caller's deadline, finished or not: a large year is a job to poll, never a 504.
+    await runner.runUntilDone(generation.id, Math.min(runner.waitMs, ctx.deadline - Date.now() - ANSWER_MARGIN_MS));
+    const now = await getGeneration(deps, tenant, generation.id);
+    return { status: now.status === "succeeded" ? 200 : 202, body: { generation: presentGeneration(now) } };
+  });
+  svc.handle("getTaxGeneration", async (req, ctx) => {
+    const id = prefixedId("taxgen").safeParse(req.params["generation_id"]);
+    if (!id.success) throw new DomainError("tax_generation_not_found", `Tax generation ${req.params["generation_id"] ?? ""} not found`);
+    return { body: { generation: presentGeneration(await getGeneration(deps, tenantOf(ctx.auth), id.data)) } };
+  });
+}
+
+export function registerHandlers(svc: Pick<Service, "handle">, deps: TaxDeps, runner: GenerationRunner): void {
   svc.handle("putTaxProfile", async (req, ctx) => {
     const body = parseOrThrow(schemas.TaxProfileBody, req.body);
     const { profile, created } = await putProfile(deps, tenantOf(ctx.auth), param(req.params, "participant_id"), body, ctx.auth.key_id);
@@ -53,10 +75,7 @@ export function registerHandlers(svc: Pick<Service, "handle">, deps: TaxDeps): v
     const q = parseOrThrow(schemas.TaxYearQuery, req.query, "query");
     return { body: { tax_settings: presentSettings(await settingsOf(deps, tenantOf(ctx.auth), q.tax_year)) } };
   });
-  svc.handle("generateTaxDocuments", async (req, ctx) => {
-    const body = parseOrThrow(schemas.GenerateTaxDocumentsBody, req.body);
-    return { body: { generation: await generateDocuments(deps, tenantOf(ctx.auth), body.tax_year) } };
-  });
+  registerGenerations(svc, deps, runner);
   svc.handle("listTaxDocuments", async (req, ctx) => {
     const q = parseOrThrow(schemas.ListTaxDocumentsQuery, req.query, "query");
     const { documents, total } = await listDocuments(deps, tenantOf(ctx.auth), q);

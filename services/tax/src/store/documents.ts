@@ -6,7 +6,8 @@
 import type { schemas, Tenant } from "@treasury/contracts";
 import { markOutboxWritten, outboxRowValues, withTx, type Sql, type Tx } from "@treasury/service-kit";
 import type { TaxDocument } from "../domain/documents.ts";
-import type { DocumentStore, DraftWrite, PendingEvent } from "../usecases/ports.ts";
+import type { DocumentStore, DraftWrite, PageProgress, PendingEvent } from "../usecases/ports.ts";
+import { advanceTx } from "./generations.ts";
 
 interface Row {
   id: string;
@@ -98,6 +99,7 @@ async function writeDraftsTx(
   below: readonly string[],
   at: Date,
   event: (d: TaxDocument) => PendingEvent,
+  progress: PageProgress | undefined,
 ) {
   const scope = tx`org_id = ${t.orgId} and livemode = ${t.livemode} and tax_year = ${taxYear}`;
   const rows = await tx<WrittenRow[]>`
@@ -140,7 +142,9 @@ async function writeDraftsTx(
     t,
     written.map((w) => event(w.doc)),
   );
-  return { created, updated: written.length - created, unchanged: drafts.length - written.length - filed, filed, removed };
+  const out = { created, updated: written.length - created, unchanged: drafts.length - written.length - filed, filed, removed };
+  if (progress !== undefined) await advanceTx(tx, progress, out);
+  return out;
 }
 
 /** The original leaves the current set first, so the successor can take its place in documents_current_uq. */
@@ -175,7 +179,7 @@ export function pgDocumentStore(sql: Sql): DocumentStore {
     return row === undefined ? undefined : docOf(row);
   };
   return {
-    writeDrafts: (t, taxYear, drafts, below, at, event) => withTx(sql, (tx) => writeDraftsTx(tx, t, taxYear, drafts, below, at, event)),
+    writeDrafts: (t, taxYear, drafts, below, at, event, progress) => withTx(sql, (tx) => writeDraftsTx(tx, t, taxYear, drafts, below, at, event, progress)),
     get: (t, id) => one(sql, sql`id = ${id} and org_id = ${t.orgId} and livemode = ${t.livemode}`),
     async list(t, q) {
       const where = sql`org_id = ${t.orgId} and livemode = ${t.livemode}

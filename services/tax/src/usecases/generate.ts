@@ -9,7 +9,7 @@ import type { schemas, Tenant } from "@treasury/contracts";
 import { presentDocument, type TaxDocument } from "../domain/documents.ts";
 import { meetsThreshold } from "../domain/thresholds.ts";
 import { figuresOf, settingsOf } from "./calculations.ts";
-import type { DraftWrite, GenerateOutcome, PendingEvent, TaxDeps } from "./ports.ts";
+import type { DraftWrite, GenerateOutcome, PageProgress, PendingEvent, TaxDeps } from "./ports.ts";
 import { checkYearBegun } from "./years.ts";
 
 export interface GenerateResult extends GenerateOutcome {
@@ -21,20 +21,36 @@ export function generatedEvent(d: TaxDocument): PendingEvent {
   return { type: "tax.document.generated", data: { tax_document: presentDocument(d) } };
 }
 
-/** Errors: invalid_tax_year, service_unavailable (the ledger did not answer: run it again). */
-export async function generateDocuments(deps: TaxDeps, tenant: Tenant, taxYear: number): Promise<GenerateResult> {
+/** Where a run starts and what it reports to: a job's cursor, its id, and whether to stop between pages. */
+export interface RunFrom {
+  generationId: string;
+  after: string | null;
+  signal?: AbortSignal;
+}
+
+/**
+ * Generates the year, all its pages in this call (the benchmark's and the job's path). With `from`, each page's
+ * progress is committed with its documents and the run starts after the job's cursor; a stop between pages leaves
+ * the job for the next run. Errors: invalid_tax_year, service_unavailable (the ledger did not answer: run it again).
+ */
+export async function generateDocuments(deps: TaxDeps, tenant: Tenant, taxYear: number, from?: RunFrom): Promise<GenerateResult> {
   checkYearBegun(deps, tenant, taxYear);
   const settings = await settingsOf(deps, tenant, taxYear);
   const total: GenerateResult = { tax_year: taxYear, participants_read: 0, created: 0, updated: 0, unchanged: 0, filed: 0, removed: 0 };
-  const read = (after: string | undefined) =>
-    deps.ledger.figures(tenant, { tax_year: taxYear, limit: deps.generatePageSize, ...(after === undefined ? {} : { after }) });
-  let page: Promise<schemas.TaxFiguresAnswer> | undefined = read(undefined);
+  const read = (after: string | null | undefined) =>
+    deps.ledger.figures(tenant, { tax_year: taxYear, limit: deps.generatePageSize, ...(after === null || after === undefined ? {} : { after }) });
+  let page: Promise<schemas.TaxFiguresAnswer> | undefined = read(from?.after);
   while (page !== undefined) {
+    from?.signal?.throwIfAborted();
     const answer: schemas.TaxFiguresAnswer = await page;
     page = answer.next_after === null ? undefined : read(answer.next_after);
     // A page read ahead and never awaited (this one failed) must not surface as an unhandled rejection.
     page?.catch(() => undefined);
-    const outcome = await writePage(deps, tenant, taxYear, settings, answer.figures);
+    const progress =
+      from === undefined
+        ? undefined
+        : { generationId: from.generationId, after: answer.next_after, participantsRead: answer.figures.length, leaseMs: deps.generationLeaseMs };
+    const outcome = await writePage(deps, tenant, taxYear, settings, answer.figures, progress);
     total.participants_read += answer.figures.length;
     total.created += outcome.created;
     total.updated += outcome.updated;
@@ -52,8 +68,10 @@ async function writePage(
   taxYear: number,
   settings: Awaited<ReturnType<typeof settingsOf>>,
   page: readonly schemas.TaxFigures[],
+  progress: PageProgress | undefined,
 ): Promise<GenerateOutcome> {
-  if (page.length === 0) return { created: 0, updated: 0, unchanged: 0, filed: 0, removed: 0 };
+  // An empty page still moves a job's cursor (and ends the job when it is the last).
+  if (page.length === 0 && progress === undefined) return { created: 0, updated: 0, unchanged: 0, filed: 0, removed: 0 };
   const drafts: DraftWrite[] = [];
   const below: string[] = [];
   for (const f of page) {
@@ -63,5 +81,5 @@ async function writePage(
       below.push(f.participant_id);
     }
   }
-  return deps.documents.writeDrafts(tenant, taxYear, drafts, below, deps.now(tenant), generatedEvent);
+  return deps.documents.writeDrafts(tenant, taxYear, drafts, below, deps.now(tenant), generatedEvent, progress);
 }

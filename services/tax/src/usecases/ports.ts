@@ -5,6 +5,7 @@
  */
 import type { EventType, schemas, Tenant } from "@treasury/contracts";
 import type { Figures, TaxDocument } from "../domain/documents.ts";
+import type { Generation } from "../domain/generations.ts";
 import type { FireParty, FireTransmitter } from "../domain/fire.ts";
 import type { TaxSettings } from "../domain/thresholds.ts";
 
@@ -60,6 +61,26 @@ export interface GenerateOutcome {
   removed: number;
 }
 
+/** A job's page: committed with the page's documents, so a resumed job reads on from exactly there. */
+export interface PageProgress {
+  generationId: string;
+  /** The ledger's cursor after this page; null when it was the last (the job succeeds with it). */
+  after: string | null;
+  participantsRead: number;
+  /** How long the runner holds the job after this page. */
+  leaseMs: number;
+}
+
+export interface GenerationStore {
+  /** A new running job for the year, or the one already running (started false). */
+  start(tenant: Tenant, taxYear: number, id: string): Promise<{ generation: Generation; started: boolean }>;
+  get(tenant: Tenant, id: string): Promise<Generation | undefined>;
+  /** The oldest running job nobody holds (its lease ran out, or it was never taken), now held for `leaseMs`. */
+  claim(leaseMs: number): Promise<Generation | undefined>;
+  /** Lets a job go after a failed run, noting why; passes take it up again after `retryMs`. */
+  release(id: string, error: string, retryMs: number): Promise<void>;
+}
+
 export interface DocumentQuery {
   taxYear: number | undefined;
   status: schemas.TaxDocumentStatus | undefined;
@@ -82,6 +103,7 @@ export interface DocumentStore {
     below: readonly string[],
     at: Date,
     event: (d: TaxDocument) => PendingEvent,
+    progress?: PageProgress,
   ): Promise<GenerateOutcome>;
   get(tenant: Tenant, id: string): Promise<TaxDocument | undefined>;
   list(tenant: Tenant, q: DocumentQuery): Promise<{ documents: TaxDocument[]; total: number }>;
@@ -131,6 +153,7 @@ export interface TaxDeps {
   profiles: ProfileStore;
   settings: SettingsStore;
   documents: DocumentStore;
+  generations: GenerationStore;
   ledger: LedgerFigures;
   sealer: TinSealer | undefined;
   pdf: PdfRenderer;
@@ -139,8 +162,19 @@ export interface TaxDeps {
   /** The tenant's time: real time in live, the org's test clock in sandbox (ADR 0017). */
   now(tenant: Tenant): Date;
   newId(): string;
+  newGenerationId(): string;
   /** Participants per ledger page and per write transaction of generation. */
   generatePageSize: number;
+  /** How long a runner holds a generation job past its last page (a stopped runner's job is taken up after it). */
+  generationLeaseMs: number;
   /** The largest export answered over the API (bytes); larger ones are export_too_large. */
   exportBytesMax: number;
+}
+
+/** The service's runner of generation jobs, as the API uses it. */
+export interface GenerationRunner {
+  /** How long the API waits for a generation before answering 202. */
+  waitMs: number;
+  /** Has a pass take the job up now, and resolves when it ends here or after `ms`, whichever is first. */
+  runUntilDone(id: string, ms: number): Promise<void>;
 }
