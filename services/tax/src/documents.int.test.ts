@@ -1,7 +1,9 @@
 // Proves generation on real PostgreSQL and NATS, the ledger a stand-in that pages as the ledger does: generating
 // again updates drafts and never duplicates (pages of two participants, so every page boundary is crossed), each
 // document's sources are its participant's transactions and sum to its figures, a filed document's correction
-// links both ways, and orgs and environments never see each other's documents.
+// links both ways, and orgs and environments never see each other's documents; and the W-9 status payouts asks.
+import { internalSubject, schemas } from "@treasury/contracts";
+import { rpcCall } from "@treasury/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authFor, err, newOrg, ok, refund, sales, startTax, type TaxHarness } from "./test-support.ts";
 
@@ -171,5 +173,33 @@ describe("isolation", () => {
     expect(box(await documents(one, true))).toEqual([60_000, 24_060_000, 100_000]);
     expect(box(await documents(two, false))).toEqual([90_000, 36_090_000, 150_000]);
     expect((await documents(one, false)).map((d) => d.id)).toEqual(mine.map((d) => d.id));
+  });
+});
+
+describe("W-9 status for payout eligibility", () => {
+  it("answers svc.tax.internal.taxProfileStatus: certified with its time once a W-9 is stored, per org and environment", async () => {
+    const org = newOrg();
+    h.setSources(org, false, "cr_w9", sales("w9", YEAR, 1, 100));
+    const ask = async (orgId: string, livemode = false) =>
+      ok(
+        await rpcCall(
+          h.nc,
+          internalSubject(h.env.prefix, "tax", schemas.TAX_PROFILE_STATUS_OPERATION),
+          { org_id: orgId, livemode, participant_id: "cr_w9" },
+          { timeoutMs: 20_000 },
+        ),
+      ).body["tax_profile"];
+    expect(await ask(org)).toEqual({ certified: false, certified_at: null });
+    const profile = {
+      legal_name: "W Nine",
+      tin_type: "ein",
+      tin: "12-3456789",
+      address: { line1: "9 Form Way", city: "Boston", state: "MA", postal_code: "02110" },
+      certified: true,
+    };
+    const put = ok(await h.call("putTaxProfile", authFor(org), { params: { participant_id: "cr_w9" }, body: profile })).body["tax_profile"] as Body;
+    expect(await ask(org)).toEqual({ certified: true, certified_at: put["certified_at"] });
+    expect(await ask(org, true)).toEqual({ certified: false, certified_at: null });
+    expect(await ask(newOrg())).toEqual({ certified: false, certified_at: null });
   });
 });

@@ -53,7 +53,20 @@ function registerGenerations(svc: Pick<Service, "handle">, deps: TaxDeps, runner
   });
 }
 
-export function registerHandlers(svc: Pick<Service, "handle">, deps: TaxDeps, runner: GenerationRunner): void {
+/** `svc.tax.internal.taxProfileStatus`: payout eligibility's question, whether a W-9 is certified (never the TIN). */
+function registerInternal(svc: Pick<Service, "handleInternal">, deps: TaxDeps): void {
+  svc.handleInternal(
+    schemas.TAX_PROFILE_STATUS_OPERATION,
+    (payload) => parseOrThrow(schemas.TaxProfileStatusRequest, payload),
+    async (req) => {
+      const profile = await deps.profiles.get(tenantOf(req), req.participant_id);
+      return { tax_profile: { certified: profile !== undefined, certified_at: profile?.certifiedAt.toISOString() ?? null } };
+    },
+  );
+}
+
+export function registerHandlers(svc: Pick<Service, "handle" | "handleInternal">, deps: TaxDeps, runner: GenerationRunner): void {
+  registerInternal(svc, deps);
   svc.handle("putTaxProfile", async (req, ctx) => {
     const body = parseOrThrow(schemas.TaxProfileBody, req.body);
     const { profile, created } = await putProfile(deps, tenantOf(ctx.auth), param(req.params, "participant_id"), body, ctx.auth.key_id);
