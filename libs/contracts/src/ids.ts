@@ -28,6 +28,7 @@ export const ID_PREFIXES = {
   invoicePosting: "ilp",
   taxDocument: "taxdoc",
   taxGeneration: "taxgen",
+  taxExport: "taxexp",
   request: "req",
   entry: "ent",
 } as const;

@@ -56,6 +56,23 @@ export const TAX_ROUTES: readonly RouteDef[] = [
     query: S.ExportTaxDocumentsQuery,
     fileResponse: true,
   }),
+  route("POST", "/v1/tax/exports", {
+    operation: "createTaxExport",
+    scope: "accounting",
+    summary: "Export a year of any size as a job cut into parts: 200 when written within the wait, else 202 to poll",
+    body: S.CreateTaxExportBody,
+  }),
+  route("GET", "/v1/tax/exports/:export_id", {
+    operation: "getTaxExport",
+    scope: "accounting",
+    summary: "An export job: running or succeeded, with its parts",
+  }),
+  route("GET", "/v1/tax/exports/:export_id/parts/:part", {
+    operation: "getTaxExportPart",
+    scope: "accounting",
+    summary: "One part of a finished export (1…parts); the parts joined in order are the file",
+    fileResponse: true,
+  }),
   route("GET", "/v1/tax/documents", { operation: "listTaxDocuments", scope: "accounting", summary: "List tax documents", query: S.ListTaxDocumentsQuery }),
   route("GET", "/v1/tax/documents/:document_id", {
     operation: "getTaxDocument",

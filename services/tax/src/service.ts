@@ -23,10 +23,12 @@ import { pdfkitRenderer } from "./adapters/pdf.ts";
 import { TaxEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { pgDocumentStore } from "./store/documents.ts";
+import { pgExportStore } from "./store/exports.ts";
 import { pgGenerationStore } from "./store/generations.ts";
 import { pgProfileStore, pgSettingsStore } from "./store/profiles.ts";
+import { runPendingExports } from "./usecases/exports.ts";
 import { runPending } from "./usecases/generations.ts";
-import type { GenerationRunner, LedgerFigures, TaxDeps } from "./usecases/ports.ts";
+import type { JobRunner, LedgerFigures, TaxDeps } from "./usecases/ports.ts";
 
 type TaxConfig = ServiceConfig<typeof TaxEnv>;
 
@@ -71,16 +73,22 @@ function filerOf(cfg: TaxConfig): TaxDeps["filer"] {
 }
 
 /**
- * The runner of generation jobs (usecases/generations.ts) on the kit's job loop, and the API's wait for one job:
- * a generation asked for is taken up at once by a pass; its waiters hear when a pass on this replica ends it.
+ * A runner of durable jobs (generations, exports) on the kit's job loop, and the API's wait for one job: a job
+ * asked for is taken up at once by a pass; its waiters hear when a pass on this replica ends it.
  */
-function generationRunner(svc: Service<TaxConfig>, deps: TaxDeps, intervalMs: number, waitMs: number): GenerationRunner {
+function jobRunner(
+  svc: Service<TaxConfig>,
+  name: string,
+  intervalMs: number,
+  waitMs: number,
+  run: (signal: AbortSignal, finished: (id: string) => void) => Promise<string[]>,
+): JobRunner {
   const waiters = new Map<string, Set<() => void>>();
   const finished = (id: string) => {
     for (const w of waiters.get(id) ?? []) w();
     waiters.delete(id);
   };
-  const job = svc.every({ name: "generations", intervalMs, run: (_leader, signal) => runPending(deps, signal, finished) });
+  const job = svc.every({ name, intervalMs, run: (_leader, signal) => run(signal, finished) });
   return {
     waitMs,
     async runUntilDone(id, ms) {
@@ -91,7 +99,7 @@ function generationRunner(svc: Service<TaxConfig>, deps: TaxDeps, intervalMs: nu
         waiters.set(id, (waiters.get(id) ?? new Set()).add(resolve));
         timer = setTimeout(resolve, Math.max(0, ms));
       });
-      job.runOnce().catch((err: unknown) => svc.log.error({ err }, "generation pass failed; it runs again at the next pass"));
+      job.runOnce().catch((err: unknown) => svc.log.error({ err, job: name }, `${name} pass failed; it runs again at the next pass`));
       await done;
       clearTimeout(timer);
       waiters.get(id)?.delete(wake);
@@ -116,6 +124,7 @@ export async function buildTax(env: Record<string, string | undefined>, deps: Ta
     settings: pgSettingsStore(svc.sql),
     documents: pgDocumentStore(svc.sql),
     generations: pgGenerationStore(svc.sql),
+    exports: pgExportStore(svc.sql),
     ledger: deps.ledger ?? ledgerFigures(ledger),
     sealer: ring === undefined ? undefined : new Sealer(ring),
     pdf: pdfkitRenderer(),
@@ -123,13 +132,19 @@ export async function buildTax(env: Record<string, string | undefined>, deps: Ta
     now: (tenant) => svc.clock.now(tenant),
     newId: () => newId("taxdoc"),
     newGenerationId: () => newId("taxgen"),
+    newExportId: () => newId("taxexp"),
     generatePageSize: cfg.TAX_GENERATE_PAGE_SIZE,
     generationLeaseMs: cfg.TAX_GENERATION_LEASE_MS,
     exportBytesMax: cfg.TAX_EXPORT_BYTES_MAX,
   };
   // "A year in the future" and "a year not ended" are read on the tenant's clock (a sandbox's test clock, ADR 0017).
   svc.followSandboxClock();
-  registerHandlers(svc, useCaseDeps, generationRunner(svc, useCaseDeps, cfg.TAX_GENERATION_INTERVAL_MS, cfg.TAX_GENERATE_WAIT_MS));
+  const interval = cfg.TAX_GENERATION_INTERVAL_MS;
+  const wait = cfg.TAX_GENERATE_WAIT_MS;
+  registerHandlers(svc, useCaseDeps, {
+    generations: jobRunner(svc, "generations", interval, wait, (signal, done) => runPending(useCaseDeps, signal, done)),
+    exports: jobRunner(svc, "exports", interval, wait, (signal, done) => runPendingExports(useCaseDeps, signal, done)),
+  });
   svc.adminFind(pgTaxFinder(svc.sql));
   return Object.assign(svc, { deps: useCaseDeps });
 }

@@ -7,7 +7,7 @@ import type { schemas, Tenant } from "@treasury/contracts";
 import { sameFigures, type TaxDocument } from "../src/domain/documents.ts";
 import type { TaxSettings } from "../src/domain/thresholds.ts";
 import type { Generation } from "../src/domain/generations.ts";
-import type { DocumentStore, GenerationStore, PendingEvent, TaxDeps, TaxProfile } from "../src/usecases/ports.ts";
+import type { DocumentStore, ExportStore, GenerationStore, PendingEvent, TaxDeps, TaxProfile } from "../src/usecases/ports.ts";
 
 const key = (t: Tenant, ...rest: (string | number)[]) => [t.orgId, t.livemode, ...rest].join("|");
 const same = (a: Tenant, b: Tenant) => a.orgId === b.orgId && a.livemode === b.livemode;
@@ -127,6 +127,19 @@ function documentStore(docs: TaxDocument[], events: PendingEvent[], profiles: Ma
   };
 }
 
+/** A port these unit tests never reach (exports are proven on PostgreSQL: exports.int.test.ts). */
+const unused = (port: string) => () => Promise.reject(new Error(`${port} is not used by the unit tests`));
+
+const noExports: ExportStore = {
+  start: unused("exports.start"),
+  get: async () => undefined,
+  claim: async () => undefined,
+  addPart: unused("exports.addPart"),
+  finish: unused("exports.finish"),
+  release: unused("exports.release"),
+  part: async () => undefined,
+};
+
 /** Generation jobs in memory: started, found, claimed when nobody holds them (the runner's loop is PostgreSQL's). */
 function generationStore(): GenerationStore {
   const jobs: Generation[] = [];
@@ -185,6 +198,7 @@ export function fakes(): Fakes {
     settings: { put: async (t, s) => void settings.set(key(t, s.taxYear), s), get: async (t, y) => settings.get(key(t, y)) },
     documents: documentStore(docs, events, profiles),
     generations: generationStore(),
+    exports: noExports,
     ledger: {
       async figures(t, req) {
         const all = (figures.get(key(t, req.tax_year)) ?? []).slice().sort((a, b) => a.participant_id.localeCompare(b.participant_id));
@@ -218,6 +232,7 @@ export function fakes(): Fakes {
     now: () => clock.now,
     newId: () => `taxdoc_${String(++n).padStart(6, "0")}`,
     newGenerationId: () => `taxgen_${String(++n).padStart(6, "0")}`,
+    newExportId: () => `taxexp_${String(++n).padStart(6, "0")}`,
     generatePageSize: 2,
     generationLeaseMs: 30_000,
     exportBytesMax: 100_000,

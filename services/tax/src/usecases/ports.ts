@@ -5,6 +5,7 @@
  */
 import type { EventType, schemas, Tenant } from "@treasury/contracts";
 import type { Figures, TaxDocument } from "../domain/documents.ts";
+import type { TaxExport } from "../domain/exports.ts";
 import type { Generation } from "../domain/generations.ts";
 import type { FireParty, FireTransmitter } from "../domain/fire.ts";
 import type { TaxSettings } from "../domain/thresholds.ts";
@@ -81,6 +82,19 @@ export interface GenerationStore {
   release(id: string, error: string, retryMs: number): Promise<void>;
 }
 
+export interface ExportStore {
+  start(tenant: Tenant, taxYear: number, format: schemas.ExportFormat, id: string): Promise<TaxExport>;
+  get(tenant: Tenant, id: string): Promise<TaxExport | undefined>;
+  /** The oldest running export nobody holds, now held for `leaseMs`, its parts so far dropped (it starts over). */
+  claim(leaseMs: number): Promise<TaxExport | undefined>;
+  /** Part `part` (from 1) sealed, with the job's size and lease moved on, in one transaction. */
+  addPart(id: string, part: number, sealed: string, bytes: number, leaseMs: number): Promise<void>;
+  finish(id: string): Promise<void>;
+  release(id: string, error: string, retryMs: number): Promise<void>;
+  /** A part's sealed text, or undefined. */
+  part(tenant: Tenant, id: string, part: number): Promise<string | undefined>;
+}
+
 export interface DocumentQuery {
   taxYear: number | undefined;
   status: schemas.TaxDocumentStatus | undefined;
@@ -154,6 +168,7 @@ export interface TaxDeps {
   settings: SettingsStore;
   documents: DocumentStore;
   generations: GenerationStore;
+  exports: ExportStore;
   ledger: LedgerFigures;
   sealer: TinSealer | undefined;
   pdf: PdfRenderer;
@@ -163,6 +178,7 @@ export interface TaxDeps {
   now(tenant: Tenant): Date;
   newId(): string;
   newGenerationId(): string;
+  newExportId(): string;
   /** Participants per ledger page and per write transaction of generation. */
   generatePageSize: number;
   /** How long a runner holds a generation job past its last page (a stopped runner's job is taken up after it). */
@@ -171,9 +187,9 @@ export interface TaxDeps {
   exportBytesMax: number;
 }
 
-/** The service's runner of generation jobs, as the API uses it. */
-export interface GenerationRunner {
-  /** How long the API waits for a generation before answering 202. */
+/** The service's runner of a kind of job (generations, exports), as the API uses it. */
+export interface JobRunner {
+  /** How long the API waits for a job before answering 202. */
   waitMs: number;
   /** Has a pass take the job up now, and resolves when it ends here or after `ms`, whichever is first. */
   runUntilDone(id: string, ms: number): Promise<void>;
