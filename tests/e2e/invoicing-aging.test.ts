@@ -1,4 +1,5 @@
-// AR and AP aging from the ledger's entries as of three dates, against a table computed by hand; a bank statement
+// AR and AP aging from the ledger's entries as of three dates, against a table computed by hand (a reversed bill
+// owes nothing from its reversal on, a reversed payment owes again); a bank statement
 // line naming an invoice's number pays it during auto-match, once however many runs see it; and the sandbox
 // clock making an open invoice overdue (its status, invoice.overdue, and the aging's default date).
 import { waitFor } from "@treasury/testing";
@@ -132,9 +133,32 @@ describe("aging", () => {
       ],
     });
     // Paying 1,000 of Paper Co today changes today's aging, not the past's.
-    await ok(key, "POST", "/v1/pay-bill", { reference_id: "pay-paper", bill_id: paper["bill_id"], amount: 1_000 }, 201);
+    const payPaper = await ok(key, "POST", "/v1/pay-bill", { reference_id: "pay-paper", bill_id: paper["bill_id"], amount: 1_000 }, 201);
     expect(((await ok(key, "GET", "/v1/ap-aging"))["aging"] as Body)["total_cents"]).toBe(5_500);
     expect((await ap("2024-07-31"))["total_cents"]).toBe(6_500);
+    // Glue Inc 1,500 dated 2024-07-01 due 2024-07-15, then reversed today: owed on 2024-07-31 (16 days, 1–30),
+    // owed nothing today. Reversing the Paper Co payment makes its 1,000 owed again today.
+    const glue = await ok(
+      key,
+      "POST",
+      "/v1/record-bill",
+      { reference_id: "bill-glue", amount: 1_500, vendor_name: "Glue Inc", date: "2024-07-01", due_date: "2024-07-15" },
+      201,
+    );
+    expect(((await ok(key, "GET", "/v1/ap-aging"))["aging"] as Body)["total_cents"]).toBe(7_000);
+    await ok(key, "POST", "/v1/reverse-transaction", { transaction_id: glue["transaction_id"], reason: "entered twice" }, 201);
+    const today = (await ok(key, "GET", "/v1/ap-aging"))["aging"] as Body;
+    expect(today["total_cents"]).toBe(5_500);
+    expect((today["rows"] as Body[]).map((r) => r["vendor_name"])).toEqual(["Ink Ltd", "Paper Co"]);
+    expect(await ap("2024-07-31")).toMatchObject({ buckets: { ...zero, days_1_30: 1_500, days_61_90: 2_500, over_90: 4_000 }, total_cents: 8_000 });
+    await ok(key, "POST", "/v1/reverse-transaction", { transaction_id: payPaper["transaction_id"], reason: "payment bounced" }, 201);
+    expect(await ap(today["as_of_date"] as string)).toMatchObject({
+      total_cents: 6_500,
+      rows: [
+        { vendor_name: "Ink Ltd", total_cents: 2_500 },
+        { vendor_name: "Paper Co", total_cents: 4_000 },
+      ],
+    });
     const bad = await call(s.baseUrl, "GET", "/v1/ar-aging?as_of_date=2024-02-30", { key });
     expect(bad.status).toBe(400);
     expect(bad.body["error_code"]).toBe("validation_error");

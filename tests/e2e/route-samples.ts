@@ -170,6 +170,9 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
     evaluation_id: risk.evaluationId,
     invoice_id: invoice.invoiceId,
     document_id: tax.documentId,
+    generation_id: tax.generationId,
+    export_id: tax.exportId,
+    part: "1",
     tax_year: tax.taxYear,
   };
   const listed = {
@@ -212,10 +215,10 @@ export async function createSamples(api: Api, hookUrl: string, tag: string): Pro
 
 /**
  * Every id the org was handed. A year is not an id: "2026" is in every timestamp of that year, so it is no sign of
- * a leak.
+ * a leak; nor is an export's part number.
  */
 function allIds(pathIds: Record<string, string>, listed: Record<string, string>, more: string[]): string[] {
-  const { tax_year: _year, ...ids } = pathIds;
+  const { tax_year: _year, part: _part, ...ids } = pathIds;
   return [...new Set([...Object.values(ids), ...Object.values(listed), ...more])];
 }
 
@@ -372,13 +375,19 @@ export const TAX_PROFILE = {
  * A tax profile and a draft 1099-K of the running year for the sample participant (its checkout sale counts; the
  * org's threshold for the year is set to nothing). Only an ended year is filed, so mark-filed answers 422 here.
  */
-async function sampleTax(api: Api, participant: string): Promise<{ documentId: string; taxYear: string }> {
+async function sampleTax(api: Api, participant: string): Promise<{ documentId: string; generationId: string; exportId: string; taxYear: string }> {
   const year = new Date().getUTCFullYear();
   await expectStatus(api, "PUT", `/v1/participants/${participant}/tax-profile`, TAX_PROFILE, 201);
   await expectStatus(api, "PUT", "/v1/tax/settings", { tax_year: year, form: "1099-K", threshold_cents: 0, threshold_transactions: 0 }, 200);
-  await expectStatus(api, "POST", "/v1/tax/documents/generate", { tax_year: year }, 200);
+  const generated = await expectStatus(api, "POST", "/v1/tax/documents/generate", { tax_year: year }, 200);
   const list = await expectStatus(api, "GET", `/v1/tax/documents?tax_year=${year}&participant_id=${participant}`, undefined, 200);
-  return { documentId: field({ d: (list["tax_documents"] as Body[])[0] ?? {} }, "d", "id"), taxYear: String(year) };
+  const exported = await expectStatus(api, "POST", "/v1/tax/exports", { tax_year: year, format: "csv" }, 200);
+  return {
+    documentId: field({ d: (list["tax_documents"] as Body[])[0] ?? {} }, "d", "id"),
+    generationId: field(generated, "generation", "id"),
+    exportId: field(exported, "export", "id"),
+    taxYear: String(year),
+  };
 }
 
 /** A test delivery to the endpoint; answers its id. */

@@ -27,6 +27,8 @@ export const ID_PREFIXES = {
   invoicePayment: "invp",
   invoicePosting: "ilp",
   taxDocument: "taxdoc",
+  taxGeneration: "taxgen",
+  taxExport: "taxexp",
   request: "req",
   entry: "ent",
   operator: "opr",

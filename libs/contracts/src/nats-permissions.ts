@@ -89,6 +89,8 @@ export const INTERNAL_CALLS: readonly InternalCall[] = [
   { caller: "ledger", service: "invoicing", operations: ["matchBankLine"] },
   // 1099 figures come from the ledger as of the tax year's end; the tax service never posts.
   { caller: "tax", service: "ledger", operations: ["taxFigures", "taxSources"] },
+  // Payout eligibility counts a W-9 certified with the tax service as the creator's tax certification.
+  { caller: "payouts", service: "tax", operations: ["taxProfileStatus"] },
 ];
 
 /** The services that move money: the only ones that may ask the ledger to post. */

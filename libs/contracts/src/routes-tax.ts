@@ -40,14 +40,37 @@ export const TAX_ROUTES: readonly RouteDef[] = [
   route("POST", "/v1/tax/documents/generate", {
     operation: "generateTaxDocuments",
     scope: "accounting",
-    summary: "Make or update the year's draft documents, one per participant over the threshold (idempotent)",
+    summary:
+      "Make or update the year's draft documents, one per participant over the threshold (idempotent): 200 with the finished generation, or 202 with the running one to poll",
     body: S.GenerateTaxDocumentsBody,
+  }),
+  route("GET", "/v1/tax/generations/:generation_id", {
+    operation: "getTaxGeneration",
+    scope: "accounting",
+    summary: "A generation of a year's documents: running or succeeded, with what it has written so far",
   }),
   route("GET", "/v1/tax/documents/export", {
     operation: "exportTaxDocuments",
     scope: "accounting",
     summary: "The year's documents as CSV, JSON or the IRS FIRE fixed-width file (Publication 1220)",
     query: S.ExportTaxDocumentsQuery,
+    fileResponse: true,
+  }),
+  route("POST", "/v1/tax/exports", {
+    operation: "createTaxExport",
+    scope: "accounting",
+    summary: "Export a year of any size as a job cut into parts: 200 when written within the wait, else 202 to poll",
+    body: S.CreateTaxExportBody,
+  }),
+  route("GET", "/v1/tax/exports/:export_id", {
+    operation: "getTaxExport",
+    scope: "accounting",
+    summary: "An export job: running or succeeded, with its parts",
+  }),
+  route("GET", "/v1/tax/exports/:export_id/parts/:part", {
+    operation: "getTaxExportPart",
+    scope: "accounting",
+    summary: "One part of a finished export (1…parts); the parts joined in order are the file",
     fileResponse: true,
   }),
   route("GET", "/v1/tax/documents", { operation: "listTaxDocuments", scope: "accounting", summary: "List tax documents", query: S.ListTaxDocumentsQuery }),

@@ -459,6 +459,9 @@ export class FakeClock implements TenantClock {
 export class FakeCompliance implements ComplianceDirectory {
   readonly creators = new Map<string, CreatorCompliance>();
   business = "pending";
+  /** Participants with a certified W-9 at the tax service. */
+  readonly w9 = new Set<string>();
+  taxProfileCertified: ComplianceDirectory["taxProfileCertified"] = async (_t, participantId) => this.w9.has(participantId);
   creator: ComplianceDirectory["creator"] = async (_t, participantId) => this.creators.get(participantId) ?? { status: "not_started", tax_certified: false };
   businessStatus: ComplianceDirectory["businessStatus"] = async () => this.business;
 }

@@ -14,6 +14,15 @@ export const TaxEnv = {
   TAX_LEDGER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(20_000),
   /** Participants per ledger page and per write transaction of a generation. */
   TAX_GENERATE_PAGE_SIZE: z.coerce.number().int().min(1).max(2_000).default(1_000),
+  /**
+   * How long `POST /v1/tax/documents/generate` waits for its job before answering 202 with the job to poll (never
+   * past the request's deadline); a year that ends sooner is answered 200, finished.
+   */
+  TAX_GENERATE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  /** How long a runner holds a generation job past its last page: a stopped runner's job is taken up after it. */
+  TAX_GENERATION_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
+  /** Between the runner's passes over jobs nobody holds (0: only when a generation is asked for). */
+  TAX_GENERATION_INTERVAL_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   /** The largest export the API answers (bytes): an answer travels in one NATS message of at most 1 MiB. */
   TAX_EXPORT_BYTES_MAX: z.coerce.number().int().min(1_024).max(1_000_000).default(900_000),
   /** Who transmits FIRE files: the IRS's Transmitter Control Code, TIN and name, with its contact. */

@@ -17,13 +17,18 @@ import {
   type ServiceConfig,
   type ServiceDeps,
 } from "@treasury/service-kit";
+import { pgTaxFinder } from "./admin/find.ts";
 import { ledgerFigures } from "./adapters/ledger.ts";
 import { pdfkitRenderer } from "./adapters/pdf.ts";
 import { TaxEnv } from "./config.ts";
 import { registerHandlers } from "./handlers/index.ts";
 import { pgDocumentStore } from "./store/documents.ts";
+import { pgExportStore } from "./store/exports.ts";
+import { pgGenerationStore } from "./store/generations.ts";
 import { pgProfileStore, pgSettingsStore } from "./store/profiles.ts";
-import type { LedgerFigures, TaxDeps } from "./usecases/ports.ts";
+import { runPendingExports } from "./usecases/exports.ts";
+import { runPending } from "./usecases/generations.ts";
+import type { JobRunner, LedgerFigures, TaxDeps } from "./usecases/ports.ts";
 
 type TaxConfig = ServiceConfig<typeof TaxEnv>;
 
@@ -67,6 +72,41 @@ function filerOf(cfg: TaxConfig): TaxDeps["filer"] {
   return { transmitter, payer };
 }
 
+/**
+ * A runner of durable jobs (generations, exports) on the kit's job loop, and the API's wait for one job: a job
+ * asked for is taken up at once by a pass; its waiters hear when a pass on this replica ends it.
+ */
+function jobRunner(
+  svc: Service<TaxConfig>,
+  name: string,
+  intervalMs: number,
+  waitMs: number,
+  run: (signal: AbortSignal, finished: (id: string) => void) => Promise<string[]>,
+): JobRunner {
+  const waiters = new Map<string, Set<() => void>>();
+  const finished = (id: string) => {
+    for (const w of waiters.get(id) ?? []) w();
+    waiters.delete(id);
+  };
+  const job = svc.every({ name, intervalMs, run: (_leader, signal) => run(signal, finished) });
+  return {
+    waitMs,
+    async runUntilDone(id, ms) {
+      let timer: NodeJS.Timeout | undefined;
+      let wake: () => void = () => undefined;
+      const done = new Promise<void>((resolve) => {
+        wake = resolve;
+        waiters.set(id, (waiters.get(id) ?? new Set()).add(resolve));
+        timer = setTimeout(resolve, Math.max(0, ms));
+      });
+      job.runOnce().catch((err: unknown) => svc.log.error({ err, job: name }, `${name} pass failed; it runs again at the next pass`));
+      await done;
+      clearTimeout(timer);
+      waiters.get(id)?.delete(wake);
+    },
+  };
+}
+
 export async function buildTax(env: Record<string, string | undefined>, deps: TaxServiceDeps = {}): Promise<TaxService> {
   const svc = await createService({ name: "tax", env, extraEnv: TaxEnv, deps });
   const cfg = svc.config;
@@ -83,17 +123,28 @@ export async function buildTax(env: Record<string, string | undefined>, deps: Ta
     profiles: pgProfileStore(svc.sql),
     settings: pgSettingsStore(svc.sql),
     documents: pgDocumentStore(svc.sql),
+    generations: pgGenerationStore(svc.sql),
+    exports: pgExportStore(svc.sql),
     ledger: deps.ledger ?? ledgerFigures(ledger),
     sealer: ring === undefined ? undefined : new Sealer(ring),
     pdf: pdfkitRenderer(),
     filer: filerOf(cfg),
     now: (tenant) => svc.clock.now(tenant),
     newId: () => newId("taxdoc"),
+    newGenerationId: () => newId("taxgen"),
+    newExportId: () => newId("taxexp"),
     generatePageSize: cfg.TAX_GENERATE_PAGE_SIZE,
+    generationLeaseMs: cfg.TAX_GENERATION_LEASE_MS,
     exportBytesMax: cfg.TAX_EXPORT_BYTES_MAX,
   };
   // "A year in the future" and "a year not ended" are read on the tenant's clock (a sandbox's test clock, ADR 0017).
   svc.followSandboxClock();
-  registerHandlers(svc, useCaseDeps);
+  const interval = cfg.TAX_GENERATION_INTERVAL_MS;
+  const wait = cfg.TAX_GENERATE_WAIT_MS;
+  registerHandlers(svc, useCaseDeps, {
+    generations: jobRunner(svc, "generations", interval, wait, (signal, done) => runPending(useCaseDeps, signal, done)),
+    exports: jobRunner(svc, "exports", interval, wait, (signal, done) => runPendingExports(useCaseDeps, signal, done)),
+  });
+  svc.adminFind(pgTaxFinder(svc.sql));
   return Object.assign(svc, { deps: useCaseDeps });
 }

@@ -6,7 +6,8 @@
 import type { schemas, Tenant } from "@treasury/contracts";
 import { sameFigures, type TaxDocument } from "../src/domain/documents.ts";
 import type { TaxSettings } from "../src/domain/thresholds.ts";
-import type { DocumentStore, PendingEvent, TaxDeps, TaxProfile } from "../src/usecases/ports.ts";
+import type { Generation } from "../src/domain/generations.ts";
+import type { DocumentStore, ExportStore, GenerationStore, PendingEvent, TaxDeps, TaxProfile } from "../src/usecases/ports.ts";
 
 const key = (t: Tenant, ...rest: (string | number)[]) => [t.orgId, t.livemode, ...rest].join("|");
 const same = (a: Tenant, b: Tenant) => a.orgId === b.orgId && a.livemode === b.livemode;
@@ -24,16 +25,19 @@ export interface Fakes {
 async function writeDrafts(
   docs: TaxDocument[],
   events: PendingEvent[],
+  profiles: Map<string, TaxProfile>,
   ...[t, year, drafts, below, at, event]: Parameters<DocumentStore["writeDrafts"]>
 ): ReturnType<DocumentStore["writeDrafts"]> {
   const current = (x: Tenant, y: number) => docs.filter((d) => same(d.tenant, x) && d.taxYear === y && d.status !== "corrected");
   const out = { created: 0, updated: 0, unchanged: 0, filed: 0, removed: 0 };
   for (const w of drafts) {
     const existing = current(t, year).find((d) => d.participantId === w.figures.participantId);
+    const tinLast4 = profiles.get(key(t, w.figures.participantId))?.tinLast4 ?? null;
     if (existing?.status === "filed") out.filed += 1;
-    else if (existing !== undefined && sameFigures(existing, w.figures) && existing.recipientTinLast4 === w.recipientTinLast4) out.unchanged += 1;
+    else if (existing !== undefined && sameFigures(existing, w.figures) && existing.form === w.form && existing.recipientTinLast4 === tinLast4)
+      out.unchanged += 1;
     else if (existing !== undefined) {
-      Object.assign(existing, w.figures, { form: w.form, recipientTinLast4: w.recipientTinLast4, updatedAt: at });
+      Object.assign(existing, w.figures, { form: w.form, recipientTinLast4: tinLast4, updatedAt: at });
       out.updated += 1;
       events.push(event(existing));
     } else {
@@ -44,7 +48,7 @@ async function writeDrafts(
         ...w.figures,
         form: w.form,
         status: "draft",
-        recipientTinLast4: w.recipientTinLast4,
+        recipientTinLast4: tinLast4,
         corrects: null,
         correctedBy: null,
         correctionReason: null,
@@ -67,10 +71,10 @@ async function writeDrafts(
   return out;
 }
 
-function documentStore(docs: TaxDocument[], events: PendingEvent[]): DocumentStore {
+function documentStore(docs: TaxDocument[], events: PendingEvent[], profiles: Map<string, TaxProfile>): DocumentStore {
   const current = (t: Tenant, year: number) => docs.filter((d) => same(d.tenant, t) && d.taxYear === year && d.status !== "corrected");
   return {
-    writeDrafts: (t, year, drafts, below, at, event) => writeDrafts(docs, events, t, year, drafts, below, at, event),
+    writeDrafts: (t, year, drafts, below, at, event) => writeDrafts(docs, events, profiles, t, year, drafts, below, at, event),
     get: async (t, id) => docs.find((d) => same(d.tenant, t) && d.id === id),
     async list(t, q) {
       const all = docs.filter((d) => same(d.tenant, t) && (q.taxYear === undefined || d.taxYear === q.taxYear));
@@ -123,6 +127,53 @@ function documentStore(docs: TaxDocument[], events: PendingEvent[]): DocumentSto
   };
 }
 
+/** A port these unit tests never reach (exports are proven on PostgreSQL: exports.int.test.ts). */
+const unused = (port: string) => () => Promise.reject(new Error(`${port} is not used by the unit tests`));
+
+const noExports: ExportStore = {
+  start: unused("exports.start"),
+  get: async () => undefined,
+  claim: async () => undefined,
+  addPart: unused("exports.addPart"),
+  finish: unused("exports.finish"),
+  release: unused("exports.release"),
+  part: async () => undefined,
+};
+
+/** Generation jobs in memory: started, found, claimed when nobody holds them (the runner's loop is PostgreSQL's). */
+function generationStore(): GenerationStore {
+  const jobs: Generation[] = [];
+  return {
+    async start(t, taxYear, id) {
+      const running = jobs.find((g) => same(g.tenant, t) && g.taxYear === taxYear && g.status === "running");
+      if (running !== undefined) return { generation: running, started: false };
+      const at = new Date();
+      const g: Generation = {
+        id,
+        tenant: t,
+        taxYear,
+        status: "running",
+        after: null,
+        participantsRead: 0,
+        created: 0,
+        updated: 0,
+        unchanged: 0,
+        filed: 0,
+        removed: 0,
+        lastError: null,
+        createdAt: at,
+        updatedAt: at,
+        finishedAt: null,
+      };
+      jobs.push(g);
+      return { generation: g, started: true };
+    },
+    get: async (t, id) => jobs.find((g) => g.id === id && same(g.tenant, t)),
+    claim: async () => undefined,
+    release: async () => undefined,
+  };
+}
+
 export function fakes(): Fakes {
   const events: PendingEvent[] = [];
   const docs: TaxDocument[] = [];
@@ -145,7 +196,9 @@ export function fakes(): Fakes {
       many: async (t, ids) => new Map(ids.flatMap((id) => (profiles.has(key(t, id)) ? [[id, profiles.get(key(t, id)) as TaxProfile] as const] : []))),
     },
     settings: { put: async (t, s) => void settings.set(key(t, s.taxYear), s), get: async (t, y) => settings.get(key(t, y)) },
-    documents: documentStore(docs, events),
+    documents: documentStore(docs, events, profiles),
+    generations: generationStore(),
+    exports: noExports,
     ledger: {
       async figures(t, req) {
         const all = (figures.get(key(t, req.tax_year)) ?? []).slice().sort((a, b) => a.participant_id.localeCompare(b.participant_id));
@@ -178,7 +231,10 @@ export function fakes(): Fakes {
     filer: { transmitter: { ...party, tcc: "12ABC", contactName: "Ops", contactEmail: "ops@example.com" }, payer: party },
     now: () => clock.now,
     newId: () => `taxdoc_${String(++n).padStart(6, "0")}`,
+    newGenerationId: () => `taxgen_${String(++n).padStart(6, "0")}`,
+    newExportId: () => `taxexp_${String(++n).padStart(6, "0")}`,
     generatePageSize: 2,
+    generationLeaseMs: 30_000,
     exportBytesMax: 100_000,
   };
   return { deps, events, docs, figures, participants, clock };

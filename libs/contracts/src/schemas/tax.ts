@@ -90,6 +90,9 @@ export const ListTaxDocumentsQuery = z.object({
 export const GetTaxDocumentQuery = z.object({ include: z.enum(["sources"]).optional() });
 
 export const ExportTaxDocumentsQuery = z.object({ tax_year: TaxYear, format: z.enum(EXPORT_FORMATS).default("json") });
+/** POST /v1/tax/exports: a year's export of any size, as a job cut into parts (ADR 0022). */
+export const CreateTaxExportBody = z.strictObject({ tax_year: TaxYear, format: z.enum(EXPORT_FORMATS) });
+export const TaxExportPartParams = z.object({ part: z.coerce.number({ error: "must be a number" }).int().min(1).max(100_000) });
 
 /** POST …/correct: the figures are read from the ledger again; `reason` is kept with the corrected document. */
 export const CorrectTaxDocumentBody = z.strictObject({ reason: str(500).optional() });

@@ -27,6 +27,7 @@ export type Kind =
   | "fraud_policy"
   | "invoice"
   | "invoice_payment"
+  | "tax_document"
   | "dispute"
   | "wallet_session"
   | "wallet_topup"
@@ -64,6 +65,7 @@ const PREFIX_KINDS: Record<string, Kind> = {
   [ID_PREFIXES.fraudPolicy]: "fraud_policy",
   [ID_PREFIXES.invoice]: "invoice",
   [ID_PREFIXES.invoicePayment]: "invoice_payment",
+  [ID_PREFIXES.taxDocument]: "tax_document",
   [ID_PREFIXES.dispute]: "dispute",
   [ID_PREFIXES.walletSession]: "wallet_session",
   [ID_PREFIXES.walletTopup]: "wallet_topup",

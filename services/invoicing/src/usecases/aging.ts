@@ -1,7 +1,7 @@
 /**
  * AR and AP aging as of the end of a day (default: today on the org's clock), from the ledger's entries as they
  * stood then: the receivable of each invoice (its accounts_receivable balance) and each bill still owing (record-bill
- * less pay-bill), each in the bucket of its days past due at that date, in rows per customer or vendor.
+ * less pay-bill, each net of its reversals), each in the bucket of its days past due at that date, in rows per customer or vendor.
  * Errors: validation_error, service_unavailable (the ledger did not answer: retry).
  */
 import type { Tenant } from "@treasury/contracts";

@@ -1,7 +1,8 @@
 /**
- * SQL of the aging reads (usecases/aging.ts). A receivable is the sum of its account's entries; a bill's paid part
- * is the sum of its pay-bill transactions (kind bill_payment, metadata.bill_id), each counted when its accounting
- * time is at or before the time asked.
+ * SQL of the aging reads (usecases/aging.ts). A receivable is the sum of its account's entries; a bill's amount and
+ * paid part are the accounts_payable entries of its record-bill and of its pay-bill transactions (kind
+ * bill_payment, metadata.bill_id), each net of their reversals, every entry counted when its transaction's
+ * accounting time is at or before the time asked.
  */
 import { parseCents } from "@treasury/contracts";
 import type { Sql } from "@treasury/service-kit";
@@ -25,22 +26,44 @@ export function pgAgingReader(sql: Sql): AgingReader {
       return rows.map((r) => ({ invoice_id: r.invoice_id, balance_cents: Number(BigInt(r.balance)) }));
     },
     async openBills(tenant, asOf, limit) {
+      // Each bill's transactions (its record-bill, its pay-bills) and every reversal of them, by their entries on
+      // accounts_payable: a reversed bill owes nothing, a reversed payment owes again, partial reversals in part.
       const rows = await sql<{ id: string; vendor_name: string; due_date: Date | null; accounted_at: Date; amount: string; paid: string }[]>`
-        with paid as (
-          select p.metadata->>'bill_id' as bill_id, sum(p.amount) as paid
+        with parts as (
+          select b.id as bill_id, b.transaction_id as tx_id, true as is_bill
+          from ledger.bills b
+          where b.org_id = ${tenant.orgId} and b.livemode = ${tenant.livemode}
+          union all
+          select p.metadata->>'bill_id', p.id, false
           from ledger.transactions p
           where p.org_id = ${tenant.orgId} and p.livemode = ${tenant.livemode} and p.kind = 'bill_payment'
-            and coalesce(p.effective_at, p.created_at) <= ${asOf}
-          group by 1
+        ),
+        moves as (
+          select parts.bill_id, parts.is_bill, parts.tx_id as id from parts
+          union all
+          select parts.bill_id, parts.is_bill, r.id
+          from parts join ledger.transactions r on r.reversal_of = parts.tx_id
+          where r.org_id = ${tenant.orgId} and r.livemode = ${tenant.livemode}
+        ),
+        owed as (
+          select m.bill_id,
+                 coalesce(sum(case when m.is_bill then (case when e.entry_type = 'credit' then e.amount else -e.amount end) end), 0) as amount,
+                 coalesce(sum(case when not m.is_bill then (case when e.entry_type = 'debit' then e.amount else -e.amount end) end), 0) as paid
+          from moves m
+          join ledger.transactions t on t.id = m.id
+          join ledger.entries e on e.transaction_id = m.id
+          join ledger.accounts a on a.id = e.account_id and a.account_type = 'accounts_payable'
+          where coalesce(t.effective_at, t.created_at) <= ${asOf}
+          group by m.bill_id
         )
         select b.id, b.vendor_name, b.due_date, coalesce(t.effective_at, t.created_at) as accounted_at,
-               b.amount::text as amount, coalesce(paid.paid, 0)::text as paid
+               owed.amount::text as amount, owed.paid::text as paid
         from ledger.bills b
         join ledger.transactions t on t.id = b.transaction_id
-        left join paid on paid.bill_id = b.id
+        join owed on owed.bill_id = b.id
         where b.org_id = ${tenant.orgId} and b.livemode = ${tenant.livemode}
           and coalesce(t.effective_at, t.created_at) <= ${asOf}
-          and b.amount > coalesce(paid.paid, 0)
+          and owed.amount > owed.paid
         order by b.id
         limit ${limit}`;
       return rows.map((r) => ({

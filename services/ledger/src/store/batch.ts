@@ -202,15 +202,21 @@ function reduceHolds(q: Q, rd: BatchWrite["reductions"]): Fragment {
       returning 1`;
 }
 
+/**
+ * Entries in the batch's order: `seq` is drawn as rows are inserted, and readers pair a transaction's entries back
+ * into postings by it (each posting's debit, then its credit). The clock's join may hash the rows into any order,
+ * so they are sorted back by their position.
+ */
 function insertEntries(q: Q, e: BatchWrite["entries"]): Fragment {
   return q`
       insert into ledger.entries (id, org_id, livemode, transaction_id, account_id, entry_type, amount, balance_after, created_at)
-      select v.*, ${clockTime(q, "v")}
+      select v.id, v.org_id, v.livemode, v.transaction_id, v.account_id, v.entry_type, v.amount, v.balance_after, ${clockTime(q, "v")}
       from unnest(${plain(e.map((r) => r.id))}::text[], ${quoted(e.map((r) => r.orgId))}::text[], ${bools(e.map((r) => r.livemode))}::boolean[],
         ${plain(e.map((r) => r.transactionId))}::text[], ${plain(e.map((r) => r.accountId))}::uuid[], ${plain(e.map((r) => r.entryType))}::text[],
         ${plain(e.map((r) => r.amount))}::bigint[], ${ints(e.map((r) => r.balanceAfter))}::bigint[])
-        as v(id, org_id, livemode, transaction_id, account_id, entry_type, amount, balance_after)
+        with ordinality as v(id, org_id, livemode, transaction_id, account_id, entry_type, amount, balance_after, n)
       ${clockJoin(q, "v")}
+      order by v.n
       returning 1`;
 }
 

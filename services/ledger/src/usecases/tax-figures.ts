@@ -17,8 +17,11 @@ export interface TaxFiguresReader {
   participantsAfter(tenant: Tenant, after: string | undefined, limit: number): Promise<string[]>;
   /** Which of these ids the tenant has. */
   knownParticipants(tenant: Tenant, ids: readonly string[]): Promise<Set<string>>;
-  /** The figures of these participants in the window; a participant with no activity is absent. */
-  figures(tenant: Tenant, ids: readonly string[], window: YearWindow): Promise<schemas.TaxFigures[]>;
+  /**
+   * The figures of these participants in the window (named, or the consecutive ids from `from` to `to`, a page);
+   * a participant with no activity is absent.
+   */
+  figures(tenant: Tenant, who: { ids: readonly string[] } | { from: string; to: string }, window: YearWindow): Promise<schemas.TaxFigures[]>;
   sources(tenant: Tenant, participantId: string, window: YearWindow, after: string | undefined, limit: number): Promise<schemas.TaxSource[]>;
 }
 
@@ -40,7 +43,7 @@ export async function taxFigures(reader: TaxFiguresReader, tenant: Tenant, req: 
     // Named participants: every known one answers, with zeros when the year had nothing of theirs.
     const known = await reader.knownParticipants(tenant, req.participant_ids);
     const ids = req.participant_ids.filter((id) => known.has(id));
-    const found = new Map((await reader.figures(tenant, ids, window)).map((f) => [f.participant_id, f]));
+    const found = new Map((await reader.figures(tenant, { ids }, window)).map((f) => [f.participant_id, f]));
     return {
       figures: ids.map((id) => found.get(id) ?? zero(id)),
       next_after: null,
@@ -49,7 +52,10 @@ export async function taxFigures(reader: TaxFiguresReader, tenant: Tenant, req: 
   }
   const limit = req.limit ?? 1_000;
   const page = await reader.participantsAfter(tenant, req.after, limit);
-  const figures = page.length === 0 ? [] : await reader.figures(tenant, page, window);
+  const first = page[0];
+  const last = page[page.length - 1];
+  // The page is the next `limit` participants in id order: its range holds them and no other.
+  const figures = first === undefined || last === undefined ? [] : await reader.figures(tenant, { from: first, to: last }, window);
   return { figures, next_after: page.length === limit ? (page[page.length - 1] ?? null) : null, unknown_participant_ids: [] };
 }
 

@@ -1,7 +1,8 @@
 /**
  * What payout eligibility needs from the kyc service: a creator's verification status and tax certification
  * (`svc.kyc.internal.getCreatorStatus`) and the organisation's business verification status
- * (`svc.kyc.internal.getBusinessVerification`), each with the caller's org and environment.
+ * (`svc.kyc.internal.getBusinessVerification`), each with the caller's org and environment; and from the tax
+ * service whether the creator certified a W-9 there (`svc.tax.internal.taxProfileStatus`).
  */
 import { DomainError, internalSubject, newRequestId, schemas, type AuthContext, type Tenant } from "@treasury/contracts";
 import { rpcCall, type NatsConnection } from "@treasury/service-kit";
@@ -30,6 +31,14 @@ export function natsCompliance(nc: NatsConnection, prefix: string, timeoutMs: nu
       const body = await ask(tenant, schemas.CREATOR_KYC_STATUS_OPERATION, { participant_id: participantId });
       const parsed = schemas.CreatorKycStatus.parse(body["creator_kyc"]);
       return { status: parsed.status, tax_certified: parsed.tax_certified };
+    },
+    async taxProfileCertified(tenant, participantId) {
+      const request: schemas.TaxProfileStatusRequest = { org_id: tenant.orgId, livemode: tenant.livemode, participant_id: participantId };
+      const reply = await rpcCall(nc, internalSubject(prefix, "tax", schemas.TAX_PROFILE_STATUS_OPERATION), request, { timeoutMs });
+      // Unanswered (the tax service not deployed, or down) is "not certified there": eligibility fails closed, and
+      // the KYC submission's certification still counts.
+      if (!reply.ok) return false;
+      return schemas.TaxProfileStatus.parse(reply.body["tax_profile"]).certified;
     },
     async businessStatus(tenant) {
       const body = await ask(tenant, "getBusinessVerification", {});

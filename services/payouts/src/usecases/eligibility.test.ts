@@ -55,6 +55,23 @@ describe("checkEligibility", () => {
     expect((await checkEligibility(f.deps, LIVE, "creator_1", 1000)).issues).toEqual(["insufficient_balance"]);
   });
 
+  it("live counts a W-9 certified with the tax service as the tax certification the KYC submission lacks", async () => {
+    const f = fakes();
+    f.ledger.addCreator("creator_1", 900);
+    f.compliance.creators.set("creator_1", { status: "approved", tax_certified: false });
+    f.compliance.business = "approved";
+    await withBankAccount(f);
+    const before = await checkEligibility(f.deps, LIVE, "creator_1");
+    expect(before).toMatchObject({ eligible: false, issues: ["tax_not_certified"] });
+    f.compliance.w9.add("creator_1");
+    const after = await checkEligibility(f.deps, LIVE, "creator_1");
+    expect(after).toMatchObject({ eligible: true, issues: [] });
+    expect(after.requirements.tax_certified).toMatchObject({ required: true, met: true });
+    // A W-9 does not stand in for the identity check itself.
+    f.compliance.creators.set("creator_1", { status: "pending", tax_certified: false });
+    expect((await checkEligibility(f.deps, LIVE, "creator_1")).issues).toEqual(["kyc_not_approved", "tax_not_certified"]);
+  });
+
   it("an unknown participant is the ledger's participant_not_found", async () => {
     const f = fakes();
     await expect(checkEligibility(f.deps, SANDBOX, "nobody")).rejects.toMatchObject({ code: "participant_not_found" });

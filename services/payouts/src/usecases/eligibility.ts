@@ -1,6 +1,7 @@
 /**
  * Payout eligibility: the facts from the ledger (balance, wallet status), kyc (creator verification, tax
- * certification, the business verification) and this service (bank account), assessed by domain/eligibility.ts.
+ * certification, the business verification), the tax service (a certified W-9 is a tax certification too) and
+ * this service (bank account), assessed by domain/eligibility.ts.
  *
  * Errors: participant_not_found, service_unavailable (a service did not answer: retry).
  */
@@ -16,6 +17,8 @@ export async function checkEligibility(deps: PayoutsDeps, tenant: Tenant, partic
     deps.compliance.businessStatus(tenant),
     deps.bankAccounts.find(tenant, participantId),
   ]);
+  // The W-9 is asked for only when the KYC submission did not certify (and only live requires it).
+  const taxCertified = creator.tax_certified || (tenant.livemode && (await deps.compliance.taxProfileCertified(tenant, participantId)));
   const eligibility = assessEligibility(
     {
       livemode: tenant.livemode,
@@ -24,7 +27,7 @@ export async function checkEligibility(deps: PayoutsDeps, tenant: Tenant, partic
       availableBalance: participant.payable_balance_cents ?? wallet.available_balance,
       walletStatus: wallet.status,
       kycStatus: creator.status,
-      taxCertified: creator.tax_certified,
+      taxCertified,
       bankAccount:
         bank === undefined
           ? undefined

@@ -92,6 +92,11 @@ export interface CreatorCompliance {
 
 export interface ComplianceDirectory {
   creator(tenant: Tenant, participantId: string): Promise<CreatorCompliance>;
+  /**
+   * Whether the participant certified a W-9 with the tax service (the other place a creator's tax certification
+   * is recorded, beside the KYC submission's); false when the tax service cannot say.
+   */
+  taxProfileCertified(tenant: Tenant, participantId: string): Promise<boolean>;
   /** The organisation's business verification status (`pending` before any submission). */
   businessStatus(tenant: Tenant): Promise<string>;
 }

@@ -5,6 +5,8 @@
  */
 import type { EventType, schemas, Tenant } from "@treasury/contracts";
 import type { Figures, TaxDocument } from "../domain/documents.ts";
+import type { TaxExport } from "../domain/exports.ts";
+import type { Generation } from "../domain/generations.ts";
 import type { FireParty, FireTransmitter } from "../domain/fire.ts";
 import type { TaxSettings } from "../domain/thresholds.ts";
 
@@ -43,11 +45,10 @@ export interface PendingEvent {
   data: Record<string, unknown>;
 }
 
-/** What one page of generation writes for one participant. */
+/** What one page of generation writes for one participant (the store adds the TIN's last four from the profile). */
 export interface DraftWrite {
   figures: Figures;
   form: schemas.TaxForm;
-  recipientTinLast4: string | null;
   /** The id a new draft gets (unused when the participant has one already). */
   newId: string;
 }
@@ -59,6 +60,39 @@ export interface GenerateOutcome {
   /** The participant's current document is filed: generation leaves it (a change is a correction). */
   filed: number;
   removed: number;
+}
+
+/** A job's page: committed with the page's documents, so a resumed job reads on from exactly there. */
+export interface PageProgress {
+  generationId: string;
+  /** The ledger's cursor after this page; null when it was the last (the job succeeds with it). */
+  after: string | null;
+  participantsRead: number;
+  /** How long the runner holds the job after this page. */
+  leaseMs: number;
+}
+
+export interface GenerationStore {
+  /** A new running job for the year, or the one already running (started false). */
+  start(tenant: Tenant, taxYear: number, id: string): Promise<{ generation: Generation; started: boolean }>;
+  get(tenant: Tenant, id: string): Promise<Generation | undefined>;
+  /** The oldest running job nobody holds (its lease ran out, or it was never taken), now held for `leaseMs`. */
+  claim(leaseMs: number): Promise<Generation | undefined>;
+  /** Lets a job go after a failed run, noting why; passes take it up again after `retryMs`. */
+  release(id: string, error: string, retryMs: number): Promise<void>;
+}
+
+export interface ExportStore {
+  start(tenant: Tenant, taxYear: number, format: schemas.ExportFormat, id: string): Promise<TaxExport>;
+  get(tenant: Tenant, id: string): Promise<TaxExport | undefined>;
+  /** The oldest running export nobody holds, now held for `leaseMs`, its parts so far dropped (it starts over). */
+  claim(leaseMs: number): Promise<TaxExport | undefined>;
+  /** Part `part` (from 1) sealed, with the job's size and lease moved on, in one transaction. */
+  addPart(id: string, part: number, sealed: string, bytes: number, leaseMs: number): Promise<void>;
+  finish(id: string): Promise<void>;
+  release(id: string, error: string, retryMs: number): Promise<void>;
+  /** A part's sealed text, or undefined. */
+  part(tenant: Tenant, id: string, part: number): Promise<string | undefined>;
 }
 
 export interface DocumentQuery {
@@ -73,7 +107,8 @@ export interface DocumentStore {
   /**
    * One transaction for a page of participants: a new draft for those without a current document, updated
    * figures for drafts that changed, nothing for filed ones; drafts of `below` (under the threshold now) removed.
-   * Each created or changed draft writes `event(document)`.
+   * Each draft carries the last four digits of its participant's W-9 TIN, when there is a profile. Each created or
+   * changed draft writes `event(document)`.
    */
   writeDrafts(
     tenant: Tenant,
@@ -82,6 +117,7 @@ export interface DocumentStore {
     below: readonly string[],
     at: Date,
     event: (d: TaxDocument) => PendingEvent,
+    progress?: PageProgress,
   ): Promise<GenerateOutcome>;
   get(tenant: Tenant, id: string): Promise<TaxDocument | undefined>;
   list(tenant: Tenant, q: DocumentQuery): Promise<{ documents: TaxDocument[]; total: number }>;
@@ -131,6 +167,8 @@ export interface TaxDeps {
   profiles: ProfileStore;
   settings: SettingsStore;
   documents: DocumentStore;
+  generations: GenerationStore;
+  exports: ExportStore;
   ledger: LedgerFigures;
   sealer: TinSealer | undefined;
   pdf: PdfRenderer;
@@ -139,8 +177,20 @@ export interface TaxDeps {
   /** The tenant's time: real time in live, the org's test clock in sandbox (ADR 0017). */
   now(tenant: Tenant): Date;
   newId(): string;
+  newGenerationId(): string;
+  newExportId(): string;
   /** Participants per ledger page and per write transaction of generation. */
   generatePageSize: number;
+  /** How long a runner holds a generation job past its last page (a stopped runner's job is taken up after it). */
+  generationLeaseMs: number;
   /** The largest export answered over the API (bytes); larger ones are export_too_large. */
   exportBytesMax: number;
+}
+
+/** The service's runner of a kind of job (generations, exports), as the API uses it. */
+export interface JobRunner {
+  /** How long the API waits for a job before answering 202. */
+  waitMs: number;
+  /** Has a pass take the job up now, and resolves when it ends here or after `ms`, whichever is first. */
+  runUntilDone(id: string, ms: number): Promise<void>;
 }

@@ -25,7 +25,8 @@ export type ReceivableBalance = z.infer<typeof ReceivableBalance>;
 
 /**
  * `svc.ledger.internal.openBills`: bills recorded (record-bill) at or before `as_of` with what pay-bill had paid
- * of them by then, those with something still due only. Answer: `{bills: [OpenBill]}`.
+ * of them by then, both net of the reversals posted by then (a reversed bill owes nothing, a reversed payment owes
+ * again), those with something still due only. Answer: `{bills: [OpenBill]}`.
  */
 export const OPEN_BILLS_OPERATION = "internal.openBills";
 export const OpenBillsRequest = z.object({ ...InternalScope, as_of: asOf });

@@ -71,3 +71,14 @@ export const TaxSource = z.object({
 export type TaxSource = z.infer<typeof TaxSource>;
 export const TaxSourcesAnswer = z.object({ sources: z.array(TaxSource), next_after: z.string().nullable() });
 export type TaxSourcesAnswer = z.infer<typeof TaxSourcesAnswer>;
+
+/**
+ * `svc.tax.internal.taxProfileStatus`: whether a participant has a certified W-9 with the tax service (payout
+ * eligibility's tax certification, beside the KYC submission's). Answer: `{tax_profile: {certified, certified_at}}`,
+ * `certified: false` and `certified_at: null` without a profile. Never the TIN.
+ */
+export const TAX_PROFILE_STATUS_OPERATION = "internal.taxProfileStatus";
+export const TaxProfileStatusRequest = z.object({ ...InternalScope, participant_id: ParticipantId });
+export type TaxProfileStatusRequest = z.infer<typeof TaxProfileStatusRequest>;
+export const TaxProfileStatus = z.object({ certified: z.boolean(), certified_at: z.string().nullable() });
+export type TaxProfileStatus = z.infer<typeof TaxProfileStatus>;
