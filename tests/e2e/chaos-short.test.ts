@@ -4,7 +4,8 @@
 // A short cut of `npm run chaos` (bench/chaos.ts) on its own PostgreSQL and nats-server, which it restarts.
 import { rmSync } from "node:fs";
 import { expect, it } from "vitest";
-import { report, runChaos, type Fault } from "../../bench/chaos-run.ts";
+import { runChaos, type Fault } from "../../bench/chaos-run.ts";
+import { expectWhole } from "./chaos-expect.ts";
 import type { ServicePlan } from "../../bench/chaos-stack.ts";
 
 const PLAN: ServicePlan[] = [
@@ -40,28 +41,7 @@ it("survives process kills, a NATS crash and a PostgreSQL restart under load wit
     quietTimeoutMs: 30_000,
     log: () => {},
   });
-  const table = report(r).join("\n");
-  console.log(table);
-  expect(r.unsettled, table).toEqual(Object.fromEntries(Object.keys(r.unsettled).map((k) => [k, 0])));
-  expect(r.end.flows.ok, table).toBeGreaterThan(0);
-  expect({ lost: r.end.lost, doubled: r.end.doubled, duplicateReferences: r.end.duplicateReferences, refusedButMoved: r.end.refusedButMoved }, table).toEqual({
-    lost: 0,
-    doubled: 0,
-    duplicateReferences: 0,
-    refusedButMoved: 0,
-  });
-  expect({ stillFailing: r.end.retried.stillFailing, broken: r.end.retried.broken }, table).toEqual({ stillFailing: 0, broken: 0 });
-  expect(r.end.invariants.ok, table).toBe(true);
-  expect(r.end.webhooks.expected, table).toBeGreaterThan(0);
-  expect({ missing: r.end.webhooks.missing, unstableIds: r.end.webhooks.unstableIds, badSignatures: r.end.webhooks.badSignatures }, table).toEqual({
-    missing: 0,
-    unstableIds: 0,
-    badSignatures: 0,
-  });
-  expect(r.refusals, table).toEqual([]);
-  expect(r.serverErrors, table).toBe(0);
-  expect(r.crashes, table).toEqual([]);
-  expect(r.steady.failedAttempts, table).toBe(0);
+  const table = expectWhole(r);
   // Every fault was followed by requests that succeeded again soon after: the system came back by itself. A server
   // restart (PostgreSQL recovering from its WAL, nats-server) can itself take longer than that on a loaded machine,
   // and nothing can succeed before the server is back: there the time counts from its return. The same holds when
