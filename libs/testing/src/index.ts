@@ -10,6 +10,7 @@ import { INFRA_KEY, withDatabase, type TestInfra } from "./provided.ts";
 
 export { repoRoot } from "./paths.ts";
 export { waitFor, type WaitForOptions } from "./wait.ts";
+export { err, ok } from "./replies.ts";
 export { spawnService, type SpawnedService, type SpawnServiceOptions } from "./spawn.ts";
 export {
   freePort,

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
 import { DomainError, internalOperation, rpcSubject, type AuthContext, type RpcReply } from "@treasury/contracts";
 import { createLogger, generateKeyRingEntry, parseKeyRing, rpcCall, RpcServer, type KeyRing } from "@treasury/service-kit";
-import { setupTestEnv, type TestEnv, natsOptions } from "@treasury/testing";
+import { setupTestEnv, type TestEnv, natsOptions, err, ok } from "@treasury/testing";
 import { buildKyc, type KycService, type KycServiceDeps } from "./service.ts";
 
 export { businessBody, creatorBody } from "../test/bodies.ts";
@@ -91,19 +91,4 @@ export async function startKyc(opts: { ring?: KeyRing | null; env?: Record<strin
   };
 }
 
-/** The body of a successful reply, or a thrown error naming what came back instead. */
-export function ok(reply: RpcReply): { status: number; body: Record<string, unknown> } {
-  if (!reply.ok) throw new Error(`expected success, got ${reply.error.code}: ${reply.error.message} ${JSON.stringify(reply.error.details ?? [])}`);
-  return reply;
-}
-
-export function err(reply: RpcReply): {
-  code: string;
-  message: string;
-  details?: Array<{ path: string; message: string }>;
-  extra?: Record<string, unknown>;
-  hint?: string;
-} {
-  if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
-  return reply.error;
-}
+export { err, ok };

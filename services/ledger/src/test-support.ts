@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { rpcSubject, type AuthContext, type RpcReply } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
-import { allowRisk, setupTestEnv, type TestEnv } from "@treasury/testing";
+import { allowRisk, setupTestEnv, type TestEnv, err, ok } from "@treasury/testing";
 import postgres from "postgres";
 import { ledgerDeps } from "./deps.ts";
 import type { Poster } from "./posting/poster.ts";
@@ -70,18 +70,8 @@ export async function startLedger(opts: { poolMax?: number; deps?: LedgerBuildDe
   };
 }
 
-/** The body of a successful reply, or a thrown error naming what came back instead. */
-export function ok(reply: RpcReply): { status: number; body: Record<string, unknown> } {
-  if (!reply.ok) throw new Error(`expected success, got ${reply.error.code}: ${reply.error.message}`);
-  return { status: reply.status, body: reply.body };
-}
-
 export function errorCode(reply: RpcReply): string | null {
   return reply.ok ? null : reply.error.code;
 }
 
-/** The typed error of a reply that must have failed. */
-export function err(reply: RpcReply): { code: string; hint?: string; extra?: Record<string, unknown> } {
-  if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
-  return reply.error;
-}
+export { err, ok };

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { rpcSubject, type AuthContext, type RpcReply } from "@treasury/contracts";
 import { rpcCall } from "@treasury/service-kit";
-import { allowRisk, freePort, setupTestEnv, spawnService, type SpawnedService, type TestEnv } from "@treasury/testing";
+import { allowRisk, freePort, setupTestEnv, spawnService, type SpawnedService, type TestEnv, err, ok } from "@treasury/testing";
 import { buildRefunds, type RefundsBuildDeps, type RefundsService } from "./service.ts";
 
 const RPC_TIMEOUT_TEST_MS = 20_000;
@@ -79,18 +79,6 @@ export async function startRefunds(opts: { env?: Record<string, string>; deps?: 
   };
 }
 
-/** The body of a successful reply, or a thrown error naming what came back instead. */
-export function ok(reply: RpcReply): { status: number; body: Record<string, unknown> } {
-  if (!reply.ok) throw new Error(`expected success, got ${reply.error.code}: ${reply.error.message}`);
-  return { status: reply.status, body: reply.body };
-}
-
-/** The typed error of a reply that must have failed. */
-export function err(reply: RpcReply): { code: string; message: string; hint?: string; extra?: Record<string, unknown> } {
-  if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
-  return reply.error;
-}
-
 /** A creator and a recorded sale (record-sale) of `amount` with `creator_percent`; answers its sale reference. */
 export async function recordSale(
   h: RefundsHarness,
@@ -151,3 +139,5 @@ export async function walletCheckout(
 export async function walletBalance(h: RefundsHarness, auth: AuthContext, walletId: string): Promise<number> {
   return Number((ok(await h.call("ledger", "getWallet", auth, { params: { wallet_id: walletId } })).body["wallet"] as Record<string, unknown>)["balance"]);
 }
+
+export { err, ok };

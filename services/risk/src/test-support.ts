@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { adminOperation, internalSubject, rpcSubject, schemas, type AuthContext, type RpcReply } from "@treasury/contracts";
 import { createLogger, rpcCall, RpcServer } from "@treasury/service-kit";
-import { setupTestEnv, type TestEnv } from "@treasury/testing";
+import { setupTestEnv, type TestEnv, err, ok } from "@treasury/testing";
 import { buildRisk, type RiskService, type RiskServiceDeps } from "./service.ts";
 
 const RPC_TIMEOUT_TEST_MS = 20_000;
@@ -90,19 +90,10 @@ export async function startRisk(opts: { env?: Record<string, string>; deps?: Ris
   };
 }
 
-/** The body of a successful reply, or a thrown error naming what came back instead. */
-export function ok(reply: RpcReply): { status: number; body: Record<string, unknown> } {
-  if (!reply.ok) throw new Error(`expected success, got ${reply.error.code}: ${reply.error.message} ${JSON.stringify(reply.error.details ?? [])}`);
-  return reply;
-}
-
-export function err(reply: RpcReply): { code: string; message: string; details?: Array<{ path: string; message: string }>; extra?: Record<string, unknown> } {
-  if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
-  return reply.error;
-}
-
 /** The evaluation of a reply (internal or public). */
 export function evaluationOf(reply: RpcReply): schemas.RiskEvaluation & { duplicate?: boolean } {
   const body = ok(reply).body;
   return { ...(body["evaluation"] as schemas.RiskEvaluation), ...(body["duplicate"] === undefined ? {} : { duplicate: body["duplicate"] as boolean }) };
 }
+
+export { err, ok };

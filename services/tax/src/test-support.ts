@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { adminOperation, rpcSubject, schemas, type AuthContext, type RpcReply } from "@treasury/contracts";
 import { createLogger, generateKeyRingEntry, rpcCall, RpcServer } from "@treasury/service-kit";
-import { setupTestEnv, type TestEnv } from "@treasury/testing";
+import { setupTestEnv, type TestEnv, err, ok } from "@treasury/testing";
 import { buildTax, type TaxService, type TaxServiceDeps } from "./service.ts";
 
 const RPC_TIMEOUT_TEST_MS = 20_000;
@@ -152,17 +152,6 @@ export async function startTax(opts: { env?: Record<string, string>; deps?: TaxS
   };
 }
 
-/** The body of a successful reply, or a thrown error naming what came back instead. */
-export function ok(reply: RpcReply): { status: number; body: Record<string, unknown> } {
-  if (!reply.ok) throw new Error(`expected success, got ${reply.error.code}: ${reply.error.message} ${JSON.stringify(reply.error.details ?? [])}`);
-  return reply;
-}
-
-export function err(reply: RpcReply): { code: string; message: string; details?: Array<{ path: string; message: string }>; extra?: Record<string, unknown> } {
-  if (reply.ok) throw new Error(`expected an error, got ${reply.status} ${JSON.stringify(reply.body)}`);
-  return reply.error;
-}
-
 /** `count` sales of `cents` each in `year`, one a month in turn, with ids `${prefix}_s…` (sortable). */
 export function sales(prefix: string, year: number, count: number, cents: number): Source[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -183,3 +172,5 @@ export function refund(prefix: string, year: number, cents: number, month = 5): 
     accounted_at: new Date(Date.UTC(year, month, 15)).toISOString(),
   };
 }
+
+export { err, ok };
