@@ -51,15 +51,18 @@ describe("ordering: per_endpoint", () => {
     let open = 0;
     let mostOpen = 0;
     const failuresOf2 = { left: 2 };
+    const ANSWER_MS = 10;
     rcv.respond = (r) => {
       open += 1;
       mostOpen = Math.max(mostOpen, open);
-      setTimeout(() => (open -= 1), 15);
+      // Closed as the answer leaves: this timer is set before the receiver's own, with the same delay, so it fires
+      // first; the next request can only come after the answer.
+      setTimeout(() => (open -= 1), ANSWER_MS);
       if (nOf(r) === 2 && failuresOf2.left > 0) {
         failuresOf2.left -= 1;
-        return { status: 503, delayMs: 10 };
+        return { status: 503, delayMs: ANSWER_MS };
       }
-      return { status: 200, delayMs: 10 };
+      return { status: 200, delayMs: ANSWER_MS };
     };
     const e = await h.manage<Created>(auth, { action: "create", url: rcv.url, ordering: "per_endpoint" });
     expect(e.ordering).toBe("per_endpoint");
