@@ -2,38 +2,13 @@
 import { parseCents, type Tenant } from "@treasury/contracts";
 import { writeOutbox, type Tx } from "@treasury/service-kit";
 import type postgres from "postgres";
-import { normaliseQuantity, type Invoice, type InvoiceLine, type Payment, type StoredStatus } from "../domain/invoice.ts";
+import { normaliseQuantity, type Invoice, type InvoiceLine, type Payment } from "../domain/invoice.ts";
 import type { PendingEvent, Posting } from "../usecases/ports.ts";
 
 export type Q = postgres.Sql | Tx;
 
-export interface InvoiceRow {
-  id: string;
-  org_id: string;
-  livemode: boolean;
-  number: string;
-  customer_name: string;
-  customer_email: string | null;
-  customer_id: string | null;
-  customer_address: unknown;
-  issue_date: string;
-  due_date: string;
-  notes: string | null;
-  terms: string | null;
-  reference_id: string | null;
-  request_hash: string;
-  metadata: Record<string, unknown>;
-  status: StoredStatus;
-  total_cents: string;
-  amount_paid_cents: string;
-  hosted_url: string;
-  send_transaction_id: string | null;
-  void_transaction_id: string | null;
-  created_at: Date;
-  sent_at: Date | null;
-  paid_at: Date | null;
-  voided_at: Date | null;
-}
+/** An invoices row: the invoice without its lines, its amounts as postgres.js answers bigint (strings). */
+export type InvoiceRow = Omit<Invoice, "lines" | "total_cents" | "amount_paid_cents"> & { total_cents: string; amount_paid_cents: string };
 
 interface LineRow {
   invoice_id: string;

@@ -5,7 +5,7 @@
  */
 import type { PostRequestInput, schemas, Tenant } from "@treasury/contracts";
 import type { LedgerPosted } from "@treasury/service-kit";
-import type { Invoice, InvoiceLine, Payment, StoredStatus } from "../domain/invoice.ts";
+import type { Invoice, Payment, StoredStatus } from "../domain/invoice.ts";
 
 /** An event to write with a change: its type and data (the invoice as shown, and the payment where there is one). */
 export type InvoiceEventType = "invoice.created" | "invoice.sent" | "invoice.payment_recorded" | "invoice.paid" | "invoice.voided" | "invoice.overdue";
@@ -35,23 +35,24 @@ export interface Posting {
 
 export type NewPosting = Omit<Posting, "status" | "transaction_id">;
 
-export interface NewInvoice {
-  id: string;
-  customer_name: string;
-  customer_email: string | null;
-  customer_id: string | null;
-  customer_address: unknown;
-  issue_date: string;
-  due_date: string;
-  notes: string | null;
-  terms: string | null;
-  reference_id: string | null;
-  request_hash: string;
-  metadata: Record<string, unknown>;
-  total_cents: number;
-  hosted_url: string;
-  lines: InvoiceLine[];
-}
+/** What create writes: the invoice's own fields; the store adds its number, status and timestamps. */
+export type NewInvoice = Pick<
+  Invoice,
+  | "id"
+  | "customer_name"
+  | "customer_email"
+  | "customer_id"
+  | "customer_address"
+  | "issue_date"
+  | "due_date"
+  | "notes"
+  | "terms"
+  | "reference_id"
+  | "request_hash"
+  | "metadata"
+  | "hosted_url"
+  | "lines"
+> & { total_cents: number };
 
 export interface InvoiceFilter {
   status?: schemas.InvoiceStatus | undefined;
