@@ -33,7 +33,7 @@ export { Counter, Gauge, Histogram } from "prom-client";
 export type { MetricProbes, RpcOutcome, ServiceMetrics } from "./metrics.ts";
 export { createService } from "./service.ts";
 export { installCrashHandlers } from "./crash.ts";
-export { generateKeyRingEntry, parseKeyRing, sealedKeyId, SealedValueError, Sealer, type KeyRing } from "./sealed.ts";
+export { generateKeyRingEntry, parseKeyRing, piiKeyRing, sealedKeyId, SealedValueError, Sealer, type KeyRing } from "./sealed.ts";
 export { RetentionSweeper } from "./retention.ts";
 export type { PurgeTask } from "./retention.ts";
 export type { ConsumeOptions, CreateServiceOptions, InternalCtx, NoExtraEnv, Service, ServiceConfig, ServiceDeps } from "./service.ts";

@@ -8,6 +8,7 @@
  * not open there. Errors never carry plaintext or key material.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { ConfigError } from "./config.ts";
 
 const VERSION = "v1";
 const ALGORITHM = "aes-256-gcm";
@@ -142,4 +143,19 @@ export class Sealer {
 /** The key id is authenticated too: a value relabelled with another key id fails even if that key existed. */
 function associatedData(kid: string, aad: string): Buffer {
   return Buffer.from(`${VERSION}.${kid}.${aad}`, "utf8");
+}
+
+/**
+ * A service's key ring from its `PII_KEYS` / `PII_ACTIVE_KEY_ID` settings: undefined when none is set (the service
+ * starts and refuses what needs the keys), a ConfigError naming the setting when it is malformed. The ring's
+ * messages name entries and key ids, never key material.
+ */
+export function piiKeyRing(cfg: { PII_KEYS?: string | undefined; PII_ACTIVE_KEY_ID?: string | undefined }): KeyRing | undefined {
+  if (cfg.PII_KEYS === undefined) return undefined;
+  try {
+    return parseKeyRing(cfg.PII_KEYS, cfg.PII_ACTIVE_KEY_ID);
+  } catch (e) {
+    if (e instanceof SealedValueError) throw new ConfigError([`PII_KEYS: ${e.message}`]);
+    throw e;
+  }
 }

@@ -4,18 +4,7 @@
  * rotation of the keys that seal personal data. Events, the operators' decisions included, leave through this
  * service's outbox relay.
  */
-import {
-  ConfigError,
-  createService,
-  natsLedgerPort,
-  parseKeyRing,
-  Sealer,
-  SealedValueError,
-  type KeyRing,
-  type Service,
-  type ServiceConfig,
-  type ServiceDeps,
-} from "@treasury/service-kit";
+import { createService, natsLedgerPort, piiKeyRing, Sealer, type KeyRing, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { ledgerParticipants } from "./adapters/ledger.ts";
 import { registerAdminCommands } from "./admin/commands.ts";
 import { pgKycFinder } from "./admin/find.ts";
@@ -35,23 +24,12 @@ export interface KycServiceDeps extends ServiceDeps {
 
 export type KycService = Service<ServiceConfig<typeof KycEnv>> & { deps: KycDeps; keyIds: readonly string[]; reseal(): Promise<number> };
 
-function keyRingOf(cfg: ServiceConfig<typeof KycEnv>): KeyRing | undefined {
-  if (cfg.PII_KEYS === undefined) return undefined;
-  try {
-    return parseKeyRing(cfg.PII_KEYS, cfg.PII_ACTIVE_KEY_ID);
-  } catch (e) {
-    // The ring's messages name entries and key ids, never key material.
-    if (e instanceof SealedValueError) throw new ConfigError([`PII_KEYS: ${e.message}`]);
-    throw e;
-  }
-}
-
 export async function buildKyc(env: Record<string, string | undefined>, deps: KycServiceDeps = {}): Promise<KycService> {
   const svc = await createService({ name: "kyc", env, extraEnv: KycEnv, deps });
   const cfg = svc.config;
   let ring: KeyRing | undefined;
   try {
-    ring = deps.keyRing ?? keyRingOf(cfg);
+    ring = deps.keyRing ?? piiKeyRing(cfg);
   } catch (e) {
     await svc.stop();
     throw e;

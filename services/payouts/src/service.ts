@@ -5,14 +5,12 @@
  * file wires the stores, adapters, handlers, operator commands and jobs (svc.every) behind them.
  */
 import {
-  ConfigError,
   createService,
   type Job,
   type KeyRing,
-  parseKeyRing,
+  piiKeyRing,
   riskGateFor,
   type RiskGate,
-  SealedValueError,
   Sealer,
   type Service,
   type ServiceConfig,
@@ -62,17 +60,6 @@ export interface PayoutsBuildDeps extends ServiceDeps {
   afterLedgerPost?: () => Promise<void>;
 }
 
-function keyRingOf(cfg: PayoutsConfig): KeyRing | undefined {
-  if (cfg.PII_KEYS === undefined) return undefined;
-  try {
-    return parseKeyRing(cfg.PII_KEYS, cfg.PII_ACTIVE_KEY_ID);
-  } catch (e) {
-    // The ring's messages name entries and key ids, never key material.
-    if (e instanceof SealedValueError) throw new ConfigError([`PII_KEYS: ${e.message}`]);
-    throw e;
-  }
-}
-
 /** The ACH drop rail when its directory and origin are all configured; undefined (live payouts refused) otherwise. */
 function railOf(cfg: PayoutsConfig): BankRail | undefined {
   const {
@@ -105,7 +92,7 @@ export async function buildPayouts(env: Record<string, string | undefined>, deps
   const cfg = svc.config;
   let ring: KeyRing | undefined;
   try {
-    ring = deps.keyRing ?? keyRingOf(cfg);
+    ring = deps.keyRing ?? piiKeyRing(cfg);
   } catch (e) {
     await svc.stop();
     throw e;

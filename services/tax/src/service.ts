@@ -5,18 +5,7 @@
  * (`tax.document.generated|filed|corrected`) leave through this service's outbox relay.
  */
 import { newId } from "@treasury/contracts";
-import {
-  ConfigError,
-  createService,
-  natsLedgerPort,
-  parseKeyRing,
-  SealedValueError,
-  Sealer,
-  type KeyRing,
-  type Service,
-  type ServiceConfig,
-  type ServiceDeps,
-} from "@treasury/service-kit";
+import { createService, natsLedgerPort, piiKeyRing, Sealer, type KeyRing, type Service, type ServiceConfig, type ServiceDeps } from "@treasury/service-kit";
 import { pgTaxFinder } from "./admin/find.ts";
 import { ledgerFigures } from "./adapters/ledger.ts";
 import { pdfkitRenderer } from "./adapters/pdf.ts";
@@ -39,17 +28,6 @@ export interface TaxServiceDeps extends ServiceDeps {
 }
 
 export type TaxService = Service<TaxConfig> & { deps: TaxDeps };
-
-function keyRingOf(cfg: TaxConfig): KeyRing | undefined {
-  if (cfg.PII_KEYS === undefined) return undefined;
-  try {
-    return parseKeyRing(cfg.PII_KEYS, cfg.PII_ACTIVE_KEY_ID);
-  } catch (e) {
-    // The ring's messages name entries and key ids, never key material.
-    if (e instanceof SealedValueError) throw new ConfigError([`PII_KEYS: ${e.message}`]);
-    throw e;
-  }
-}
 
 function filerOf(cfg: TaxConfig): TaxDeps["filer"] {
   const payer = {
@@ -112,7 +90,7 @@ export async function buildTax(env: Record<string, string | undefined>, deps: Ta
   const cfg = svc.config;
   let ring: KeyRing | undefined;
   try {
-    ring = deps.keyRing ?? keyRingOf(cfg);
+    ring = deps.keyRing ?? piiKeyRing(cfg);
   } catch (e) {
     await svc.stop();
     throw e;
