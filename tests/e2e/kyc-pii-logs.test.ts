@@ -2,15 +2,13 @@
 // level, KYC and KYB submissions (accepted, refused and decided) go through the gateway, and every line each
 // process printed is searched for every personal value sent.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateKeyRingEntry } from "@treasury/service-kit";
-import { freePort, setupTestEnv, spawnService, type SpawnedService, type TestEnv } from "@treasury/testing";
 import { createApiKey, createOrg } from "../../services/gateway/src/admin.ts";
 import { pgKycStore } from "../../services/kyc/src/store/verifications.ts";
 import { reviewSubmission } from "../../services/kyc/src/usecases/review.ts";
 import { call } from "./stack.ts";
+import { startTracedStack, type TracedStack } from "./traced-stack.ts";
 
-let env: TestEnv;
-const children: SpawnedService[] = [];
+let stack: TracedStack;
 let baseUrl = "";
 let testKey = "";
 let liveKey = "";
@@ -29,28 +27,15 @@ const PII = {
   description: "passport number K7741203",
 };
 
-async function start(name: string, extra: Record<string, string>): Promise<SpawnedService> {
-  const child = spawnService(name, env.env(name as "gateway", { HEALTH_PORT: String(await freePort()), LOG_LEVEL: "trace", ...extra }));
-  children.push(child);
-  await child.ready;
-  return child;
-}
-
 beforeAll(async () => {
-  env = await setupTestEnv();
-  const port = await freePort();
-  await start("ledger", {});
-  await start("kyc", { PII_KEYS: generateKeyRingEntry("logs1") });
-  await start("gateway", { PORT: String(port), ALT_PORT: String(await freePort()) });
-  baseUrl = `http://127.0.0.1:${port}`;
-  const { org_id } = await createOrg(env.adminSql, { name: "Log Check" });
-  testKey = (await createApiKey(env.adminSql, { orgId: org_id, environment: "sandbox", scopes: null })).api_key;
-  liveKey = (await createApiKey(env.adminSql, { orgId: org_id, environment: "live", scopes: null, forceUnverified: true })).api_key;
+  stack = await startTracedStack("kyc");
+  baseUrl = stack.baseUrl;
+  const { org_id } = await createOrg(stack.env.adminSql, { name: "Log Check" });
+  testKey = (await createApiKey(stack.env.adminSql, { orgId: org_id, environment: "sandbox", scopes: null })).api_key;
+  liveKey = (await createApiKey(stack.env.adminSql, { orgId: org_id, environment: "live", scopes: null, forceUnverified: true })).api_key;
 }, 120_000);
 afterAll(async () => {
-  for (const c of children) c.kill("SIGTERM");
-  await Promise.all(children.map((c) => c.exited));
-  await env?.cleanup();
+  await stack?.close();
 });
 
 function creatorBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -99,15 +84,13 @@ describe("PII in logs", () => {
     });
     expect(kyb.status).toBe(201);
     const kybId = String((kyb.body["business_kyb"] as { latest_submission: { id: string } }).latest_submission.id);
-    await reviewSubmission(pgKycStore(env.adminSql), { submissionId: kybId, action: "approve", actor: "ops:logcheck" });
+    await reviewSubmission(pgKycStore(stack.env.adminSql), { submissionId: kybId, action: "approve", actor: "ops:logcheck" });
     const liveId = String((live.body["creator_kyc"] as { latest_submission: { id: string } }).latest_submission.id);
-    await reviewSubmission(pgKycStore(env.adminSql), { submissionId: liveId, action: "reject", actor: "ops:logcheck", reason: "document unreadable" });
+    await reviewSubmission(pgKycStore(stack.env.adminSql), { submissionId: liveId, action: "reject", actor: "ops:logcheck", reason: "document unreadable" });
     expect((await api("GET", "/v1/kyc/business", testKey)).body["business_kyb"]).toMatchObject({ status: "approved" });
 
     // Let the processes flush: stop them, then read everything each printed.
-    for (const c of children) c.kill("SIGTERM");
-    await Promise.all(children.map((c) => c.exited));
-    const lines = children.flatMap((c) => c.output());
+    const lines = await stack.stopAndReadLogs();
     // The logs are really verbose (trace): the requests themselves are in them (by route pattern: the gateway
     // never logs a path's ids), so a silent logger cannot pass.
     expect(lines.some((l) => l.includes("/v1/kyc/creators/:participant_id"))).toBe(true);

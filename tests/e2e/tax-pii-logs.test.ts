@@ -2,14 +2,12 @@
 // W-9 profiles (accepted and refused), calculations, generation, the PDF copy and the FIRE export (which carries
 // the full TIN) go through the gateway, and every line each process printed is searched for every TIN sent.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateKeyRingEntry } from "@treasury/service-kit";
-import { freePort, setupTestEnv, spawnService, type SpawnedService, type TestEnv } from "@treasury/testing";
 import { createApiKey, createOrg } from "../../services/gateway/src/admin.ts";
 import { call } from "./stack.ts";
 import { ledgerPoster } from "./tax-support.ts";
+import { startTracedStack, type TracedStack } from "./traced-stack.ts";
 
-let env: TestEnv;
-const children: SpawnedService[] = [];
+let stack: TracedStack;
 let baseUrl = "";
 let key = "";
 let orgId = "";
@@ -17,27 +15,14 @@ let orgId = "";
 /** Distinctive TINs (accepted and refused), each found if any process printed it, with or without dashes. */
 const TINS = ["583-61-7294", "87-4129563", "921-69-6408", "000-44-8812", "07-9913377", "4417-2"];
 
-async function start(name: string, extra: Record<string, string>): Promise<SpawnedService> {
-  const child = spawnService(name, env.env(name as "gateway", { HEALTH_PORT: String(await freePort()), LOG_LEVEL: "trace", ...extra }));
-  children.push(child);
-  await child.ready;
-  return child;
-}
-
 beforeAll(async () => {
-  env = await setupTestEnv();
-  const port = await freePort();
-  await start("ledger", {});
-  await start("tax", { PII_KEYS: generateKeyRingEntry("tinlogs1") });
-  await start("gateway", { PORT: String(port), ALT_PORT: String(await freePort()) });
-  baseUrl = `http://127.0.0.1:${port}`;
-  orgId = (await createOrg(env.adminSql, { name: "TIN Log Check" })).org_id;
-  key = (await createApiKey(env.adminSql, { orgId, environment: "sandbox", scopes: null })).api_key;
+  stack = await startTracedStack("tax");
+  baseUrl = stack.baseUrl;
+  orgId = (await createOrg(stack.env.adminSql, { name: "TIN Log Check" })).org_id;
+  key = (await createApiKey(stack.env.adminSql, { orgId, environment: "sandbox", scopes: null })).api_key;
 }, 120_000);
 afterAll(async () => {
-  for (const c of children) c.kill("SIGTERM");
-  await Promise.all(children.map((c) => c.exited));
-  await env?.cleanup();
+  await stack?.close();
 });
 
 const w9 = (tinType: string, tin: string) => ({
@@ -60,7 +45,7 @@ describe("TINs in logs", () => {
     expect((await api("PUT", "/v1/participants/tin_b/tax-profile", w9("ein", TINS[4] ?? ""))).status).toBe(400);
     expect((await api("PUT", "/v1/participants/tin_b/tax-profile", w9("ein", TINS[5] ?? ""))).status).toBe(400);
     expect((await api("PUT", "/v1/participants/nobody/tax-profile", w9("ssn", TINS[0] ?? ""))).status).toBe(404);
-    const poster = ledgerPoster(await env.nats(), env.prefix, orgId);
+    const poster = ledgerPoster(await stack.env.nats(), stack.env.prefix, orgId);
     for (const [who, n] of [
       ["tin_a", 3],
       ["tin_b", 4],
@@ -77,9 +62,7 @@ describe("TINs in logs", () => {
     expect(fire).toContain("583617294");
     expect(fire).toContain("874129563");
 
-    for (const c of children) c.kill("SIGTERM");
-    await Promise.all(children.map((c) => c.exited));
-    const lines = children.flatMap((c) => c.output());
+    const lines = await stack.stopAndReadLogs();
     // The logs are really verbose (trace): the requests are in them, so a silent logger cannot pass.
     expect(lines.some((l) => l.includes("/v1/participants/:participant_id/tax-profile"))).toBe(true);
     expect(lines.some((l) => l.includes("/v1/tax/documents/export"))).toBe(true);
