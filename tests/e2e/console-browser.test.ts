@@ -7,11 +7,10 @@
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import axe from "axe-core";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, waitFor } from "@treasury/testing";
-import { launchChromium, type Browser } from "./browser.ts";
+import { axeViolations, launchChromium, type Browser } from "./browser.ts";
 import { adminNatsUrl } from "./admin-run.ts";
 import { apiOf, creatorKycBody, fund, newParticipant, startPayoutsStack, type Api, type PayoutsStack } from "./payouts-stack.ts";
 import { call } from "./stack.ts";
@@ -39,19 +38,12 @@ function createOperator(email: string, role: string): Promise<{ code: number | n
   });
 }
 
-async function axeViolations(): Promise<unknown[]> {
-  // Evaluated through the browser's debugging channel: the page's Content-Security-Policy rightly refuses inline scripts.
-  await page.evaluate(axe.source);
-  const results = await page.evaluate(() => (globalThis as unknown as { axe: typeof axe }).axe.run());
-  return results.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target) }));
-}
-
 /** Checks the page at both widths: no axe violation, no sideways scrolling of the page, a screenshot of each. */
 async function inspect(name: string): Promise<void> {
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: 900 });
     await page.screenshot({ path: join(outputDir, `${name}-${width}.png`), fullPage: true });
-    expect.soft(await axeViolations(), `${name}: axe at ${width} px`).toEqual([]);
+    expect.soft(await axeViolations(page), `${name}: axe at ${width} px`).toEqual([]);
     const overflow = await page.evaluate(() => {
       const g = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
       return g.document.documentElement.scrollWidth - g.innerWidth;

@@ -5,11 +5,9 @@
 // shape or of no invoice is a 404. Screenshots at both widths are written to .data/test-output/.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import axe from "axe-core";
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "@treasury/testing";
-import { launchChromium, type Browser } from "./browser.ts";
+import { axeViolations, dollars, launchChromium, layout, tableRows, type Browser } from "./browser.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
 type Body = Record<string, unknown>;
@@ -31,36 +29,6 @@ async function ok(method: string, path: string, body?: unknown, status = 200): P
   const r = await call(s.baseUrl, method, path, { key: s.testKey, ...(body === undefined ? {} : { body }) });
   expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(status);
   return r.body;
-}
-
-/** Cents as the page should show dollars, by another route than the page's own formatter. */
-const dollars = (cents: number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(cents / 100);
-
-function tableRows(page: Page, section: string): Promise<string[][]> {
-  return page
-    .locator(`#lines ${section} tr`)
-    .evaluateAll((rows) =>
-      rows.map((r) => Array.from((r as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells, (c) => (c.textContent ?? "").trim())),
-    );
-}
-
-async function axeViolations(page: Page): Promise<unknown[]> {
-  // Evaluated through the browser's debugging channel: the page's Content-Security-Policy rightly refuses inline scripts.
-  await page.evaluate(axe.source);
-  const results = await page.evaluate(() => (globalThis as unknown as { axe: typeof axe }).axe.run());
-  return results.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target) }));
-}
-
-async function layout(page: Page): Promise<{ scrollWidth: number; innerWidth: number; smallestFontPx: number }> {
-  return page.evaluate(() => {
-    const g = globalThis as unknown as {
-      document: { documentElement: { scrollWidth: number }; querySelectorAll(q: string): ArrayLike<unknown> };
-      innerWidth: number;
-      getComputedStyle(e: unknown): { fontSize: string };
-    };
-    const sizes = Array.from(g.document.querySelectorAll("#lines td, #lines th"), (e) => parseFloat(g.getComputedStyle(e).fontSize));
-    return { scrollWidth: g.document.documentElement.scrollWidth, innerWidth: g.innerWidth, smallestFontPx: Math.min(...sizes) };
-  });
 }
 
 describe("hosted invoice page", () => {
@@ -101,10 +69,10 @@ describe("hosted invoice page", () => {
       expect(await page.locator("#due-date").textContent()).toBe("2099-12-31");
       expect(await page.locator("#amount-due").textContent()).toBe(dollars(95_000));
       const items = inv["line_items"] as Body[];
-      expect(await tableRows(page, "tbody")).toEqual(
+      expect(await tableRows(page, "#lines tbody tr")).toEqual(
         items.map((l) => [l["description"], l["quantity"], dollars(Number(l["unit_price_cents"])), dollars(Number(l["amount_cents"]))]),
       );
-      expect(await tableRows(page, "tfoot")).toEqual([
+      expect(await tableRows(page, "#lines tfoot tr")).toEqual([
         ["Total", dollars(145_000)],
         ["Paid", dollars(50_000)],
         ["Amount due", dollars(95_000)],
@@ -113,7 +81,7 @@ describe("hosted invoice page", () => {
 
       await page.screenshot({ path: join(outputDir, `invoice-page-${width}.png`), fullPage: true });
       expect.soft(await axeViolations(page), `axe at ${width} px`).toEqual([]);
-      const box = await layout(page);
+      const box = await layout(page, "#lines td, #lines th");
       expect.soft(box.scrollWidth, `sideways scrolling at ${width} px`).toBeLessThanOrEqual(box.innerWidth);
       expect.soft(box.smallestFontPx, `smallest table text at ${width} px`).toBeGreaterThanOrEqual(12);
     }

@@ -5,12 +5,10 @@
 // Screenshots at both widths are written to .data/test-output/ for a person to look at.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import axe from "axe-core";
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyRingEntry } from "@treasury/service-kit";
 import { repoRoot, waitFor } from "@treasury/testing";
-import { launchChromium, type Browser } from "./browser.ts";
+import { axeViolations, dollars, launchChromium, layout, tableRows, type Browser } from "./browser.ts";
 import { call, startStack, type Stack } from "./stack.ts";
 
 type Body = Record<string, unknown>;
@@ -68,39 +66,8 @@ async function payoutWithHistory(): Promise<{ id: string; amount: number }> {
   return { id: String(payout["id"]), amount };
 }
 
-/** Cents as the page should show dollars, by another route than the page's own formatter. */
-const dollars = (cents: number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(cents / 100);
 const minute = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 const TYPE_LABELS: Record<string, string> = { sale: "Sale", refund: "Refund", payout: "Payout", reserve: "Reserve", reserve_release: "Reserve released" };
-
-/** The statement table's body rows as text, cell by cell (the opening row first). */
-function tableRows(page: Page): Promise<string[][]> {
-  return page
-    .locator("#statement tbody tr")
-    .evaluateAll((rows) =>
-      rows.map((r) => Array.from((r as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells, (c) => (c.textContent ?? "").trim())),
-    );
-}
-
-async function axeViolations(page: Page): Promise<unknown[]> {
-  // Evaluated through the browser's debugging channel: the page's Content-Security-Policy rightly refuses inline scripts.
-  await page.evaluate(axe.source);
-  const results = await page.evaluate(() => (globalThis as unknown as { axe: typeof axe }).axe.run());
-  return results.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target) }));
-}
-
-/** Nothing wider than the window (no sideways scrolling) and the table's text no smaller than 12 px. */
-async function layout(page: Page): Promise<{ scrollWidth: number; innerWidth: number; smallestFontPx: number }> {
-  return page.evaluate(() => {
-    const g = globalThis as unknown as {
-      document: { documentElement: { scrollWidth: number }; querySelectorAll(q: string): ArrayLike<unknown> };
-      innerWidth: number;
-      getComputedStyle(e: unknown): { fontSize: string };
-    };
-    const sizes = Array.from(g.document.querySelectorAll("#statement td, #statement th, #statement code"), (e) => parseFloat(g.getComputedStyle(e).fontSize));
-    return { scrollWidth: g.document.documentElement.scrollWidth, innerWidth: g.innerWidth, smallestFontPx: Math.min(...sizes) };
-  });
-}
 
 describe("hosted payout statement page", () => {
   it("shows the statement's figures as the API answers them, accessibly, on a phone and a desktop", { timeout: 90_000 }, async () => {
@@ -118,7 +85,7 @@ describe("hosted payout statement page", () => {
       expect(res?.status()).toBe(200);
       expect(await page.locator("#payout-id").textContent()).toBe(payout.id);
       expect(await page.locator("#amount").textContent()).toBe(dollars(payout.amount));
-      const [opening, ...movements] = await tableRows(page);
+      const [opening, ...movements] = await tableRows(page, "#statement tbody tr");
       expect(opening?.at(-1)).toBe(dollars(Number(statement["opening_balance_cents"])));
       expect(movements).toEqual(
         lines.map((l) => [
@@ -135,7 +102,7 @@ describe("hosted payout statement page", () => {
       await page.screenshot({ path: join(outputDir, `statement-page-${width}.png`), fullPage: true });
       // Soft: each width's findings are all reported, the other width's too.
       expect.soft(await axeViolations(page), `axe at ${width} px`).toEqual([]);
-      const box = await layout(page);
+      const box = await layout(page, "#statement td, #statement th, #statement code");
       expect.soft(box.scrollWidth, `sideways scrolling at ${width} px`).toBeLessThanOrEqual(box.innerWidth);
       expect.soft(box.smallestFontPx, `smallest table text at ${width} px`).toBeGreaterThanOrEqual(12);
     }
